@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* An output buffer: either grows in memory, or is flushed to a file
+ * descriptor whenever it fills, so that output of any size streams through
+ * a fixed amount of memory. */
+#ifndef TCX_BUF_H
+#define TCX_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+struct tcx_buf {
+	char *p;
+	size_t len, cap;
+	int fd;  /* >= 0: flush to this fd when full; -1: grow */
+	int err; /* errno of the first failure; later writes are ignored */
+};
+
+void tcx_buf_init_mem(struct tcx_buf *b);
+int tcx_buf_init_fd(struct tcx_buf *b, int fd);
+/* Flush (fd mode); returns 0 or -errno. */
+int tcx_buf_flush(struct tcx_buf *b);
+void tcx_buf_free(struct tcx_buf *b);
+/* Make room for n more bytes; returns 0 or -1 (b->err is set). */
+int tcx_buf_reserve(struct tcx_buf *b, size_t n);
+
+static inline void tcx_buf_put(struct tcx_buf *b, const char *s, size_t n)
+{
+	if (b->cap - b->len < n && tcx_buf_reserve(b, n) < 0)
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static inline void tcx_buf_puts(struct tcx_buf *b, const char *s)
+{
+	tcx_buf_put(b, s, strlen(s));
+}
+
+static inline void tcx_buf_putc(struct tcx_buf *b, char c)
+{
+	if (b->cap == b->len && tcx_buf_reserve(b, 1) < 0)
+		return;
+	b->p[b->len++] = c;
+}
+
+void tcx_buf_u64(struct tcx_buf *b, uint64_t v);
+void tcx_buf_printf(struct tcx_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A label value escaped for the text exposition formats: \ " and newline. */
+void tcx_buf_escape_label(struct tcx_buf *b, const char *s);
+/* A JSON string, with its quotes. */
+void tcx_buf_json_string(struct tcx_buf *b, const char *s);
+
+#endif

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Command line: option parsing and the --once and --check-config modes. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/cli.h"
+#include "agent/log.h"
+#include "agent/render.h"
+#include "collectors/collect.h"
+#include "config.h"
+
+struct cli_opts {
+	const char *config;
+	const char *check;
+	int once;
+	enum tcx_format format;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: tcexporter [OPTIONS]\n"
+		"Export the counters of Linux TC filter actions, labelled by action cookie.\n"
+		"\n"
+		"  -1, --once                collect once, print to standard output and exit\n"
+		"  -c, --config FILE         configuration file (default: the built-in one,\n"
+		"                            which collects every qdisc and shared block)\n"
+		"  -f, --format FORMAT       output of --once: prometheus (default), openmetrics\n"
+		"                            or json (one object per action row and line)\n"
+		"  -t, --check-config FILE   validate FILE, report every problem and exit\n"
+		"  -h, --help                show this help and exit\n"
+		"  -V, --version             show the version and exit\n"
+		"\n"
+		"Exit status: 0 when every target was collected, 1 when some target failed\n"
+		"(the output still holds the others) or output could not be written, 2 for\n"
+		"bad usage or a bad configuration.\n"
+		"\n"
+		"See tcexporter(8) and the example configuration %s/tcexporter/tcexporter.yaml.\n",
+		SYSCONFDIR);
+}
+
+static int parse_args(int argc, char **argv, struct cli_opts *o)
+{
+	static const struct option longopts[] = {
+		{"once", no_argument, NULL, '1'},
+		{"config", required_argument, NULL, 'c'},
+		{"format", required_argument, NULL, 'f'},
+		{"check-config", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":1c:f:t:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case '1':
+			o->once = 1;
+			break;
+		case 'c':
+			o->config = optarg;
+			break;
+		case 'f':
+			if (tcx_format_parse(optarg, &o->format) < 0) {
+				log_err("unknown format '%s' (expected prometheus, openmetrics or "
+					"json)",
+					optarg);
+				return -1;
+			}
+			break;
+		case 't':
+			o->check = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case 'V':
+			printf("tcexporter %s\n", PACKAGE_VERSION);
+			return 1;
+		case ':':
+			log_err("option '%s' needs an argument", argv[optind - 1]);
+			return -1;
+		default:
+			log_err("unknown option '%s'", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		log_err("unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if (!o->once && !o->check) {
+		log_err("nothing to do: give --once or --check-config FILE");
+		return -1;
+	}
+	return 0;
+}
+
+static void config_err(void *arg, const char *msg)
+{
+	int *n = arg;
+
+	(*n)++;
+	log_err("%s", msg);
+}
+
+static int check_config(const char *path)
+{
+	int nerr = 0;
+	struct tcx_config *cfg = tcx_config_load_file(path, config_err, &nerr);
+
+	if (!cfg) {
+		log_err("%s: %d problem%s found", path, nerr, nerr == 1 ? "" : "s");
+		return TCX_EXIT_USAGE;
+	}
+	printf("%s: configuration is valid (%zu target%s, %zu label%s, %zu cookie%s, %zu "
+	       "decoder%s)\n",
+	       path, cfg->n_targets, cfg->n_targets == 1 ? "" : "s", cfg->n_labels,
+	       cfg->n_labels == 1 ? "" : "s", cfg->n_cookies, cfg->n_cookies == 1 ? "" : "s",
+	       cfg->n_decoders, cfg->n_decoders == 1 ? "" : "s");
+	tcx_config_unref(cfg);
+	return TCX_EXIT_OK;
+}
+
+static void report_failures(const struct tcx_snapshot *s)
+{
+	for (size_t i = 0; i < s->n_targets; i++) {
+		const struct tcx_target *t = &s->targets[i];
+		char where[128];
+
+		if (t->ok)
+			continue;
+		if (t->block)
+			snprintf(where, sizeof(where), "block %u", t->block);
+		else if (t->dev[0])
+			snprintf(where, sizeof(where), "dev %s parent %s", t->dev, t->parent_name);
+		else
+			snprintf(where, sizeof(where), "all");
+		log_err("target %s%s%s: %s", where, t->netns[0] ? " netns " : "", t->netns,
+			t->error);
+	}
+	if (s->incomplete)
+		log_err("collection incomplete: out of memory");
+}
+
+static int run_once(const struct cli_opts *o)
+{
+	struct tcx_config *cfg;
+	struct tcx_collector *c;
+	struct tcx_snapshot *s;
+	struct tcx_buf out;
+	int nerr = 0, ret = TCX_EXIT_OK, err;
+
+	cfg = o->config ? tcx_config_load_file(o->config, config_err, &nerr) : tcx_config_default();
+	if (!cfg)
+		return TCX_EXIT_USAGE;
+	c = tcx_collector_new(&tcx_netlink_source, NULL);
+	s = c ? tcx_collect(c, cfg) : NULL;
+	if (!s) {
+		log_err("out of memory");
+		tcx_collector_free(c);
+		tcx_config_unref(cfg);
+		return TCX_EXIT_PARTIAL;
+	}
+	if (tcx_buf_init_fd(&out, STDOUT_FILENO) < 0) {
+		log_err("out of memory");
+		ret = TCX_EXIT_PARTIAL;
+		goto out;
+	}
+	err = tcx_render(s, o->format, &out);
+	if (!err)
+		err = tcx_buf_flush(&out);
+	if (err) {
+		log_err("cannot write output: %s", strerror(-err));
+		ret = TCX_EXIT_PARTIAL;
+	}
+	tcx_buf_free(&out);
+	report_failures(s);
+	if (tcx_snapshot_failed_targets(s))
+		ret = TCX_EXIT_PARTIAL;
+out:
+	tcx_snapshot_unref(s);
+	tcx_collector_free(c);
+	tcx_config_unref(cfg);
+	return ret;
+}
+
+int tcx_main(int argc, char **argv)
+{
+	struct cli_opts o = {0};
+	int r = parse_args(argc, argv, &o);
+
+	if (r < 0) {
+		fprintf(stderr, "Try 'tcexporter --help' for more information.\n");
+		return TCX_EXIT_USAGE;
+	}
+	if (r > 0)
+		return TCX_EXIT_OK;
+	if (o.check)
+		return check_config(o.check);
+	return run_once(&o);
+}

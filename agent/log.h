@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Logging: one line per message, with a level, to stderr by default. */
+#ifndef TCX_LOG_H
+#define TCX_LOG_H
+
+#include <syslog.h>
+
+typedef void (*tcx_log_fn)(int prio, const char *msg, void *arg);
+
+/* Send messages to fn instead of stderr (NULL restores stderr). */
+void tcx_log_register(tcx_log_fn fn, void *arg);
+/* Messages above this syslog priority are dropped (default LOG_INFO). */
+void tcx_log_set_level(int prio);
+
+void tcx_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define log_err(...) tcx_log(LOG_ERR, __VA_ARGS__)
+#define log_warnx(...) tcx_log(LOG_WARNING, __VA_ARGS__)
+#define log_info(...) tcx_log(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) tcx_log(LOG_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Renderers: a snapshot in, text out. No I/O besides the buffer's own. */
+#ifndef TCX_RENDER_H
+#define TCX_RENDER_H
+
+#include "agent/buf.h"
+#include "collectors/snapshot.h"
+
+#ifndef TCX_VERSION
+#define TCX_VERSION PACKAGE_VERSION
+#endif
+
+enum tcx_format {
+	TCX_FMT_PROMETHEUS = 0, /* text exposition 0.0.4 */
+	TCX_FMT_OPENMETRICS,    /* OpenMetrics 1.0.0 text */
+	TCX_FMT_JSON,           /* one JSON object per action row and line */
+};
+
+int tcx_format_parse(const char *name, enum tcx_format *fmt);
+
+/* Render the snapshot; returns 0, or -errno when the buffer failed. */
+int tcx_render(const struct tcx_snapshot *s, enum tcx_format fmt, struct tcx_buf *b);
+int tcx_render_prometheus(const struct tcx_snapshot *s, int openmetrics, struct tcx_buf *b);
+int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b);
+
+const char *tcx_mode_name(enum tcx_dump_mode m);
+/* "skip_hw,in_hw" style list of filter flags, "" for none. */
+void tcx_flags_string(uint32_t flags, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* JSON lines: one object per action row (see tcexporter(8), "JSON OUTPUT"). */
+#include <stdio.h>
+
+#include "agent/render.h"
+#include "collectors/tc_parse.h"
+
+static void key(struct tcx_buf *b, const char *k)
+{
+	tcx_buf_putc(b, ',');
+	tcx_buf_json_string(b, k);
+	tcx_buf_putc(b, ':');
+}
+
+static void kv_str(struct tcx_buf *b, const char *k, const char *v)
+{
+	key(b, k);
+	tcx_buf_json_string(b, v);
+}
+
+static void kv_u64(struct tcx_buf *b, const char *k, uint64_t v)
+{
+	key(b, k);
+	tcx_buf_u64(b, v);
+}
+
+int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
+{
+	const struct tcx_config *cfg = s->cfg;
+	const char *values[TCX_MAX_LABELS];
+	struct tcx_label_buf lb;
+	char tmp[64], hex[2 * TCX_COOKIE_MAX + 1];
+
+	for (size_t i = 0; i < s->n_actions; i++) {
+		const struct tcx_action *a = &s->actions[i];
+		const struct tcx_filter *f = &s->filters[a->filter];
+		const struct tcx_target *t = &s->targets[f->target];
+		const char *kind = tcx_kind_name(s, f->kind);
+
+		if (a->drop)
+			continue;
+		tcx_buf_put(b, "{\"netns\":", 9);
+		tcx_buf_json_string(b, t->netns);
+		if (t->block) {
+			key(b, "dev");
+			tcx_buf_put(b, "null", 4);
+			kv_u64(b, "block", t->block);
+		} else {
+			kv_str(b, "dev", t->dev);
+			key(b, "block");
+			tcx_buf_put(b, "null", 4);
+		}
+		kv_str(b, "parent", t->parent_name);
+		kv_u64(b, "chain", f->chain);
+		kv_str(b, "protocol", tcx_protocol_name(f->protocol, tmp, sizeof(tmp)));
+		kv_u64(b, "pref", f->pref);
+		kv_str(b, "kind", kind);
+		tcx_format_handle(kind, f->handle, tmp, sizeof(tmp));
+		kv_str(b, "handle", tmp);
+		tcx_flags_string(f->flags, tmp, sizeof(tmp));
+		kv_str(b, "flags", tmp);
+		kv_u64(b, "order", a->order);
+		kv_str(b, "action", tcx_kind_name(s, a->kind));
+		key(b, "index");
+		if (a->index)
+			tcx_buf_u64(b, a->index);
+		else
+			tcx_buf_put(b, "null", 4);
+		tcx_cookie_hex(a->cookie, a->cookie_len, hex);
+		kv_str(b, "cookie", hex);
+		key(b, "labels");
+		tcx_buf_putc(b, '{');
+		if (cfg && cfg->n_labels) {
+			tcx_labels_resolve(cfg, a->cookie, a->cookie_len, values, &lb);
+			for (size_t l = 0; l < cfg->n_labels; l++) {
+				if (l)
+					tcx_buf_putc(b, ',');
+				tcx_buf_json_string(b, cfg->labels[l]);
+				tcx_buf_putc(b, ':');
+				tcx_buf_json_string(b, values[l]);
+			}
+		}
+		tcx_buf_putc(b, '}');
+		kv_u64(b, "bytes", a->bytes);
+		kv_u64(b, "packets", a->packets);
+		kv_u64(b, "hw_bytes", a->hw_bytes);
+		kv_u64(b, "hw_packets", a->hw_packets);
+		kv_u64(b, "drops", a->drops);
+		kv_u64(b, "overlimits", a->overlimits);
+		tcx_buf_put(b, "}\n", 2);
+	}
+	return b->err ? -b->err : 0;
+}

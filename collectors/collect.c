@@ -1,0 +1,748 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* One collection pass.
+ *
+ * Targets from the config are expanded into dump units (a device parent or a
+ * shared block) per network namespace, using one link dump and one qdisc
+ * dump per namespace. Each unit is then dumped with this strategy, which
+ * loses no row whatever the classifiers are (see tc-netlink.md, section 1):
+ *
+ *  1. Ask for a terse dump of the whole unit. Only flower implements terse
+ *     dumps; a kernel older than 5.8 ignores the flag and answers in full,
+ *     which parses the same way.
+ *  2. The dump ended cleanly: every tp that is flower, or that sent rows
+ *     (full answers), is complete. A non-flower tp whose header came with no
+ *     rows was skipped by the kernel (matchall on 5.8-6.1 increments its walk
+ *     count past the failing filter): re-dump each such tp in full, selected
+ *     by chain, pref and protocol.
+ *  3. The dump was aborted (EMSGSIZE, or EOPNOTSUPP from newer kernels, when
+ *     it reached a classifier without terse support; EINVAL from a kernel
+ *     that rejects the flag): drop what it gave and dump the unit in full.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <stdarg.h>
+#include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "collectors/collect.h"
+#include "collectors/tc_parse.h"
+
+#ifndef TCM_IFINDEX_MAGIC_BLOCK
+#define TCM_IFINDEX_MAGIC_BLOCK 0xFFFFFFFFU
+#endif
+#define PARENT_INGRESS 0xFFFFFFF2U
+#define PARENT_EGRESS 0xFFFFFFF3U
+
+/* Above this many prefs to repair, one full dump is cheaper than many. */
+#define MAX_REPAIR_PREFS 64
+
+struct ns_source {
+	char name[64];
+	void *src;
+};
+
+struct tcx_collector {
+	const struct tcx_source_ops *ops;
+	void *opaque;
+	struct ns_source *ns;
+	size_t n_ns;
+};
+
+struct tcx_collector *tcx_collector_new(const struct tcx_source_ops *ops, void *opaque)
+{
+	struct tcx_collector *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->ops = ops;
+	c->opaque = opaque;
+	return c;
+}
+
+void tcx_collector_free(struct tcx_collector *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n_ns; i++)
+		if (c->ns[i].src)
+			c->ops->close(c->ns[i].src);
+	free(c->ns);
+	free(c);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- per-namespace state of one pass ---------------------------------------------- */
+
+struct link {
+	uint32_t ifindex;
+	char name[IFNAMSIZ];
+};
+
+struct pass_ns {
+	const char *name; /* "" for our own namespace */
+	void *src;
+	char open_err[256];
+	struct link *links;
+	size_t n_links;
+	struct tcx_qdisc *qdiscs;
+	size_t n_qdiscs;
+	int listed; /* links and qdiscs were dumped */
+	char list_err[256];
+};
+
+struct pass {
+	struct tcx_collector *c;
+	struct tcx_snapshot *s;
+	struct pass_ns *ns;
+	size_t n_ns;
+};
+
+static void *grow_array(void *arr, size_t n, size_t elem)
+{
+	/* Doubling at powers of two. */
+	if (n == 0 || (n & (n - 1)) == 0)
+		return realloc(arr, (n ? n * 2 : 16) * elem);
+	return arr;
+}
+
+static void set_error(struct tcx_snapshot *s, struct tcx_target *t, enum tcx_err_cause cause,
+		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void set_error(struct tcx_snapshot *s, struct tcx_target *t, enum tcx_err_cause cause,
+		      const char *fmt, ...)
+{
+	va_list ap;
+
+	s->errors[cause]++;
+	t->ok = 0;
+	va_start(ap, fmt);
+	vsnprintf(t->error, sizeof(t->error), fmt, ap);
+	va_end(ap);
+}
+
+static void *ns_source(struct tcx_collector *c, const char *name, char *err, size_t errlen)
+{
+	struct ns_source *n;
+
+	for (size_t i = 0; i < c->n_ns; i++)
+		if (strcmp(c->ns[i].name, name) == 0)
+			return c->ns[i].src;
+	n = grow_array(c->ns, c->n_ns, sizeof(*c->ns));
+	if (!n) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->ns = n;
+	void *src = c->ops->open(c->opaque, name, err, errlen);
+
+	if (!src)
+		return NULL; /* not cached: the namespace may appear later */
+	n = &c->ns[c->n_ns++];
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	n->src = src;
+	return src;
+}
+
+/* ---- link and qdisc listing --------------------------------------------------------- */
+
+struct list_ctx {
+	struct pass_ns *ns;
+	int bad;
+	char err[256];
+};
+
+static int link_msg_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	struct list_ctx *lc = arg;
+	struct pass_ns *ns = lc->ns;
+	struct link l;
+	void *n;
+
+	if (nlh->nlmsg_type != RTM_NEWLINK)
+		return MNL_CB_OK;
+	if (tcx_parse_link(nlh, &l.ifindex, l.name, lc->err, sizeof(lc->err)) < 0) {
+		lc->bad++;
+		return MNL_CB_OK;
+	}
+	n = grow_array(ns->links, ns->n_links, sizeof(*ns->links));
+	if (!n)
+		return MNL_CB_ERROR;
+	ns->links = n;
+	ns->links[ns->n_links++] = l;
+	return MNL_CB_OK;
+}
+
+static int qdisc_msg_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	struct list_ctx *lc = arg;
+	struct pass_ns *ns = lc->ns;
+	struct tcx_qdisc q;
+	void *n;
+
+	if (nlh->nlmsg_type != RTM_NEWQDISC)
+		return MNL_CB_OK;
+	if (tcx_parse_qdisc(nlh, &q, lc->err, sizeof(lc->err)) < 0) {
+		lc->bad++;
+		return MNL_CB_OK;
+	}
+	n = grow_array(ns->qdiscs, ns->n_qdiscs, sizeof(*ns->qdiscs));
+	if (!n)
+		return MNL_CB_ERROR;
+	ns->qdiscs = n;
+	ns->qdiscs[ns->n_qdiscs++] = q;
+	return MNL_CB_OK;
+}
+
+static int list_dump(struct pass *p, struct pass_ns *ns, uint16_t type, size_t hdrlen,
+		     mnl_cb_t cb, const char *what)
+{
+	char buf[64];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct list_ctx lc = {.ns = ns};
+	char err[256];
+	int ret;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	mnl_nlmsg_put_extra_header(nlh, hdrlen);
+	ret = p->c->ops->dump(ns->src, nlh, cb, &lc, err, sizeof(err));
+	if (ret < 0) {
+		snprintf(ns->list_err, sizeof(ns->list_err), "%s dump failed: %s%s%s", what,
+			 strerror(-ret), err[0] ? ": " : "", err);
+		p->s->errors[TCX_ERR_KERNEL]++;
+		return -1;
+	}
+	if (lc.bad) {
+		p->s->errors[TCX_ERR_MALFORMED] += (uint64_t)lc.bad;
+		snprintf(ns->list_err, sizeof(ns->list_err), "malformed %s message: %s", what,
+			 lc.err);
+		return -1;
+	}
+	return 0;
+}
+
+static int ns_list(struct pass *p, struct pass_ns *ns)
+{
+	if (ns->listed)
+		return ns->list_err[0] ? -1 : 0;
+	ns->listed = 1;
+	if (list_dump(p, ns, RTM_GETLINK, sizeof(struct ifinfomsg), link_msg_cb, "link") < 0)
+		return -1;
+	if (list_dump(p, ns, RTM_GETQDISC, sizeof(struct tcmsg), qdisc_msg_cb, "qdisc") < 0)
+		return -1;
+	return 0;
+}
+
+static const struct link *link_by_name(const struct pass_ns *ns, const char *name)
+{
+	for (size_t i = 0; i < ns->n_links; i++)
+		if (strcmp(ns->links[i].name, name) == 0)
+			return &ns->links[i];
+	return NULL;
+}
+
+static const struct link *link_by_index(const struct pass_ns *ns, uint32_t ifindex)
+{
+	for (size_t i = 0; i < ns->n_links; i++)
+		if (ns->links[i].ifindex == ifindex)
+			return &ns->links[i];
+	return NULL;
+}
+
+static const struct tcx_qdisc *qdisc_find(const struct pass_ns *ns, uint32_t ifindex,
+					  const char *kind, uint32_t handle, int root)
+{
+	for (size_t i = 0; i < ns->n_qdiscs; i++) {
+		const struct tcx_qdisc *q = &ns->qdiscs[i];
+
+		if (q->ifindex != ifindex)
+			continue;
+		if (kind && strcmp(q->kind, kind) == 0)
+			return q;
+		if (!kind && root && q->parent == TC_H_ROOT)
+			return q;
+		if (!kind && !root && q->handle == handle)
+			return q;
+	}
+	return NULL;
+}
+
+static int block_exists(const struct pass_ns *ns, uint32_t block)
+{
+	for (size_t i = 0; i < ns->n_qdiscs; i++)
+		if (ns->qdiscs[i].ingress_block == block || ns->qdiscs[i].egress_block == block)
+			return 1;
+	return 0;
+}
+
+/* ---- dump units ------------------------------------------------------------------------- */
+
+struct unit {
+	struct pass_ns *ns;
+	uint32_t ifindex; /* 0 = block */
+	uint32_t block;
+	uint32_t parent;
+	char dev[IFNAMSIZ];
+	int implicit; /* found by discovery: dropped again when it has no filters */
+	char error[256];
+	enum tcx_err_cause cause;
+};
+
+struct units {
+	struct unit *u;
+	size_t n;
+};
+
+static int unit_add(struct units *us, const struct unit *u)
+{
+	void *n;
+
+	for (size_t i = 0; i < us->n; i++) {
+		struct unit *o = &us->u[i];
+
+		if (o->ns == u->ns && o->ifindex == u->ifindex && o->block == u->block &&
+		    o->parent == u->parent && !o->error[0] && !u->error[0]) {
+			o->implicit &= u->implicit;
+			return 0;
+		}
+	}
+	n = grow_array(us->u, us->n, sizeof(*us->u));
+	if (!n)
+		return -1;
+	us->u = n;
+	us->u[us->n++] = *u;
+	return 0;
+}
+
+static int unit_error(struct units *us, struct pass_ns *ns, const char *dev, uint32_t block,
+		      uint32_t parent, enum tcx_err_cause cause, const char *msg)
+{
+	struct unit u = {.ns = ns, .block = block, .parent = parent, .cause = cause};
+
+	snprintf(u.dev, sizeof(u.dev), "%s", dev ? dev : "");
+	snprintf(u.error, sizeof(u.error), "%s", msg);
+	return unit_add(us, &u);
+}
+
+/* The dump units for one qdisc found by discovery. */
+static int units_from_qdisc(struct units *us, struct pass_ns *ns, const struct tcx_qdisc *q)
+{
+	const struct link *l = link_by_index(ns, q->ifindex);
+	struct unit u = {.ns = ns, .ifindex = q->ifindex, .implicit = 1};
+	int clsact = strcmp(q->kind, "clsact") == 0;
+
+	snprintf(u.dev, sizeof(u.dev), "%s", l ? l->name : "");
+	if (!l)
+		snprintf(u.dev, sizeof(u.dev), "if%u", q->ifindex);
+	if (clsact || strcmp(q->kind, "ingress") == 0) {
+		struct unit b = {.ns = ns, .ifindex = 0, .implicit = 1};
+
+		if (q->ingress_block) {
+			b.block = q->ingress_block;
+			if (unit_add(us, &b) < 0)
+				return -1;
+		} else {
+			u.parent = PARENT_INGRESS;
+			if (unit_add(us, &u) < 0)
+				return -1;
+		}
+		if (!clsact)
+			return 0;
+		if (q->egress_block) {
+			b.block = q->egress_block;
+			return unit_add(us, &b);
+		}
+		u.parent = PARENT_EGRESS;
+		return unit_add(us, &u);
+	}
+	if (q->parent == TC_H_ROOT)
+		u.parent = q->handle; /* 0 for a default root qdisc: "root" */
+	else if (q->handle)
+		u.parent = q->handle;
+	else
+		return 0; /* a handle-less child (mq's pfifo_fast): not addressable */
+	return unit_add(us, &u);
+}
+
+static int expand_target(struct pass *p, struct units *us, const struct tcx_target_cfg *t,
+			 struct pass_ns *ns)
+{
+	char msg[300];
+
+	if (!ns->src)
+		return unit_error(us, ns, t->dev, t->has_block ? t->block : 0, t->parent,
+				  TCX_ERR_NOTFOUND, ns->open_err);
+	if (ns_list(p, ns) < 0)
+		return unit_error(us, ns, t->dev, t->has_block ? t->block : 0, t->parent,
+				  TCX_ERR_KERNEL, ns->list_err);
+	if (t->all) {
+		for (size_t i = 0; i < ns->n_qdiscs; i++)
+			if (units_from_qdisc(us, ns, &ns->qdiscs[i]) < 0)
+				return -1;
+		return 0;
+	}
+	if (t->has_block) {
+		struct unit u = {.ns = ns, .block = t->block};
+
+		if (!block_exists(ns, t->block)) {
+			snprintf(msg, sizeof(msg), "shared block %u not found", t->block);
+			return unit_error(us, ns, NULL, t->block, 0, TCX_ERR_NOTFOUND, msg);
+		}
+		return unit_add(us, &u);
+	}
+
+	const struct link *l = link_by_name(ns, t->dev);
+	struct unit u = {.ns = ns};
+
+	if (!l) {
+		snprintf(msg, sizeof(msg), "device '%s' not found", t->dev);
+		return unit_error(us, ns, t->dev, 0, t->parent, TCX_ERR_NOTFOUND, msg);
+	}
+	u.ifindex = l->ifindex;
+	snprintf(u.dev, sizeof(u.dev), "%s", l->name);
+	if (!t->has_parent) {
+		/* Every parent of the device that has filters. */
+		for (size_t i = 0; i < ns->n_qdiscs; i++)
+			if (ns->qdiscs[i].ifindex == l->ifindex &&
+			    units_from_qdisc(us, ns, &ns->qdiscs[i]) < 0)
+				return -1;
+		return 0;
+	}
+	u.parent = t->parent;
+	if (t->parent == PARENT_INGRESS || t->parent == PARENT_EGRESS ||
+	    t->parent == TC_H_INGRESS) {
+		const struct tcx_qdisc *q = qdisc_find(ns, l->ifindex, "clsact", 0, 0);
+
+		if (!q && t->parent != PARENT_EGRESS)
+			q = qdisc_find(ns, l->ifindex, "ingress", 0, 0);
+		if (!q) {
+			snprintf(msg, sizeof(msg), "device '%s' has no %s qdisc", t->dev,
+				 t->parent == PARENT_EGRESS ? "clsact" : "ingress or clsact");
+			return unit_error(us, ns, t->dev, 0, t->parent, TCX_ERR_NOTFOUND, msg);
+		}
+	} else if (t->parent == 0) {
+		if (!qdisc_find(ns, l->ifindex, NULL, 0, 1)) {
+			snprintf(msg, sizeof(msg), "device '%s' has no root qdisc", t->dev);
+			return unit_error(us, ns, t->dev, 0, t->parent, TCX_ERR_NOTFOUND, msg);
+		}
+	} else if (!qdisc_find(ns, l->ifindex, NULL, TC_H_MAJ(t->parent), 0)) {
+		snprintf(msg, sizeof(msg), "device '%s' has no qdisc %x:", t->dev,
+			 TC_H_MAJ(t->parent) >> 16);
+		return unit_error(us, ns, t->dev, 0, t->parent, TCX_ERR_NOTFOUND, msg);
+	}
+	return unit_add(us, &u);
+}
+
+/* ---- filter dumps ------------------------------------------------------------------------ */
+
+struct tp_seen {
+	struct tcx_tp_key key;
+	uint32_t rows;
+};
+
+struct fdump_ctx {
+	struct tcx_snapshot *s;
+	uint32_t target;
+	/* tps in the order the reply named them */
+	struct tp_seen *tps;
+	size_t n_tps;
+	/* restrict kept rows to one tp (repair dumps) */
+	const struct tcx_tp_key *only;
+	uint64_t bad;
+	char err[256];
+	int oom;
+};
+
+static int same_tp(const struct tcx_tp_key *a, const struct tcx_tp_key *b)
+{
+	return a->chain == b->chain && a->pref == b->pref && a->protocol == b->protocol &&
+	       strcmp(a->kind, b->kind) == 0;
+}
+
+static int filter_msg_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	struct fdump_ctx *fc = arg;
+	struct tcx_tp_key key;
+	size_t mark_f = fc->s->n_filters, mark_a = fc->s->n_actions;
+	enum tcx_parse_result r;
+	char err[256];
+
+	if (fc->oom)
+		return MNL_CB_OK;
+	r = tcx_parse_filter(nlh, fc->s, fc->target, &key, err, sizeof(err));
+	if (r == TCX_PARSE_ERROR) {
+		/* Keep reading to the end of the dump so the socket stays in
+		 * step; the unit fails as a whole. */
+		if (!fc->bad++)
+			snprintf(fc->err, sizeof(fc->err), "%s", err);
+		return MNL_CB_OK;
+	}
+	if (r == TCX_PARSE_SKIP)
+		return MNL_CB_OK;
+	if (fc->only && !same_tp(fc->only, &key)) {
+		tcx_snapshot_truncate(fc->s, mark_f, mark_a);
+		return MNL_CB_OK;
+	}
+	if (!fc->n_tps || !same_tp(&fc->tps[fc->n_tps - 1].key, &key)) {
+		void *n = grow_array(fc->tps, fc->n_tps, sizeof(*fc->tps));
+
+		if (!n) {
+			fc->oom = 1;
+			return MNL_CB_OK;
+		}
+		fc->tps = n;
+		fc->tps[fc->n_tps].key = key;
+		fc->tps[fc->n_tps].rows = 0;
+		fc->n_tps++;
+	}
+	if (r == TCX_PARSE_ROW)
+		fc->tps[fc->n_tps - 1].rows++;
+	return MNL_CB_OK;
+}
+
+static struct nlmsghdr *filter_req(char *buf, const struct unit *u, int terse,
+				   const struct tcx_tp_key *only)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct tcmsg *tcm;
+
+	nlh->nlmsg_type = RTM_GETTFILTER;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
+	tcm->tcm_family = AF_UNSPEC;
+	if (u->block) {
+		tcm->tcm_ifindex = (int)TCM_IFINDEX_MAGIC_BLOCK;
+		tcm->tcm_parent = u->block;
+	} else {
+		tcm->tcm_ifindex = (int)u->ifindex;
+		tcm->tcm_parent = u->parent;
+	}
+	if (only) {
+		tcm->tcm_info = TC_H_MAKE((uint32_t)only->pref << 16, htons(only->protocol));
+		mnl_attr_put_u32(nlh, TCA_CHAIN, only->chain);
+	}
+	if (terse) {
+		struct nla_bitfield32 bf = {TCA_DUMP_FLAGS_TERSE, TCA_DUMP_FLAGS_TERSE};
+
+		mnl_attr_put(nlh, TCA_DUMP_FLAGS, sizeof(bf), &bf);
+	}
+	return nlh;
+}
+
+/* Run one filter dump into the snapshot. Returns the kernel's status. */
+static int run_filter_dump(struct pass *p, const struct unit *u, struct tcx_target *t,
+			   struct fdump_ctx *fc, int terse, const struct tcx_tp_key *only,
+			   char *err, size_t errlen)
+{
+	char buf[256];
+	struct nlmsghdr *nlh = filter_req(buf, u, terse, only);
+
+	fc->only = only;
+	if (terse)
+		t->terse_dumps++;
+	else
+		t->full_dumps++;
+	return p->c->ops->dump(u->ns->src, nlh, filter_msg_cb, fc, err, errlen);
+}
+
+static int dump_aborted_terse(int status)
+{
+	return status == -EMSGSIZE || status == -EOPNOTSUPP || status == -EINVAL;
+}
+
+/* Dump one unit into the snapshot; on failure its rows are removed again. */
+static void dump_unit(struct pass *p, struct unit *u, uint32_t tidx)
+{
+	struct tcx_snapshot *s = p->s;
+	struct tcx_target *t = &s->targets[tidx];
+	struct fdump_ctx fc = {.s = s, .target = tidx};
+	size_t mark_f = s->n_filters, mark_a = s->n_actions;
+	struct tcx_tp_key repair[MAX_REPAIR_PREFS];
+	size_t n_repair = 0;
+	char err[256];
+	int status;
+
+	status = run_filter_dump(p, u, t, &fc, 1, NULL, err, sizeof(err));
+	if (status == 0 && !fc.bad) {
+		for (size_t i = 0; i < fc.n_tps; i++) {
+			if (fc.tps[i].rows || tcx_cls_supports_terse(fc.tps[i].key.kind))
+				continue;
+			if (n_repair == MAX_REPAIR_PREFS) {
+				status = -EMSGSIZE; /* too many: one full dump instead */
+				break;
+			}
+			repair[n_repair++] = fc.tps[i].key;
+		}
+	}
+	if (status == 0 && !fc.bad) {
+		t->mode = n_repair ? TCX_MODE_TERSE_REPAIR : TCX_MODE_TERSE;
+		for (size_t i = 0; i < n_repair && status == 0 && !fc.bad; i++) {
+			status = run_filter_dump(p, u, t, &fc, 0, &repair[i], err, sizeof(err));
+			t->repaired_prefs++;
+		}
+	} else if (dump_aborted_terse(status) && !fc.bad) {
+		tcx_snapshot_truncate(s, mark_f, mark_a);
+		fc.n_tps = 0;
+		t->mode = TCX_MODE_FULL;
+		status = run_filter_dump(p, u, t, &fc, 0, NULL, err, sizeof(err));
+	}
+
+	if (fc.oom) {
+		set_error(s, t, TCX_ERR_NOMEM, "out of memory");
+	} else if (fc.bad) {
+		s->errors[TCX_ERR_MALFORMED] += fc.bad - 1; /* set_error adds one */
+		set_error(s, t, TCX_ERR_MALFORMED, "malformed netlink message: %s", fc.err);
+	} else if (status < 0) {
+		set_error(s, t, status == -ENODEV || status == -ENOENT ? TCX_ERR_NOTFOUND
+								     : TCX_ERR_KERNEL,
+			  "filter dump failed: %s%s%s", strerror(-status), err[0] ? ": " : "",
+			  err);
+	}
+	free(fc.tps);
+	if (!t->ok)
+		tcx_snapshot_truncate(s, mark_f, mark_a);
+}
+
+static int ignore_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	return MNL_CB_OK;
+}
+
+/* A device that disappears between the link dump and its filter dump gives
+ * an empty dump, not an error: check that an empty device is still there. */
+static int link_gone(struct pass *p, const struct unit *u)
+{
+	char buf[128];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ifinfomsg *ifi;
+	struct list_ctx lc = {.ns = NULL};
+	char err[256];
+	int status;
+
+	/* A request, not a dump: NLM_F_ACK ends the reply with a status. */
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_index = (int)u->ifindex;
+	status = p->c->ops->dump(u->ns->src, nlh, ignore_cb, &lc, err, sizeof(err));
+	return status == -ENODEV;
+}
+
+/* ---- the pass ------------------------------------------------------------------------------ */
+
+static struct pass_ns *pass_ns_get(struct pass *p, const char *name)
+{
+	struct pass_ns *n;
+
+	for (size_t i = 0; i < p->n_ns; i++)
+		if (strcmp(p->ns[i].name, name) == 0)
+			return &p->ns[i];
+	n = grow_array(p->ns, p->n_ns, sizeof(*p->ns));
+	if (!n)
+		return NULL;
+	p->ns = n;
+	n = &p->ns[p->n_ns++];
+	memset(n, 0, sizeof(*n));
+	n->name = name;
+	n->src = ns_source(p->c, name, n->open_err, sizeof(n->open_err));
+	return n;
+}
+
+static void fill_target(struct tcx_target *t, const struct unit *u)
+{
+	snprintf(t->netns, sizeof(t->netns), "%s", u->ns->name);
+	snprintf(t->dev, sizeof(t->dev), "%s", u->dev);
+	t->ifindex = u->ifindex;
+	t->block = u->block;
+	t->parent = u->parent;
+	if (u->block)
+		snprintf(t->parent_name, sizeof(t->parent_name), "block");
+	else
+		tcx_format_parent(u->parent, t->parent_name, sizeof(t->parent_name));
+	t->ok = 1;
+}
+
+static void count_rows(struct tcx_snapshot *s, struct tcx_target *t, size_t mark_f,
+		       size_t mark_a)
+{
+	t->first_filter = (uint32_t)mark_f;
+	t->n_filters = (uint32_t)(s->n_filters - mark_f);
+	t->n_actions = (uint32_t)(s->n_actions - mark_a);
+}
+
+struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg)
+{
+	struct tcx_snapshot *s = tcx_snapshot_new(cfg);
+	struct pass p = {.c = c, .s = s};
+	struct units us = {0};
+	double t0 = now_s();
+
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < cfg->n_targets; i++) {
+		const struct tcx_target_cfg *tc = &cfg->targets[i];
+		struct pass_ns *ns = pass_ns_get(&p, tc->netns ? tc->netns : "");
+
+		if (!ns || expand_target(&p, &us, tc, ns) < 0)
+			goto oom;
+	}
+	for (size_t i = 0; i < us.n; i++) {
+		struct unit *u = &us.u[i];
+		size_t mark_f = s->n_filters, mark_a = s->n_actions;
+		struct tcx_target *t = tcx_snapshot_add_target(s);
+		double t1 = now_s();
+
+		if (!t)
+			goto oom;
+		fill_target(t, u);
+		if (u->error[0]) {
+			set_error(s, t, u->cause, "%s", u->error);
+		} else {
+			dump_unit(&p, u, (uint32_t)(s->n_targets - 1));
+			if (t->ok && u->ifindex && s->n_filters == mark_f && link_gone(&p, u))
+				set_error(s, t, TCX_ERR_NOTFOUND,
+					  "device '%s' vanished during collection", u->dev);
+		}
+		count_rows(s, t, mark_f, mark_a);
+		t->duration_s = now_s() - t1;
+		/* Parents found by discovery that hold no filter are noise. */
+		if (u->implicit && t->ok && t->n_filters == 0)
+			s->n_targets--;
+	}
+	goto out;
+oom:
+	s->errors[TCX_ERR_NOMEM]++;
+	s->incomplete = 1;
+out:
+	for (size_t i = 0; i < p.n_ns; i++) {
+		free(p.ns[i].links);
+		free(p.ns[i].qdiscs);
+	}
+	free(p.ns);
+	free(us.u);
+	tcx_snapshot_classify(s);
+	tcx_snapshot_seal(s);
+	s->duration_s = now_s() - t0;
+	return s;
+}
+
+size_t tcx_snapshot_failed_targets(const struct tcx_snapshot *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n_targets; i++)
+		n += !s->targets[i].ok;
+	return n + (s->incomplete ? 1 : 0);
+}

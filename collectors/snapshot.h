@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* An immutable, reference-counted result of one collection pass. */
+#ifndef TCX_SNAPSHOT_H
+#define TCX_SNAPSHOT_H
+
+#include <net/if.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "config/config.h"
+
+#define TCX_KIND_MAX  16 /* IFNAMSIZ: kinds are short kernel strings */
+#define TCX_MAX_KINDS 255
+
+/* Filter flags (TCA_CLS_FLAGS_*). */
+#define TCX_FLAG_SKIP_HW   0x1
+#define TCX_FLAG_SKIP_SW   0x2
+#define TCX_FLAG_IN_HW     0x4
+#define TCX_FLAG_NOT_IN_HW 0x8
+
+/* How the rows of one target were obtained. */
+enum tcx_dump_mode {
+	TCX_MODE_NONE = 0,
+	TCX_MODE_TERSE,        /* one terse dump covered every filter */
+	TCX_MODE_TERSE_REPAIR, /* terse, plus full dumps of non-terse prefs */
+	TCX_MODE_FULL,         /* full dump */
+};
+
+/* One dump unit: a device parent or a shared block, in a namespace. */
+struct tcx_target {
+	char netns[64]; /* "" for the collector's own namespace */
+	char dev[IFNAMSIZ];
+	uint32_t ifindex; /* 0 for a block */
+	uint32_t block;   /* shared block index, 0 for a device */
+	uint32_t parent;  /* tcm_parent requested */
+	char parent_name[24];
+	int ok;
+	char error[256];
+	double duration_s;
+	enum tcx_dump_mode mode;
+	uint32_t terse_dumps, full_dumps; /* netlink dump requests */
+	uint32_t repaired_prefs;          /* prefs re-dumped in full */
+	uint32_t n_filters, n_actions;    /* rows kept for this target */
+	uint32_t first_filter;            /* its filters are contiguous */
+};
+
+struct tcx_filter {
+	uint32_t target; /* index into targets[] */
+	uint32_t chain;
+	uint32_t handle;
+	uint32_t flags; /* TCX_FLAG_*, 0 when the classifier reports none */
+	uint16_t pref;
+	uint16_t protocol; /* host order */
+	uint8_t kind;      /* index into kinds[] */
+	uint8_t has_flags;
+	uint16_t n_actions;
+	uint32_t first_action;
+};
+
+struct tcx_action {
+	uint32_t filter; /* index into filters[] */
+	uint32_t index;  /* action index, 0 when the dump does not carry it */
+	uint16_t order;
+	uint8_t kind; /* index into kinds[] */
+	uint8_t cookie_len;
+	uint8_t cookie[TCX_COOKIE_MAX];
+	uint8_t map;  /* enum tcx_map_kind, set by tcx_snapshot_classify() */
+	uint8_t drop; /* dropped by `unmapped: drop` */
+	uint64_t bytes, packets;
+	uint64_t hw_bytes, hw_packets;
+	uint32_t drops, overlimits;
+};
+
+/* Why a netlink message or target failed, counted by cause. */
+enum tcx_err_cause {
+	TCX_ERR_MALFORMED = 0, /* message failed validation */
+	TCX_ERR_KERNEL,        /* kernel returned an error */
+	TCX_ERR_NOTFOUND,      /* device, qdisc, block or netns missing */
+	TCX_ERR_IO,            /* socket error */
+	TCX_ERR_NOMEM,
+	TCX_ERR__MAX,
+};
+
+struct tcx_snapshot {
+	atomic_uint refcnt;
+	struct tcx_config *cfg; /* labels are resolved through it; a reference is held */
+	struct timespec taken;  /* CLOCK_REALTIME at the start of the pass */
+	double duration_s;
+
+	struct tcx_target *targets;
+	size_t n_targets, cap_targets;
+	struct tcx_filter *filters;
+	size_t n_filters, cap_filters;
+	struct tcx_action *actions;
+	size_t n_actions, cap_actions;
+
+	char kinds[TCX_MAX_KINDS][TCX_KIND_MAX];
+	unsigned n_kinds;
+
+	uint64_t errors[TCX_ERR__MAX];
+	uint64_t unmapped_cookies; /* actions whose cookie nothing maps */
+	uint64_t dropped_rows;     /* actions dropped by `unmapped: drop` */
+	int incomplete;            /* the pass could not finish (out of memory) */
+};
+
+struct tcx_snapshot *tcx_snapshot_new(struct tcx_config *cfg);
+struct tcx_snapshot *tcx_snapshot_ref(struct tcx_snapshot *s);
+void tcx_snapshot_unref(struct tcx_snapshot *s);
+
+/* Builders, used by the collector while the snapshot is still private. */
+struct tcx_target *tcx_snapshot_add_target(struct tcx_snapshot *s);
+struct tcx_filter *tcx_snapshot_add_filter(struct tcx_snapshot *s);
+struct tcx_action *tcx_snapshot_add_action(struct tcx_snapshot *s);
+/* Intern a kind string; returns its index, or -1 when the table is full. */
+int tcx_snapshot_kind(struct tcx_snapshot *s, const char *kind);
+/* Drop the rows added after the given marks (a failed target keeps none). */
+void tcx_snapshot_truncate(struct tcx_snapshot *s, size_t n_filters, size_t n_actions);
+/* Resolve every action's cookie through cfg: sets map and drop, and the
+ * unmapped_cookies and dropped_rows counts. */
+void tcx_snapshot_classify(struct tcx_snapshot *s);
+/* Return spare capacity once the snapshot is complete. */
+void tcx_snapshot_seal(struct tcx_snapshot *s);
+
+static inline const char *tcx_kind_name(const struct tcx_snapshot *s, uint8_t k)
+{
+	return k < s->n_kinds ? s->kinds[k] : "";
+}
+
+#endif

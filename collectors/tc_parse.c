@@ -1,0 +1,726 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Decoding of TC filter, qdisc and link messages.
+ *
+ * Every attribute is bounds-checked before it is read: a length that runs
+ * past its container, a fixed-size attribute that is too short, or a string
+ * that is not terminated rejects the whole message with a reason, and nothing
+ * from it is kept. Structs are copied with MIN(payload, sizeof) so that
+ * kernels with shorter or longer structs do no harm, unknown and pad
+ * attributes are skipped, and TCA_STATS_PKT64 is paired with the attribute
+ * that precedes it. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/gen_stats.h>
+#include <linux/if_link.h>
+#include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <linux/tc_act/tc_ctinfo.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "collectors/tc_parse.h"
+
+#ifndef TCA_INGRESS_BLOCK
+#define TCA_INGRESS_BLOCK 13
+#define TCA_EGRESS_BLOCK 14
+#endif
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* ---- attribute walking --------------------------------------------------- */
+
+struct perr {
+	char *buf;
+	size_t len;
+};
+
+static int fail(struct perr *pe, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct perr *pe, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (pe->buf && pe->len) {
+		va_start(ap, fmt);
+		vsnprintf(pe->buf, pe->len, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static inline uint16_t attr_type(const struct nlattr *a)
+{
+	return a->nla_type & NLA_TYPE_MASK;
+}
+
+static inline const void *attr_data(const struct nlattr *a)
+{
+	return (const char *)a + NLA_HDRLEN;
+}
+
+static inline size_t attr_len(const struct nlattr *a)
+{
+	return a->nla_len - NLA_HDRLEN;
+}
+
+typedef int (*attr_cb)(const struct nlattr *a, void *data, struct perr *pe);
+
+/* Call cb for each attribute in [p, p+len). `what` names the container. */
+static int attr_walk(const void *p, size_t len, const char *what, attr_cb cb, void *data,
+		     struct perr *pe)
+{
+	const char *cur = p, *end = cur + len;
+
+	while (cur < end) {
+		const struct nlattr *a = (const void *)cur;
+		size_t left = (size_t)(end - cur);
+
+		if (left < NLA_HDRLEN)
+			return fail(pe, "%s: %zu trailing bytes, too short for an attribute", what,
+				    left);
+		if (a->nla_len < NLA_HDRLEN || a->nla_len > left)
+			return fail(pe, "%s: attribute %u has length %u, outside 4..%zu", what,
+				    attr_type(a), a->nla_len, left);
+		if (cb(a, data, pe) < 0)
+			return -1;
+		cur += NLA_ALIGN(a->nla_len);
+	}
+	return 0;
+}
+
+static int attr_nested(const struct nlattr *a, const char *what, attr_cb cb, void *data,
+		       struct perr *pe)
+{
+	return attr_walk(attr_data(a), attr_len(a), what, cb, data, pe);
+}
+
+static int attr_u32(const struct nlattr *a, const char *name, uint32_t *v, struct perr *pe)
+{
+	if (attr_len(a) < sizeof(*v))
+		return fail(pe, "%s: payload of %zu bytes, expected 4", name, attr_len(a));
+	memcpy(v, attr_data(a), sizeof(*v));
+	return 0;
+}
+
+static int attr_u64(const struct nlattr *a, const char *name, uint64_t *v, struct perr *pe)
+{
+	if (attr_len(a) < sizeof(*v))
+		return fail(pe, "%s: payload of %zu bytes, expected 8", name, attr_len(a));
+	memcpy(v, attr_data(a), sizeof(*v));
+	return 0;
+}
+
+/* A NUL-terminated string that fits in out (at most outlen-1 characters). */
+static int attr_str(const struct nlattr *a, const char *name, char *out, size_t outlen,
+		    struct perr *pe)
+{
+	const char *s = attr_data(a);
+	size_t n = attr_len(a);
+	const char *nul = memchr(s, '\0', n);
+
+	if (!nul)
+		return fail(pe, "%s: string is not NUL-terminated", name);
+	if ((size_t)(nul - s) >= outlen)
+		return fail(pe, "%s: string of %zu bytes, longer than %zu", name, (size_t)(nul - s),
+			    outlen - 1);
+	memcpy(out, s, (size_t)(nul - s) + 1);
+	return 0;
+}
+
+/* Copy a kernel struct: a shorter payload leaves the tail zeroed, a longer
+ * one is cut. */
+static void attr_struct(const struct nlattr *a, void *out, size_t size)
+{
+	memset(out, 0, size);
+	memcpy(out, attr_data(a), MIN(attr_len(a), size));
+}
+
+/* ---- classifier and action tables ------------------------------------------ */
+
+struct cls_info {
+	const char *kind;
+	uint16_t act_attr;   /* the exts action nest */
+	uint16_t flags_attr; /* TCA_CLS_FLAGS_* u32, 0 = none */
+	uint8_t terse;       /* implements .terse_dump */
+};
+
+/* Attribute ids from each cls_*.c (tcf_exts_init's action id). */
+static const struct cls_info cls_table[] = {
+	{"flower", TCA_FLOWER_ACT, TCA_FLOWER_FLAGS, 1},
+	{"matchall", TCA_MATCHALL_ACT, TCA_MATCHALL_FLAGS, 0},
+	{"u32", TCA_U32_ACT, TCA_U32_FLAGS, 0},
+	{"bpf", TCA_BPF_ACT, TCA_BPF_FLAGS_GEN, 0},
+	{"basic", TCA_BASIC_ACT, 0, 0},
+	{"fw", TCA_FW_ACT, 0, 0},
+	{"route", TCA_ROUTE4_ACT, 0, 0},
+	{"flow", TCA_FLOW_ACT, 0, 0},
+	{"cgroup", TCA_CGROUP_ACT, 0, 0},
+	{"tcindex", 7 /* TCA_TCINDEX_ACT, removed in 6.3 */, 0, 0},
+	{"rsvp", 6 /* TCA_RSVP_ACT, removed in 6.3 */, 0, 0},
+	{"rsvp6", 6, 0, 0},
+};
+
+static const struct cls_info *cls_lookup(const char *kind)
+{
+	for (size_t i = 0; i < sizeof(cls_table) / sizeof(cls_table[0]); i++)
+		if (strcmp(cls_table[i].kind, kind) == 0)
+			return &cls_table[i];
+	return NULL;
+}
+
+int tcx_cls_supports_terse(const char *kind)
+{
+	const struct cls_info *c = cls_lookup(kind);
+
+	return c && c->terse;
+}
+
+/* Where each action kind keeps its parameters: a struct that starts with
+ * tc_gen, whose first member is the action index. A full dump has no
+ * TCA_ACT_INDEX for filter actions, so this is where the index comes from. */
+struct act_info {
+	const char *kind;
+	uint16_t parms_attr;
+};
+
+static const struct act_info act_table[] = {
+	{"gact", 2 /* TCA_GACT_PARMS */},
+	{"mirred", 2 /* TCA_MIRRED_PARMS */},
+	{"police", 1 /* TCA_POLICE_TBF */},
+	{"pedit", 2 /* TCA_PEDIT_PARMS */},
+	{"skbedit", 2 /* TCA_SKBEDIT_PARMS */},
+	{"tunnel_key", 2 /* TCA_TUNNEL_KEY_PARMS */},
+	{"vlan", 2 /* TCA_VLAN_PARMS */},
+	{"csum", 1 /* TCA_CSUM_PARMS */},
+	{"ct", 1 /* TCA_CT_PARMS */},
+	{"bpf", 2 /* TCA_ACT_BPF_PARMS */},
+	{"nat", 1 /* TCA_NAT_PARMS */},
+	{"sample", 2 /* TCA_SAMPLE_PARMS */},
+	{"connmark", 1 /* TCA_CONNMARK_PARMS */},
+	{"ctinfo", TCA_CTINFO_ACT},
+	{"skbmod", 2 /* TCA_SKBMOD_PARMS */},
+	{"mpls", 2 /* TCA_MPLS_PARMS */},
+	{"gate", 2 /* TCA_GATE_PARMS */},
+	{"ife", 1 /* TCA_IFE_PARMS */},
+	{"simple", 2 /* TCA_DEF_PARMS */},
+	{"xt", 6 /* TCA_IPT_INDEX: u32 index */},
+	{"ipt", 6},
+};
+
+static uint16_t act_parms_attr(const char *kind)
+{
+	for (size_t i = 0; i < sizeof(act_table) / sizeof(act_table[0]); i++)
+		if (strcmp(act_table[i].kind, kind) == 0)
+			return act_table[i].parms_attr;
+	return 0;
+}
+
+/* ---- action statistics (TCA_ACT_STATS) -------------------------------------- */
+
+struct stats_ctx {
+	struct tcx_action *act;
+	uint16_t prev; /* type of the previous attribute, for PKT64 */
+};
+
+static int stats_cb(const struct nlattr *a, void *data, struct perr *pe)
+{
+	struct stats_ctx *sc = data;
+	struct gnet_stats_basic b;
+	struct gnet_stats_queue q;
+	uint64_t pkt64;
+	uint16_t t = attr_type(a);
+
+	switch (t) {
+	case TCA_STATS_BASIC:
+		attr_struct(a, &b, sizeof(b));
+		sc->act->bytes = b.bytes;
+		sc->act->packets = b.packets;
+		break;
+	case TCA_STATS_BASIC_HW:
+		attr_struct(a, &b, sizeof(b));
+		sc->act->hw_bytes = b.bytes;
+		sc->act->hw_packets = b.packets;
+		break;
+	case TCA_STATS_PKT64:
+		/* Emitted after BASIC and after BASIC_HW when packets > U32_MAX. */
+		if (attr_u64(a, "TCA_STATS_PKT64", &pkt64, pe) < 0)
+			return -1;
+		if (sc->prev == TCA_STATS_BASIC)
+			sc->act->packets = pkt64;
+		else if (sc->prev == TCA_STATS_BASIC_HW)
+			sc->act->hw_packets = pkt64;
+		else
+			return fail(pe, "TCA_STATS_PKT64 follows attribute %u, not a basic stats "
+					"attribute",
+				    sc->prev);
+		break;
+	case TCA_STATS_QUEUE:
+		attr_struct(a, &q, sizeof(q));
+		sc->act->drops = q.drops;
+		sc->act->overlimits = q.overlimits;
+		break;
+	default: /* rate estimators, pad, app, future attributes */
+		break;
+	}
+	sc->prev = t;
+	return 0;
+}
+
+/* ---- one action (a nest whose type is the action's order) -------------------- */
+
+struct act_attrs {
+	const struct nlattr *kind, *stats, *cookie, *options, *index;
+};
+
+static int act_attrs_cb(const struct nlattr *a, void *data, struct perr *pe)
+{
+	struct act_attrs *aa = data;
+
+	switch (attr_type(a)) {
+	case TCA_ACT_KIND:
+		aa->kind = a;
+		break;
+	case TCA_ACT_STATS:
+		aa->stats = a;
+		break;
+	case TCA_ACT_COOKIE:
+		aa->cookie = a;
+		break;
+	case TCA_ACT_OPTIONS:
+		aa->options = a;
+		break;
+	case TCA_ACT_INDEX:
+		aa->index = a;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+struct parms_ctx {
+	uint16_t attr;
+	uint32_t index;
+	int found;
+};
+
+static int parms_cb(const struct nlattr *a, void *data, struct perr *pe)
+{
+	struct parms_ctx *pc = data;
+
+	if (attr_type(a) == pc->attr && attr_len(a) >= sizeof(uint32_t)) {
+		memcpy(&pc->index, attr_data(a), sizeof(uint32_t));
+		pc->found = 1;
+	}
+	return 0;
+}
+
+struct acts_ctx {
+	struct tcx_snapshot *snap;
+	uint32_t filter;
+	uint32_t n;
+};
+
+static int action_cb(const struct nlattr *nest, void *data, struct perr *pe)
+{
+	struct acts_ctx *ac = data;
+	struct act_attrs aa = {0};
+	struct tcx_action *act;
+	char kind[TCX_KIND_MAX];
+	int k;
+
+	if (attr_nested(nest, "action", act_attrs_cb, &aa, pe) < 0)
+		return -1;
+	if (!aa.kind)
+		return fail(pe, "action %u: no TCA_ACT_KIND", attr_type(nest));
+	if (attr_str(aa.kind, "TCA_ACT_KIND", kind, sizeof(kind), pe) < 0)
+		return -1;
+	if (aa.cookie && attr_len(aa.cookie) > TCX_COOKIE_MAX)
+		return fail(pe, "action %u: cookie of %zu bytes, more than %d", attr_type(nest),
+			    attr_len(aa.cookie), TCX_COOKIE_MAX);
+	k = tcx_snapshot_kind(ac->snap, kind);
+	if (k < 0)
+		return fail(pe, "more than %d distinct classifier and action kinds", TCX_MAX_KINDS);
+	act = tcx_snapshot_add_action(ac->snap);
+	if (!act)
+		return fail(pe, "out of memory");
+	act->filter = ac->filter;
+	act->order = attr_type(nest);
+	act->kind = (uint8_t)k;
+	ac->n++;
+	if (aa.cookie) {
+		act->cookie_len = (uint8_t)attr_len(aa.cookie);
+		memcpy(act->cookie, attr_data(aa.cookie), act->cookie_len);
+	}
+	if (aa.index) {
+		if (attr_u32(aa.index, "TCA_ACT_INDEX", &act->index, pe) < 0)
+			return -1;
+	} else if (aa.options) {
+		struct parms_ctx pc = {.attr = act_parms_attr(kind)};
+
+		if (pc.attr && attr_nested(aa.options, "TCA_ACT_OPTIONS", parms_cb, &pc, pe) < 0)
+			return -1;
+		if (pc.found)
+			act->index = pc.index;
+	}
+	if (aa.stats) {
+		struct stats_ctx sc = {.act = act};
+
+		if (attr_nested(aa.stats, "TCA_ACT_STATS", stats_cb, &sc, pe) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- filter options (TCA_OPTIONS of the classifier) ------------------------- */
+
+struct opts_ctx {
+	const struct cls_info *cls;
+	struct tcx_filter *f;
+	struct acts_ctx acts;
+};
+
+static int options_cb(const struct nlattr *a, void *data, struct perr *pe)
+{
+	struct opts_ctx *oc = data;
+	uint16_t t = attr_type(a);
+
+	if (t == oc->cls->act_attr)
+		return attr_nested(a, "actions", action_cb, &oc->acts, pe);
+	if (oc->cls->flags_attr && t == oc->cls->flags_attr) {
+		if (attr_u32(a, "classifier flags", &oc->f->flags, pe) < 0)
+			return -1;
+		oc->f->has_flags = 1;
+	}
+	return 0;
+}
+
+/* ---- filter message ------------------------------------------------------------ */
+
+struct top_attrs {
+	const struct nlattr *kind, *chain, *options;
+};
+
+static int top_cb(const struct nlattr *a, void *data, struct perr *pe)
+{
+	struct top_attrs *ta = data;
+
+	switch (attr_type(a)) {
+	case TCA_KIND:
+		ta->kind = a;
+		break;
+	case TCA_CHAIN:
+		ta->chain = a;
+		break;
+	case TCA_OPTIONS:
+		ta->options = a;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int msg_payload(const struct nlmsghdr *nlh, size_t hdrlen, const char *what,
+		       struct perr *pe)
+{
+	if (nlh->nlmsg_len < NLMSG_HDRLEN + hdrlen)
+		return fail(pe, "%s message of %u bytes, too short for its header", what,
+			    nlh->nlmsg_len);
+	return 0;
+}
+
+static const void *msg_attrs(const struct nlmsghdr *nlh, size_t hdrlen, size_t *len)
+{
+	size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(hdrlen);
+
+	*len = nlh->nlmsg_len > off ? nlh->nlmsg_len - off : 0;
+	return (const char *)nlh + off;
+}
+
+enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_snapshot *snap,
+				       uint32_t target, struct tcx_tp_key *key, char *err,
+				       size_t errlen)
+{
+	struct perr pe = {err, errlen};
+	struct top_attrs ta = {0};
+	const struct tcmsg *tcm;
+	const void *attrs;
+	size_t alen, mark_f, mark_a;
+	struct tcx_filter *f;
+	int k;
+
+	if (nlh->nlmsg_type != RTM_NEWTFILTER)
+		return TCX_PARSE_SKIP;
+	if (msg_payload(nlh, sizeof(*tcm), "filter", &pe) < 0)
+		return TCX_PARSE_ERROR;
+	tcm = (const void *)((const char *)nlh + NLMSG_HDRLEN);
+	attrs = msg_attrs(nlh, sizeof(*tcm), &alen);
+	if (attr_walk(attrs, alen, "filter", top_cb, &ta, &pe) < 0)
+		return TCX_PARSE_ERROR;
+	memset(key, 0, sizeof(*key));
+	if (!ta.kind) {
+		fail(&pe, "filter message without TCA_KIND");
+		return TCX_PARSE_ERROR;
+	}
+	if (attr_str(ta.kind, "TCA_KIND", key->kind, sizeof(key->kind), &pe) < 0)
+		return TCX_PARSE_ERROR;
+	if (ta.chain && attr_u32(ta.chain, "TCA_CHAIN", &key->chain, &pe) < 0)
+		return TCX_PARSE_ERROR;
+	key->pref = (uint16_t)(TC_H_MAJ(tcm->tcm_info) >> 16);
+	key->protocol = ntohs((uint16_t)TC_H_MIN(tcm->tcm_info));
+	key->ifindex = (uint32_t)tcm->tcm_ifindex;
+	key->parent = tcm->tcm_parent;
+	key->handle = tcm->tcm_handle;
+	if (tcm->tcm_handle == 0)
+		return TCX_PARSE_HEADER;
+
+	k = tcx_snapshot_kind(snap, key->kind);
+	if (k < 0) {
+		fail(&pe, "more than %d distinct classifier and action kinds", TCX_MAX_KINDS);
+		return TCX_PARSE_ERROR;
+	}
+	mark_f = snap->n_filters;
+	mark_a = snap->n_actions;
+	f = tcx_snapshot_add_filter(snap);
+	if (!f) {
+		fail(&pe, "out of memory");
+		return TCX_PARSE_ERROR;
+	}
+	f->target = target;
+	f->chain = key->chain;
+	f->handle = key->handle;
+	f->pref = key->pref;
+	f->protocol = key->protocol;
+	f->kind = (uint8_t)k;
+	f->first_action = (uint32_t)snap->n_actions;
+	if (ta.options) {
+		const struct cls_info *cls = cls_lookup(key->kind);
+		struct opts_ctx oc = {.cls = cls,
+				      .f = f,
+				      .acts = {.snap = snap, .filter = (uint32_t)mark_f}};
+
+		/* An unknown classifier keeps its filter row; where its actions
+		 * live is not known, so it has none. */
+		if (cls && attr_nested(ta.options, "TCA_OPTIONS", options_cb, &oc, &pe) < 0) {
+			tcx_snapshot_truncate(snap, mark_f, mark_a);
+			return TCX_PARSE_ERROR;
+		}
+		/* f may have moved if actions grew the filters array: it did not,
+		 * actions live in their own array. */
+		f->n_actions = (uint16_t)oc.acts.n;
+	}
+	return TCX_PARSE_ROW;
+}
+
+/* ---- qdiscs and links ----------------------------------------------------------- */
+
+struct qdisc_ctx {
+	struct tcx_qdisc *q;
+};
+
+static int qdisc_cb(const struct nlattr *a, void *data, struct perr *pe)
+{
+	struct tcx_qdisc *q = data;
+
+	switch (attr_type(a)) {
+	case TCA_KIND:
+		return attr_str(a, "TCA_KIND", q->kind, sizeof(q->kind), pe);
+	case TCA_INGRESS_BLOCK:
+		return attr_u32(a, "TCA_INGRESS_BLOCK", &q->ingress_block, pe);
+	case TCA_EGRESS_BLOCK:
+		return attr_u32(a, "TCA_EGRESS_BLOCK", &q->egress_block, pe);
+	default:
+		return 0;
+	}
+}
+
+int tcx_parse_qdisc(const struct nlmsghdr *nlh, struct tcx_qdisc *q, char *err, size_t errlen)
+{
+	struct perr pe = {err, errlen};
+	const struct tcmsg *tcm;
+	const void *attrs;
+	size_t alen;
+
+	memset(q, 0, sizeof(*q));
+	if (msg_payload(nlh, sizeof(*tcm), "qdisc", &pe) < 0)
+		return -1;
+	tcm = (const void *)((const char *)nlh + NLMSG_HDRLEN);
+	q->ifindex = (uint32_t)tcm->tcm_ifindex;
+	q->handle = tcm->tcm_handle;
+	q->parent = tcm->tcm_parent;
+	attrs = msg_attrs(nlh, sizeof(*tcm), &alen);
+	if (attr_walk(attrs, alen, "qdisc", qdisc_cb, q, &pe) < 0)
+		return -1;
+	if (!q->kind[0])
+		return fail(&pe, "qdisc message without TCA_KIND");
+	return 0;
+}
+
+static int link_cb(const struct nlattr *a, void *data, struct perr *pe)
+{
+	if (attr_type(a) == IFLA_IFNAME)
+		return attr_str(a, "IFLA_IFNAME", data, IFNAMSIZ, pe);
+	return 0;
+}
+
+int tcx_parse_link(const struct nlmsghdr *nlh, uint32_t *ifindex, char name[IFNAMSIZ], char *err,
+		   size_t errlen)
+{
+	struct perr pe = {err, errlen};
+	const struct ifinfomsg *ifi;
+	const void *attrs;
+	size_t alen;
+
+	name[0] = '\0';
+	if (msg_payload(nlh, sizeof(*ifi), "link", &pe) < 0)
+		return -1;
+	ifi = (const void *)((const char *)nlh + NLMSG_HDRLEN);
+	*ifindex = (uint32_t)ifi->ifi_index;
+	attrs = msg_attrs(nlh, sizeof(*ifi), &alen);
+	if (attr_walk(attrs, alen, "link", link_cb, name, &pe) < 0)
+		return -1;
+	if (!name[0])
+		return fail(&pe, "link %u without IFLA_IFNAME", *ifindex);
+	return 0;
+}
+
+/* ---- NLMSG_DONE / NLMSG_ERROR ------------------------------------------------------ */
+
+static int extack_cb(const struct nlattr *a, void *data, struct perr *pe)
+{
+	struct perr *msg = data;
+
+	if (attr_type(a) == NLMSGERR_ATTR_MSG) {
+		const char *s = attr_data(a);
+		size_t n = strnlen(s, attr_len(a));
+
+		if (msg->len) {
+			n = MIN(n, msg->len - 1);
+			memcpy(msg->buf, s, n);
+			msg->buf[n] = '\0';
+		}
+	}
+	return 0;
+}
+
+int tcx_parse_status(const struct nlmsghdr *nlh, int *status, char *msg, size_t msglen)
+{
+	struct perr out = {msg, msglen}, pe = {NULL, 0};
+	size_t off, hdr;
+
+	if (msglen)
+		msg[0] = '\0';
+	if (nlh->nlmsg_type == NLMSG_DONE) {
+		/* An old kernel may send a DONE with no payload: a clean end. */
+		if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(int)) {
+			*status = 0;
+			return 0;
+		}
+		memcpy(status, (const char *)nlh + NLMSG_HDRLEN, sizeof(int));
+		hdr = sizeof(int);
+	} else if (nlh->nlmsg_type == NLMSG_ERROR) {
+		struct nlmsgerr e;
+
+		if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(int))
+			return -1;
+		memcpy(&e.error, (const char *)nlh + NLMSG_HDRLEN, sizeof(int));
+		*status = e.error;
+		/* With NETLINK_CAP_ACK only the request header is echoed. */
+		hdr = sizeof(struct nlmsgerr);
+		if (!(nlh->nlmsg_flags & NLM_F_CAPPED) &&
+		    nlh->nlmsg_len >= NLMSG_HDRLEN + sizeof(struct nlmsgerr)) {
+			const struct nlmsgerr *pe_ = (const void *)((const char *)nlh + NLMSG_HDRLEN);
+			uint32_t inner;
+
+			memcpy(&inner, &pe_->msg.nlmsg_len, sizeof(inner));
+			if (inner > sizeof(struct nlmsghdr))
+				hdr += inner - sizeof(struct nlmsghdr);
+		}
+	} else {
+		return -1;
+	}
+	if (*status > 0)
+		*status = -*status;
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return 0;
+	off = NLMSG_HDRLEN + NLMSG_ALIGN(hdr);
+	if (nlh->nlmsg_len <= off)
+		return 0;
+	/* A malformed ack TLV list loses only the message text. */
+	attr_walk((const char *)nlh + off, nlh->nlmsg_len - off, "ext ack", extack_cb, &out, &pe);
+	return 0;
+}
+
+/* ---- formatting ------------------------------------------------------------------------ */
+
+void tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t outlen)
+{
+	if (strcmp(kind, "u32") == 0) {
+		/* As iproute2 prints u32 handles: htid:hash:node, empty parts
+		 * left out ("800:", "800::800"). */
+		uint32_t htid = handle >> 20, hash = (handle >> 12) & 0xff, node = handle & 0xfff;
+		int n = 0;
+
+		if (!handle) {
+			snprintf(out, outlen, "none");
+			return;
+		}
+		out[0] = '\0';
+		if (htid)
+			n += snprintf(out + n, outlen - (size_t)n, "%x:", htid);
+		if (hash && (size_t)n < outlen)
+			n += snprintf(out + n, outlen - (size_t)n, "%x", hash);
+		if (node && (size_t)n < outlen)
+			snprintf(out + n, outlen - (size_t)n, ":%x", node);
+		return;
+	}
+	snprintf(out, outlen, "0x%x", handle);
+}
+
+void tcx_format_parent(uint32_t parent, char *out, size_t outlen)
+{
+	switch (parent) {
+	case 0:
+		snprintf(out, outlen, "root");
+		return;
+	case TC_H_ROOT:
+		snprintf(out, outlen, "root");
+		return;
+	case 0xFFFFFFF2: /* TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS) */
+	case TC_H_INGRESS:
+		snprintf(out, outlen, "ingress");
+		return;
+	case 0xFFFFFFF3:
+		snprintf(out, outlen, "egress");
+		return;
+	default:
+		break;
+	}
+	if (TC_H_MIN(parent))
+		snprintf(out, outlen, "%x:%x", TC_H_MAJ(parent) >> 16, TC_H_MIN(parent));
+	else
+		snprintf(out, outlen, "%x:", TC_H_MAJ(parent) >> 16);
+}
+
+/* The names iproute2 prints (lib/ll_proto.c), for the common protocols. */
+static const struct {
+	uint16_t id;
+	const char *name;
+} proto_names[] = {
+	{0x0001, "802_3"},   {0x0002, "ax25"},     {0x0003, "all"},     {0x0004, "802_2"},
+	{0x0060, "loop"},    {0x0800, "ip"},       {0x0805, "x25"},     {0x0806, "arp"},
+	{0x8035, "rarp"},    {0x809b, "atalk"},    {0x8100, "802.1Q"},  {0x86dd, "ipv6"},
+	{0x8847, "mpls_uc"}, {0x8848, "mpls_mc"},  {0x8863, "ppp_disc"}, {0x8864, "ppp_ses"},
+	{0x88a8, "802.1ad"}, {0x88cc, "LLDP"},     {0x6558, "teb"},
+};
+
+const char *tcx_protocol_name(uint16_t proto, char *buf, size_t buflen)
+{
+	for (size_t i = 0; i < sizeof(proto_names) / sizeof(proto_names[0]); i++)
+		if (proto_names[i].id == proto)
+			return proto_names[i].name;
+	snprintf(buf, buflen, "0x%04x", proto);
+	return buf;
+}

@@ -1,0 +1,1306 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Loading the YAML configuration with libyaml's document API.
+ *
+ * The whole document is loaded first, then walked. Keys of every mapping are
+ * dispatched through {key, handler} tables, so a new key is one table row and
+ * one function. `cookies` and `decoders` depend on `labels`, which may come
+ * later in the file; they are validated after all top-level keys were read.
+ * Every problem is reported and the walk goes on; the config is returned only
+ * if there was none. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+#include "config/config.h"
+
+/* Defined in labels.c, shared by the index builder here and the lookup there.
+ * (Not in config.h: it is an implementation detail of the cookie index.) */
+uint64_t tcx_cookie_hash(const uint8_t *cookie, size_t len);
+
+#define TCX_INTERVAL_DEFAULT 15.0
+#define TCX_BLOCK_MAX        4294967294u
+#define TCX_NETNS_MAX        63
+#define TCX_IFNAME_MAX       15 /* IFNAMSIZ - 1 */
+
+#define TC_PARENT_INGRESS 0xFFFFFFF2u /* TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS) */
+#define TC_PARENT_EGRESS  0xFFFFFFF3u /* TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS) */
+#define TC_PARENT_ROOT    0u          /* a dump's "root qdisc" selector */
+
+struct ctx {
+	const char *name; /* file name for messages */
+	tcx_config_err_fn errfn;
+	void *arg;
+	yaml_document_t *doc;
+	struct tcx_config *cfg;
+	unsigned errors;
+	int labels_bad;        /* `labels` had errors: skip checks against it */
+	yaml_node_t *cookies;  /* deferred until `labels` is known */
+	yaml_node_t *decoders; /* likewise */
+};
+
+typedef int (*key_fn)(struct ctx *c, void *obj, yaml_node_t *key, yaml_node_t *val);
+
+struct key_handler {
+	const char *key;
+	key_fn fn;
+};
+
+/* ---- error reporting ------------------------------------------------------ */
+
+__attribute__((format(printf, 3, 0))) static void vreport(struct ctx *c, const yaml_mark_t *m,
+                                                          const char *fmt, va_list ap)
+{
+	char *msg = NULL, *line = NULL;
+	int r;
+
+	c->errors++;
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		msg = NULL;
+		goto oom;
+	}
+	if (m)
+		r = asprintf(&line, "%s:%lu:%lu: %s", c->name, (unsigned long)m->line + 1,
+		             (unsigned long)m->column + 1, msg);
+	else
+		r = asprintf(&line, "%s: %s", c->name, msg);
+	if (r < 0)
+		goto oom;
+	if (c->errfn)
+		c->errfn(c->arg, line);
+	free(line);
+	free(msg);
+	return;
+oom:
+	free(msg);
+	if (c->errfn)
+		c->errfn(c->arg, "out of memory");
+}
+
+__attribute__((format(printf, 3, 4))) static void err_at(struct ctx *c, const yaml_node_t *n,
+                                                         const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(c, &n->start_mark, fmt, ap);
+	va_end(ap);
+}
+
+__attribute__((format(printf, 3, 4))) static void err_mark(struct ctx *c, const yaml_mark_t *m,
+                                                           const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(c, m, fmt, ap);
+	va_end(ap);
+}
+
+static int oom(struct ctx *c)
+{
+	err_mark(c, NULL, "out of memory");
+	return -1;
+}
+
+/* ---- small helpers -------------------------------------------------------- */
+
+static const char *kind_name(yaml_node_type_t t)
+{
+	switch (t) {
+	case YAML_MAPPING_NODE:
+		return "a mapping";
+	case YAML_SEQUENCE_NODE:
+		return "a sequence";
+	default:
+		return "a scalar";
+	}
+}
+
+static const char *sval(const yaml_node_t *n)
+{
+	return (const char *)n->data.scalar.value;
+}
+
+static size_t slen(const yaml_node_t *n)
+{
+	return n->data.scalar.length;
+}
+
+/* The scalar holds a NUL byte (e.g. "a\0b"): it cannot be a C string. */
+static int has_nul(const yaml_node_t *n)
+{
+	return memchr(n->data.scalar.value, '\0', n->data.scalar.length) != NULL;
+}
+
+static yaml_node_t *node(struct ctx *c, int id)
+{
+	return yaml_document_get_node(c->doc, id);
+}
+
+static size_t n_items(const yaml_node_t *seq)
+{
+	return (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
+}
+
+static size_t n_pairs(const yaml_node_t *map)
+{
+	return (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+}
+
+/* An empty plain scalar: YAML's null (`key:` with nothing after it). */
+static int is_null(const yaml_node_t *n)
+{
+	return n->type == YAML_SCALAR_NODE && n->data.scalar.length == 0 &&
+	       n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+}
+
+/* Check the value of `key` is of type t; report "'key' must be ..." if not. */
+static int expect(struct ctx *c, const yaml_node_t *key, const yaml_node_t *val,
+                  yaml_node_type_t t)
+{
+	if (val->type == t)
+		return 0;
+	err_at(c, val, "'%s' must be %s, got %s", sval(key), kind_name(t), kind_name(val->type));
+	return -1;
+}
+
+static char *xstrndup(struct ctx *c, const char *s, size_t len)
+{
+	char *p = malloc(len + 1);
+
+	if (!p) {
+		oom(c);
+		return NULL;
+	}
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+/* Decimal integer in [min, max], digits only. */
+static int parse_uint(const yaml_node_t *v, uint64_t min, uint64_t max, uint64_t *out)
+{
+	const char *s = sval(v);
+	size_t i, len = slen(v);
+	uint64_t x = 0;
+
+	if (len == 0 || len > 20)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		if (x > (UINT64_MAX - 9) / 10)
+			return -1;
+		x = x * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (x < min || x > max)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+static int uint_value(struct ctx *c, const yaml_node_t *k, const yaml_node_t *v, uint64_t min,
+                      uint64_t max, uint64_t *out)
+{
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (parse_uint(v, min, max, out) == 0)
+		return 0;
+	err_at(c, v, "invalid %s '%s': must be an integer from %llu to %llu", sval(k), sval(v),
+	       (unsigned long long)min, (unsigned long long)max);
+	return -1;
+}
+
+static int hexval(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* Hex bytes, optionally with 0x. Returns NULL or the reason it is invalid. */
+static const char *parse_hex(const char *s, size_t len, uint8_t *out, unsigned *out_len)
+{
+	size_t i;
+
+	if (len >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		s += 2;
+		len -= 2;
+	}
+	if (len == 0)
+		return "empty";
+	for (i = 0; i < len; i++)
+		if (hexval(s[i]) < 0)
+			return "not a hex digit";
+	if (len > 2 * TCX_COOKIE_MAX)
+		return "longer than 16 bytes";
+	if (len % 2)
+		return "odd number of hex digits";
+	for (i = 0; i < len / 2; i++)
+		out[i] = (uint8_t)(hexval(s[2 * i]) << 4 | hexval(s[2 * i + 1]));
+	*out_len = (unsigned)(len / 2);
+	return NULL;
+}
+
+/* "15", "0.5" (seconds) or a number with a unit: ms, s, m, h. */
+static int parse_interval(const char *s, size_t len, double *out)
+{
+	static const struct {
+		const char *unit;
+		double ms;
+	} units[] = {{"", 1000}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
+	uint64_t mant = 0;
+	unsigned int_digits = 0, frac_digits = 0;
+	const char *p = s, *end = s + len;
+	double ms, scale = 1;
+	size_t i;
+	int dot = 0;
+
+	for (; p < end; p++) {
+		if (*p >= '0' && *p <= '9') {
+			if (mant >= 100000000000000ULL) /* keep it exact in a double */
+				return -1;
+			mant = mant * 10 + (uint64_t)(*p - '0');
+			if (dot)
+				frac_digits++;
+			else
+				int_digits++;
+		} else if (*p == '.' && !dot) {
+			dot = 1;
+		} else {
+			break;
+		}
+	}
+	if (int_digits == 0 || (dot && frac_digits == 0))
+		return -1;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if ((size_t)(end - p) == strlen(units[i].unit) && !memcmp(p, units[i].unit, end - p))
+			break;
+	if (i == sizeof(units) / sizeof(units[0]))
+		return -1;
+	while (frac_digits--)
+		scale *= 10;
+	ms = (double)mant * units[i].ms / scale;
+	if (ms < 1 || ms > 86400000)
+		return -1;
+	*out = ms / 1000;
+	return 0;
+}
+
+static int find_label(const struct tcx_config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->n_labels; i++)
+		if (!strcmp(cfg->labels[i], name))
+			return (int)i;
+	return -1;
+}
+
+/* Walk a mapping, dispatching each key through tab. `where` names the mapping
+ * in messages (" in target"), empty at the top level. */
+static int walk_mapping(struct ctx *c, yaml_node_t *map, const struct key_handler *tab, size_t n,
+                        const char *where, void *obj)
+{
+	yaml_node_t *seen[16] = {NULL};
+	char expected[256];
+	yaml_node_pair_t *p;
+	size_t i, off = 0;
+	int ret = 0;
+
+	expected[0] = '\0';
+	for (i = 0; i < n && i < 16; i++)
+		off += (size_t)snprintf(expected + off, sizeof(expected) - off, "%s%s",
+		                        i ? ", " : "", tab[i].key);
+
+	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(c, p->key), *v = node(c, p->value);
+
+		if (k->type != YAML_SCALAR_NODE) {
+			err_at(c, k, "expected a scalar key, got %s", kind_name(k->type));
+			ret = -1;
+			continue;
+		}
+		for (i = 0; i < n; i++)
+			if (!has_nul(k) && !strcmp(sval(k), tab[i].key))
+				break;
+		if (i == n) {
+			err_at(c, k, "unknown key '%s'%s (expected one of: %s)", sval(k), where,
+			       expected);
+			ret = -1;
+			continue;
+		}
+		if (seen[i]) {
+			err_at(c, k, "duplicate key '%s' (first at %lu:%lu)", sval(k),
+			       (unsigned long)seen[i]->start_mark.line + 1,
+			       (unsigned long)seen[i]->start_mark.column + 1);
+			ret = -1;
+			continue;
+		}
+		seen[i] = k;
+		if (tab[i].fn(c, obj, k, v))
+			ret = -1;
+	}
+	return ret;
+}
+
+/* ---- interval, unmapped ------------------------------------------------------ */
+
+static int top_interval(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (has_nul(v) || parse_interval(sval(v), slen(v), &c->cfg->interval_s)) {
+		err_at(c, v,
+		       "invalid interval '%s': must be a duration between 1ms and 24h such as "
+		       "15s, 500ms, 2m",
+		       sval(v));
+		return -1;
+	}
+	return 0;
+}
+
+static int top_unmapped(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (!strcasecmp(sval(v), "export") && !has_nul(v)) {
+		c->cfg->unmapped = TCX_UNMAPPED_EXPORT;
+	} else if (!strcasecmp(sval(v), "drop") && !has_nul(v)) {
+		c->cfg->unmapped = TCX_UNMAPPED_DROP;
+	} else {
+		err_at(c, v, "invalid unmapped policy '%s' (expected export or drop)", sval(v));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- targets ---------------------------------------------------------------- */
+
+struct target_ps {
+	struct tcx_target_cfg *t;
+	int n_kinds;    /* how many of all, dev, block were written */
+	int dev_given;  /* `dev` was written (even if invalid) */
+	yaml_node_t *parent_key;
+};
+
+static int parse_bool(struct ctx *c, const yaml_node_t *k, const yaml_node_t *v, int *out)
+{
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (!has_nul(v) && (!strcasecmp(sval(v), "true") || !strcasecmp(sval(v), "yes"))) {
+		*out = 1;
+		return 0;
+	}
+	if (!has_nul(v) && (!strcasecmp(sval(v), "false") || !strcasecmp(sval(v), "no"))) {
+		*out = 0;
+		return 0;
+	}
+	err_at(c, v, "invalid boolean '%s' for '%s'", sval(v), sval(k));
+	return -1;
+}
+
+static int tgt_all(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct target_ps *ps = obj;
+	int b;
+
+	ps->n_kinds++;
+	if (parse_bool(c, k, v, &b))
+		return -1;
+	if (!b) {
+		err_at(c, v, "all: false is meaningless; remove the entry");
+		return -1;
+	}
+	ps->t->all = 1;
+	return 0;
+}
+
+static int tgt_dev(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct target_ps *ps = obj;
+	size_t i;
+
+	ps->n_kinds++;
+	ps->dev_given = 1;
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (slen(v) == 0 || slen(v) > TCX_IFNAME_MAX || has_nul(v))
+		goto bad;
+	for (i = 0; i < slen(v); i++)
+		if (sval(v)[i] == '/' || sval(v)[i] == ' ' || (sval(v)[i] >= '\t' && sval(v)[i] <= '\r'))
+			goto bad;
+	ps->t->dev = xstrndup(c, sval(v), slen(v));
+	return ps->t->dev ? 0 : -1;
+bad:
+	err_at(c, v, "invalid device name '%s': must be 1 to 15 characters without '/' or whitespace",
+	       sval(v));
+	return -1;
+}
+
+static int parse_parent(const char *s, size_t len, uint32_t *out)
+{
+	static const struct {
+		const char *name;
+		uint32_t parent;
+	} names[] = {
+		{"ingress", TC_PARENT_INGRESS},
+		{"egress", TC_PARENT_EGRESS},
+		{"root", TC_PARENT_ROOT},
+	};
+	uint32_t maj = 0, min = 0;
+	size_t i, nmaj = 0, nmin = 0;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (len == strlen(names[i].name) && !strncasecmp(s, names[i].name, len)) {
+			*out = names[i].parent;
+			return 0;
+		}
+	}
+	for (i = 0; i < len && s[i] != ':'; i++, nmaj++) {
+		if (hexval(s[i]) < 0 || nmaj == 4)
+			return -1;
+		maj = maj << 4 | (uint32_t)hexval(s[i]);
+	}
+	if (i == len || nmaj == 0)
+		return -1;
+	for (i++; i < len; i++, nmin++) {
+		if (hexval(s[i]) < 0 || nmin == 4)
+			return -1;
+		min = min << 4 | (uint32_t)hexval(s[i]);
+	}
+	*out = maj << 16 | min;
+	return 0;
+}
+
+static int tgt_parent(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct target_ps *ps = obj;
+	size_t i;
+
+	ps->parent_key = k;
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (has_nul(v) || parse_parent(sval(v), slen(v), &ps->t->parent)) {
+		err_at(c, v,
+		       "invalid parent '%s': expected ingress, egress, root or a handle such as 1: "
+		       "or 1:10",
+		       sval(v));
+		return -1;
+	}
+	ps->t->has_parent = 1;
+	ps->t->parent_str = xstrndup(c, sval(v), slen(v));
+	if (!ps->t->parent_str)
+		return -1;
+	if (!strchr(ps->t->parent_str, ':'))
+		for (i = 0; ps->t->parent_str[i]; i++)
+			if (ps->t->parent_str[i] >= 'A' && ps->t->parent_str[i] <= 'Z')
+				ps->t->parent_str[i] = (char)(ps->t->parent_str[i] - 'A' + 'a');
+	return 0;
+}
+
+static int tgt_block(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct target_ps *ps = obj;
+	uint64_t x;
+
+	ps->n_kinds++;
+	if (uint_value(c, k, v, 1, TCX_BLOCK_MAX, &x))
+		return -1;
+	ps->t->has_block = 1;
+	ps->t->block = (uint32_t)x;
+	return 0;
+}
+
+static int tgt_netns(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct target_ps *ps = obj;
+
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (slen(v) == 0 || slen(v) > TCX_NETNS_MAX || has_nul(v) || strchr(sval(v), '/') ||
+	    !strcmp(sval(v), ".") || !strcmp(sval(v), "..")) {
+		err_at(c, v, "invalid netns '%s': must be a name under /run/netns", sval(v));
+		return -1;
+	}
+	ps->t->netns = xstrndup(c, sval(v), slen(v));
+	return ps->t->netns ? 0 : -1;
+}
+
+static const struct key_handler target_keys[] = {
+	{"all", tgt_all},       {"dev", tgt_dev},     {"parent", tgt_parent},
+	{"block", tgt_block},   {"netns", tgt_netns},
+};
+
+static int top_targets(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct tcx_config *cfg = c->cfg;
+	yaml_node_item_t *it;
+	int ret = 0;
+
+	if (expect(c, k, v, YAML_SEQUENCE_NODE))
+		return -1;
+	if (n_items(v) == 0) {
+		err_at(c, v, "targets must not be empty");
+		return -1;
+	}
+	cfg->targets = calloc(n_items(v), sizeof(*cfg->targets));
+	if (!cfg->targets)
+		return oom(c);
+	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+		yaml_node_t *e = node(c, *it);
+		struct target_ps ps = {.t = &cfg->targets[cfg->n_targets++]};
+
+		ps.t->line = (int)e->start_mark.line + 1;
+		if (e->type != YAML_MAPPING_NODE) {
+			err_at(c, e, "target must be a mapping, got %s", kind_name(e->type));
+			ret = -1;
+			continue;
+		}
+		if (walk_mapping(c, e, target_keys, sizeof(target_keys) / sizeof(target_keys[0]),
+		                 " in target", &ps))
+			ret = -1;
+		if (ps.n_kinds != 1) {
+			err_at(c, e, "target needs exactly one of 'all', 'dev' or 'block'");
+			ret = -1;
+		} else if (ps.parent_key && !ps.dev_given) {
+			err_at(c, ps.parent_key, "'parent' needs 'dev'");
+			ret = -1;
+		}
+	}
+	return ret;
+}
+
+static int default_targets(struct ctx *c)
+{
+	struct tcx_config *cfg = c->cfg;
+
+	cfg->targets = calloc(1, sizeof(*cfg->targets));
+	if (!cfg->targets)
+		return oom(c);
+	cfg->targets[0].all = 1;
+	cfg->n_targets = 1;
+	return 0;
+}
+
+/* ---- labels ----------------------------------------------------------------- */
+
+static int top_labels(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct tcx_config *cfg = c->cfg;
+	yaml_node_item_t *it;
+	size_t n;
+
+	if (expect(c, k, v, YAML_SEQUENCE_NODE)) {
+		c->labels_bad = 1;
+		return -1;
+	}
+	n = n_items(v);
+	cfg->labels = calloc(n < TCX_MAX_LABELS ? n : TCX_MAX_LABELS, sizeof(char *));
+	if (n && !cfg->labels) {
+		c->labels_bad = 1;
+		return oom(c);
+	}
+	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+		yaml_node_t *e = node(c, *it);
+
+		if (e->type != YAML_SCALAR_NODE) {
+			err_at(c, e, "label name must be a scalar, got %s", kind_name(e->type));
+			goto bad;
+		}
+		if (has_nul(e) || !tcx_label_name_valid(sval(e))) {
+			err_at(c, e,
+			       "invalid label name '%s': must match [a-zA-Z_][a-zA-Z0-9_]* and not "
+			       "start with __",
+			       sval(e));
+			goto bad;
+		}
+		if (tcx_label_name_reserved(sval(e))) {
+			err_at(c, e, "label name '%s' clashes with a built-in label", sval(e));
+			goto bad;
+		}
+		if (find_label(cfg, sval(e)) >= 0) {
+			err_at(c, e, "duplicate label name '%s'", sval(e));
+			goto bad;
+		}
+		if (cfg->n_labels == TCX_MAX_LABELS) {
+			err_at(c, e, "too many labels (at most %d)", TCX_MAX_LABELS);
+			c->labels_bad = 1;
+			return -1;
+		}
+		cfg->labels[cfg->n_labels] = xstrndup(c, sval(e), slen(e));
+		if (!cfg->labels[cfg->n_labels])
+			goto bad;
+		cfg->n_labels++;
+		continue;
+bad:
+		c->labels_bad = 1;
+	}
+	return c->labels_bad ? -1 : 0;
+}
+
+/* ---- cookies ---------------------------------------------------------------- */
+
+static int defer_cookies(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	if (expect(c, k, v, YAML_MAPPING_NODE))
+		return -1;
+	c->cookies = v;
+	return 0;
+}
+
+/* Collect the value nodes of one cookie, in label order, into vals[]. */
+static int cookie_values(struct ctx *c, const char *hex, yaml_node_t *v, yaml_node_t **vals)
+{
+	struct tcx_config *cfg = c->cfg;
+	yaml_node_t *first[TCX_MAX_LABELS] = {NULL}; /* key of each value, for messages */
+	yaml_node_pair_t *p;
+	yaml_node_item_t *it;
+	size_t i;
+	int ret = 0;
+
+	if (cfg->n_labels == 0) {
+		err_at(c, v, "cookie '%s': no labels are declared (add a 'labels' list)", hex);
+		return -1;
+	}
+	if (v->type == YAML_SEQUENCE_NODE) {
+		if (n_items(v) != cfg->n_labels) {
+			err_at(c, v, "cookie '%s': expected %zu values, got %zu", hex, cfg->n_labels,
+			       n_items(v));
+			return -1;
+		}
+		for (i = 0, it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+		     it++, i++)
+			vals[i] = node(c, *it);
+	} else if (v->type == YAML_MAPPING_NODE) {
+		for (p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
+			yaml_node_t *lk = node(c, p->key);
+			int l;
+
+			if (lk->type != YAML_SCALAR_NODE) {
+				err_at(c, lk, "expected a scalar key, got %s", kind_name(lk->type));
+				ret = -1;
+				continue;
+			}
+			l = has_nul(lk) ? -1 : find_label(cfg, sval(lk));
+			if (l < 0) {
+				err_at(c, lk, "cookie '%s': unknown label '%s'", hex, sval(lk));
+				ret = -1;
+				continue;
+			}
+			if (vals[l]) {
+				err_at(c, lk, "duplicate key '%s' (first at %lu:%lu)", sval(lk),
+				       (unsigned long)first[l]->start_mark.line + 1,
+				       (unsigned long)first[l]->start_mark.column + 1);
+				ret = -1;
+				continue;
+			}
+			first[l] = lk;
+			vals[l] = node(c, p->value);
+		}
+		for (i = 0; i < cfg->n_labels; i++) {
+			if (!vals[i]) {
+				err_at(c, v, "cookie '%s': missing value for label '%s'", hex,
+				       cfg->labels[i]);
+				ret = -1;
+			}
+		}
+	} else {
+		err_at(c, v, "cookie '%s': expected a mapping or a sequence of label values, got %s",
+		       hex, kind_name(v->type));
+		return -1;
+	}
+	for (i = 0; i < cfg->n_labels; i++) {
+		if (!vals[i])
+			continue;
+		if (vals[i]->type != YAML_SCALAR_NODE) {
+			err_at(c, vals[i], "cookie '%s': label values must be scalars", hex);
+			ret = -1;
+		} else if (has_nul(vals[i])) {
+			err_at(c, vals[i], "cookie '%s': label values must not contain NUL", hex);
+			ret = -1;
+		}
+	}
+	return ret;
+}
+
+/* One allocation: n pointers followed by the strings they point to. */
+static char **values_block(struct ctx *c, yaml_node_t **vals, size_t n)
+{
+	size_t i, size = n * sizeof(char *);
+	char **out, *s;
+
+	for (i = 0; i < n; i++)
+		size += slen(vals[i]) + 1;
+	out = malloc(size);
+	if (!out) {
+		oom(c);
+		return NULL;
+	}
+	s = (char *)(out + n);
+	for (i = 0; i < n; i++) {
+		memcpy(s, sval(vals[i]), slen(vals[i]) + 1);
+		out[i] = s;
+		s += slen(vals[i]) + 1;
+	}
+	return out;
+}
+
+static int load_cookies(struct ctx *c)
+{
+	struct tcx_config *cfg = c->cfg;
+	yaml_node_t *map = c->cookies, **keys = NULL;
+	yaml_node_pair_t *p;
+	size_t n = n_pairs(map), mask;
+	int ret = -1;
+
+	if (n == 0)
+		return 0;
+	if (n >= UINT32_MAX / 4) {
+		err_at(c, map, "too many cookies");
+		return -1;
+	}
+	cfg->n_slots = 2;
+	while (cfg->n_slots < 2 * n)
+		cfg->n_slots <<= 1;
+	mask = cfg->n_slots - 1;
+	cfg->cookies = calloc(n, sizeof(*cfg->cookies));
+	cfg->slots = malloc(cfg->n_slots * sizeof(*cfg->slots));
+	keys = malloc(n * sizeof(*keys)); /* key node of each entry, for messages */
+	if (!cfg->cookies || !cfg->slots || !keys) {
+		oom(c);
+		goto out;
+	}
+	memset(cfg->slots, 0xff, cfg->n_slots * sizeof(*cfg->slots));
+
+	ret = 0;
+	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(c, p->key), *v = node(c, p->value);
+		yaml_node_t *vals[TCX_MAX_LABELS] = {NULL};
+		struct tcx_cookie_entry *e = &cfg->cookies[cfg->n_cookies];
+		char hex[2 * TCX_COOKIE_MAX + 1];
+		const char *why;
+		unsigned len;
+		size_t i;
+
+		if (k->type != YAML_SCALAR_NODE) {
+			err_at(c, k, "expected a scalar key, got %s", kind_name(k->type));
+			ret = -1;
+			continue;
+		}
+		why = parse_hex(sval(k), slen(k), e->bytes, &len);
+		if (why) {
+			err_at(c, k, "invalid hex cookie '%s': %s", sval(k), why);
+			ret = -1;
+			continue;
+		}
+		e->len = (uint8_t)len;
+		tcx_cookie_hex(e->bytes, len, hex);
+		for (i = tcx_cookie_hash(e->bytes, len) & mask; cfg->slots[i] != UINT32_MAX;
+		     i = (i + 1) & mask) {
+			const struct tcx_cookie_entry *o = &cfg->cookies[cfg->slots[i]];
+
+			if (o->len == len && !memcmp(o->bytes, e->bytes, len))
+				break;
+		}
+		if (cfg->slots[i] != UINT32_MAX) {
+			const yaml_node_t *first = keys[cfg->slots[i]];
+
+			err_at(c, k, "duplicate cookie '%s' (first at %lu:%lu)", hex,
+			       (unsigned long)first->start_mark.line + 1,
+			       (unsigned long)first->start_mark.column + 1);
+			ret = -1;
+			continue;
+		}
+		cfg->slots[i] = (uint32_t)cfg->n_cookies;
+		keys[cfg->n_cookies++] = k;
+
+		if (c->labels_bad)
+			continue;
+		if (cookie_values(c, hex, v, vals)) {
+			ret = -1;
+			continue;
+		}
+		if (ret)
+			continue; /* the config is lost anyway; save the allocations */
+		e->values = values_block(c, vals, cfg->n_labels);
+		if (!e->values) {
+			ret = -1;
+			goto out;
+		}
+	}
+out:
+	free(keys);
+	return ret;
+}
+
+/* ---- decoders --------------------------------------------------------------- */
+
+static int defer_decoders(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	if (expect(c, k, v, YAML_SEQUENCE_NODE))
+		return -1;
+	c->decoders = v;
+	return 0;
+}
+
+/* Key and value nodes of one decoder, checked once its type is known. */
+struct dec_ps {
+	struct tcx_decoder *d;
+	yaml_node_t *type_v;
+	yaml_node_t *label_k, *label_v;
+	yaml_node_t *layout_k, *layout_v;
+	yaml_node_t *fields_k, *fields_v;
+};
+
+static int dec_type(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct dec_ps *ps = obj;
+
+	ps->type_v = v;
+	return expect(c, k, v, YAML_SCALAR_NODE);
+}
+
+static int dec_label(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct dec_ps *ps = obj;
+
+	ps->label_k = k;
+	ps->label_v = v;
+	return expect(c, k, v, YAML_SCALAR_NODE);
+}
+
+static int dec_length(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct dec_ps *ps = obj;
+	uint64_t x;
+
+	if (uint_value(c, k, v, 1, TCX_COOKIE_MAX, &x))
+		return -1;
+	ps->d->length = (unsigned)x;
+	return 0;
+}
+
+static int dec_prefix(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct dec_ps *ps = obj;
+	const char *why;
+
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	why = parse_hex(sval(v), slen(v), ps->d->prefix, &ps->d->prefix_len);
+	if (why) {
+		err_at(c, v, "invalid hex prefix '%s': %s", sval(v), why);
+		return -1;
+	}
+	return 0;
+}
+
+static int dec_layout(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct dec_ps *ps = obj;
+
+	ps->layout_k = k;
+	ps->layout_v = v;
+	return expect(c, k, v, YAML_SCALAR_NODE);
+}
+
+static int dec_fields(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct dec_ps *ps = obj;
+
+	ps->fields_k = k;
+	ps->fields_v = v;
+	return expect(c, k, v, YAML_SEQUENCE_NODE);
+}
+
+static const struct key_handler decoder_keys[] = {
+	{"type", dec_type},     {"label", dec_label},   {"length", dec_length},
+	{"prefix", dec_prefix}, {"layout", dec_layout}, {"fields", dec_fields},
+};
+
+/* A decoder's label: the index of a declared label, or -1 after a report. */
+static int decoder_label(struct ctx *c, const yaml_node_t *v)
+{
+	int l = has_nul(v) ? -1 : find_label(c->cfg, sval(v));
+
+	if (l < 0 && !c->labels_bad)
+		err_at(c, v, "decoder label '%s' is not declared in 'labels'", sval(v));
+	return l;
+}
+
+struct field_ps {
+	struct tcx_field *f;
+	int has_label, has_bytes;
+};
+
+static int fld_label(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct field_ps *ps = obj;
+
+	ps->has_label = 1;
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	ps->f->label = decoder_label(c, v);
+	return ps->f->label < 0 ? -1 : 0;
+}
+
+static int fld_bytes(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct field_ps *ps = obj;
+	uint64_t x;
+
+	ps->has_bytes = 1;
+	if (uint_value(c, k, v, 1, 8, &x))
+		return -1;
+	ps->f->width = (unsigned)x;
+	return 0;
+}
+
+static const struct key_handler field_keys[] = {
+	{"label", fld_label},
+	{"bytes", fld_bytes},
+};
+
+static int decoder_fields(struct ctx *c, struct dec_ps *ps)
+{
+	struct tcx_decoder *d = ps->d;
+	yaml_node_t *seq = ps->fields_v;
+	yaml_node_item_t *it;
+	unsigned total = 0;
+	int ret = 0, labelled = 0, too_many = 0;
+
+	if (n_items(seq) == 0) {
+		err_at(c, seq, "decoder 'fields' needs a non-empty 'fields' list");
+		return -1;
+	}
+	for (it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
+		yaml_node_t *e = node(c, *it);
+		struct tcx_field f = {.label = -1};
+		struct field_ps fp = {.f = &f};
+
+		if (e->type != YAML_MAPPING_NODE) {
+			err_at(c, e, "field must be a mapping, got %s", kind_name(e->type));
+			ret = -1;
+			continue;
+		}
+		if (walk_mapping(c, e, field_keys, sizeof(field_keys) / sizeof(field_keys[0]),
+		                 " in field", &fp))
+			ret = -1;
+		if (!fp.has_bytes) {
+			err_at(c, e, "field needs 'bytes'");
+			ret = -1;
+		}
+		labelled |= fp.has_label;
+		total += f.width;
+		if (d->n_fields == TCX_MAX_FIELDS) {
+			if (!too_many)
+				err_at(c, e, "too many fields (at most %d)", TCX_MAX_FIELDS);
+			too_many = 1;
+			ret = -1;
+			continue;
+		}
+		d->fields[d->n_fields++] = f;
+	}
+	if (total > TCX_COOKIE_MAX) {
+		err_at(c, seq, "fields cover %u bytes, more than a cookie's %d", total,
+		       TCX_COOKIE_MAX);
+		ret = -1;
+	}
+	if (!labelled && ret == 0) {
+		err_at(c, seq, "decoder 'fields' needs at least one field with a 'label'");
+		ret = -1;
+	}
+	return ret;
+}
+
+static int load_decoder(struct ctx *c, yaml_node_t *e, struct tcx_decoder *d)
+{
+	static const char *const types[] = {"ascii", "fields", "uuid"};
+	struct dec_ps ps = {.d = d};
+	int type = -1, ret = 0;
+	size_t i;
+
+	d->label = -1;
+	d->line = (int)e->start_mark.line + 1;
+	if (e->type != YAML_MAPPING_NODE) {
+		err_at(c, e, "decoder must be a mapping, got %s", kind_name(e->type));
+		return -1;
+	}
+	if (walk_mapping(c, e, decoder_keys, sizeof(decoder_keys) / sizeof(decoder_keys[0]),
+	                 " in decoder", &ps))
+		ret = -1;
+
+	if (!ps.type_v) {
+		err_at(c, e, "decoder needs 'type'");
+		ret = -1;
+	} else if (ps.type_v->type == YAML_SCALAR_NODE) {
+		for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+			if (!has_nul(ps.type_v) && !strcasecmp(sval(ps.type_v), types[i]))
+				type = (int)i;
+		if (type < 0) {
+			err_at(c, ps.type_v, "unknown decoder type '%s' (expected ascii, fields or uuid)",
+			       sval(ps.type_v));
+			ret = -1;
+		}
+	}
+	d->type = type < 0 ? TCX_DEC_ASCII : (enum tcx_decoder_type)type;
+
+	/* label */
+	if (type == TCX_DEC_FIELDS && ps.label_k) {
+		err_at(c, ps.label_k, "decoder 'fields' takes labels from its fields, not 'label'");
+		ret = -1;
+	} else if (ps.label_v && ps.label_v->type == YAML_SCALAR_NODE) {
+		d->label = decoder_label(c, ps.label_v);
+		if (d->label < 0)
+			ret = -1;
+	} else if (!ps.label_k && (type == TCX_DEC_ASCII || type == TCX_DEC_UUID)) {
+		err_at(c, e, "decoder '%s' needs 'label'", types[type]);
+		ret = -1;
+	}
+
+	/* layout */
+	if (ps.layout_k && type >= 0 && type != TCX_DEC_UUID) {
+		err_at(c, ps.layout_k, "'layout' applies only to uuid decoders");
+		ret = -1;
+	} else if (ps.layout_v && ps.layout_v->type == YAML_SCALAR_NODE) {
+		if (!has_nul(ps.layout_v) && !strcasecmp(sval(ps.layout_v), "ovs")) {
+			d->layout = TCX_UUID_OVS;
+		} else if (!has_nul(ps.layout_v) && !strcasecmp(sval(ps.layout_v), "rfc4122")) {
+			d->layout = TCX_UUID_RFC4122;
+		} else {
+			err_at(c, ps.layout_v, "invalid layout '%s' (expected ovs or rfc4122)",
+			       sval(ps.layout_v));
+			ret = -1;
+		}
+	}
+
+	/* fields */
+	if (ps.fields_k && type >= 0 && type != TCX_DEC_FIELDS) {
+		err_at(c, ps.fields_k, "'fields' applies only to fields decoders");
+		ret = -1;
+	} else if (type == TCX_DEC_FIELDS && !ps.fields_k) {
+		err_at(c, e, "decoder 'fields' needs a non-empty 'fields' list");
+		ret = -1;
+	} else if (ps.fields_v && ps.fields_v->type == YAML_SEQUENCE_NODE) {
+		if (decoder_fields(c, &ps))
+			ret = -1;
+	}
+	return ret;
+}
+
+static int load_decoders(struct ctx *c)
+{
+	struct tcx_config *cfg = c->cfg;
+	yaml_node_t *seq = c->decoders;
+	yaml_node_item_t *it;
+	int ret = 0;
+
+	if (n_items(seq) == 0)
+		return 0;
+	cfg->decoders = calloc(n_items(seq), sizeof(*cfg->decoders));
+	if (!cfg->decoders)
+		return oom(c);
+	for (it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++)
+		if (load_decoder(c, node(c, *it), &cfg->decoders[cfg->n_decoders++]))
+			ret = -1;
+	return ret;
+}
+
+/* ---- the document ------------------------------------------------------------ */
+
+static const struct key_handler top_keys[] = {
+	{"interval", top_interval}, {"targets", top_targets},   {"labels", top_labels},
+	{"unmapped", top_unmapped}, {"cookies", defer_cookies}, {"decoders", defer_decoders},
+};
+
+static void config_free(struct tcx_config *cfg)
+{
+	size_t i;
+
+	if (!cfg)
+		return;
+	for (i = 0; i < cfg->n_targets; i++) {
+		free(cfg->targets[i].dev);
+		free(cfg->targets[i].parent_str);
+		free(cfg->targets[i].netns);
+	}
+	free(cfg->targets);
+	for (i = 0; i < cfg->n_labels; i++)
+		free(cfg->labels[i]);
+	free(cfg->labels);
+	for (i = 0; i < cfg->n_cookies; i++)
+		free(cfg->cookies[i].values);
+	free(cfg->cookies);
+	free(cfg->slots);
+	free(cfg->decoders);
+	free(cfg->path);
+	free(cfg);
+}
+
+static int load_root(struct ctx *c, yaml_node_t *root)
+{
+	int ret = 0;
+
+	if (root->type != YAML_MAPPING_NODE) {
+		err_at(c, root, "expected a mapping at top level, got %s", kind_name(root->type));
+		return -1;
+	}
+	if (walk_mapping(c, root, top_keys, sizeof(top_keys) / sizeof(top_keys[0]), "", NULL))
+		ret = -1;
+	if (!c->cfg->targets && default_targets(c))
+		ret = -1;
+	if (c->cookies && load_cookies(c))
+		ret = -1;
+	if (c->decoders && load_decoders(c))
+		ret = -1;
+	return ret;
+}
+
+static void syntax_error(struct ctx *c, const yaml_parser_t *parser, const char *buf, size_t len)
+{
+	const char *problem = parser->problem ? parser->problem : "out of memory";
+	yaml_mark_t m = parser->problem_mark;
+
+	if (parser->error == YAML_READER_ERROR) {
+		/* the reader gives a byte offset, not a mark */
+		size_t i, end = parser->problem_offset < len ? parser->problem_offset : len;
+
+		m.line = m.column = 0;
+		for (i = 0; i < end; i++) {
+			if (buf[i] == '\n') {
+				m.line++;
+				m.column = 0;
+			} else {
+				m.column++;
+			}
+		}
+	}
+	if (parser->context)
+		err_mark(c, &m, "YAML syntax error: %s %s", problem, parser->context);
+	else
+		err_mark(c, &m, "YAML syntax error: %s", problem);
+}
+
+struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, size_t len,
+                                          tcx_config_err_fn errfn, void *arg)
+{
+	struct ctx c = {.name = name, .errfn = errfn, .arg = arg};
+	const yaml_mark_t start = {0, 0, 0};
+	struct tcx_config *cfg = NULL;
+	yaml_document_t doc, extra;
+	yaml_parser_t parser;
+	yaml_node_t *root;
+	int have_doc = 0;
+
+	if (!yaml_parser_initialize(&parser)) {
+		oom(&c);
+		return NULL;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		syntax_error(&c, &parser, buf, len);
+		goto out;
+	}
+	have_doc = 1;
+	c.doc = &doc;
+	root = yaml_document_get_root_node(&doc);
+	if (!root || is_null(root)) {
+		err_mark(&c, &start, "empty configuration");
+		goto out;
+	}
+
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg) {
+		oom(&c);
+		goto out;
+	}
+	atomic_init(&cfg->refcnt, 1);
+	cfg->interval_s = TCX_INTERVAL_DEFAULT;
+	cfg->unmapped = TCX_UNMAPPED_EXPORT;
+	cfg->path = strdup(name);
+	if (!cfg->path)
+		oom(&c);
+	c.cfg = cfg;
+	load_root(&c, root);
+
+	/* a second document would be silently ignored: refuse it */
+	if (!yaml_parser_load(&parser, &extra)) {
+		syntax_error(&c, &parser, buf, len);
+	} else {
+		yaml_node_t *r = yaml_document_get_root_node(&extra);
+
+		if (r)
+			err_at(&c, r, "expected a single YAML document");
+		yaml_document_delete(&extra);
+	}
+out:
+	if (c.errors) {
+		config_free(cfg);
+		cfg = NULL;
+	}
+	if (have_doc)
+		yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	return cfg;
+}
+
+struct tcx_config *tcx_config_load_file(const char *path, tcx_config_err_fn errfn, void *arg)
+{
+	struct ctx c = {.name = path, .errfn = errfn, .arg = arg};
+	struct tcx_config *cfg = NULL;
+	char *buf = NULL, *nbuf;
+	size_t len = 0, cap = 0, n;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f) {
+		err_mark(&c, NULL, "cannot open: %s", strerror(errno));
+		return NULL;
+	}
+	for (;;) {
+		if (cap - len < 4096) {
+			cap = cap ? 2 * cap : 65536;
+			nbuf = realloc(buf, cap);
+			if (!nbuf) {
+				oom(&c);
+				goto out;
+			}
+			buf = nbuf;
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	if (ferror(f)) {
+		err_mark(&c, NULL, "cannot read: %s", strerror(errno));
+		goto out;
+	}
+	cfg = tcx_config_load_buffer(path, buf, len, errfn, arg);
+out:
+	free(buf);
+	fclose(f);
+	return cfg;
+}
+
+struct tcx_config *tcx_config_ref(struct tcx_config *cfg)
+{
+	if (cfg)
+		atomic_fetch_add_explicit(&cfg->refcnt, 1, memory_order_relaxed);
+	return cfg;
+}
+
+void tcx_config_unref(struct tcx_config *cfg)
+{
+	if (cfg && atomic_fetch_sub_explicit(&cfg->refcnt, 1, memory_order_acq_rel) == 1)
+		config_free(cfg);
+}

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Cookie -> label values: the exact `cookies:` map, then the decoders. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config/config.h"
+
+/* Also declared in config.c, which builds the index this file probes. */
+uint64_t tcx_cookie_hash(const uint8_t *cookie, size_t len);
+
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* len <= TCX_COOKIE_MAX. */
+uint64_t tcx_cookie_hash(const uint8_t *cookie, size_t len)
+{
+	uint64_t w[2] = {0, 0};
+
+	memcpy(w, cookie, len);
+	return mix64(mix64(len * 0x9e3779b97f4a7c15ULL ^ w[0]) ^ w[1]);
+}
+
+static const struct tcx_cookie_entry *lookup(const struct tcx_config *cfg, const uint8_t *cookie,
+                                             size_t len)
+{
+	size_t mask, i;
+
+	if (cfg->n_slots == 0 || len > TCX_COOKIE_MAX)
+		return NULL;
+	mask = cfg->n_slots - 1;
+	/* n_slots >= 2 * n_cookies: there is always an empty slot to stop at */
+	for (i = tcx_cookie_hash(cookie, len) & mask; cfg->slots[i] != UINT32_MAX;
+	     i = (i + 1) & mask) {
+		const struct tcx_cookie_entry *e = &cfg->cookies[cfg->slots[i]];
+
+		if (e->len == len && !memcmp(e->bytes, cookie, len))
+			return e;
+	}
+	return NULL;
+}
+
+static int dec_ascii(const struct tcx_decoder *d, const uint8_t *cookie, size_t len,
+                     struct tcx_label_buf *buf)
+{
+	size_t i;
+
+	if (len > TCX_LABEL_VALUE_MAX - 1)
+		return -1;
+	for (i = 0; i < len; i++)
+		if (cookie[i] < 0x20 || cookie[i] > 0x7e)
+			return -1;
+	memcpy(buf->v[d->label], cookie, len);
+	buf->v[d->label][len] = '\0';
+	return 0;
+}
+
+static int dec_fields(const struct tcx_decoder *d, const uint8_t *cookie, size_t len,
+                      struct tcx_label_buf *buf)
+{
+	size_t i, j, off = 0;
+
+	for (i = 0; i < d->n_fields; i++)
+		off += d->fields[i].width;
+	if (off > len)
+		return -1;
+	for (i = 0, off = 0; i < d->n_fields; i++) {
+		uint64_t x = 0;
+
+		for (j = 0; j < d->fields[i].width; j++)
+			x = x << 8 | cookie[off + j];
+		off += d->fields[i].width;
+		if (d->fields[i].label >= 0)
+			snprintf(buf->v[d->fields[i].label], TCX_LABEL_VALUE_MAX, "%" PRIu64, x);
+	}
+	return 0;
+}
+
+static int dec_uuid(const struct tcx_decoder *d, const uint8_t *c, size_t len,
+                    struct tcx_label_buf *buf)
+{
+	char *out = buf->v[d->label];
+	uint32_t w[4];
+
+	if (len != 16)
+		return -1;
+	if (d->layout == TCX_UUID_RFC4122) {
+		snprintf(out, TCX_LABEL_VALUE_MAX,
+		         "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", c[0],
+		         c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12],
+		         c[13], c[14], c[15]);
+		return 0;
+	}
+	/* OVS ufid: four u32 words in host order, as ovs-appctl prints them */
+	memcpy(w, c, sizeof(w));
+	snprintf(out, TCX_LABEL_VALUE_MAX, "%08" PRIx32 "-%04" PRIx32 "-%04" PRIx32 "-%04" PRIx32
+	         "-%04" PRIx32 "%08" PRIx32,
+	         w[0], w[1] >> 16, w[1] & 0xffff, w[2] >> 16, w[2] & 0xffff, w[3]);
+	return 0;
+}
+
+static void set_decoded(const struct tcx_decoder *d, const char **values,
+                        struct tcx_label_buf *buf)
+{
+	size_t i;
+
+	if (d->type != TCX_DEC_FIELDS) {
+		values[d->label] = buf->v[d->label];
+		return;
+	}
+	for (i = 0; i < d->n_fields; i++)
+		if (d->fields[i].label >= 0)
+			values[d->fields[i].label] = buf->v[d->fields[i].label];
+}
+
+enum tcx_map_kind tcx_labels_resolve(const struct tcx_config *cfg, const uint8_t *cookie,
+                                     size_t len, const char **values, struct tcx_label_buf *buf)
+{
+	const struct tcx_cookie_entry *e;
+	size_t i;
+
+	for (i = 0; i < cfg->n_labels; i++)
+		values[i] = "";
+	if (len == 0)
+		return TCX_MAP_NONE;
+
+	e = lookup(cfg, cookie, len);
+	if (e) {
+		for (i = 0; i < cfg->n_labels; i++)
+			values[i] = e->values[i];
+		return TCX_MAP_EXACT;
+	}
+
+	for (i = 0; i < cfg->n_decoders; i++) {
+		const struct tcx_decoder *d = &cfg->decoders[i];
+		int r = -1;
+
+		if (d->length && d->length != len)
+			continue;
+		if (d->prefix_len > len || memcmp(cookie, d->prefix, d->prefix_len))
+			continue;
+		switch (d->type) {
+		case TCX_DEC_ASCII:
+			r = dec_ascii(d, cookie, len, buf);
+			break;
+		case TCX_DEC_FIELDS:
+			r = dec_fields(d, cookie, len, buf);
+			break;
+		case TCX_DEC_UUID:
+			r = dec_uuid(d, cookie, len, buf);
+			break;
+		}
+		if (r == 0) {
+			set_decoded(d, values, buf);
+			return TCX_MAP_DECODED;
+		}
+	}
+	return TCX_MAP_UNMAPPED;
+}
+
+void tcx_cookie_hex(const uint8_t *cookie, size_t len, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		out[2 * i] = digits[cookie[i] >> 4];
+		out[2 * i + 1] = digits[cookie[i] & 0xf];
+	}
+	out[2 * len] = '\0';
+}
+
+int tcx_label_name_valid(const char *name)
+{
+	size_t i;
+
+	if (!name || !name[0])
+		return 0;
+	if (name[0] == '_' && name[1] == '_')
+		return 0;
+	for (i = 0; name[i]; i++) {
+		char ch = name[i];
+
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_')
+			continue;
+		if (i > 0 && ch >= '0' && ch <= '9')
+			continue;
+		return 0;
+	}
+	return 1;
+}
+
+int tcx_label_name_reserved(const char *name)
+{
+	static const char *const reserved[] = {
+		"dev",    "block", "parent", "chain",  "protocol", "pref", "kind",     "handle",
+		"order", "action", "cookie", "netns", "target",   "mode", "le", "quantile",
+	};
+	size_t i;
+
+	if (!name)
+		return 0;
+	for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (!strcmp(name, reserved[i]))
+			return 1;
+	return 0;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <arpa/inet.h>
+#include <linux/gen_stats.h>
+#include <linux/pkt_cls.h>
+#include <linux/rtnetlink.h>
+#include <string.h>
+
+#include "tests/unit/nlbuild.h"
+
+struct nlmsghdr *nlb_filter(void *buf, uint32_t ifindex, uint32_t parent, uint32_t handle,
+			    uint16_t pref, uint16_t proto, const char *kind, uint32_t chain)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct tcmsg *tcm;
+
+	nlh->nlmsg_type = RTM_NEWTFILTER;
+	nlh->nlmsg_flags = NLM_F_MULTI;
+	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
+	tcm->tcm_ifindex = (int)ifindex;
+	tcm->tcm_parent = parent;
+	tcm->tcm_handle = handle;
+	tcm->tcm_info = TC_H_MAKE((uint32_t)pref << 16, htons(proto));
+	mnl_attr_put_strz(nlh, TCA_KIND, kind);
+	mnl_attr_put_u32(nlh, TCA_CHAIN, chain);
+	return nlh;
+}
+
+void nlb_stats(struct nlmsghdr *nlh, uint16_t type, const struct nlb_stats *st)
+{
+	struct nlattr *nest = mnl_attr_nest_start(nlh, type);
+	struct gnet_stats_basic b;
+	struct gnet_stats_queue q = {0};
+	uint64_t pkt;
+
+	memset(&b, 0, sizeof(b));
+	b.bytes = st->bytes;
+	b.packets = (uint32_t)st->packets;
+	mnl_attr_put(nlh, TCA_STATS_BASIC, sizeof(b), &b);
+	if (st->packets > UINT32_MAX) {
+		pkt = st->packets;
+		mnl_attr_put(nlh, TCA_STATS_PKT64, sizeof(pkt), &pkt);
+	}
+	if (!st->no_hw) {
+		memset(&b, 0, sizeof(b));
+		b.bytes = st->hw_bytes;
+		b.packets = (uint32_t)st->hw_packets;
+		mnl_attr_put(nlh, TCA_STATS_BASIC_HW, sizeof(b), &b);
+		if (st->hw_packets > UINT32_MAX) {
+			pkt = st->hw_packets;
+			mnl_attr_put(nlh, TCA_STATS_PKT64, sizeof(pkt), &pkt);
+		}
+	}
+	q.drops = st->drops;
+	q.overlimits = st->overlimits;
+	mnl_attr_put(nlh, TCA_STATS_QUEUE, sizeof(q), &q);
+	mnl_attr_nest_end(nlh, nest);
+}
+
+void nlb_action(struct nlmsghdr *nlh, uint16_t order, const char *kind, const void *cookie,
+		size_t cookie_len, const struct nlb_stats *st, uint16_t parms_attr,
+		uint32_t parms_index)
+{
+	struct nlattr *nest = mnl_attr_nest_start(nlh, order);
+
+	mnl_attr_put_strz(nlh, TCA_ACT_KIND, kind);
+	if (st)
+		nlb_stats(nlh, TCA_ACT_STATS, st);
+	if (cookie_len)
+		mnl_attr_put(nlh, TCA_ACT_COOKIE, cookie_len, cookie);
+	if (parms_index) {
+		struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_ACT_OPTIONS);
+		uint32_t gen[5] = {parms_index, 0, 0, 1, 1}; /* index capab action ref bind */
+
+		mnl_attr_put(nlh, parms_attr, sizeof(gen), gen);
+		mnl_attr_nest_end(nlh, opt);
+	}
+	mnl_attr_nest_end(nlh, nest);
+}
+
+struct nlmsghdr *nlb_done(void *buf, int status)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	int *p;
+
+	nlh->nlmsg_type = NLMSG_DONE;
+	nlh->nlmsg_flags = NLM_F_MULTI;
+	p = mnl_nlmsg_put_extra_header(nlh, sizeof(int));
+	*p = status;
+	return nlh;
+}

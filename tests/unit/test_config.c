@@ -1,0 +1,727 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests of the YAML configuration loader (config/config.c). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config/config.h"
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+/* Every message, each followed by "\n". */
+struct errs {
+	char *text;
+	size_t len;
+	unsigned n;
+};
+
+static void collect(void *arg, const char *msg)
+{
+	struct errs *e = arg;
+	size_t m = strlen(msg);
+
+	e->text = realloc(e->text, e->len + m + 2);
+	assert_non_null(e->text);
+	memcpy(e->text + e->len, msg, m);
+	e->len += m;
+	e->text[e->len++] = '\n';
+	e->text[e->len] = '\0';
+	e->n++;
+}
+
+static struct tcx_config *load(const char *yaml, struct errs *e)
+{
+	return tcx_config_load_buffer("t.yaml", yaml, strlen(yaml), collect, e);
+}
+
+/* yaml must fail to load, reporting exactly `expected` (messages joined by \n). */
+static void expect_errors(const char *yaml, const char *expected)
+{
+	struct errs e = {0};
+	struct tcx_config *cfg = load(yaml, &e);
+
+	if (cfg)
+		tcx_config_unref(cfg);
+	assert_null(cfg);
+	assert_non_null(e.text);
+	assert_string_equal(e.text, expected);
+	free(e.text);
+}
+
+/* yaml must load without any message. */
+static struct tcx_config *load_ok(const char *yaml)
+{
+	struct errs e = {0};
+	struct tcx_config *cfg = load(yaml, &e);
+
+	if (e.text)
+		fprintf(stderr, "unexpected errors:\n%s", e.text);
+	assert_null(e.text);
+	assert_non_null(cfg);
+	return cfg;
+}
+
+static const char *srcdir(void)
+{
+	const char *s = getenv("TCX_SRCDIR");
+
+	return s && *s ? s : ".";
+}
+
+/* ---- good configurations ------------------------------------------------------ */
+
+static void test_example_file(void **state)
+{
+	char path[4096];
+	struct errs e = {0};
+	struct tcx_config *cfg;
+	const char *v[TCX_MAX_LABELS];
+	struct tcx_label_buf buf;
+	const uint8_t c1[] = {0x00, 0x11, 0xaa};
+
+	snprintf(path, sizeof(path), "%s/config/tcexporter.yaml", srcdir());
+	cfg = tcx_config_load_file(path, collect, &e);
+	if (e.text)
+		fprintf(stderr, "%s", e.text);
+	assert_null(e.text);
+	assert_non_null(cfg);
+	assert_string_equal(cfg->path, path);
+	assert_true(cfg->interval_s == 15.0);
+
+	assert_int_equal(cfg->n_targets, 5);
+	assert_int_equal(cfg->targets[0].all, 1);
+	assert_null(cfg->targets[0].dev);
+	assert_string_equal(cfg->targets[1].dev, "eth0");
+	assert_int_equal(cfg->targets[1].has_parent, 1);
+	assert_int_equal(cfg->targets[1].parent, 0xFFFFFFF2u);
+	assert_string_equal(cfg->targets[1].parent_str, "ingress");
+	assert_int_equal(cfg->targets[2].parent, 0x00010000u);
+	assert_string_equal(cfg->targets[2].parent_str, "1:");
+	assert_int_equal(cfg->targets[3].has_block, 1);
+	assert_int_equal(cfg->targets[3].block, 22);
+	assert_string_equal(cfg->targets[4].dev, "veth0");
+	assert_string_equal(cfg->targets[4].netns, "blue");
+	assert_true(cfg->targets[0].line > 0);
+	assert_true(cfg->targets[1].line > cfg->targets[0].line);
+
+	assert_int_equal(cfg->n_labels, 2);
+	assert_string_equal(cfg->labels[0], "tenant");
+	assert_string_equal(cfg->labels[1], "rule");
+	assert_int_equal(cfg->unmapped, TCX_UNMAPPED_EXPORT);
+	assert_int_equal(cfg->n_cookies, 3);
+	assert_int_equal(cfg->n_decoders, 3);
+	assert_int_equal(cfg->decoders[0].type, TCX_DEC_ASCII);
+	assert_int_equal(cfg->decoders[0].length, 8);
+	assert_int_equal(cfg->decoders[0].prefix_len, 1);
+	assert_int_equal(cfg->decoders[0].prefix[0], 0x52);
+	assert_int_equal(cfg->decoders[1].type, TCX_DEC_FIELDS);
+	assert_int_equal(cfg->decoders[1].n_fields, 4);
+	assert_int_equal(cfg->decoders[2].type, TCX_DEC_UUID);
+	assert_int_equal(cfg->decoders[2].layout, TCX_UUID_OVS);
+
+	assert_int_equal(tcx_labels_resolve(cfg, c1, sizeof(c1), v, &buf), TCX_MAP_EXACT);
+	assert_string_equal(v[0], "acme");
+	assert_string_equal(v[1], "web");
+	tcx_config_unref(cfg);
+}
+
+static void test_default(void **state)
+{
+	struct tcx_config *cfg = tcx_config_default();
+
+	assert_string_equal(cfg->path, "<default>");
+	assert_true(cfg->interval_s == 15.0);
+	assert_int_equal(cfg->n_targets, 1);
+	assert_int_equal(cfg->targets[0].all, 1);
+	assert_null(cfg->targets[0].dev);
+	assert_null(cfg->targets[0].netns);
+	assert_int_equal(cfg->targets[0].has_parent, 0);
+	assert_int_equal(cfg->targets[0].has_block, 0);
+	assert_int_equal(cfg->n_labels, 0);
+	assert_int_equal(cfg->n_cookies, 0);
+	assert_int_equal(cfg->n_decoders, 0);
+	assert_int_equal(cfg->unmapped, TCX_UNMAPPED_EXPORT);
+	assert_non_null(strstr(tcx_default_config_yaml, "all: true"));
+	tcx_config_unref(cfg);
+}
+
+/* Keys absent: 15 s, one `all` target, no labels. */
+static void test_minimal_defaults(void **state)
+{
+	struct tcx_config *cfg = load_ok("unmapped: drop\n");
+
+	assert_true(cfg->interval_s == 15.0);
+	assert_int_equal(cfg->n_targets, 1);
+	assert_int_equal(cfg->targets[0].all, 1);
+	assert_int_equal(cfg->targets[0].line, 0);
+	assert_int_equal(cfg->unmapped, TCX_UNMAPPED_DROP);
+	assert_int_equal(cfg->n_labels, 0);
+	assert_int_equal(cfg->n_cookies, 0);
+	assert_int_equal(cfg->n_slots, 0);
+	tcx_config_unref(cfg);
+}
+
+static void test_intervals(void **state)
+{
+	static const struct {
+		const char *text;
+		double s;
+	} good[] = {
+		{"15", 15},      {"0.5", 0.5},  {"500ms", 0.5}, {"15s", 15},    {"2m", 120},
+		{"1h", 3600},    {"24h", 86400}, {"1ms", 0.001}, {"1.5s", 1.5}, {"86400", 86400},
+		{"\"30s\"", 30}, {"0.001", 0.001},
+	};
+	static const char *const bad[] = {"0",  "0s",   "86401", "25h", "0.5ms", "-1", "1.",
+	                                  ".5", "15 s", "15x",   "1e3", "s",     "\"\""};
+	char yaml[128], expected[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct tcx_config *cfg;
+
+		snprintf(yaml, sizeof(yaml), "interval: %s\n", good[i].text);
+		cfg = load_ok(yaml);
+		assert_float_equal(cfg->interval_s, good[i].s, 1e-12);
+		tcx_config_unref(cfg);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *text = bad[i];
+		char unq[16];
+
+		snprintf(yaml, sizeof(yaml), "interval: %s\n", text);
+		if (text[0] == '"') { /* the message shows the value, not the quotes */
+			snprintf(unq, sizeof(unq), "%.*s", (int)strlen(text) - 2, text + 1);
+			text = unq;
+		}
+		snprintf(expected, sizeof(expected),
+		         "t.yaml:1:11: invalid interval '%s': must be a duration between 1ms and "
+		         "24h such as 15s, 500ms, 2m\n",
+		         text);
+		expect_errors(yaml, expected);
+	}
+}
+
+static void test_targets(void **state)
+{
+	struct tcx_config *cfg = load_ok("targets:\n"
+	                                 "  - all: yes\n"
+	                                 "    netns: blue\n"
+	                                 "  - all: TRUE\n"
+	                                 "  - dev: eth0\n"
+	                                 "    parent: EGRESS\n"
+	                                 "  - dev: eth1\n"
+	                                 "    parent: root\n"
+	                                 "  - dev: eth2\n"
+	                                 "    parent: 1:a\n"
+	                                 "  - dev: eth3\n"
+	                                 "    parent: \"ffff:\"\n"
+	                                 "  - dev: eth4\n"
+	                                 "    parent: \"FFFF:fff1\"\n"
+	                                 "  - block: 4294967294\n"
+	                                 "  - dev: abcdefghijklmno\n"
+	                                 "  - dev: eth0\n");
+
+	assert_int_equal(cfg->n_targets, 10);
+	assert_int_equal(cfg->targets[0].all, 1);
+	assert_string_equal(cfg->targets[0].netns, "blue");
+	assert_int_equal(cfg->targets[0].line, 2);
+	assert_int_equal(cfg->targets[1].all, 1);
+	assert_null(cfg->targets[1].netns);
+	assert_int_equal(cfg->targets[1].line, 4);
+	assert_int_equal(cfg->targets[2].parent, 0xFFFFFFF3u);
+	assert_string_equal(cfg->targets[2].parent_str, "egress");
+	assert_int_equal(cfg->targets[3].has_parent, 1);
+	assert_int_equal(cfg->targets[3].parent, 0);
+	assert_string_equal(cfg->targets[3].parent_str, "root");
+	assert_int_equal(cfg->targets[4].parent, 0x0001000au);
+	assert_string_equal(cfg->targets[4].parent_str, "1:a");
+	assert_int_equal(cfg->targets[5].parent, 0xFFFF0000u);
+	assert_int_equal(cfg->targets[6].parent, 0xFFFFFFF1u);
+	assert_string_equal(cfg->targets[6].parent_str, "FFFF:fff1");
+	assert_int_equal(cfg->targets[7].has_block, 1);
+	assert_int_equal(cfg->targets[7].block, 4294967294u);
+	assert_null(cfg->targets[7].dev);
+	assert_string_equal(cfg->targets[8].dev, "abcdefghijklmno");
+	assert_int_equal(cfg->targets[9].has_parent, 0);
+	assert_null(cfg->targets[9].parent_str);
+	assert_int_equal(cfg->targets[9].line, 17);
+	tcx_config_unref(cfg);
+}
+
+static void test_cookie_forms(void **state)
+{
+	struct tcx_config *cfg = load_ok("labels: [tenant, rule]\n"
+	                                 "cookies:\n"
+	                                 "  \"0011aa\": {rule: web, tenant: acme}\n"
+	                                 "  \"0x22\": [acme, db]\n"
+	                                 "  0XAbCd: [\"\", \"x y\"]\n"
+	                                 "  \"33\": {tenant: , rule: null}\n");
+	const uint8_t c1[] = {0x00, 0x11, 0xaa}, c2[] = {0x22}, c3[] = {0xab, 0xcd}, c4[] = {0x33};
+	const char *v[TCX_MAX_LABELS];
+	struct tcx_label_buf buf;
+
+	assert_int_equal(cfg->n_cookies, 4);
+	assert_int_equal(cfg->n_slots, 8);
+	assert_int_equal(tcx_labels_resolve(cfg, c1, sizeof(c1), v, &buf), TCX_MAP_EXACT);
+	assert_string_equal(v[0], "acme");
+	assert_string_equal(v[1], "web");
+	assert_int_equal(tcx_labels_resolve(cfg, c2, sizeof(c2), v, &buf), TCX_MAP_EXACT);
+	assert_string_equal(v[0], "acme");
+	assert_string_equal(v[1], "db");
+	assert_int_equal(tcx_labels_resolve(cfg, c3, sizeof(c3), v, &buf), TCX_MAP_EXACT);
+	assert_string_equal(v[0], "");
+	assert_string_equal(v[1], "x y");
+	/* a YAML null is an empty value, the word "null" in plain style is text */
+	assert_int_equal(tcx_labels_resolve(cfg, c4, sizeof(c4), v, &buf), TCX_MAP_EXACT);
+	assert_string_equal(v[0], "");
+	assert_string_equal(v[1], "null");
+	tcx_config_unref(cfg);
+}
+
+/* cookies and decoders before labels: same result as labels first. */
+static void test_label_order_independent(void **state)
+{
+	static const char *const yaml[] = {
+		"labels: [tenant, rule]\n"
+		"cookies: {\"0a\": {rule: r, tenant: t}}\n"
+		"decoders: [{type: ascii, label: rule}]\n",
+		"cookies: {\"0a\": {rule: r, tenant: t}}\n"
+		"decoders: [{type: ascii, label: rule}]\n"
+		"labels: [tenant, rule]\n",
+	};
+	const uint8_t c[] = {0x0a}, txt[] = {'w', 'e', 'b'};
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		struct tcx_config *cfg = load_ok(yaml[i]);
+		const char *v[TCX_MAX_LABELS];
+		struct tcx_label_buf buf;
+
+		assert_int_equal(cfg->n_labels, 2);
+		assert_int_equal(cfg->decoders[0].label, 1);
+		assert_int_equal(tcx_labels_resolve(cfg, c, 1, v, &buf), TCX_MAP_EXACT);
+		assert_string_equal(v[0], "t");
+		assert_string_equal(v[1], "r");
+		assert_int_equal(tcx_labels_resolve(cfg, txt, 3, v, &buf), TCX_MAP_DECODED);
+		assert_string_equal(v[0], "");
+		assert_string_equal(v[1], "web");
+		tcx_config_unref(cfg);
+	}
+}
+
+static void test_decoders_parsed(void **state)
+{
+	struct tcx_config *cfg = load_ok("labels: [a, b]\n"
+	                                 "decoders:\n"
+	                                 "  - type: uuid\n"
+	                                 "    label: b\n"
+	                                 "    layout: rfc4122\n"
+	                                 "  - {type: uuid, label: a}\n"
+	                                 "  - type: fields\n"
+	                                 "    length: 16\n"
+	                                 "    prefix: \"0xAB01\"\n"
+	                                 "    fields:\n"
+	                                 "      - {label: b, bytes: 8}\n"
+	                                 "      - {bytes: 7}\n"
+	                                 "      - {bytes: 1, label: a}\n");
+
+	assert_int_equal(cfg->n_decoders, 3);
+	assert_int_equal(cfg->decoders[0].type, TCX_DEC_UUID);
+	assert_int_equal(cfg->decoders[0].layout, TCX_UUID_RFC4122);
+	assert_int_equal(cfg->decoders[0].label, 1);
+	assert_int_equal(cfg->decoders[0].line, 3);
+	assert_int_equal(cfg->decoders[1].layout, TCX_UUID_OVS);
+	assert_int_equal(cfg->decoders[1].label, 0);
+	assert_int_equal(cfg->decoders[2].type, TCX_DEC_FIELDS);
+	assert_int_equal(cfg->decoders[2].length, 16);
+	assert_int_equal(cfg->decoders[2].prefix_len, 2);
+	assert_int_equal(cfg->decoders[2].prefix[0], 0xab);
+	assert_int_equal(cfg->decoders[2].prefix[1], 0x01);
+	assert_int_equal(cfg->decoders[2].n_fields, 3);
+	assert_int_equal(cfg->decoders[2].fields[0].label, 1);
+	assert_int_equal(cfg->decoders[2].fields[0].width, 8);
+	assert_int_equal(cfg->decoders[2].fields[1].label, -1);
+	assert_int_equal(cfg->decoders[2].fields[1].width, 7);
+	assert_int_equal(cfg->decoders[2].fields[2].label, 0);
+	assert_int_equal(cfg->decoders[2].fields[2].width, 1);
+	tcx_config_unref(cfg);
+}
+
+static void test_refcount(void **state)
+{
+	struct tcx_config *cfg = load_ok("labels: [a]\ncookies: {\"01\": [x]}\n");
+
+	assert_int_equal(atomic_load(&cfg->refcnt), 1);
+	assert_ptr_equal(tcx_config_ref(cfg), cfg);
+	assert_ptr_equal(tcx_config_ref(cfg), cfg);
+	assert_int_equal(atomic_load(&cfg->refcnt), 3);
+	tcx_config_unref(cfg);
+	tcx_config_unref(cfg);
+	assert_int_equal(atomic_load(&cfg->refcnt), 1);
+	assert_string_equal(cfg->cookies[0].values[0], "x"); /* still alive */
+	tcx_config_unref(cfg); /* freed here: valgrind/ASan report a leak otherwise */
+	tcx_config_unref(NULL);
+	assert_null(tcx_config_ref(NULL));
+}
+
+/* 100k generated cookies through the loader, every one found again. */
+static void test_many_cookies(void **state)
+{
+	enum { N = 100000 };
+	size_t cap = (size_t)N * 40 + 64, len = 0, i;
+	char *yaml = malloc(cap);
+	struct errs e = {0};
+	struct tcx_config *cfg;
+	struct tcx_label_buf buf;
+	const char *v[TCX_MAX_LABELS];
+	struct timespec t0, t1;
+	double secs;
+
+	assert_non_null(yaml);
+	len += (size_t)snprintf(yaml + len, cap - len, "labels: [id]\ncookies:\n");
+	for (i = 0; i < N; i++) /* 4-byte cookies i*7919, values "v<i>" */
+		len += (size_t)snprintf(yaml + len, cap - len, "  \"%08zx\": [v%zu]\n", i * 7919, i);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cfg = tcx_config_load_buffer("big.yaml", yaml, len, collect, &e);
+	assert_null(e.text);
+	assert_non_null(cfg);
+	assert_int_equal(cfg->n_cookies, N);
+	assert_true(cfg->n_slots >= 2 * (size_t)N);
+	assert_int_equal(cfg->n_slots & (cfg->n_slots - 1), 0);
+	for (i = 0; i < N; i++) {
+		uint32_t x = (uint32_t)(i * 7919);
+		uint8_t c[4] = {(uint8_t)(x >> 24), (uint8_t)(x >> 16), (uint8_t)(x >> 8), (uint8_t)x};
+		char want[16];
+
+		snprintf(want, sizeof(want), "v%zu", i);
+		assert_int_equal(tcx_labels_resolve(cfg, c, 4, v, &buf), TCX_MAP_EXACT);
+		assert_string_equal(v[0], want);
+	}
+	/* misses: same bytes, other lengths; values never generated */
+	{
+		const uint8_t c3[] = {0, 0, 0}, c5[] = {0, 0, 0, 0, 0}, c4[] = {0, 0, 0, 1};
+
+		assert_int_equal(tcx_labels_resolve(cfg, c3, 3, v, &buf), TCX_MAP_UNMAPPED);
+		assert_int_equal(tcx_labels_resolve(cfg, c5, 5, v, &buf), TCX_MAP_UNMAPPED);
+		assert_int_equal(tcx_labels_resolve(cfg, c4, 4, v, &buf), TCX_MAP_UNMAPPED);
+		assert_string_equal(v[0], "");
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (!getenv("TCX_SLOW")) /* set under valgrind */
+		assert_true(secs < 2.0);
+	tcx_config_unref(cfg);
+	free(yaml);
+}
+
+/* ---- errors ------------------------------------------------------------------- */
+
+static void test_err_file(void **state)
+{
+	struct errs e = {0};
+	struct tcx_config *cfg = tcx_config_load_file("/nonexistent/tcx.yaml", collect, &e);
+
+	assert_null(cfg);
+	assert_string_equal(e.text, "/nonexistent/tcx.yaml: cannot open: No such file or directory\n");
+	free(e.text);
+}
+
+static void test_err_syntax(void **state)
+{
+	expect_errors("targets: [a, b\n", "t.yaml:2:1: YAML syntax error: did not find expected "
+	                                  "',' or ']' while parsing a flow sequence\n");
+	expect_errors("a: b\n c: d\n",
+	              "t.yaml:2:3: YAML syntax error: mapping values are not allowed in this context\n");
+	/* a reader error: the position is computed from the byte offset */
+	expect_errors("interval: 1\nunmapped: \"\xff\"\n",
+	              "t.yaml:2:12: YAML syntax error: invalid leading UTF-8 octet\n");
+	expect_errors("interval: 15\n---\ninterval: 3\n",
+	              "t.yaml:3:1: expected a single YAML document\n");
+}
+
+static void test_err_empty_and_top(void **state)
+{
+	expect_errors("", "t.yaml:1:1: empty configuration\n");
+	expect_errors("# only a comment\n\n", "t.yaml:1:1: empty configuration\n");
+	expect_errors("- all: true\n", "t.yaml:1:1: expected a mapping at top level, got a sequence\n");
+	expect_errors("\n15s\n", "t.yaml:2:1: expected a mapping at top level, got a scalar\n");
+}
+
+static void test_err_keys(void **state)
+{
+	expect_errors("interval: 15\nintervl: 15\n",
+	              "t.yaml:2:1: unknown key 'intervl' (expected one of: interval, targets, "
+	              "labels, unmapped, cookies, decoders)\n");
+	expect_errors("targets:\n  - dev: eth0\n    prent: ingress\n",
+	              "t.yaml:3:5: unknown key 'prent' in target (expected one of: all, dev, "
+	              "parent, block, netns)\n");
+	expect_errors("labels: [a]\ndecoders:\n  - {type: ascii, label: a, size: 3}\n",
+	              "t.yaml:3:29: unknown key 'size' in decoder (expected one of: type, label, "
+	              "length, prefix, layout, fields)\n");
+	expect_errors("labels: [a]\ndecoders:\n  - type: fields\n    fields: [{label: a, "
+	              "bytes: 2, width: 2}]\n",
+	              "t.yaml:4:35: unknown key 'width' in field (expected one of: label, bytes)\n");
+	expect_errors("labels: [a]\ninterval: 1\nlabels: [b]\n",
+	              "t.yaml:3:1: duplicate key 'labels' (first at 1:1)\n");
+	expect_errors("targets:\n  - dev: eth0\n    dev: eth1\n",
+	              "t.yaml:3:5: duplicate key 'dev' (first at 2:5)\n");
+	expect_errors("? [a]\n: 1\n", "t.yaml:1:3: expected a scalar key, got a sequence\n");
+}
+
+static void test_err_types(void **state)
+{
+	expect_errors("targets: all\n", "t.yaml:1:10: 'targets' must be a sequence, got a scalar\n");
+	expect_errors("interval: {s: 1}\n",
+	              "t.yaml:1:11: 'interval' must be a scalar, got a mapping\n");
+	expect_errors("labels: tenant\n", "t.yaml:1:9: 'labels' must be a sequence, got a scalar\n");
+	expect_errors("cookies: [a]\n", "t.yaml:1:10: 'cookies' must be a mapping, got a sequence\n");
+	expect_errors("decoders: {}\n", "t.yaml:1:11: 'decoders' must be a sequence, got a mapping\n");
+	expect_errors("unmapped: [drop]\n",
+	              "t.yaml:1:11: 'unmapped' must be a scalar, got a sequence\n");
+	expect_errors("targets:\n  - dev: [eth0]\n",
+	              "t.yaml:2:10: 'dev' must be a scalar, got a sequence\n");
+	expect_errors("targets:\n  - eth0\n", "t.yaml:2:5: target must be a mapping, got a scalar\n");
+	expect_errors("labels: [a, [b]]\n", "t.yaml:1:13: label name must be a scalar, got a sequence\n");
+	expect_errors("labels: [a]\ndecoders: [ascii]\n",
+	              "t.yaml:2:12: decoder must be a mapping, got a scalar\n");
+	expect_errors("labels: [a]\ndecoders: [{type: fields, fields: {label: a}}]\n",
+	              "t.yaml:2:35: 'fields' must be a sequence, got a mapping\n");
+	expect_errors("labels: [a]\ndecoders: [{type: fields, fields: [a]}]\n",
+	              "t.yaml:2:36: field must be a mapping, got a scalar\n");
+}
+
+static void test_err_integers(void **state)
+{
+	expect_errors("targets:\n  - block: 0\n",
+	              "t.yaml:2:12: invalid block '0': must be an integer from 1 to 4294967294\n");
+	expect_errors("targets:\n  - block: 4294967295\n", "t.yaml:2:12: invalid block "
+	                                                   "'4294967295': must be an integer from "
+	                                                   "1 to 4294967294\n");
+	expect_errors("targets:\n  - block: 0x16\n",
+	              "t.yaml:2:12: invalid block '0x16': must be an integer from 1 to 4294967294\n");
+	expect_errors("labels: [a]\ndecoders:\n  - {type: ascii, label: a, length: 17}\n",
+	              "t.yaml:3:37: invalid length '17': must be an integer from 1 to 16\n");
+	expect_errors("labels: [a]\ndecoders:\n  - {type: fields, fields: [{label: a, bytes: 9}]}\n",
+	              "t.yaml:3:47: invalid bytes '9': must be an integer from 1 to 8\n");
+}
+
+static void test_err_parent(void **state)
+{
+	expect_errors("targets:\n  - dev: eth0\n    parent: foo\n",
+	              "t.yaml:3:13: invalid parent 'foo': expected ingress, egress, root or a "
+	              "handle such as 1: or 1:10\n");
+	expect_errors("targets:\n  - dev: eth0\n    parent: \"12345:\"\n",
+	              "t.yaml:3:13: invalid parent '12345:': expected ingress, egress, root or a "
+	              "handle such as 1: or 1:10\n");
+	expect_errors("targets:\n  - dev: eth0\n    parent: \":1\"\n",
+	              "t.yaml:3:13: invalid parent ':1': expected ingress, egress, root or a "
+	              "handle such as 1: or 1:10\n");
+	expect_errors("targets:\n  - block: 5\n    parent: ingress\n",
+	              "t.yaml:3:5: 'parent' needs 'dev'\n");
+	expect_errors("targets:\n  - all: true\n    parent: root\n",
+	              "t.yaml:3:5: 'parent' needs 'dev'\n");
+}
+
+static void test_err_hex(void **state)
+{
+	expect_errors("labels: [a]\ncookies:\n  zz: [x]\n",
+	              "t.yaml:3:3: invalid hex cookie 'zz': not a hex digit\n");
+	expect_errors("labels: [a]\ncookies:\n  \"abc\": [x]\n",
+	              "t.yaml:3:3: invalid hex cookie 'abc': odd number of hex digits\n");
+	expect_errors("labels: [a]\ncookies:\n  \"0x\": [x]\n",
+	              "t.yaml:3:3: invalid hex cookie '0x': empty\n");
+	expect_errors("labels: [a]\ncookies:\n  \"000102030405060708090a0b0c0d0e0f10\": [x]\n",
+	              "t.yaml:3:3: invalid hex cookie '000102030405060708090a0b0c0d0e0f10': longer "
+	              "than 16 bytes\n");
+	expect_errors("labels: [a]\ndecoders:\n  - {type: ascii, label: a, prefix: \"5g\"}\n",
+	              "t.yaml:3:37: invalid hex prefix '5g': not a hex digit\n");
+	expect_errors("labels: [a]\ncookies:\n  \"0x00AA\": [x]\n  \"00aa\": [y]\n",
+	              "t.yaml:4:3: duplicate cookie '00aa' (first at 3:3)\n");
+}
+
+static void test_err_label_names(void **state)
+{
+	expect_errors("labels: [1abc]\n",
+	              "t.yaml:1:10: invalid label name '1abc': must match [a-zA-Z_][a-zA-Z0-9_]* "
+	              "and not start with __\n");
+	expect_errors("labels: [__x]\n",
+	              "t.yaml:1:10: invalid label name '__x': must match [a-zA-Z_][a-zA-Z0-9_]* "
+	              "and not start with __\n");
+	expect_errors("labels: [tenant, dev]\n",
+	              "t.yaml:1:18: label name 'dev' clashes with a built-in label\n");
+	expect_errors("labels: [rule, tenant, rule]\n",
+	              "t.yaml:1:24: duplicate label name 'rule'\n");
+	expect_errors("labels: [l0, l1, l2, l3, l4, l5, l6, l7, l8, l9, l10, l11, l12, l13, l14, "
+	              "l15, l16, l17, l18, l19, l20, l21, l22, l23, l24, l25, l26, l27, l28, l29, "
+	              "l30, l31, l32, l33]\n",
+	              "t.yaml:1:160: too many labels (at most 32)\n");
+}
+
+static void test_err_cookie_values(void **state)
+{
+	expect_errors("labels: [tenant, rule]\ncookies:\n  \"0011aa\": {tenant: acme}\n",
+	              "t.yaml:3:13: cookie '0011aa': missing value for label 'rule'\n");
+	expect_errors("labels: [tenant, rule]\ncookies:\n  \"0011aa\": {tenant: a, rule: b, foo: c}\n",
+	              "t.yaml:3:34: cookie '0011aa': unknown label 'foo'\n");
+	expect_errors("labels: [tenant, rule]\ncookies:\n  \"0011aa\": [acme]\n",
+	              "t.yaml:3:13: cookie '0011aa': expected 2 values, got 1\n");
+	expect_errors("labels: [tenant, rule]\ncookies:\n  \"0011aa\": [acme, [web]]\n",
+	              "t.yaml:3:20: cookie '0011aa': label values must be scalars\n");
+	expect_errors("labels: [tenant, rule]\ncookies:\n  \"0011AA\": {tenant: a, rule: {x: y}}\n",
+	              "t.yaml:3:31: cookie '0011aa': label values must be scalars\n");
+	expect_errors("cookies:\n  \"0011aa\": [acme]\n",
+	              "t.yaml:2:13: cookie '0011aa': no labels are declared (add a 'labels' list)\n");
+	expect_errors("labels: []\ncookies:\n  \"0011aa\": {}\n",
+	              "t.yaml:3:13: cookie '0011aa': no labels are declared (add a 'labels' list)\n");
+	expect_errors("labels: [a, b]\ncookies:\n  \"01\": {a: x, a: y, b: z}\n",
+	              "t.yaml:3:16: duplicate key 'a' (first at 3:10)\n");
+}
+
+static void test_err_decoders(void **state)
+{
+	expect_errors("labels: [a]\ndecoders:\n  - type: foo\n    label: a\n",
+	              "t.yaml:3:11: unknown decoder type 'foo' (expected ascii, fields or uuid)\n");
+	expect_errors("labels: [a]\ndecoders:\n  - label: a\n", "t.yaml:3:5: decoder needs 'type'\n");
+	expect_errors("labels: [a]\ndecoders:\n  - type: ascii\n",
+	              "t.yaml:3:5: decoder 'ascii' needs 'label'\n");
+	expect_errors("labels: [a]\ndecoders:\n  - type: uuid\n",
+	              "t.yaml:3:5: decoder 'uuid' needs 'label'\n");
+	expect_errors("labels: [a]\ndecoders:\n  - type: ascii\n    label: x\n",
+	              "t.yaml:4:12: decoder label 'x' is not declared in 'labels'\n");
+	expect_errors("labels: [a]\ndecoders:\n  - type: fields\n    fields: [{label: x, bytes: 1}]\n",
+	              "t.yaml:4:22: decoder label 'x' is not declared in 'labels'\n");
+	expect_errors("labels: [a]\ndecoders:\n  - type: fields\n",
+	              "t.yaml:3:5: decoder 'fields' needs a non-empty 'fields' list\n");
+	expect_errors("labels: [a]\ndecoders:\n  - type: fields\n    fields: []\n",
+	              "t.yaml:4:13: decoder 'fields' needs a non-empty 'fields' list\n");
+	expect_errors("labels: [a]\ndecoders:\n  - type: fields\n    fields:\n"
+	              "      - {label: a, bytes: 8}\n      - {bytes: 8}\n      - {bytes: 4}\n",
+	              "t.yaml:5:7: fields cover 20 bytes, more than a cookie's 16\n");
+	expect_errors("labels: [a]\ndecoders:\n  - type: fields\n    fields: [{bytes: 1}]\n",
+	              "t.yaml:4:13: decoder 'fields' needs at least one field with a 'label'\n");
+	expect_errors("labels: [a]\ndecoders:\n  - type: fields\n    fields: [{label: a}]\n",
+	              "t.yaml:4:14: field needs 'bytes'\n");
+	expect_errors("labels: [a]\ndecoders:\n  - type: fields\n    fields: [{bytes: 1, label: a},"
+	              " {bytes: 1}, {bytes: 1}, {bytes: 1}, {bytes: 1}, {bytes: 1}, {bytes: 1},"
+	              " {bytes: 1}, {bytes: 1}, {bytes: 1}, {bytes: 1}, {bytes: 1}, {bytes: 1},"
+	              " {bytes: 1}, {bytes: 1}, {bytes: 1}, {bytes: 1}]\n",
+	              "t.yaml:4:216: too many fields (at most 16)\n"
+	              "t.yaml:4:13: fields cover 17 bytes, more than a cookie's 16\n");
+	expect_errors("labels: [a]\ndecoders:\n  - {type: uuid, label: a, layout: x}\n",
+	              "t.yaml:3:36: invalid layout 'x' (expected ovs or rfc4122)\n");
+	expect_errors("labels: [a]\ndecoders:\n  - {type: ascii, label: a, layout: ovs}\n",
+	              "t.yaml:3:29: 'layout' applies only to uuid decoders\n");
+	expect_errors("labels: [a]\ndecoders:\n  - {type: uuid, label: a, fields: [{label: a, "
+	              "bytes: 1}]}\n",
+	              "t.yaml:3:28: 'fields' applies only to fields decoders\n");
+	expect_errors("labels: [a]\ndecoders:\n  - type: fields\n    label: a\n"
+	              "    fields: [{label: a, bytes: 1}]\n",
+	              "t.yaml:4:5: decoder 'fields' takes labels from its fields, not 'label'\n");
+}
+
+static void test_err_unmapped(void **state)
+{
+	expect_errors("unmapped: keep\n",
+	              "t.yaml:1:11: invalid unmapped policy 'keep' (expected export or drop)\n");
+}
+
+static void test_err_targets(void **state)
+{
+	expect_errors("targets: []\n", "t.yaml:1:10: targets must not be empty\n");
+	expect_errors("targets:\n  - {}\n",
+	              "t.yaml:2:5: target needs exactly one of 'all', 'dev' or 'block'\n");
+	expect_errors("targets:\n  - dev: eth0\n    block: 3\n",
+	              "t.yaml:2:5: target needs exactly one of 'all', 'dev' or 'block'\n");
+	expect_errors("targets:\n  - netns: blue\n",
+	              "t.yaml:2:5: target needs exactly one of 'all', 'dev' or 'block'\n");
+	expect_errors("targets:\n  - dev: a/b\n",
+	              "t.yaml:2:10: invalid device name 'a/b': must be 1 to 15 characters without "
+	              "'/' or whitespace\n");
+	expect_errors("targets:\n  - dev: abcdefghijklmnop\n",
+	              "t.yaml:2:10: invalid device name 'abcdefghijklmnop': must be 1 to 15 "
+	              "characters without '/' or whitespace\n");
+	expect_errors("targets:\n  - dev: \"a b\"\n",
+	              "t.yaml:2:10: invalid device name 'a b': must be 1 to 15 characters without "
+	              "'/' or whitespace\n");
+	expect_errors("targets:\n  - dev:\n",
+	              "t.yaml:2:9: invalid device name '': must be 1 to 15 characters without "
+	              "'/' or whitespace\n");
+	expect_errors("targets:\n  - all: true\n    netns: x/y\n",
+	              "t.yaml:3:12: invalid netns 'x/y': must be a name under /run/netns\n");
+	expect_errors("targets:\n  - all: true\n    netns: ..\n",
+	              "t.yaml:3:12: invalid netns '..': must be a name under /run/netns\n");
+	expect_errors("targets:\n  - all: false\n",
+	              "t.yaml:2:10: all: false is meaningless; remove the entry\n");
+	expect_errors("targets:\n  - all: maybe\n", "t.yaml:2:10: invalid boolean 'maybe' for 'all'\n");
+}
+
+/* Every problem is reported, including the deferred cookie/decoder checks. */
+static void test_err_all_reported(void **state)
+{
+	expect_errors("interval: 0\n"
+	              "cookies:\n"
+	              "  \"01\": [x]\n"
+	              "decoders:\n"
+	              "  - {type: ascii, label: b}\n"
+	              "targets:\n"
+	              "  - dev: eth0\n"
+	              "    block: 7\n"
+	              "  - block: 0\n"
+	              "labels: [a, a]\n"
+	              "unmapped: nope\n",
+	              "t.yaml:1:11: invalid interval '0': must be a duration between 1ms and 24h "
+	              "such as 15s, 500ms, 2m\n"
+	              "t.yaml:7:5: target needs exactly one of 'all', 'dev' or 'block'\n"
+	              "t.yaml:9:12: invalid block '0': must be an integer from 1 to 4294967294\n"
+	              "t.yaml:10:13: duplicate label name 'a'\n"
+	              "t.yaml:11:11: invalid unmapped policy 'nope' (expected export or drop)\n");
+	/* with valid labels, the deferred checks report too */
+	expect_errors("cookies:\n"
+	              "  \"01\": [x]\n"
+	              "  \"0g\": [x]\n"
+	              "decoders:\n"
+	              "  - {type: ascii, label: b}\n"
+	              "labels: [a, c]\n",
+	              "t.yaml:2:9: cookie '01': expected 2 values, got 1\n"
+	              "t.yaml:3:3: invalid hex cookie '0g': not a hex digit\n"
+	              "t.yaml:5:26: decoder label 'b' is not declared in 'labels'\n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_example_file),
+		cmocka_unit_test(test_default),
+		cmocka_unit_test(test_minimal_defaults),
+		cmocka_unit_test(test_intervals),
+		cmocka_unit_test(test_targets),
+		cmocka_unit_test(test_cookie_forms),
+		cmocka_unit_test(test_label_order_independent),
+		cmocka_unit_test(test_decoders_parsed),
+		cmocka_unit_test(test_refcount),
+		cmocka_unit_test(test_many_cookies),
+		cmocka_unit_test(test_err_file),
+		cmocka_unit_test(test_err_syntax),
+		cmocka_unit_test(test_err_empty_and_top),
+		cmocka_unit_test(test_err_keys),
+		cmocka_unit_test(test_err_types),
+		cmocka_unit_test(test_err_integers),
+		cmocka_unit_test(test_err_parent),
+		cmocka_unit_test(test_err_hex),
+		cmocka_unit_test(test_err_label_names),
+		cmocka_unit_test(test_err_cookie_values),
+		cmocka_unit_test(test_err_decoders),
+		cmocka_unit_test(test_err_unmapped),
+		cmocka_unit_test(test_err_targets),
+		cmocka_unit_test(test_err_all_reported),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,593 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The netlink decoder, fed messages built in memory. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/gen_stats.h>
+#include <linux/pkt_cls.h>
+#include <linux/rtnetlink.h>
+#include <linux/tc_act/tc_gact.h>
+#include <linux/tc_act/tc_mirred.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectors/tc_parse.h"
+#include "tests/unit/nlbuild.h"
+
+#define IFI 7
+#define INGRESS 0xFFFFFFF2U
+
+static const uint8_t cookie16[16] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+				     0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
+
+struct fx {
+	char buf[8192];
+	struct tcx_snapshot *s;
+	struct tcx_tp_key key;
+	char err[256];
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	f->s = tcx_snapshot_new(NULL);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	tcx_snapshot_unref(f->s);
+	free(f);
+	return 0;
+}
+
+static enum tcx_parse_result parse(struct fx *f, struct nlmsghdr *nlh)
+{
+	f->err[0] = '\0';
+	return tcx_parse_filter(nlh, f->s, 3, &f->key, f->err, sizeof(f->err));
+}
+
+static void test_terse_flower(void **state)
+{
+	struct fx *f = *state;
+	struct nlb_stats st = {.bytes = 1000, .packets = 10, .hw_bytes = 400, .hw_packets = 4,
+			       .drops = 2, .overlimits = 1};
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 10, 0x0800, "flower", 2);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+
+	mnl_attr_put_u32(nlh, TCA_FLOWER_FLAGS, TCA_CLS_FLAGS_SKIP_HW | TCA_CLS_FLAGS_NOT_IN_HW);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
+	nlb_action(nlh, 1, "gact", cookie16, 16, &st, 0, 0);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_int_equal(f->s->n_filters, 1);
+	assert_int_equal(f->s->n_actions, 1);
+	const struct tcx_filter *fl = &f->s->filters[0];
+	assert_int_equal(fl->target, 3);
+	assert_int_equal(fl->chain, 2);
+	assert_int_equal(fl->pref, 10);
+	assert_int_equal(fl->protocol, 0x0800);
+	assert_int_equal(fl->handle, 1);
+	assert_string_equal(tcx_kind_name(f->s, fl->kind), "flower");
+	assert_int_equal(fl->flags, TCX_FLAG_SKIP_HW | TCX_FLAG_NOT_IN_HW);
+	assert_int_equal(fl->has_flags, 1);
+	assert_int_equal(fl->n_actions, 1);
+	const struct tcx_action *a = &f->s->actions[0];
+	assert_int_equal(a->filter, 0);
+	assert_int_equal(a->order, 1);
+	assert_string_equal(tcx_kind_name(f->s, a->kind), "gact");
+	assert_int_equal(a->index, 0); /* a terse dump carries no index */
+	assert_int_equal(a->cookie_len, 16);
+	assert_memory_equal(a->cookie, cookie16, 16);
+	assert_int_equal(a->bytes, 1000);
+	assert_int_equal(a->packets, 10);
+	assert_int_equal(a->hw_bytes, 400);
+	assert_int_equal(a->hw_packets, 4);
+	assert_int_equal(a->drops, 2);
+	assert_int_equal(a->overlimits, 1);
+	assert_true(tcx_cls_supports_terse("flower"));
+	assert_false(tcx_cls_supports_terse("u32"));
+	assert_false(tcx_cls_supports_terse("matchall"));
+}
+
+static void test_full_u32_several_actions(void **state)
+{
+	struct fx *f = *state;
+	struct nlb_stats s1 = {.bytes = 84, .packets = 1, .no_hw = 1};
+	struct nlb_stats s2 = {.bytes = 168, .packets = 2};
+	uint8_t c1 = 0xaa;
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 0x80000800, 20, 3, "u32", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+
+	mnl_attr_put_u32(nlh, TCA_U32_DIVISOR + 100, 5); /* unknown to us */
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_U32_ACT);
+	nlb_action(nlh, 1, "mirred", &c1, 1, &s1, TCA_MIRRED_PARMS, 17);
+	nlb_action(nlh, 2, "mirred", NULL, 0, &s2, TCA_MIRRED_PARMS, 18);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_put_u32(nlh, TCA_U32_FLAGS, TCA_CLS_FLAGS_NOT_IN_HW);
+	mnl_attr_nest_end(nlh, opt);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_int_equal(f->s->n_actions, 2);
+	assert_int_equal(f->s->filters[0].n_actions, 2);
+	assert_int_equal(f->s->filters[0].flags, TCX_FLAG_NOT_IN_HW);
+	assert_int_equal(f->s->actions[0].order, 1);
+	assert_int_equal(f->s->actions[0].index, 17);
+	assert_int_equal(f->s->actions[0].cookie_len, 1);
+	assert_int_equal(f->s->actions[0].cookie[0], 0xaa);
+	assert_int_equal(f->s->actions[0].bytes, 84);
+	assert_int_equal(f->s->actions[0].hw_bytes, 0);
+	assert_int_equal(f->s->actions[1].order, 2);
+	assert_int_equal(f->s->actions[1].index, 18);
+	assert_int_equal(f->s->actions[1].cookie_len, 0);
+	assert_int_equal(f->s->actions[1].packets, 2);
+
+	char h[32];
+	tcx_format_handle("u32", f->s->filters[0].handle, h, sizeof(h));
+	assert_string_equal(h, "800::800");
+}
+
+static void test_full_matchall(void **state)
+{
+	struct fx *f = *state;
+	struct nlb_stats st = {.bytes = 5, .packets = 1};
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, 0xFFFFFFF3, 1, 3, 3, "matchall", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_MATCHALL_ACT);
+
+	nlb_action(nlh, 1, "gact", "\x01\x02", 2, &st, TCA_GACT_PARMS, 9);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_put_u32(nlh, TCA_MATCHALL_FLAGS, TCA_CLS_FLAGS_IN_HW);
+	mnl_attr_nest_end(nlh, opt);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_int_equal(f->s->filters[0].flags, TCX_FLAG_IN_HW);
+	assert_int_equal(f->s->actions[0].index, 9);
+	assert_int_equal(f->s->actions[0].bytes, 5);
+	assert_string_equal(f->key.kind, "matchall");
+	char h[32];
+	tcx_format_handle("matchall", 1, h, sizeof(h));
+	assert_string_equal(h, "0x1");
+}
+
+static void test_pkt64_pairs_with_preceding(void **state)
+{
+	struct fx *f = *state;
+	struct nlb_stats st = {.bytes = 1ULL << 40,
+			       .packets = 5000000000ULL,
+			       .hw_bytes = 1ULL << 39,
+			       .hw_packets = 4300000000ULL};
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "flower", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
+
+	nlb_action(nlh, 1, "gact", NULL, 0, &st, 0, 0);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_true(f->s->actions[0].packets == 5000000000ULL);
+	assert_true(f->s->actions[0].hw_packets == 4300000000ULL);
+	assert_true(f->s->actions[0].bytes == 1ULL << 40);
+	assert_true(f->s->actions[0].hw_bytes == 1ULL << 39);
+}
+
+static void test_pkt64_after_basic_only(void **state)
+{
+	struct fx *f = *state;
+	struct nlb_stats st = {.bytes = 1, .packets = 4294967296ULL, .hw_packets = 7};
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "flower", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
+
+	nlb_action(nlh, 1, "gact", NULL, 0, &st, 0, 0);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_true(f->s->actions[0].packets == 4294967296ULL);
+	assert_int_equal(f->s->actions[0].hw_packets, 7);
+}
+
+static void test_pkt64_orphan_rejected(void **state)
+{
+	struct fx *f = *state;
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "flower", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
+	struct nlattr *act = mnl_attr_nest_start(nlh, 1);
+	uint64_t pkt = 1;
+
+	mnl_attr_put_strz(nlh, TCA_ACT_KIND, "gact");
+	struct nlattr *st = mnl_attr_nest_start(nlh, TCA_ACT_STATS);
+	mnl_attr_put(nlh, TCA_STATS_PKT64, sizeof(pkt), &pkt);
+	mnl_attr_nest_end(nlh, st);
+	mnl_attr_nest_end(nlh, act);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ERROR);
+	assert_string_equal(f->err,
+			    "TCA_STATS_PKT64 follows attribute 0, not a basic stats attribute");
+	assert_int_equal(f->s->n_filters, 0);
+	assert_int_equal(f->s->n_actions, 0);
+}
+
+static void test_cookie_sizes(void **state)
+{
+	struct fx *f = *state;
+	uint8_t c17[17] = {0};
+	struct nlb_stats st = {0};
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "flower", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
+
+	nlb_action(nlh, 1, "gact", "\x7f", 1, &st, 0, 0);
+	nlb_action(nlh, 2, "gact", cookie16, 16, &st, 0, 0);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_int_equal(f->s->actions[0].cookie_len, 1);
+	assert_int_equal(f->s->actions[0].cookie[0], 0x7f);
+	assert_int_equal(f->s->actions[1].cookie_len, 16);
+	assert_memory_equal(f->s->actions[1].cookie, cookie16, 16);
+
+	/* 17 bytes is more than TC_COOKIE_MAX_SIZE: the message is rejected
+	 * and nothing of it is kept. */
+	nlh = nlb_filter(f->buf, IFI, INGRESS, 2, 1, 3, "flower", 0);
+	opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
+	nlb_action(nlh, 1, "gact", "\x01", 1, &st, 0, 0);
+	nlb_action(nlh, 2, "gact", c17, 17, &st, 0, 0);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ERROR);
+	assert_string_equal(f->err, "action 2: cookie of 17 bytes, more than 16");
+	assert_int_equal(f->s->n_filters, 1);
+	assert_int_equal(f->s->n_actions, 2);
+}
+
+static void test_unknown_and_pad_attributes(void **state)
+{
+	struct fx *f = *state;
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "flower", 0);
+	struct gnet_stats_basic b = {.bytes = 77, .packets = 7};
+	uint64_t pad = 0;
+
+	mnl_attr_put_u32(nlh, 200, 1);          /* unknown top-level */
+	mnl_attr_put(nlh, TCA_PAD, 0, NULL);     /* pad */
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	mnl_attr_put_u32(nlh, 150, 2);           /* unknown flower attribute */
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
+	struct nlattr *act = mnl_attr_nest_start(nlh, 1);
+	mnl_attr_put(nlh, TCA_ACT_PAD, sizeof(pad), &pad);
+	mnl_attr_put_strz(nlh, TCA_ACT_KIND, "gact");
+	mnl_attr_put_u32(nlh, 99, 3);            /* unknown action attribute */
+	struct nlattr *st = mnl_attr_nest_start(nlh, TCA_ACT_STATS);
+	mnl_attr_put(nlh, TCA_STATS_PAD, 0, NULL);
+	mnl_attr_put(nlh, TCA_STATS_BASIC, sizeof(b), &b);
+	mnl_attr_put_u32(nlh, 77, 9);            /* unknown stats attribute */
+	mnl_attr_nest_end(nlh, st);
+	mnl_attr_nest_end(nlh, act);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_int_equal(f->s->n_actions, 1);
+	assert_int_equal(f->s->actions[0].bytes, 77);
+	assert_int_equal(f->s->actions[0].packets, 7);
+}
+
+static void test_short_and_long_structs(void **state)
+{
+	struct fx *f = *state;
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "flower", 0);
+	uint64_t only_bytes = 4242;
+	uint32_t longer[8] = {0};
+	struct gnet_stats_queue q = {.drops = 5, .overlimits = 6};
+
+	memcpy(longer, &q, sizeof(q));
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
+	struct nlattr *act = mnl_attr_nest_start(nlh, 1);
+	mnl_attr_put_strz(nlh, TCA_ACT_KIND, "gact");
+	struct nlattr *st = mnl_attr_nest_start(nlh, TCA_ACT_STATS);
+	/* A BASIC with only the bytes, and a QUEUE longer than ours. */
+	mnl_attr_put(nlh, TCA_STATS_BASIC, sizeof(only_bytes), &only_bytes);
+	mnl_attr_put(nlh, TCA_STATS_QUEUE, sizeof(longer), longer);
+	mnl_attr_nest_end(nlh, st);
+	mnl_attr_nest_end(nlh, act);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_int_equal(f->s->actions[0].bytes, 4242);
+	assert_int_equal(f->s->actions[0].packets, 0);
+	assert_int_equal(f->s->actions[0].drops, 5);
+	assert_int_equal(f->s->actions[0].overlimits, 6);
+}
+
+static struct nlmsghdr *one_action_msg(struct fx *f)
+{
+	struct nlb_stats st = {.bytes = 1, .packets = 1};
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "flower", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
+
+	nlb_action(nlh, 1, "gact", "\x01", 1, &st, 0, 0);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+	return nlh;
+}
+
+/* Find the first attribute of a type inside a message, by scanning. */
+static struct nlattr *find_attr(struct nlmsghdr *nlh, uint16_t type, uint16_t len_hint)
+{
+	char *p = (char *)nlh + NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct tcmsg));
+	char *end = (char *)nlh + nlh->nlmsg_len;
+
+	for (; p + 4 <= end; p += 4) {
+		struct nlattr *a = (struct nlattr *)p;
+
+		if ((a->nla_type & NLA_TYPE_MASK) == type && a->nla_len == len_hint)
+			return a;
+	}
+	return NULL;
+}
+
+static void test_truncated_attribute(void **state)
+{
+	struct fx *f = *state;
+	struct nlmsghdr *nlh = one_action_msg(f);
+	/* The BASIC stats attribute: 4 + sizeof(gnet_stats_basic). */
+	struct nlattr *basic = find_attr(nlh, TCA_STATS_BASIC, 4 + sizeof(struct gnet_stats_basic));
+
+	assert_non_null(basic);
+	basic->nla_len = 400; /* runs past its nest and the message */
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ERROR);
+	assert_string_equal(f->err, "TCA_ACT_STATS: attribute 1 has length 400, outside 4..64");
+	assert_int_equal(f->s->n_filters, 0);
+	assert_int_equal(f->s->n_actions, 0);
+
+	nlh = one_action_msg(f);
+	basic = find_attr(nlh, TCA_STATS_BASIC, 4 + sizeof(struct gnet_stats_basic));
+	basic->nla_len = 2; /* shorter than an attribute header */
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ERROR);
+	assert_string_equal(f->err, "TCA_ACT_STATS: attribute 1 has length 2, outside 4..64");
+}
+
+static void test_truncated_message(void **state)
+{
+	struct fx *f = *state;
+	struct nlmsghdr *nlh = one_action_msg(f);
+	uint32_t full = nlh->nlmsg_len;
+
+	/* Cut the message in the middle of its options: the nest now claims
+	 * more than is there. */
+	nlh->nlmsg_len = full - 20;
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ERROR);
+	assert_non_null(strstr(f->err, "filter: attribute 2 has length"));
+	assert_int_equal(f->s->n_filters, 0);
+
+	nlh->nlmsg_len = NLMSG_HDRLEN + 4; /* not even a tcmsg */
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ERROR);
+	assert_string_equal(f->err, "filter message of 20 bytes, too short for its header");
+}
+
+static void test_bad_strings(void **state)
+{
+	struct fx *f = *state;
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(f->buf);
+	struct tcmsg *tcm;
+
+	nlh->nlmsg_type = RTM_NEWTFILTER;
+	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
+	tcm->tcm_handle = 1;
+	mnl_attr_put(nlh, TCA_KIND, 3, "u32"); /* no NUL */
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ERROR);
+	assert_string_equal(f->err, "TCA_KIND: string is not NUL-terminated");
+
+	nlh = mnl_nlmsg_put_header(f->buf);
+	nlh->nlmsg_type = RTM_NEWTFILTER;
+	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
+	tcm->tcm_handle = 1;
+	mnl_attr_put_strz(nlh, TCA_KIND, "averyveryverylongkind");
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ERROR);
+	assert_string_equal(f->err, "TCA_KIND: string of 21 bytes, longer than 15");
+
+	nlh = mnl_nlmsg_put_header(f->buf);
+	nlh->nlmsg_type = RTM_NEWTFILTER;
+	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
+	tcm->tcm_handle = 1;
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ERROR);
+	assert_string_equal(f->err, "filter message without TCA_KIND");
+
+	/* A short TCA_CHAIN. */
+	nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "flower", 0);
+	nlh->nlmsg_len -= 8; /* drop the chain attribute */
+	mnl_attr_put(nlh, TCA_CHAIN, 2, "\x01\x00");
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ERROR);
+	assert_string_equal(f->err, "TCA_CHAIN: payload of 2 bytes, expected 4");
+	assert_int_equal(f->s->n_filters, 0);
+}
+
+static void test_action_without_kind(void **state)
+{
+	struct fx *f = *state;
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "u32", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_U32_ACT);
+	struct nlattr *act = mnl_attr_nest_start(nlh, 4);
+
+	mnl_attr_put_u32(nlh, TCA_ACT_INDEX, 3);
+	mnl_attr_nest_end(nlh, act);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ERROR);
+	assert_string_equal(f->err, "action 4: no TCA_ACT_KIND");
+}
+
+static void test_header_and_other_messages(void **state)
+{
+	struct fx *f = *state;
+	struct nlmsghdr *nlh = nlb_filter(f->buf, 0xFFFFFFFF, 22, 0, 49152, 0x86dd, "matchall", 5);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_HEADER);
+	assert_int_equal(f->key.pref, 49152);
+	assert_int_equal(f->key.protocol, 0x86dd);
+	assert_int_equal(f->key.chain, 5);
+	assert_int_equal(f->key.ifindex, 0xFFFFFFFF);
+	assert_string_equal(f->key.kind, "matchall");
+	assert_int_equal(f->s->n_filters, 0);
+
+	nlh->nlmsg_type = RTM_NEWQDISC;
+	assert_int_equal(parse(f, nlh), TCX_PARSE_SKIP);
+}
+
+static void test_unknown_classifier_keeps_filter(void **state)
+{
+	struct fx *f = *state;
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 5, 1, 3, "newcls", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+
+	mnl_attr_put_u32(nlh, 1, 1);
+	mnl_attr_nest_end(nlh, opt);
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_int_equal(f->s->n_filters, 1);
+	assert_int_equal(f->s->n_actions, 0);
+}
+
+static void test_done_status_and_extack(void **state)
+{
+	struct fx *f = *state;
+	struct nlmsghdr *nlh = nlb_done(f->buf, -EMSGSIZE);
+	char msg[128];
+	int status = 0;
+
+	assert_int_equal(tcx_parse_status(nlh, &status, msg, sizeof(msg)), 0);
+	assert_int_equal(status, -EMSGSIZE);
+	assert_string_equal(msg, "");
+
+	nlh = nlb_done(f->buf, -EINVAL);
+	nlh->nlmsg_flags |= NLM_F_ACK_TLVS;
+	mnl_attr_put_strz(nlh, NLMSGERR_ATTR_MSG, "Attribute failed policy validation");
+	assert_int_equal(tcx_parse_status(nlh, &status, msg, sizeof(msg)), 0);
+	assert_int_equal(status, -EINVAL);
+	assert_string_equal(msg, "Attribute failed policy validation");
+
+	nlh = nlb_done(f->buf, 0);
+	assert_int_equal(tcx_parse_status(nlh, &status, msg, sizeof(msg)), 0);
+	assert_int_equal(status, 0);
+
+	/* NLMSG_ERROR with a capped echo and an extack message. */
+	nlh = mnl_nlmsg_put_header(f->buf);
+	nlh->nlmsg_type = NLMSG_ERROR;
+	nlh->nlmsg_flags = NLM_F_CAPPED | NLM_F_ACK_TLVS;
+	struct nlmsgerr *e = mnl_nlmsg_put_extra_header(nlh, sizeof(*e));
+	e->error = -ENODEV;
+	e->msg.nlmsg_len = 36;
+	mnl_attr_put_strz(nlh, NLMSGERR_ATTR_MSG, "Cannot find device");
+	assert_int_equal(tcx_parse_status(nlh, &status, msg, sizeof(msg)), 0);
+	assert_int_equal(status, -ENODEV);
+	assert_string_equal(msg, "Cannot find device");
+
+	nlh->nlmsg_len = NLMSG_HDRLEN + 2; /* malformed */
+	assert_int_equal(tcx_parse_status(nlh, &status, msg, sizeof(msg)), -1);
+}
+
+static void test_qdisc_and_link(void **state)
+{
+	struct fx *f = *state;
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(f->buf);
+	struct tcmsg *tcm;
+	struct tcx_qdisc q;
+
+	nlh->nlmsg_type = RTM_NEWQDISC;
+	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
+	tcm->tcm_ifindex = 4;
+	tcm->tcm_handle = 0xFFFF0000;
+	tcm->tcm_parent = 0xFFFFFFF1;
+	mnl_attr_put_strz(nlh, TCA_KIND, "clsact");
+	mnl_attr_put_u32(nlh, 13 /* TCA_INGRESS_BLOCK */, 22);
+	assert_int_equal(tcx_parse_qdisc(nlh, &q, f->err, sizeof(f->err)), 0);
+	assert_int_equal(q.ifindex, 4);
+	assert_string_equal(q.kind, "clsact");
+	assert_int_equal(q.ingress_block, 22);
+	assert_int_equal(q.egress_block, 0);
+
+	nlh = mnl_nlmsg_put_header(f->buf);
+	nlh->nlmsg_type = RTM_NEWLINK;
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_index = 9;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, "veth-a");
+	uint32_t idx;
+	char name[IFNAMSIZ];
+	assert_int_equal(tcx_parse_link(nlh, &idx, name, f->err, sizeof(f->err)), 0);
+	assert_int_equal(idx, 9);
+	assert_string_equal(name, "veth-a");
+}
+
+static void test_formatting(void **state)
+{
+	char b[32];
+
+	tcx_format_handle("u32", 0x80000000, b, sizeof(b));
+	assert_string_equal(b, "800:");
+	tcx_format_handle("u32", 0x80101001, b, sizeof(b));
+	assert_string_equal(b, "801:1:1");
+	tcx_format_handle("u32", 0, b, sizeof(b));
+	assert_string_equal(b, "none");
+	tcx_format_handle("flower", 0x2a, b, sizeof(b));
+	assert_string_equal(b, "0x2a");
+	tcx_format_parent(0xFFFFFFF2, b, sizeof(b));
+	assert_string_equal(b, "ingress");
+	tcx_format_parent(0xFFFFFFF3, b, sizeof(b));
+	assert_string_equal(b, "egress");
+	tcx_format_parent(0, b, sizeof(b));
+	assert_string_equal(b, "root");
+	tcx_format_parent(0x00010000, b, sizeof(b));
+	assert_string_equal(b, "1:");
+	tcx_format_parent(0x0001000a, b, sizeof(b));
+	assert_string_equal(b, "1:a");
+	assert_string_equal(tcx_protocol_name(0x0800, b, sizeof(b)), "ip");
+	assert_string_equal(tcx_protocol_name(0x0003, b, sizeof(b)), "all");
+	assert_string_equal(tcx_protocol_name(0x86dd, b, sizeof(b)), "ipv6");
+	assert_string_equal(tcx_protocol_name(0x8100, b, sizeof(b)), "802.1Q");
+	assert_string_equal(tcx_protocol_name(0x1234, b, sizeof(b)), "0x1234");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_terse_flower, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_full_u32_several_actions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_full_matchall, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pkt64_pairs_with_preceding, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pkt64_after_basic_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pkt64_orphan_rejected, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cookie_sizes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_and_pad_attributes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_and_long_structs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncated_attribute, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncated_message, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_strings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_action_without_kind, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_header_and_other_messages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_classifier_keeps_filter, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_done_status_and_extack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_qdisc_and_link, setup, teardown),
+		cmocka_unit_test(test_formatting),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
