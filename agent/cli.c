@@ -22,36 +22,36 @@ struct cli_opts {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: tcexporter [OPTIONS]\n"
-		"Export the counters of Linux TC filter actions, labelled by action cookie.\n"
-		"\n"
-		"  -1, --once                collect once, print to standard output and exit\n"
-		"  -c, --config FILE         configuration file (default: the built-in one,\n"
-		"                            which collects every qdisc and shared block)\n"
-		"  -f, --format FORMAT       output of --once: prometheus (default), openmetrics\n"
-		"                            or json (one object per action row and line)\n"
-		"  -t, --check-config FILE   validate FILE, report every problem and exit\n"
-		"  -h, --help                show this help and exit\n"
-		"  -V, --version             show the version and exit\n"
-		"\n"
-		"Exit status: 0 when every target was collected, 1 when some target failed\n"
-		"(the output still holds the others) or output could not be written, 2 for\n"
-		"bad usage or a bad configuration.\n"
-		"\n"
-		"See tcexporter(8) and the example configuration %s/tcexporter/tcexporter.yaml.\n",
-		SYSCONFDIR);
+	        "Usage: tcexporter [OPTIONS]\n"
+	        "Export the counters of Linux TC filter actions, labelled by action cookie.\n"
+	        "\n"
+	        "  -1, --once                collect once, print to standard output and exit\n"
+	        "  -c, --config FILE         configuration file (default: the built-in one,\n"
+	        "                            which collects every qdisc and shared block)\n"
+	        "  -f, --format FORMAT       output of --once: prometheus (default), openmetrics\n"
+	        "                            or json (one object per action row and line)\n"
+	        "  -t, --check-config FILE   validate FILE, report every problem and exit\n"
+	        "  -h, --help                show this help and exit\n"
+	        "  -V, --version             show the version and exit\n"
+	        "\n"
+	        "Exit status: 0 when every target was collected, 1 when some target failed\n"
+	        "(the output still holds the others) or output could not be written, 2 for\n"
+	        "bad usage or a bad configuration.\n"
+	        "\n"
+	        "See tcexporter(8) and the example configuration %s/tcexporter/tcexporter.yaml.\n",
+	        SYSCONFDIR);
 }
 
 static int parse_args(int argc, char **argv, struct cli_opts *o)
 {
 	static const struct option longopts[] = {
-		{"once", no_argument, NULL, '1'},
-		{"config", required_argument, NULL, 'c'},
-		{"format", required_argument, NULL, 'f'},
-		{"check-config", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
+	        {"once", no_argument, NULL, '1'},
+	        {"config", required_argument, NULL, 'c'},
+	        {"format", required_argument, NULL, 'f'},
+	        {"check-config", required_argument, NULL, 't'},
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, 'V'},
+	        {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -68,8 +68,8 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 		case 'f':
 			if (tcx_format_parse(optarg, &o->format) < 0) {
 				log_err("unknown format '%s' (expected prometheus, openmetrics or "
-					"json)",
-					optarg);
+				        "json)",
+				        optarg);
 				return -1;
 			}
 			break;
@@ -142,7 +142,7 @@ static void report_failures(const struct tcx_snapshot *s)
 		else
 			snprintf(where, sizeof(where), "all");
 		log_err("target %s%s%s: %s", where, t->netns[0] ? " netns " : "", t->netns,
-			t->error);
+		        t->error);
 	}
 	if (s->incomplete)
 		log_err("collection incomplete: out of memory");

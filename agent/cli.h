@@ -3,9 +3,9 @@
 #define TCX_CLI_H
 
 /* Exit statuses. */
-#define TCX_EXIT_OK 0      /* every target collected */
+#define TCX_EXIT_OK      0 /* every target collected */
 #define TCX_EXIT_PARTIAL 1 /* some target failed, or output could not be written */
-#define TCX_EXIT_USAGE 2   /* bad usage or bad configuration */
+#define TCX_EXIT_USAGE   2 /* bad usage or bad configuration */
 
 int tcx_main(int argc, char **argv);
 

@@ -14,9 +14,9 @@ void tcx_log_set_level(int prio);
 
 void tcx_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define log_err(...) tcx_log(LOG_ERR, __VA_ARGS__)
+#define log_err(...)   tcx_log(LOG_ERR, __VA_ARGS__)
 #define log_warnx(...) tcx_log(LOG_WARNING, __VA_ARGS__)
-#define log_info(...) tcx_log(LOG_INFO, __VA_ARGS__)
+#define log_info(...)  tcx_log(LOG_INFO, __VA_ARGS__)
 #define log_debug(...) tcx_log(LOG_DEBUG, __VA_ARGS__)
 
 #endif

@@ -36,7 +36,7 @@ void tcx_flags_string(uint32_t flags, char *out, size_t outlen)
 		if (!(flags & (1u << i)))
 			continue;
 		n += (size_t)snprintf(out + n, n < outlen ? outlen - n : 0, "%s%s", n ? "," : "",
-				      names[i]);
+		                      names[i]);
 	}
 }
 
@@ -102,7 +102,7 @@ static void target_labels(struct tcx_buf *b, const struct tcx_target *t)
 
 /* Everything that identifies a filter, starting with its target's labels. */
 static void filter_labels(struct tcx_buf *b, const struct tcx_snapshot *s,
-			  const struct tcx_filter *f)
+                          const struct tcx_filter *f)
 {
 	const char *kind = tcx_kind_name(s, f->kind);
 	char tmp[32];
@@ -126,7 +126,7 @@ struct lbl_cache {
 };
 
 static void action_labels(struct lbl_cache *lc, const struct tcx_snapshot *s,
-			  const struct tcx_action *a)
+                          const struct tcx_action *a)
 {
 	const struct tcx_config *cfg = s->cfg;
 	const char *values[TCX_MAX_LABELS];
@@ -155,8 +155,8 @@ static void action_labels(struct lbl_cache *lc, const struct tcx_snapshot *s,
 
 /* ---- families -------------------------------------------------------------------------- */
 
-static void family_header(struct tcx_buf *b, const char *name, const char *type,
-			  const char *help, int om)
+static void family_header(struct tcx_buf *b, const char *name, const char *type, const char *help,
+                          int om)
 {
 	size_t n = strlen(name);
 
@@ -178,8 +178,7 @@ static void family_header(struct tcx_buf *b, const char *name, const char *type,
 	tcx_buf_putc(b, '\n');
 }
 
-static void sample(struct tcx_buf *b, const char *name, const char *labels, size_t llen,
-		   uint64_t v)
+static void sample(struct tcx_buf *b, const char *name, const char *labels, size_t llen, uint64_t v)
 {
 	tcx_buf_puts(b, name);
 	tcx_buf_putc(b, '{');
@@ -195,17 +194,17 @@ static const struct {
 	const char *name;
 	const char *help;
 } action_families[] = {
-	[F_BYTES] = {"tc_action_bytes_total",
-		     "Bytes that passed through the action (software and hardware)."},
-	[F_PACKETS] = {"tc_action_packets_total",
-		       "Packets that passed through the action (software and hardware)."},
-	[F_DROPS] = {"tc_action_drops_total", "Packets the action dropped."},
-	[F_OVERLIMITS] = {"tc_action_overlimits_total", "Overlimit events of the action."},
-	[F_HW_BYTES] = {"tc_action_hw_bytes_total",
-			"Bytes counted by hardware offload (a subset of tc_action_bytes_total)."},
-	[F_HW_PACKETS] = {"tc_action_hw_packets_total",
-			  "Packets counted by hardware offload (a subset of "
-			  "tc_action_packets_total)."},
+        [F_BYTES] = {"tc_action_bytes_total",
+                     "Bytes that passed through the action (software and hardware)."},
+        [F_PACKETS] = {"tc_action_packets_total",
+                       "Packets that passed through the action (software and hardware)."},
+        [F_DROPS] = {"tc_action_drops_total", "Packets the action dropped."},
+        [F_OVERLIMITS] = {"tc_action_overlimits_total", "Overlimit events of the action."},
+        [F_HW_BYTES] = {"tc_action_hw_bytes_total",
+                        "Bytes counted by hardware offload (a subset of tc_action_bytes_total)."},
+        [F_HW_PACKETS] = {"tc_action_hw_packets_total",
+                          "Packets counted by hardware offload (a subset of "
+                          "tc_action_packets_total)."},
 };
 
 static uint64_t action_value(const struct tcx_action *a, enum action_field f)
@@ -228,7 +227,7 @@ static uint64_t action_value(const struct tcx_action *a, enum action_field f)
 }
 
 static void render_actions(const struct tcx_snapshot *s, int om, struct tcx_buf *b,
-			   struct lbl_cache *lc)
+                           struct lbl_cache *lc)
 {
 	for (unsigned f = F_BYTES; f <= F_HW_PACKETS; f++) {
 		const char *name = action_families[f].name;
@@ -247,14 +246,14 @@ static void render_actions(const struct tcx_snapshot *s, int om, struct tcx_buf 
 }
 
 static void render_filters(const struct tcx_snapshot *s, int om, struct tcx_buf *b,
-			   struct lbl_cache *lc)
+                           struct lbl_cache *lc)
 {
 	char flags[64];
 
 	family_header(b, "tc_filter_flags_info", "info",
-		      "Flags of a TC filter (skip_hw, skip_sw, in_hw, not_in_hw), one series per "
-		      "filter.",
-		      om);
+	              "Flags of a TC filter (skip_hw, skip_sw, in_hw, not_in_hw), one series per "
+	              "filter.",
+	              om);
 	for (size_t i = 0; i < s->n_filters; i++) {
 		const struct tcx_filter *f = &s->filters[i];
 		int first = 0;
@@ -266,7 +265,7 @@ static void render_filters(const struct tcx_snapshot *s, int om, struct tcx_buf 
 		sample(b, "tc_filter_flags_info", lc->row.p, lc->row.len, 1);
 	}
 	family_header(b, "tc_filter_in_hw", "gauge",
-		      "1 when the filter is offloaded to hardware (in_hw), else 0.", om);
+	              "1 when the filter is offloaded to hardware (in_hw), else 0.", om);
 	for (size_t i = 0; i < s->n_filters; i++) {
 		const struct tcx_filter *f = &s->filters[i];
 
@@ -279,7 +278,7 @@ static void render_filters(const struct tcx_snapshot *s, int om, struct tcx_buf 
 
 /* A gauge with a fractional value. */
 static void sample_double(struct tcx_buf *b, const char *name, const char *labels, size_t llen,
-			  double v)
+                          double v)
 {
 	tcx_buf_puts(b, name);
 	if (llen) {
@@ -291,23 +290,23 @@ static void sample_double(struct tcx_buf *b, const char *name, const char *label
 }
 
 static void render_targets(const struct tcx_snapshot *s, int om, struct tcx_buf *b,
-			   struct lbl_cache *lc)
+                           struct lbl_cache *lc)
 {
 	static const struct {
 		const char *name, *type, *help;
 	} fams[] = {
-		{"tc_scrape_collector_success", "gauge",
-		 "1 when the target was collected in full, 0 when it failed (its rows are then "
-		 "absent)."},
-		{"tc_scrape_collector_duration_seconds", "gauge",
-		 "Time spent collecting the target."},
-		{"tc_scrape_collector_filters", "gauge", "Filters collected from the target."},
-		{"tc_scrape_collector_actions", "gauge", "Action rows collected from the target."},
-		{"tc_scrape_collector_dump_requests", "gauge",
-		 "Netlink filter dumps the target needed, by dump type (terse or full)."},
-		{"tc_scrape_collector_mode_info", "info",
-		 "How the target was dumped: terse, terse+repair (terse plus full dumps of "
-		 "non-flower prefs) or full."},
+	        {"tc_scrape_collector_success", "gauge",
+	         "1 when the target was collected in full, 0 when it failed (its rows are then "
+	         "absent)."},
+	        {"tc_scrape_collector_duration_seconds", "gauge",
+	         "Time spent collecting the target."},
+	        {"tc_scrape_collector_filters", "gauge", "Filters collected from the target."},
+	        {"tc_scrape_collector_actions", "gauge", "Action rows collected from the target."},
+	        {"tc_scrape_collector_dump_requests", "gauge",
+	         "Netlink filter dumps the target needed, by dump type (terse or full)."},
+	        {"tc_scrape_collector_mode_info", "info",
+	         "How the target was dumped: terse, terse+repair (terse plus full dumps of "
+	         "non-flower prefs) or full."},
 	};
 
 	for (unsigned k = 0; k < sizeof(fams) / sizeof(fams[0]); k++) {
@@ -324,7 +323,7 @@ static void render_targets(const struct tcx_snapshot *s, int om, struct tcx_buf 
 				break;
 			case 1:
 				sample_double(b, fams[k].name, lc->row.p, lc->row.len,
-					      t->duration_s);
+				              t->duration_s);
 				break;
 			case 2:
 				sample(b, fams[k].name, lc->row.p, lc->row.len, t->n_filters);
@@ -353,14 +352,14 @@ static void render_targets(const struct tcx_snapshot *s, int om, struct tcx_buf 
 }
 
 static void render_meta(const struct tcx_snapshot *s, int om, struct tcx_buf *b,
-			struct lbl_cache *lc)
+                        struct lbl_cache *lc)
 {
 	static const char *const causes[TCX_ERR__MAX] = {"malformed", "kernel", "notfound", "io",
-							  "nomem"};
+	                                                 "nomem"};
 	int first;
 
 	family_header(b, "tc_exporter_snapshot_errors", "gauge",
-		      "Errors met while taking the snapshot, by cause.", om);
+	              "Errors met while taking the snapshot, by cause.", om);
 	for (unsigned i = 0; i < TCX_ERR__MAX; i++) {
 		lc->row.len = 0;
 		first = 1;
@@ -368,20 +367,20 @@ static void render_meta(const struct tcx_snapshot *s, int om, struct tcx_buf *b,
 		sample(b, "tc_exporter_snapshot_errors", lc->row.p, lc->row.len, s->errors[i]);
 	}
 	family_header(b, "tc_exporter_unmapped_cookies", "gauge",
-		      "Actions whose cookie matched neither the cookie map nor a decoder.", om);
+	              "Actions whose cookie matched neither the cookie map nor a decoder.", om);
 	sample_double(b, "tc_exporter_unmapped_cookies", "", 0, (double)s->unmapped_cookies);
 	family_header(b, "tc_exporter_dropped_actions", "gauge",
-		      "Actions left out by the 'unmapped: drop' policy.", om);
+	              "Actions left out by the 'unmapped: drop' policy.", om);
 	sample_double(b, "tc_exporter_dropped_actions", "", 0, (double)s->dropped_rows);
 	family_header(b, "tc_exporter_snapshot_timestamp_seconds", "gauge",
-		      "When the snapshot was taken (Unix time).", om);
+	              "When the snapshot was taken (Unix time).", om);
 	sample_double(b, "tc_exporter_snapshot_timestamp_seconds", "", 0,
-		      (double)s->taken.tv_sec + (double)s->taken.tv_nsec / 1e9);
+	              (double)s->taken.tv_sec + (double)s->taken.tv_nsec / 1e9);
 	family_header(b, "tc_exporter_snapshot_duration_seconds", "gauge",
-		      "Time the whole collection pass took.", om);
+	              "Time the whole collection pass took.", om);
 	sample_double(b, "tc_exporter_snapshot_duration_seconds", "", 0, s->duration_s);
 	family_header(b, "tc_exporter_build_info", "info",
-		      "Build information: version of tcexporter.", om);
+	              "Build information: version of tcexporter.", om);
 	lc->row.len = 0;
 	first = 1;
 	put_label(&lc->row, &first, "version", TCX_VERSION);

@@ -37,7 +37,7 @@
 #define TCM_IFINDEX_MAGIC_BLOCK 0xFFFFFFFFU
 #endif
 #define PARENT_INGRESS 0xFFFFFFF2U
-#define PARENT_EGRESS 0xFFFFFFF3U
+#define PARENT_EGRESS  0xFFFFFFF3U
 
 /* Above this many prefs to repair, one full dump is cheaper than many. */
 #define MAX_REPAIR_PREFS 64
@@ -106,7 +106,7 @@ struct pass_ns {
 struct pass {
 	struct tcx_collector *c;
 	struct tcx_snapshot *s;
-	struct pass_ns *ns;
+	struct pass_ns **ns; /* stable addresses: units point at them */
 	size_t n_ns;
 };
 
@@ -119,9 +119,9 @@ static void *grow_array(void *arr, size_t n, size_t elem)
 }
 
 static void set_error(struct tcx_snapshot *s, struct tcx_target *t, enum tcx_err_cause cause,
-		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static void set_error(struct tcx_snapshot *s, struct tcx_target *t, enum tcx_err_cause cause,
-		      const char *fmt, ...)
+                      const char *fmt, ...)
 {
 	va_list ap;
 
@@ -205,8 +205,8 @@ static int qdisc_msg_cb(const struct nlmsghdr *nlh, void *arg)
 	return MNL_CB_OK;
 }
 
-static int list_dump(struct pass *p, struct pass_ns *ns, uint16_t type, size_t hdrlen,
-		     mnl_cb_t cb, const char *what)
+static int list_dump(struct pass *p, struct pass_ns *ns, uint16_t type, size_t hdrlen, mnl_cb_t cb,
+                     const char *what)
 {
 	char buf[64];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
@@ -220,14 +220,14 @@ static int list_dump(struct pass *p, struct pass_ns *ns, uint16_t type, size_t h
 	ret = p->c->ops->dump(ns->src, nlh, cb, &lc, err, sizeof(err));
 	if (ret < 0) {
 		snprintf(ns->list_err, sizeof(ns->list_err), "%s dump failed: %s%s%s", what,
-			 strerror(-ret), err[0] ? ": " : "", err);
+		         strerror(-ret), err[0] ? ": " : "", err);
 		p->s->errors[TCX_ERR_KERNEL]++;
 		return -1;
 	}
 	if (lc.bad) {
 		p->s->errors[TCX_ERR_MALFORMED] += (uint64_t)lc.bad;
 		snprintf(ns->list_err, sizeof(ns->list_err), "malformed %s message: %s", what,
-			 lc.err);
+		         lc.err);
 		return -1;
 	}
 	return 0;
@@ -262,7 +262,7 @@ static const struct link *link_by_index(const struct pass_ns *ns, uint32_t ifind
 }
 
 static const struct tcx_qdisc *qdisc_find(const struct pass_ns *ns, uint32_t ifindex,
-					  const char *kind, uint32_t handle, int root)
+                                          const char *kind, uint32_t handle, int root)
 {
 	for (size_t i = 0; i < ns->n_qdiscs; i++) {
 		const struct tcx_qdisc *q = &ns->qdiscs[i];
@@ -327,7 +327,7 @@ static int unit_add(struct units *us, const struct unit *u)
 }
 
 static int unit_error(struct units *us, struct pass_ns *ns, const char *dev, uint32_t block,
-		      uint32_t parent, enum tcx_err_cause cause, const char *msg)
+                      uint32_t parent, enum tcx_err_cause cause, const char *msg)
 {
 	struct unit u = {.ns = ns, .block = block, .parent = parent, .cause = cause};
 
@@ -377,16 +377,16 @@ static int units_from_qdisc(struct units *us, struct pass_ns *ns, const struct t
 }
 
 static int expand_target(struct pass *p, struct units *us, const struct tcx_target_cfg *t,
-			 struct pass_ns *ns)
+                         struct pass_ns *ns)
 {
 	char msg[300];
 
 	if (!ns->src)
 		return unit_error(us, ns, t->dev, t->has_block ? t->block : 0, t->parent,
-				  TCX_ERR_NOTFOUND, ns->open_err);
+		                  TCX_ERR_NOTFOUND, ns->open_err);
 	if (ns_list(p, ns) < 0)
 		return unit_error(us, ns, t->dev, t->has_block ? t->block : 0, t->parent,
-				  TCX_ERR_KERNEL, ns->list_err);
+		                  TCX_ERR_KERNEL, ns->list_err);
 	if (t->all) {
 		for (size_t i = 0; i < ns->n_qdiscs; i++)
 			if (units_from_qdisc(us, ns, &ns->qdiscs[i]) < 0)
@@ -429,7 +429,7 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 			q = qdisc_find(ns, l->ifindex, "ingress", 0, 0);
 		if (!q) {
 			snprintf(msg, sizeof(msg), "device '%s' has no %s qdisc", t->dev,
-				 t->parent == PARENT_EGRESS ? "clsact" : "ingress or clsact");
+			         t->parent == PARENT_EGRESS ? "clsact" : "ingress or clsact");
 			return unit_error(us, ns, t->dev, 0, t->parent, TCX_ERR_NOTFOUND, msg);
 		}
 	} else if (t->parent == 0) {
@@ -439,7 +439,7 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 		}
 	} else if (!qdisc_find(ns, l->ifindex, NULL, TC_H_MAJ(t->parent), 0)) {
 		snprintf(msg, sizeof(msg), "device '%s' has no qdisc %x:", t->dev,
-			 TC_H_MAJ(t->parent) >> 16);
+		         TC_H_MAJ(t->parent) >> 16);
 		return unit_error(us, ns, t->dev, 0, t->parent, TCX_ERR_NOTFOUND, msg);
 	}
 	return unit_add(us, &u);
@@ -513,7 +513,7 @@ static int filter_msg_cb(const struct nlmsghdr *nlh, void *arg)
 }
 
 static struct nlmsghdr *filter_req(char *buf, const struct unit *u, int terse,
-				   const struct tcx_tp_key *only)
+                                   const struct tcx_tp_key *only)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct tcmsg *tcm;
@@ -543,8 +543,8 @@ static struct nlmsghdr *filter_req(char *buf, const struct unit *u, int terse,
 
 /* Run one filter dump into the snapshot. Returns the kernel's status. */
 static int run_filter_dump(struct pass *p, const struct unit *u, struct tcx_target *t,
-			   struct fdump_ctx *fc, int terse, const struct tcx_tp_key *only,
-			   char *err, size_t errlen)
+                           struct fdump_ctx *fc, int terse, const struct tcx_tp_key *only,
+                           char *err, size_t errlen)
 {
 	char buf[256];
 	struct nlmsghdr *nlh = filter_req(buf, u, terse, only);
@@ -605,10 +605,10 @@ static void dump_unit(struct pass *p, struct unit *u, uint32_t tidx)
 		s->errors[TCX_ERR_MALFORMED] += fc.bad - 1; /* set_error adds one */
 		set_error(s, t, TCX_ERR_MALFORMED, "malformed netlink message: %s", fc.err);
 	} else if (status < 0) {
-		set_error(s, t, status == -ENODEV || status == -ENOENT ? TCX_ERR_NOTFOUND
-								     : TCX_ERR_KERNEL,
-			  "filter dump failed: %s%s%s", strerror(-status), err[0] ? ": " : "",
-			  err);
+		set_error(s, t,
+		          status == -ENODEV || status == -ENOENT ? TCX_ERR_NOTFOUND
+		                                                 : TCX_ERR_KERNEL,
+		          "filter dump failed: %s%s%s", strerror(-status), err[0] ? ": " : "", err);
 	}
 	free(fc.tps);
 	if (!t->ok)
@@ -644,17 +644,19 @@ static int link_gone(struct pass *p, const struct unit *u)
 
 static struct pass_ns *pass_ns_get(struct pass *p, const char *name)
 {
-	struct pass_ns *n;
+	struct pass_ns **arr, *n;
 
 	for (size_t i = 0; i < p->n_ns; i++)
-		if (strcmp(p->ns[i].name, name) == 0)
-			return &p->ns[i];
-	n = grow_array(p->ns, p->n_ns, sizeof(*p->ns));
+		if (strcmp(p->ns[i]->name, name) == 0)
+			return p->ns[i];
+	arr = grow_array(p->ns, p->n_ns, sizeof(*p->ns));
+	if (!arr)
+		return NULL;
+	p->ns = arr;
+	n = calloc(1, sizeof(*n));
 	if (!n)
 		return NULL;
-	p->ns = n;
-	n = &p->ns[p->n_ns++];
-	memset(n, 0, sizeof(*n));
+	p->ns[p->n_ns++] = n;
 	n->name = name;
 	n->src = ns_source(p->c, name, n->open_err, sizeof(n->open_err));
 	return n;
@@ -674,8 +676,7 @@ static void fill_target(struct tcx_target *t, const struct unit *u)
 	t->ok = 1;
 }
 
-static void count_rows(struct tcx_snapshot *s, struct tcx_target *t, size_t mark_f,
-		       size_t mark_a)
+static void count_rows(struct tcx_snapshot *s, struct tcx_target *t, size_t mark_f, size_t mark_a)
 {
 	t->first_filter = (uint32_t)mark_f;
 	t->n_filters = (uint32_t)(s->n_filters - mark_f);
@@ -713,7 +714,7 @@ struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg
 			dump_unit(&p, u, (uint32_t)(s->n_targets - 1));
 			if (t->ok && u->ifindex && s->n_filters == mark_f && link_gone(&p, u))
 				set_error(s, t, TCX_ERR_NOTFOUND,
-					  "device '%s' vanished during collection", u->dev);
+				          "device '%s' vanished during collection", u->dev);
 		}
 		count_rows(s, t, mark_f, mark_a);
 		t->duration_s = now_s() - t1;
@@ -727,8 +728,9 @@ oom:
 	s->incomplete = 1;
 out:
 	for (size_t i = 0; i < p.n_ns; i++) {
-		free(p.ns[i].links);
-		free(p.ns[i].qdiscs);
+		free(p.ns[i]->links);
+		free(p.ns[i]->qdiscs);
+		free(p.ns[i]);
 	}
 	free(p.ns);
 	free(us.u);

@@ -28,8 +28,8 @@
 #define NETLINK_CAP_ACK 10
 #endif
 
-#define NL_BUFSZ (64 * 1024)  /* > the kernel's 32 KiB dump chunks */
-#define NL_RCVBUF (1024 * 1024)
+#define NL_BUFSZ     (64 * 1024) /* > the kernel's 32 KiB dump chunks */
+#define NL_RCVBUF    (1024 * 1024)
 #define NL_TIMEOUT_S 10
 
 struct nl_src {
@@ -63,7 +63,7 @@ static int ctl_done_cb(const struct nlmsghdr *nlh, void *arg)
 	if (tcx_parse_status(nlh, &d->status, d->err, d->errlen) < 0) {
 		d->status = -EBADMSG;
 		snprintf(d->err, d->errlen, "malformed NLMSG_%s",
-			 nlh->nlmsg_type == NLMSG_DONE ? "DONE" : "ERROR");
+		         nlh->nlmsg_type == NLMSG_DONE ? "DONE" : "ERROR");
 	}
 	d->done = 1;
 	return MNL_CB_STOP;
@@ -75,10 +75,10 @@ static int ctl_noop_cb(const struct nlmsghdr *nlh, void *arg)
 }
 
 static mnl_cb_t ctl_cbs[NLMSG_MIN_TYPE] = {
-	[NLMSG_NOOP] = ctl_noop_cb,
-	[NLMSG_ERROR] = ctl_done_cb,
-	[NLMSG_DONE] = ctl_done_cb,
-	[NLMSG_OVERRUN] = ctl_noop_cb,
+        [NLMSG_NOOP] = ctl_noop_cb,
+        [NLMSG_ERROR] = ctl_done_cb,
+        [NLMSG_DONE] = ctl_done_cb,
+        [NLMSG_OVERRUN] = ctl_noop_cb,
 };
 
 static void nl_close_sock(struct nl_src *s)
@@ -126,13 +126,13 @@ static int nl_open_in_netns(struct nl_src *s, const char *netns, char *err, size
 	target = open(path, O_RDONLY | O_CLOEXEC);
 	if (target < 0) {
 		snprintf(err, errlen, "netns '%s': cannot open %s: %s", netns, path,
-			 strerror(errno));
+		         strerror(errno));
 		return -1;
 	}
 	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (self < 0) {
 		snprintf(err, errlen, "netns '%s': cannot open own namespace: %s", netns,
-			 strerror(errno));
+		         strerror(errno));
 		close(target);
 		return -1;
 	}
@@ -162,7 +162,7 @@ static void *nl_open(void *opaque, const char *netns, char *err, size_t errlen)
 		return NULL;
 	}
 	if ((netns && netns[0] ? nl_open_in_netns(s, netns, err, errlen)
-			       : nl_open_sock(s, err, errlen)) < 0) {
+	                       : nl_open_sock(s, err, errlen)) < 0) {
 		free(s);
 		return NULL;
 	}
@@ -180,7 +180,7 @@ static void nl_close(void *src)
 }
 
 static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char *err,
-		   size_t errlen)
+                   size_t errlen)
 {
 	struct nl_src *s = src;
 	struct dump_ctx d = {.cb = cb, .data = data, .err = err, .errlen = errlen};
@@ -209,12 +209,12 @@ static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, cha
 				continue;
 			ret = -errno;
 			snprintf(err, errlen, "netlink receive: %s",
-				 errno == EAGAIN ? "timed out" : strerror(errno));
+			         errno == EAGAIN ? "timed out" : strerror(errno));
 			s->broken = 1;
 			return ret;
 		}
 		ret = mnl_cb_run2(s->buf, (size_t)n, s->seq, s->portid, data_cb, &d, ctl_cbs,
-				  NLMSG_MIN_TYPE);
+		                  NLMSG_MIN_TYPE);
 		if (ret == MNL_CB_ERROR) {
 			/* EINTR: NLM_F_DUMP_INTR (never set by TC dumps today);
 			 * ESRCH/EPROTO: a reply that is not ours. */
@@ -231,7 +231,7 @@ static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, cha
 }
 
 const struct tcx_source_ops tcx_netlink_source = {
-	.open = nl_open,
-	.dump = nl_dump,
-	.close = nl_close,
+        .open = nl_open,
+        .dump = nl_dump,
+        .close = nl_close,
 };

@@ -56,7 +56,7 @@ static void *grow(void *arr, size_t *cap, size_t elem, size_t min)
 				return NULL;                                                       \
 			(s)->arr = p_;                                                             \
 		}                                                                                  \
-		memset(&(s)->arr[(s)->n], 0, sizeof(*(s)->arr));                                  \
+		memset(&(s)->arr[(s)->n], 0, sizeof(*(s)->arr));                                   \
 		return &(s)->arr[(s)->n++];                                                        \
 	} while (0)
 

@@ -24,7 +24,7 @@
 
 #ifndef TCA_INGRESS_BLOCK
 #define TCA_INGRESS_BLOCK 13
-#define TCA_EGRESS_BLOCK 14
+#define TCA_EGRESS_BLOCK  14
 #endif
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -68,7 +68,7 @@ typedef int (*attr_cb)(const struct nlattr *a, void *data, struct perr *pe);
 
 /* Call cb for each attribute in [p, p+len). `what` names the container. */
 static int attr_walk(const void *p, size_t len, const char *what, attr_cb cb, void *data,
-		     struct perr *pe)
+                     struct perr *pe)
 {
 	const char *cur = p, *end = cur + len;
 
@@ -78,10 +78,10 @@ static int attr_walk(const void *p, size_t len, const char *what, attr_cb cb, vo
 
 		if (left < NLA_HDRLEN)
 			return fail(pe, "%s: %zu trailing bytes, too short for an attribute", what,
-				    left);
+			            left);
 		if (a->nla_len < NLA_HDRLEN || a->nla_len > left)
 			return fail(pe, "%s: attribute %u has length %u, outside 4..%zu", what,
-				    attr_type(a), a->nla_len, left);
+			            attr_type(a), a->nla_len, left);
 		if (cb(a, data, pe) < 0)
 			return -1;
 		cur += NLA_ALIGN(a->nla_len);
@@ -90,7 +90,7 @@ static int attr_walk(const void *p, size_t len, const char *what, attr_cb cb, vo
 }
 
 static int attr_nested(const struct nlattr *a, const char *what, attr_cb cb, void *data,
-		       struct perr *pe)
+                       struct perr *pe)
 {
 	return attr_walk(attr_data(a), attr_len(a), what, cb, data, pe);
 }
@@ -113,7 +113,7 @@ static int attr_u64(const struct nlattr *a, const char *name, uint64_t *v, struc
 
 /* A NUL-terminated string that fits in out (at most outlen-1 characters). */
 static int attr_str(const struct nlattr *a, const char *name, char *out, size_t outlen,
-		    struct perr *pe)
+                    struct perr *pe)
 {
 	const char *s = attr_data(a);
 	size_t n = attr_len(a);
@@ -123,7 +123,7 @@ static int attr_str(const struct nlattr *a, const char *name, char *out, size_t 
 		return fail(pe, "%s: string is not NUL-terminated", name);
 	if ((size_t)(nul - s) >= outlen)
 		return fail(pe, "%s: string of %zu bytes, longer than %zu", name, (size_t)(nul - s),
-			    outlen - 1);
+		            outlen - 1);
 	memcpy(out, s, (size_t)(nul - s) + 1);
 	return 0;
 }
@@ -147,18 +147,18 @@ struct cls_info {
 
 /* Attribute ids from each cls_*.c (tcf_exts_init's action id). */
 static const struct cls_info cls_table[] = {
-	{"flower", TCA_FLOWER_ACT, TCA_FLOWER_FLAGS, 1},
-	{"matchall", TCA_MATCHALL_ACT, TCA_MATCHALL_FLAGS, 0},
-	{"u32", TCA_U32_ACT, TCA_U32_FLAGS, 0},
-	{"bpf", TCA_BPF_ACT, TCA_BPF_FLAGS_GEN, 0},
-	{"basic", TCA_BASIC_ACT, 0, 0},
-	{"fw", TCA_FW_ACT, 0, 0},
-	{"route", TCA_ROUTE4_ACT, 0, 0},
-	{"flow", TCA_FLOW_ACT, 0, 0},
-	{"cgroup", TCA_CGROUP_ACT, 0, 0},
-	{"tcindex", 7 /* TCA_TCINDEX_ACT, removed in 6.3 */, 0, 0},
-	{"rsvp", 6 /* TCA_RSVP_ACT, removed in 6.3 */, 0, 0},
-	{"rsvp6", 6, 0, 0},
+        {"flower", TCA_FLOWER_ACT, TCA_FLOWER_FLAGS, 1},
+        {"matchall", TCA_MATCHALL_ACT, TCA_MATCHALL_FLAGS, 0},
+        {"u32", TCA_U32_ACT, TCA_U32_FLAGS, 0},
+        {"bpf", TCA_BPF_ACT, TCA_BPF_FLAGS_GEN, 0},
+        {"basic", TCA_BASIC_ACT, 0, 0},
+        {"fw", TCA_FW_ACT, 0, 0},
+        {"route", TCA_ROUTE4_ACT, 0, 0},
+        {"flow", TCA_FLOW_ACT, 0, 0},
+        {"cgroup", TCA_CGROUP_ACT, 0, 0},
+        {"tcindex", 7 /* TCA_TCINDEX_ACT, removed in 6.3 */, 0, 0},
+        {"rsvp", 6 /* TCA_RSVP_ACT, removed in 6.3 */, 0, 0},
+        {"rsvp6", 6, 0, 0},
 };
 
 static const struct cls_info *cls_lookup(const char *kind)
@@ -185,27 +185,27 @@ struct act_info {
 };
 
 static const struct act_info act_table[] = {
-	{"gact", 2 /* TCA_GACT_PARMS */},
-	{"mirred", 2 /* TCA_MIRRED_PARMS */},
-	{"police", 1 /* TCA_POLICE_TBF */},
-	{"pedit", 2 /* TCA_PEDIT_PARMS */},
-	{"skbedit", 2 /* TCA_SKBEDIT_PARMS */},
-	{"tunnel_key", 2 /* TCA_TUNNEL_KEY_PARMS */},
-	{"vlan", 2 /* TCA_VLAN_PARMS */},
-	{"csum", 1 /* TCA_CSUM_PARMS */},
-	{"ct", 1 /* TCA_CT_PARMS */},
-	{"bpf", 2 /* TCA_ACT_BPF_PARMS */},
-	{"nat", 1 /* TCA_NAT_PARMS */},
-	{"sample", 2 /* TCA_SAMPLE_PARMS */},
-	{"connmark", 1 /* TCA_CONNMARK_PARMS */},
-	{"ctinfo", TCA_CTINFO_ACT},
-	{"skbmod", 2 /* TCA_SKBMOD_PARMS */},
-	{"mpls", 2 /* TCA_MPLS_PARMS */},
-	{"gate", 2 /* TCA_GATE_PARMS */},
-	{"ife", 1 /* TCA_IFE_PARMS */},
-	{"simple", 2 /* TCA_DEF_PARMS */},
-	{"xt", 6 /* TCA_IPT_INDEX: u32 index */},
-	{"ipt", 6},
+        {"gact", 2 /* TCA_GACT_PARMS */},
+        {"mirred", 2 /* TCA_MIRRED_PARMS */},
+        {"police", 1 /* TCA_POLICE_TBF */},
+        {"pedit", 2 /* TCA_PEDIT_PARMS */},
+        {"skbedit", 2 /* TCA_SKBEDIT_PARMS */},
+        {"tunnel_key", 2 /* TCA_TUNNEL_KEY_PARMS */},
+        {"vlan", 2 /* TCA_VLAN_PARMS */},
+        {"csum", 1 /* TCA_CSUM_PARMS */},
+        {"ct", 1 /* TCA_CT_PARMS */},
+        {"bpf", 2 /* TCA_ACT_BPF_PARMS */},
+        {"nat", 1 /* TCA_NAT_PARMS */},
+        {"sample", 2 /* TCA_SAMPLE_PARMS */},
+        {"connmark", 1 /* TCA_CONNMARK_PARMS */},
+        {"ctinfo", TCA_CTINFO_ACT},
+        {"skbmod", 2 /* TCA_SKBMOD_PARMS */},
+        {"mpls", 2 /* TCA_MPLS_PARMS */},
+        {"gate", 2 /* TCA_GATE_PARMS */},
+        {"ife", 1 /* TCA_IFE_PARMS */},
+        {"simple", 2 /* TCA_DEF_PARMS */},
+        {"xt", 6 /* TCA_IPT_INDEX: u32 index */},
+        {"ipt", 6},
 };
 
 static uint16_t act_parms_attr(const char *kind)
@@ -251,9 +251,10 @@ static int stats_cb(const struct nlattr *a, void *data, struct perr *pe)
 		else if (sc->prev == TCA_STATS_BASIC_HW)
 			sc->act->hw_packets = pkt64;
 		else
-			return fail(pe, "TCA_STATS_PKT64 follows attribute %u, not a basic stats "
-					"attribute",
-				    sc->prev);
+			return fail(pe,
+			            "TCA_STATS_PKT64 follows attribute %u, not a basic stats "
+			            "attribute",
+			            sc->prev);
 		break;
 	case TCA_STATS_QUEUE:
 		attr_struct(a, &q, sizeof(q));
@@ -338,7 +339,7 @@ static int action_cb(const struct nlattr *nest, void *data, struct perr *pe)
 		return -1;
 	if (aa.cookie && attr_len(aa.cookie) > TCX_COOKIE_MAX)
 		return fail(pe, "action %u: cookie of %zu bytes, more than %d", attr_type(nest),
-			    attr_len(aa.cookie), TCX_COOKIE_MAX);
+		            attr_len(aa.cookie), TCX_COOKIE_MAX);
 	k = tcx_snapshot_kind(ac->snap, kind);
 	if (k < 0)
 		return fail(pe, "more than %d distinct classifier and action kinds", TCX_MAX_KINDS);
@@ -422,12 +423,11 @@ static int top_cb(const struct nlattr *a, void *data, struct perr *pe)
 	return 0;
 }
 
-static int msg_payload(const struct nlmsghdr *nlh, size_t hdrlen, const char *what,
-		       struct perr *pe)
+static int msg_payload(const struct nlmsghdr *nlh, size_t hdrlen, const char *what, struct perr *pe)
 {
 	if (nlh->nlmsg_len < NLMSG_HDRLEN + hdrlen)
 		return fail(pe, "%s message of %u bytes, too short for its header", what,
-			    nlh->nlmsg_len);
+		            nlh->nlmsg_len);
 	return 0;
 }
 
@@ -440,8 +440,8 @@ static const void *msg_attrs(const struct nlmsghdr *nlh, size_t hdrlen, size_t *
 }
 
 enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_snapshot *snap,
-				       uint32_t target, struct tcx_tp_key *key, char *err,
-				       size_t errlen)
+                                       uint32_t target, struct tcx_tp_key *key, char *err,
+                                       size_t errlen)
 {
 	struct perr pe = {err, errlen};
 	struct top_attrs ta = {0};
@@ -497,9 +497,8 @@ enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_sn
 	f->first_action = (uint32_t)snap->n_actions;
 	if (ta.options) {
 		const struct cls_info *cls = cls_lookup(key->kind);
-		struct opts_ctx oc = {.cls = cls,
-				      .f = f,
-				      .acts = {.snap = snap, .filter = (uint32_t)mark_f}};
+		struct opts_ctx oc = {
+		        .cls = cls, .f = f, .acts = {.snap = snap, .filter = (uint32_t)mark_f}};
 
 		/* An unknown classifier keeps its filter row; where its actions
 		 * live is not known, so it has none. */
@@ -566,7 +565,7 @@ static int link_cb(const struct nlattr *a, void *data, struct perr *pe)
 }
 
 int tcx_parse_link(const struct nlmsghdr *nlh, uint32_t *ifindex, char name[IFNAMSIZ], char *err,
-		   size_t errlen)
+                   size_t errlen)
 {
 	struct perr pe = {err, errlen};
 	const struct ifinfomsg *ifi;
@@ -631,7 +630,8 @@ int tcx_parse_status(const struct nlmsghdr *nlh, int *status, char *msg, size_t 
 		hdr = sizeof(struct nlmsgerr);
 		if (!(nlh->nlmsg_flags & NLM_F_CAPPED) &&
 		    nlh->nlmsg_len >= NLMSG_HDRLEN + sizeof(struct nlmsgerr)) {
-			const struct nlmsgerr *pe_ = (const void *)((const char *)nlh + NLMSG_HDRLEN);
+			const struct nlmsgerr *pe_ =
+			        (const void *)((const char *)nlh + NLMSG_HDRLEN);
 			uint32_t inner;
 
 			memcpy(&inner, &pe_->msg.nlmsg_len, sizeof(inner));
@@ -709,11 +709,11 @@ static const struct {
 	uint16_t id;
 	const char *name;
 } proto_names[] = {
-	{0x0001, "802_3"},   {0x0002, "ax25"},     {0x0003, "all"},     {0x0004, "802_2"},
-	{0x0060, "loop"},    {0x0800, "ip"},       {0x0805, "x25"},     {0x0806, "arp"},
-	{0x8035, "rarp"},    {0x809b, "atalk"},    {0x8100, "802.1Q"},  {0x86dd, "ipv6"},
-	{0x8847, "mpls_uc"}, {0x8848, "mpls_mc"},  {0x8863, "ppp_disc"}, {0x8864, "ppp_ses"},
-	{0x88a8, "802.1ad"}, {0x88cc, "LLDP"},     {0x6558, "teb"},
+        {0x0001, "802_3"},   {0x0002, "ax25"},    {0x0003, "all"},      {0x0004, "802_2"},
+        {0x0060, "loop"},    {0x0800, "ip"},      {0x0805, "x25"},      {0x0806, "arp"},
+        {0x8035, "rarp"},    {0x809b, "atalk"},   {0x8100, "802.1Q"},   {0x86dd, "ipv6"},
+        {0x8847, "mpls_uc"}, {0x8848, "mpls_mc"}, {0x8863, "ppp_disc"}, {0x8864, "ppp_ses"},
+        {0x88a8, "802.1ad"}, {0x88cc, "LLDP"},    {0x6558, "teb"},
 };
 
 const char *tcx_protocol_name(uint16_t proto, char *buf, size_t buflen)

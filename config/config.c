@@ -49,6 +49,8 @@ struct key_handler {
 	key_fn fn;
 };
 
+#define MAX_KEYS 32 /* keys of one key_handler table */
+
 /* ---- error reporting ------------------------------------------------------ */
 
 __attribute__((format(printf, 3, 0))) static void vreport(struct ctx *c, const yaml_mark_t *m,
@@ -159,8 +161,7 @@ static int is_null(const yaml_node_t *n)
 }
 
 /* Check the value of `key` is of type t; report "'key' must be ..." if not. */
-static int expect(struct ctx *c, const yaml_node_t *key, const yaml_node_t *val,
-                  yaml_node_type_t t)
+static int expect(struct ctx *c, const yaml_node_t *key, const yaml_node_t *val, yaml_node_type_t t)
 {
 	if (val->type == t)
 		return 0;
@@ -282,7 +283,8 @@ static int parse_interval(const char *s, size_t len, double *out)
 	if (int_digits == 0 || (dot && frac_digits == 0))
 		return -1;
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if ((size_t)(end - p) == strlen(units[i].unit) && !memcmp(p, units[i].unit, end - p))
+		if ((size_t)(end - p) == strlen(units[i].unit) &&
+		    !memcmp(p, units[i].unit, end - p))
 			break;
 	if (i == sizeof(units) / sizeof(units[0]))
 		return -1;
@@ -310,14 +312,16 @@ static int find_label(const struct tcx_config *cfg, const char *name)
 static int walk_mapping(struct ctx *c, yaml_node_t *map, const struct key_handler *tab, size_t n,
                         const char *where, void *obj)
 {
-	yaml_node_t *seen[16] = {NULL};
-	char expected[256];
+	yaml_node_t *seen[MAX_KEYS] = {NULL}; /* first occurrence of each key */
+	char expected[512];
 	yaml_node_pair_t *p;
 	size_t i, off = 0;
 	int ret = 0;
 
+	if (n > MAX_KEYS)
+		abort(); /* a program bug: raise MAX_KEYS */
 	expected[0] = '\0';
-	for (i = 0; i < n && i < 16; i++)
+	for (i = 0; i < n && off < sizeof(expected); i++)
 		off += (size_t)snprintf(expected + off, sizeof(expected) - off, "%s%s",
 		                        i ? ", " : "", tab[i].key);
 
@@ -387,8 +391,8 @@ static int top_unmapped(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v
 
 struct target_ps {
 	struct tcx_target_cfg *t;
-	int n_kinds;    /* how many of all, dev, block were written */
-	int dev_given;  /* `dev` was written (even if invalid) */
+	int n_kinds;   /* how many of all, dev, block were written */
+	int dev_given; /* `dev` was written (even if invalid) */
 	yaml_node_t *parent_key;
 };
 
@@ -436,12 +440,14 @@ static int tgt_dev(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 	if (slen(v) == 0 || slen(v) > TCX_IFNAME_MAX || has_nul(v))
 		goto bad;
 	for (i = 0; i < slen(v); i++)
-		if (sval(v)[i] == '/' || sval(v)[i] == ' ' || (sval(v)[i] >= '\t' && sval(v)[i] <= '\r'))
+		if (sval(v)[i] == '/' || sval(v)[i] == ' ' ||
+		    (sval(v)[i] >= '\t' && sval(v)[i] <= '\r'))
 			goto bad;
 	ps->t->dev = xstrndup(c, sval(v), slen(v));
 	return ps->t->dev ? 0 : -1;
 bad:
-	err_at(c, v, "invalid device name '%s': must be 1 to 15 characters without '/' or whitespace",
+	err_at(c, v,
+	       "invalid device name '%s': must be 1 to 15 characters without '/' or whitespace",
 	       sval(v));
 	return -1;
 }
@@ -452,9 +458,9 @@ static int parse_parent(const char *s, size_t len, uint32_t *out)
 		const char *name;
 		uint32_t parent;
 	} names[] = {
-		{"ingress", TC_PARENT_INGRESS},
-		{"egress", TC_PARENT_EGRESS},
-		{"root", TC_PARENT_ROOT},
+	        {"ingress", TC_PARENT_INGRESS},
+	        {"egress", TC_PARENT_EGRESS},
+	        {"root", TC_PARENT_ROOT},
 	};
 	uint32_t maj = 0, min = 0;
 	size_t i, nmaj = 0, nmin = 0;
@@ -536,8 +542,8 @@ static int tgt_netns(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 }
 
 static const struct key_handler target_keys[] = {
-	{"all", tgt_all},       {"dev", tgt_dev},     {"parent", tgt_parent},
-	{"block", tgt_block},   {"netns", tgt_netns},
+        {"all", tgt_all},     {"dev", tgt_dev},     {"parent", tgt_parent},
+        {"block", tgt_block}, {"netns", tgt_netns},
 };
 
 static int top_targets(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
@@ -673,8 +679,8 @@ static int cookie_values(struct ctx *c, const char *hex, yaml_node_t *v, yaml_no
 	}
 	if (v->type == YAML_SEQUENCE_NODE) {
 		if (n_items(v) != cfg->n_labels) {
-			err_at(c, v, "cookie '%s': expected %zu values, got %zu", hex, cfg->n_labels,
-			       n_items(v));
+			err_at(c, v, "cookie '%s': expected %zu values, got %zu", hex,
+			       cfg->n_labels, n_items(v));
 			return -1;
 		}
 		for (i = 0, it = v->data.sequence.items.start; it < v->data.sequence.items.top;
@@ -714,8 +720,9 @@ static int cookie_values(struct ctx *c, const char *hex, yaml_node_t *v, yaml_no
 			}
 		}
 	} else {
-		err_at(c, v, "cookie '%s': expected a mapping or a sequence of label values, got %s",
-		       hex, kind_name(v->type));
+		err_at(c, v,
+		       "cookie '%s': expected a mapping or a sequence of label values, got %s", hex,
+		       kind_name(v->type));
 		return -1;
 	}
 	for (i = 0; i < cfg->n_labels; i++) {
@@ -923,8 +930,8 @@ static int dec_fields(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 }
 
 static const struct key_handler decoder_keys[] = {
-	{"type", dec_type},     {"label", dec_label},   {"length", dec_length},
-	{"prefix", dec_prefix}, {"layout", dec_layout}, {"fields", dec_fields},
+        {"type", dec_type},     {"label", dec_label},   {"length", dec_length},
+        {"prefix", dec_prefix}, {"layout", dec_layout}, {"fields", dec_fields},
 };
 
 /* A decoder's label: the index of a declared label, or -1 after a report. */
@@ -966,8 +973,8 @@ static int fld_bytes(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 }
 
 static const struct key_handler field_keys[] = {
-	{"label", fld_label},
-	{"bytes", fld_bytes},
+        {"label", fld_label},
+        {"bytes", fld_bytes},
 };
 
 static int decoder_fields(struct ctx *c, struct dec_ps *ps)
@@ -1047,7 +1054,8 @@ static int load_decoder(struct ctx *c, yaml_node_t *e, struct tcx_decoder *d)
 			if (!has_nul(ps.type_v) && !strcasecmp(sval(ps.type_v), types[i]))
 				type = (int)i;
 		if (type < 0) {
-			err_at(c, ps.type_v, "unknown decoder type '%s' (expected ascii, fields or uuid)",
+			err_at(c, ps.type_v,
+			       "unknown decoder type '%s' (expected ascii, fields or uuid)",
 			       sval(ps.type_v));
 			ret = -1;
 		}
@@ -1118,8 +1126,8 @@ static int load_decoders(struct ctx *c)
 /* ---- the document ------------------------------------------------------------ */
 
 static const struct key_handler top_keys[] = {
-	{"interval", top_interval}, {"targets", top_targets},   {"labels", top_labels},
-	{"unmapped", top_unmapped}, {"cookies", defer_cookies}, {"decoders", defer_decoders},
+        {"interval", top_interval}, {"targets", top_targets},   {"labels", top_labels},
+        {"unmapped", top_unmapped}, {"cookies", defer_cookies}, {"decoders", defer_decoders},
 };
 
 static void config_free(struct tcx_config *cfg)
@@ -1238,7 +1246,7 @@ struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, siz
 	} else {
 		yaml_node_t *r = yaml_document_get_root_node(&extra);
 
-		if (r)
+		if (r && !is_null(r)) /* a trailing "---" alone is harmless */
 			err_at(&c, r, "expected a single YAML document");
 		yaml_document_delete(&extra);
 	}

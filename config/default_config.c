@@ -7,12 +7,12 @@
 #include "config/config.h"
 
 const char tcx_default_config_yaml[] =
-	"# tcexporter built-in default: every qdisc and shared block of the\n"
-	"# current network namespace, every 15 seconds.\n"
-	"interval: 15s\n"
-	"targets:\n"
-	"  - all: true\n"
-	"unmapped: export\n";
+        "# tcexporter built-in default: every qdisc and shared block of the\n"
+        "# current network namespace, every 15 seconds.\n"
+        "interval: 15s\n"
+        "targets:\n"
+        "  - all: true\n"
+        "unmapped: export\n";
 
 static void default_err(void *arg, const char *msg)
 {

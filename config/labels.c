@@ -90,21 +90,20 @@ static int dec_uuid(const struct tcx_decoder *d, const uint8_t *c, size_t len,
 		return -1;
 	if (d->layout == TCX_UUID_RFC4122) {
 		snprintf(out, TCX_LABEL_VALUE_MAX,
-		         "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", c[0],
-		         c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12],
-		         c[13], c[14], c[15]);
+		         "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		         c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11],
+		         c[12], c[13], c[14], c[15]);
 		return 0;
 	}
 	/* OVS ufid: four u32 words in host order, as ovs-appctl prints them */
 	memcpy(w, c, sizeof(w));
-	snprintf(out, TCX_LABEL_VALUE_MAX, "%08" PRIx32 "-%04" PRIx32 "-%04" PRIx32 "-%04" PRIx32
-	         "-%04" PRIx32 "%08" PRIx32,
+	snprintf(out, TCX_LABEL_VALUE_MAX,
+	         "%08" PRIx32 "-%04" PRIx32 "-%04" PRIx32 "-%04" PRIx32 "-%04" PRIx32 "%08" PRIx32,
 	         w[0], w[1] >> 16, w[1] & 0xffff, w[2] >> 16, w[2] & 0xffff, w[3]);
 	return 0;
 }
 
-static void set_decoded(const struct tcx_decoder *d, const char **values,
-                        struct tcx_label_buf *buf)
+static void set_decoded(const struct tcx_decoder *d, const char **values, struct tcx_label_buf *buf)
 {
 	size_t i;
 
@@ -197,8 +196,8 @@ int tcx_label_name_valid(const char *name)
 int tcx_label_name_reserved(const char *name)
 {
 	static const char *const reserved[] = {
-		"dev",    "block", "parent", "chain",  "protocol", "pref", "kind",     "handle",
-		"order", "action", "cookie", "netns", "target",   "mode", "le", "quantile",
+	        "dev",   "block",  "parent", "chain", "protocol", "pref", "kind", "handle",
+	        "order", "action", "cookie", "netns", "target",   "mode", "le",   "quantile",
 	};
 	size_t i;
 

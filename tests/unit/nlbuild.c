@@ -8,7 +8,7 @@
 #include "tests/unit/nlbuild.h"
 
 struct nlmsghdr *nlb_filter(void *buf, uint32_t ifindex, uint32_t parent, uint32_t handle,
-			    uint16_t pref, uint16_t proto, const char *kind, uint32_t chain)
+                            uint16_t pref, uint16_t proto, const char *kind, uint32_t chain)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct tcmsg *tcm;
@@ -57,8 +57,8 @@ void nlb_stats(struct nlmsghdr *nlh, uint16_t type, const struct nlb_stats *st)
 }
 
 void nlb_action(struct nlmsghdr *nlh, uint16_t order, const char *kind, const void *cookie,
-		size_t cookie_len, const struct nlb_stats *st, uint16_t parms_attr,
-		uint32_t parms_index)
+                size_t cookie_len, const struct nlb_stats *st, uint16_t parms_attr,
+                uint32_t parms_index)
 {
 	struct nlattr *nest = mnl_attr_nest_start(nlh, order);
 

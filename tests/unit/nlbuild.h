@@ -17,13 +17,13 @@ struct nlb_stats {
 
 /* Start an RTM_NEWTFILTER message in buf. */
 struct nlmsghdr *nlb_filter(void *buf, uint32_t ifindex, uint32_t parent, uint32_t handle,
-			    uint16_t pref, uint16_t proto, const char *kind, uint32_t chain);
+                            uint16_t pref, uint16_t proto, const char *kind, uint32_t chain);
 /* One action nest (type = order) with KIND, STATS, COOKIE and, when
  * parms_index is non-zero, OPTIONS carrying a tc_gen-style parms struct
  * under attribute parms_attr. */
 void nlb_action(struct nlmsghdr *nlh, uint16_t order, const char *kind, const void *cookie,
-		size_t cookie_len, const struct nlb_stats *st, uint16_t parms_attr,
-		uint32_t parms_index);
+                size_t cookie_len, const struct nlb_stats *st, uint16_t parms_attr,
+                uint32_t parms_index);
 /* The stats nest alone, as the kernel writes it. */
 void nlb_stats(struct nlmsghdr *nlh, uint16_t type, const struct nlb_stats *st);
 

@@ -174,11 +174,11 @@ static void test_intervals(void **state)
 		const char *text;
 		double s;
 	} good[] = {
-		{"15", 15},      {"0.5", 0.5},  {"500ms", 0.5}, {"15s", 15},    {"2m", 120},
-		{"1h", 3600},    {"24h", 86400}, {"1ms", 0.001}, {"1.5s", 1.5}, {"86400", 86400},
-		{"\"30s\"", 30}, {"0.001", 0.001},
+	        {"15", 15},    {"0.5", 0.5},     {"500ms", 0.5},  {"15s", 15},
+	        {"2m", 120},   {"1h", 3600},     {"24h", 86400},  {"1ms", 0.001},
+	        {"1.5s", 1.5}, {"86400", 86400}, {"\"30s\"", 30}, {"0.001", 0.001},
 	};
-	static const char *const bad[] = {"0",  "0s",   "86401", "25h", "0.5ms", "-1", "1.",
+	static const char *const bad[] = {"0",  "0s",   "86401", "25h", "0.5ms", "-1",  "1.",
 	                                  ".5", "15 s", "15x",   "1e3", "s",     "\"\""};
 	char yaml[128], expected[256];
 	size_t i;
@@ -289,12 +289,12 @@ static void test_cookie_forms(void **state)
 static void test_label_order_independent(void **state)
 {
 	static const char *const yaml[] = {
-		"labels: [tenant, rule]\n"
-		"cookies: {\"0a\": {rule: r, tenant: t}}\n"
-		"decoders: [{type: ascii, label: rule}]\n",
-		"cookies: {\"0a\": {rule: r, tenant: t}}\n"
-		"decoders: [{type: ascii, label: rule}]\n"
-		"labels: [tenant, rule]\n",
+	        "labels: [tenant, rule]\n"
+	        "cookies: {\"0a\": {rule: r, tenant: t}}\n"
+	        "decoders: [{type: ascii, label: rule}]\n",
+	        "cookies: {\"0a\": {rule: r, tenant: t}}\n"
+	        "decoders: [{type: ascii, label: rule}]\n"
+	        "labels: [tenant, rule]\n",
 	};
 	const uint8_t c[] = {0x0a}, txt[] = {'w', 'e', 'b'};
 	size_t i;
@@ -387,7 +387,8 @@ static void test_many_cookies(void **state)
 	assert_non_null(yaml);
 	len += (size_t)snprintf(yaml + len, cap - len, "labels: [id]\ncookies:\n");
 	for (i = 0; i < N; i++) /* 4-byte cookies i*7919, values "v<i>" */
-		len += (size_t)snprintf(yaml + len, cap - len, "  \"%08zx\": [v%zu]\n", i * 7919, i);
+		len += (size_t)snprintf(yaml + len, cap - len, "  \"%08zx\": [v%zu]\n", i * 7919,
+		                        i);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	cfg = tcx_config_load_buffer("big.yaml", yaml, len, collect, &e);
 	assert_null(e.text);
@@ -397,7 +398,8 @@ static void test_many_cookies(void **state)
 	assert_int_equal(cfg->n_slots & (cfg->n_slots - 1), 0);
 	for (i = 0; i < N; i++) {
 		uint32_t x = (uint32_t)(i * 7919);
-		uint8_t c[4] = {(uint8_t)(x >> 24), (uint8_t)(x >> 16), (uint8_t)(x >> 8), (uint8_t)x};
+		uint8_t c[4] = {(uint8_t)(x >> 24), (uint8_t)(x >> 16), (uint8_t)(x >> 8),
+		                (uint8_t)x};
 		char want[16];
 
 		snprintf(want, sizeof(want), "v%zu", i);
@@ -429,7 +431,8 @@ static void test_err_file(void **state)
 	struct tcx_config *cfg = tcx_config_load_file("/nonexistent/tcx.yaml", collect, &e);
 
 	assert_null(cfg);
-	assert_string_equal(e.text, "/nonexistent/tcx.yaml: cannot open: No such file or directory\n");
+	assert_string_equal(e.text,
+	                    "/nonexistent/tcx.yaml: cannot open: No such file or directory\n");
 	free(e.text);
 }
 
@@ -437,8 +440,9 @@ static void test_err_syntax(void **state)
 {
 	expect_errors("targets: [a, b\n", "t.yaml:2:1: YAML syntax error: did not find expected "
 	                                  "',' or ']' while parsing a flow sequence\n");
-	expect_errors("a: b\n c: d\n",
-	              "t.yaml:2:3: YAML syntax error: mapping values are not allowed in this context\n");
+	expect_errors(
+	        "a: b\n c: d\n",
+	        "t.yaml:2:3: YAML syntax error: mapping values are not allowed in this context\n");
 	/* a reader error: the position is computed from the byte offset */
 	expect_errors("interval: 1\nunmapped: \"\xff\"\n",
 	              "t.yaml:2:12: YAML syntax error: invalid leading UTF-8 octet\n");
@@ -450,7 +454,8 @@ static void test_err_empty_and_top(void **state)
 {
 	expect_errors("", "t.yaml:1:1: empty configuration\n");
 	expect_errors("# only a comment\n\n", "t.yaml:1:1: empty configuration\n");
-	expect_errors("- all: true\n", "t.yaml:1:1: expected a mapping at top level, got a sequence\n");
+	expect_errors("- all: true\n",
+	              "t.yaml:1:1: expected a mapping at top level, got a sequence\n");
 	expect_errors("\n15s\n", "t.yaml:2:1: expected a mapping at top level, got a scalar\n");
 }
 
@@ -465,9 +470,10 @@ static void test_err_keys(void **state)
 	expect_errors("labels: [a]\ndecoders:\n  - {type: ascii, label: a, size: 3}\n",
 	              "t.yaml:3:29: unknown key 'size' in decoder (expected one of: type, label, "
 	              "length, prefix, layout, fields)\n");
-	expect_errors("labels: [a]\ndecoders:\n  - type: fields\n    fields: [{label: a, "
-	              "bytes: 2, width: 2}]\n",
-	              "t.yaml:4:35: unknown key 'width' in field (expected one of: label, bytes)\n");
+	expect_errors(
+	        "labels: [a]\ndecoders:\n  - type: fields\n    fields: [{label: a, "
+	        "bytes: 2, width: 2}]\n",
+	        "t.yaml:4:35: unknown key 'width' in field (expected one of: label, bytes)\n");
 	expect_errors("labels: [a]\ninterval: 1\nlabels: [b]\n",
 	              "t.yaml:3:1: duplicate key 'labels' (first at 1:1)\n");
 	expect_errors("targets:\n  - dev: eth0\n    dev: eth1\n",
@@ -477,18 +483,24 @@ static void test_err_keys(void **state)
 
 static void test_err_types(void **state)
 {
-	expect_errors("targets: all\n", "t.yaml:1:10: 'targets' must be a sequence, got a scalar\n");
+	expect_errors("targets: all\n",
+	              "t.yaml:1:10: 'targets' must be a sequence, got a scalar\n");
 	expect_errors("interval: {s: 1}\n",
 	              "t.yaml:1:11: 'interval' must be a scalar, got a mapping\n");
-	expect_errors("labels: tenant\n", "t.yaml:1:9: 'labels' must be a sequence, got a scalar\n");
-	expect_errors("cookies: [a]\n", "t.yaml:1:10: 'cookies' must be a mapping, got a sequence\n");
-	expect_errors("decoders: {}\n", "t.yaml:1:11: 'decoders' must be a sequence, got a mapping\n");
+	expect_errors("labels: tenant\n",
+	              "t.yaml:1:9: 'labels' must be a sequence, got a scalar\n");
+	expect_errors("cookies: [a]\n",
+	              "t.yaml:1:10: 'cookies' must be a mapping, got a sequence\n");
+	expect_errors("decoders: {}\n",
+	              "t.yaml:1:11: 'decoders' must be a sequence, got a mapping\n");
 	expect_errors("unmapped: [drop]\n",
 	              "t.yaml:1:11: 'unmapped' must be a scalar, got a sequence\n");
 	expect_errors("targets:\n  - dev: [eth0]\n",
 	              "t.yaml:2:10: 'dev' must be a scalar, got a sequence\n");
-	expect_errors("targets:\n  - eth0\n", "t.yaml:2:5: target must be a mapping, got a scalar\n");
-	expect_errors("labels: [a, [b]]\n", "t.yaml:1:13: label name must be a scalar, got a sequence\n");
+	expect_errors("targets:\n  - eth0\n",
+	              "t.yaml:2:5: target must be a mapping, got a scalar\n");
+	expect_errors("labels: [a, [b]]\n",
+	              "t.yaml:1:13: label name must be a scalar, got a sequence\n");
 	expect_errors("labels: [a]\ndecoders: [ascii]\n",
 	              "t.yaml:2:12: decoder must be a mapping, got a scalar\n");
 	expect_errors("labels: [a]\ndecoders: [{type: fields, fields: {label: a}}]\n",
@@ -504,12 +516,14 @@ static void test_err_integers(void **state)
 	expect_errors("targets:\n  - block: 4294967295\n", "t.yaml:2:12: invalid block "
 	                                                   "'4294967295': must be an integer from "
 	                                                   "1 to 4294967294\n");
-	expect_errors("targets:\n  - block: 0x16\n",
-	              "t.yaml:2:12: invalid block '0x16': must be an integer from 1 to 4294967294\n");
+	expect_errors(
+	        "targets:\n  - block: 0x16\n",
+	        "t.yaml:2:12: invalid block '0x16': must be an integer from 1 to 4294967294\n");
 	expect_errors("labels: [a]\ndecoders:\n  - {type: ascii, label: a, length: 17}\n",
 	              "t.yaml:3:37: invalid length '17': must be an integer from 1 to 16\n");
-	expect_errors("labels: [a]\ndecoders:\n  - {type: fields, fields: [{label: a, bytes: 9}]}\n",
-	              "t.yaml:3:47: invalid bytes '9': must be an integer from 1 to 8\n");
+	expect_errors(
+	        "labels: [a]\ndecoders:\n  - {type: fields, fields: [{label: a, bytes: 9}]}\n",
+	        "t.yaml:3:47: invalid bytes '9': must be an integer from 1 to 8\n");
 }
 
 static void test_err_parent(void **state)
@@ -568,18 +582,21 @@ static void test_err_cookie_values(void **state)
 {
 	expect_errors("labels: [tenant, rule]\ncookies:\n  \"0011aa\": {tenant: acme}\n",
 	              "t.yaml:3:13: cookie '0011aa': missing value for label 'rule'\n");
-	expect_errors("labels: [tenant, rule]\ncookies:\n  \"0011aa\": {tenant: a, rule: b, foo: c}\n",
-	              "t.yaml:3:34: cookie '0011aa': unknown label 'foo'\n");
+	expect_errors(
+	        "labels: [tenant, rule]\ncookies:\n  \"0011aa\": {tenant: a, rule: b, foo: c}\n",
+	        "t.yaml:3:34: cookie '0011aa': unknown label 'foo'\n");
 	expect_errors("labels: [tenant, rule]\ncookies:\n  \"0011aa\": [acme]\n",
 	              "t.yaml:3:13: cookie '0011aa': expected 2 values, got 1\n");
 	expect_errors("labels: [tenant, rule]\ncookies:\n  \"0011aa\": [acme, [web]]\n",
 	              "t.yaml:3:20: cookie '0011aa': label values must be scalars\n");
 	expect_errors("labels: [tenant, rule]\ncookies:\n  \"0011AA\": {tenant: a, rule: {x: y}}\n",
 	              "t.yaml:3:31: cookie '0011aa': label values must be scalars\n");
-	expect_errors("cookies:\n  \"0011aa\": [acme]\n",
-	              "t.yaml:2:13: cookie '0011aa': no labels are declared (add a 'labels' list)\n");
-	expect_errors("labels: []\ncookies:\n  \"0011aa\": {}\n",
-	              "t.yaml:3:13: cookie '0011aa': no labels are declared (add a 'labels' list)\n");
+	expect_errors(
+	        "cookies:\n  \"0011aa\": [acme]\n",
+	        "t.yaml:2:13: cookie '0011aa': no labels are declared (add a 'labels' list)\n");
+	expect_errors(
+	        "labels: []\ncookies:\n  \"0011aa\": {}\n",
+	        "t.yaml:3:13: cookie '0011aa': no labels are declared (add a 'labels' list)\n");
 	expect_errors("labels: [a, b]\ncookies:\n  \"01\": {a: x, a: y, b: z}\n",
 	              "t.yaml:3:16: duplicate key 'a' (first at 3:10)\n");
 }
@@ -588,15 +605,17 @@ static void test_err_decoders(void **state)
 {
 	expect_errors("labels: [a]\ndecoders:\n  - type: foo\n    label: a\n",
 	              "t.yaml:3:11: unknown decoder type 'foo' (expected ascii, fields or uuid)\n");
-	expect_errors("labels: [a]\ndecoders:\n  - label: a\n", "t.yaml:3:5: decoder needs 'type'\n");
+	expect_errors("labels: [a]\ndecoders:\n  - label: a\n",
+	              "t.yaml:3:5: decoder needs 'type'\n");
 	expect_errors("labels: [a]\ndecoders:\n  - type: ascii\n",
 	              "t.yaml:3:5: decoder 'ascii' needs 'label'\n");
 	expect_errors("labels: [a]\ndecoders:\n  - type: uuid\n",
 	              "t.yaml:3:5: decoder 'uuid' needs 'label'\n");
 	expect_errors("labels: [a]\ndecoders:\n  - type: ascii\n    label: x\n",
 	              "t.yaml:4:12: decoder label 'x' is not declared in 'labels'\n");
-	expect_errors("labels: [a]\ndecoders:\n  - type: fields\n    fields: [{label: x, bytes: 1}]\n",
-	              "t.yaml:4:22: decoder label 'x' is not declared in 'labels'\n");
+	expect_errors(
+	        "labels: [a]\ndecoders:\n  - type: fields\n    fields: [{label: x, bytes: 1}]\n",
+	        "t.yaml:4:22: decoder label 'x' is not declared in 'labels'\n");
 	expect_errors("labels: [a]\ndecoders:\n  - type: fields\n",
 	              "t.yaml:3:5: decoder 'fields' needs a non-empty 'fields' list\n");
 	expect_errors("labels: [a]\ndecoders:\n  - type: fields\n    fields: []\n",
@@ -659,7 +678,8 @@ static void test_err_targets(void **state)
 	              "t.yaml:3:12: invalid netns '..': must be a name under /run/netns\n");
 	expect_errors("targets:\n  - all: false\n",
 	              "t.yaml:2:10: all: false is meaningless; remove the entry\n");
-	expect_errors("targets:\n  - all: maybe\n", "t.yaml:2:10: invalid boolean 'maybe' for 'all'\n");
+	expect_errors("targets:\n  - all: maybe\n",
+	              "t.yaml:2:10: invalid boolean 'maybe' for 'all'\n");
 }
 
 /* Every problem is reported, including the deferred cookie/decoder checks. */
@@ -697,30 +717,30 @@ static void test_err_all_reported(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_example_file),
-		cmocka_unit_test(test_default),
-		cmocka_unit_test(test_minimal_defaults),
-		cmocka_unit_test(test_intervals),
-		cmocka_unit_test(test_targets),
-		cmocka_unit_test(test_cookie_forms),
-		cmocka_unit_test(test_label_order_independent),
-		cmocka_unit_test(test_decoders_parsed),
-		cmocka_unit_test(test_refcount),
-		cmocka_unit_test(test_many_cookies),
-		cmocka_unit_test(test_err_file),
-		cmocka_unit_test(test_err_syntax),
-		cmocka_unit_test(test_err_empty_and_top),
-		cmocka_unit_test(test_err_keys),
-		cmocka_unit_test(test_err_types),
-		cmocka_unit_test(test_err_integers),
-		cmocka_unit_test(test_err_parent),
-		cmocka_unit_test(test_err_hex),
-		cmocka_unit_test(test_err_label_names),
-		cmocka_unit_test(test_err_cookie_values),
-		cmocka_unit_test(test_err_decoders),
-		cmocka_unit_test(test_err_unmapped),
-		cmocka_unit_test(test_err_targets),
-		cmocka_unit_test(test_err_all_reported),
+	        cmocka_unit_test(test_example_file),
+	        cmocka_unit_test(test_default),
+	        cmocka_unit_test(test_minimal_defaults),
+	        cmocka_unit_test(test_intervals),
+	        cmocka_unit_test(test_targets),
+	        cmocka_unit_test(test_cookie_forms),
+	        cmocka_unit_test(test_label_order_independent),
+	        cmocka_unit_test(test_decoders_parsed),
+	        cmocka_unit_test(test_refcount),
+	        cmocka_unit_test(test_many_cookies),
+	        cmocka_unit_test(test_err_file),
+	        cmocka_unit_test(test_err_syntax),
+	        cmocka_unit_test(test_err_empty_and_top),
+	        cmocka_unit_test(test_err_keys),
+	        cmocka_unit_test(test_err_types),
+	        cmocka_unit_test(test_err_integers),
+	        cmocka_unit_test(test_err_parent),
+	        cmocka_unit_test(test_err_hex),
+	        cmocka_unit_test(test_err_label_names),
+	        cmocka_unit_test(test_err_cookie_values),
+	        cmocka_unit_test(test_err_decoders),
+	        cmocka_unit_test(test_err_unmapped),
+	        cmocka_unit_test(test_err_targets),
+	        cmocka_unit_test(test_err_all_reported),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

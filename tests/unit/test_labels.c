@@ -19,17 +19,18 @@ static void print_msg(void *arg, const char *msg)
 
 static struct tcx_config *cfg_from(const char *yaml)
 {
-	struct tcx_config *cfg = tcx_config_load_buffer("t.yaml", yaml, strlen(yaml), print_msg, NULL);
+	struct tcx_config *cfg =
+	        tcx_config_load_buffer("t.yaml", yaml, strlen(yaml), print_msg, NULL);
 
 	assert_non_null(cfg);
 	return cfg;
 }
 
 /* Resolve and check the kind; values land in v. */
-#define RESOLVE(cfg, kind, ...)                                                            \
-	do {                                                                               \
-		const uint8_t c_[] = {__VA_ARGS__};                                        \
-		assert_int_equal(tcx_labels_resolve(cfg, c_, sizeof(c_), v, &buf), kind); \
+#define RESOLVE(cfg, kind, ...)                                                                    \
+	do {                                                                                       \
+		const uint8_t c_[] = {__VA_ARGS__};                                                \
+		assert_int_equal(tcx_labels_resolve(cfg, c_, sizeof(c_), v, &buf), kind);          \
 	} while (0)
 
 static void test_exact(void **state)
@@ -68,8 +69,9 @@ static void test_exact(void **state)
 
 static void test_none(void **state)
 {
-	struct tcx_config *cfg = cfg_from("labels: [a, b]\n"
-	                                  "decoders: [{type: fields, fields: [{label: a, bytes: 1}]}]\n");
+	struct tcx_config *cfg =
+	        cfg_from("labels: [a, b]\n"
+	                 "decoders: [{type: fields, fields: [{label: a, bytes: 1}]}]\n");
 	const char *v[TCX_MAX_LABELS] = {"junk", "junk"};
 	struct tcx_label_buf buf;
 	const uint8_t c = 0;
@@ -280,7 +282,7 @@ static void test_cookie_hex(void **state)
 	tcx_cookie_hex(c, 0, out);
 	assert_string_equal(out, "");
 	tcx_cookie_hex((const uint8_t *)"\xde\xad\xbe\xef\xde\xad\xbe\xef\xde\xad\xbe\xef\xde\xad"
-	                                 "\xbe\xef",
+	                                "\xbe\xef",
 	               16, out);
 	assert_string_equal(out, "deadbeefdeadbeefdeadbeefdeadbeef");
 }
@@ -289,10 +291,9 @@ static void test_label_names(void **state)
 {
 	static const char *const valid[] = {"a", "_", "_x", "tenant", "Rule_2", "a__b", "A9"};
 	static const char *const invalid[] = {"", "1a", "__", "__x", "a-b", "a.b", "a b", "é"};
-	static const char *const reserved[] = {"dev",   "block", "parent", "chain",  "protocol",
-	                                       "pref",  "kind",  "handle", "order",  "action",
-	                                       "cookie", "netns", "target", "mode", "le",
-	                                       "quantile"};
+	static const char *const reserved[] = {
+	        "dev",   "block",  "parent", "chain", "protocol", "pref", "kind", "handle",
+	        "order", "action", "cookie", "netns", "target",   "mode", "le",   "quantile"};
 	size_t i;
 
 	for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++) {
@@ -315,17 +316,17 @@ static void test_label_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exact),
-		cmocka_unit_test(test_none),
-		cmocka_unit_test(test_no_labels),
-		cmocka_unit_test(test_ascii),
-		cmocka_unit_test(test_ascii_falls_through),
-		cmocka_unit_test(test_fields),
-		cmocka_unit_test(test_uuid),
-		cmocka_unit_test(test_precedence),
-		cmocka_unit_test(test_values_storage),
-		cmocka_unit_test(test_cookie_hex),
-		cmocka_unit_test(test_label_names),
+	        cmocka_unit_test(test_exact),
+	        cmocka_unit_test(test_none),
+	        cmocka_unit_test(test_no_labels),
+	        cmocka_unit_test(test_ascii),
+	        cmocka_unit_test(test_ascii_falls_through),
+	        cmocka_unit_test(test_fields),
+	        cmocka_unit_test(test_uuid),
+	        cmocka_unit_test(test_precedence),
+	        cmocka_unit_test(test_values_storage),
+	        cmocka_unit_test(test_cookie_hex),
+	        cmocka_unit_test(test_label_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

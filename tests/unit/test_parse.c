@@ -19,11 +19,11 @@
 #include "collectors/tc_parse.h"
 #include "tests/unit/nlbuild.h"
 
-#define IFI 7
+#define IFI     7
 #define INGRESS 0xFFFFFFF2U
 
 static const uint8_t cookie16[16] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
-				     0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
+                                     0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
 
 struct fx {
 	char buf[8192];
@@ -59,8 +59,12 @@ static enum tcx_parse_result parse(struct fx *f, struct nlmsghdr *nlh)
 static void test_terse_flower(void **state)
 {
 	struct fx *f = *state;
-	struct nlb_stats st = {.bytes = 1000, .packets = 10, .hw_bytes = 400, .hw_packets = 4,
-			       .drops = 2, .overlimits = 1};
+	struct nlb_stats st = {.bytes = 1000,
+	                       .packets = 10,
+	                       .hw_bytes = 400,
+	                       .hw_packets = 4,
+	                       .drops = 2,
+	                       .overlimits = 1};
 	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 10, 0x0800, "flower", 2);
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 
@@ -165,9 +169,9 @@ static void test_pkt64_pairs_with_preceding(void **state)
 {
 	struct fx *f = *state;
 	struct nlb_stats st = {.bytes = 1ULL << 40,
-			       .packets = 5000000000ULL,
-			       .hw_bytes = 1ULL << 39,
-			       .hw_packets = 4300000000ULL};
+	                       .packets = 5000000000ULL,
+	                       .hw_bytes = 1ULL << 39,
+	                       .hw_packets = 4300000000ULL};
 	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "flower", 0);
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
@@ -217,7 +221,7 @@ static void test_pkt64_orphan_rejected(void **state)
 	mnl_attr_nest_end(nlh, opt);
 	assert_int_equal(parse(f, nlh), TCX_PARSE_ERROR);
 	assert_string_equal(f->err,
-			    "TCA_STATS_PKT64 follows attribute 0, not a basic stats attribute");
+	                    "TCA_STATS_PKT64 follows attribute 0, not a basic stats attribute");
 	assert_int_equal(f->s->n_filters, 0);
 	assert_int_equal(f->s->n_actions, 0);
 }
@@ -263,19 +267,19 @@ static void test_unknown_and_pad_attributes(void **state)
 	struct gnet_stats_basic b = {.bytes = 77, .packets = 7};
 	uint64_t pad = 0;
 
-	mnl_attr_put_u32(nlh, 200, 1);          /* unknown top-level */
-	mnl_attr_put(nlh, TCA_PAD, 0, NULL);     /* pad */
+	mnl_attr_put_u32(nlh, 200, 1);       /* unknown top-level */
+	mnl_attr_put(nlh, TCA_PAD, 0, NULL); /* pad */
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
-	mnl_attr_put_u32(nlh, 150, 2);           /* unknown flower attribute */
+	mnl_attr_put_u32(nlh, 150, 2); /* unknown flower attribute */
 	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
 	struct nlattr *act = mnl_attr_nest_start(nlh, 1);
 	mnl_attr_put(nlh, TCA_ACT_PAD, sizeof(pad), &pad);
 	mnl_attr_put_strz(nlh, TCA_ACT_KIND, "gact");
-	mnl_attr_put_u32(nlh, 99, 3);            /* unknown action attribute */
+	mnl_attr_put_u32(nlh, 99, 3); /* unknown action attribute */
 	struct nlattr *st = mnl_attr_nest_start(nlh, TCA_ACT_STATS);
 	mnl_attr_put(nlh, TCA_STATS_PAD, 0, NULL);
 	mnl_attr_put(nlh, TCA_STATS_BASIC, sizeof(b), &b);
-	mnl_attr_put_u32(nlh, 77, 9);            /* unknown stats attribute */
+	mnl_attr_put_u32(nlh, 77, 9); /* unknown stats attribute */
 	mnl_attr_nest_end(nlh, st);
 	mnl_attr_nest_end(nlh, act);
 	mnl_attr_nest_end(nlh, acts);
@@ -568,25 +572,25 @@ static void test_formatting(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_terse_flower, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_full_u32_several_actions, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_full_matchall, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pkt64_pairs_with_preceding, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pkt64_after_basic_only, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pkt64_orphan_rejected, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cookie_sizes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unknown_and_pad_attributes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_short_and_long_structs, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_truncated_attribute, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_truncated_message, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_strings, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_action_without_kind, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_header_and_other_messages, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unknown_classifier_keeps_filter, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_done_status_and_extack, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_qdisc_and_link, setup, teardown),
-		cmocka_unit_test(test_formatting),
+	        cmocka_unit_test_setup_teardown(test_terse_flower, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_full_u32_several_actions, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_full_matchall, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_pkt64_pairs_with_preceding, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_pkt64_after_basic_only, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_pkt64_orphan_rejected, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_cookie_sizes, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_unknown_and_pad_attributes, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_short_and_long_structs, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_truncated_attribute, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_truncated_message, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_bad_strings, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_action_without_kind, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_header_and_other_messages, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_unknown_classifier_keeps_filter, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_done_status_and_extack, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_qdisc_and_link, setup, teardown),
+	        cmocka_unit_test(test_formatting),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,617 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The collection strategy against a fake kernel that behaves as the real
+ * ones do (tc-netlink.md, section 1): flower answers terse dumps; matchall is
+ * silently left out of them (5.8-6.1); u32 and the rest abort them with
+ * EMSGSIZE; a kernel older than 5.8 ignores the flag. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/pkt_cls.h>
+#include <linux/rtnetlink.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectors/collect.h"
+#include "tests/unit/nlbuild.h"
+
+#define MAGIC_BLOCK 0xFFFFFFFFU
+#define INGRESS     0xFFFFFFF2U
+#define EGRESS      0xFFFFFFF3U
+
+struct ftp {
+	uint32_t chain;
+	uint16_t pref;
+	uint16_t proto;
+	const char *kind;
+	int n; /* filters */
+};
+
+struct funit {
+	uint32_t ifindex; /* MAGIC_BLOCK for a block */
+	uint32_t parent;  /* block index for a block */
+	struct ftp tps[80];
+	int n_tps;
+};
+
+struct flink {
+	uint32_t ifindex;
+	const char *name;
+};
+
+struct fqdisc {
+	uint32_t ifindex, handle, parent;
+	const char *kind;
+	uint32_t ingress_block, egress_block;
+};
+
+struct fake {
+	int old_kernel;
+	struct flink links[8];
+	int n_links;
+	struct fqdisc qdiscs[8];
+	int n_qdiscs;
+	struct funit units[4];
+	int n_units;
+	uint32_t gone_ifindex;   /* listed, but gone by the time filters are dumped */
+	uint32_t corrupt_handle; /* this filter's message is malformed */
+	int fail_status;         /* full dumps end with this status */
+	int terse_reqs, full_reqs;
+	const char *missing_netns;
+	char buf[16384];
+};
+
+/* ---- the fake source ---------------------------------------------------------------------- */
+
+static void *f_open(void *opaque, const char *netns, char *err, size_t errlen)
+{
+	struct fake *k = opaque;
+
+	if (k->missing_netns && strcmp(netns, k->missing_netns) == 0) {
+		snprintf(err, errlen,
+		         "netns '%s': cannot open /run/netns/%s: No such file or "
+		         "directory",
+		         netns, netns);
+		return NULL;
+	}
+	return k;
+}
+
+static void f_close(void *src)
+{
+}
+
+static uint32_t filter_handle(const struct ftp *tp, int i)
+{
+	return strcmp(tp->kind, "u32") == 0 ? 0x80000800U + (uint32_t)i : (uint32_t)i + 1;
+}
+
+/* The counters the fake kernel reports for filter i of tp. */
+static uint64_t fbytes(const struct ftp *tp, int i)
+{
+	return (uint64_t)tp->pref * 100000 + tp->chain * 1000 + (uint64_t)i;
+}
+
+static int emit_filter(struct fake *k, const struct funit *u, const struct ftp *tp, int i,
+                       int terse, mnl_cb_t cb, void *data)
+{
+	struct nlmsghdr *nlh = nlb_filter(k->buf, u->ifindex, u->parent, filter_handle(tp, i),
+	                                  tp->pref, tp->proto, tp->kind, tp->chain);
+	struct nlb_stats st = {.bytes = fbytes(tp, i), .packets = (uint64_t)i + 1};
+	uint8_t cookie[4] = {(uint8_t)tp->pref, (uint8_t)tp->chain, (uint8_t)i, 0xcc};
+	uint16_t act_attr = strcmp(tp->kind, "flower") == 0     ? TCA_FLOWER_ACT
+	                    : strcmp(tp->kind, "matchall") == 0 ? TCA_MATCHALL_ACT
+	                                                        : TCA_U32_ACT;
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, act_attr);
+
+	nlb_action(nlh, 1, "gact", cookie, sizeof(cookie), &st, 2, terse ? 0 : 100 + (uint32_t)i);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+	if (k->corrupt_handle && filter_handle(tp, i) == k->corrupt_handle)
+		acts->nla_len = 3; /* shorter than an attribute header */
+	return cb(nlh, data);
+}
+
+static int match_tp(const struct ftp *tp, uint32_t info, int has_chain, uint32_t chain)
+{
+	if (TC_H_MAJ(info) && TC_H_MAJ(info) >> 16 != tp->pref)
+		return 0;
+	if (TC_H_MIN(info) && ntohs((uint16_t)TC_H_MIN(info)) != tp->proto)
+		return 0;
+	return !has_chain || chain == tp->chain;
+}
+
+struct req_attrs {
+	int has_chain, terse;
+	uint32_t chain;
+};
+
+static int req_attr_cb(const struct nlattr *a, void *data)
+{
+	struct req_attrs *r = data;
+
+	if (mnl_attr_get_type(a) == TCA_CHAIN) {
+		r->has_chain = 1;
+		r->chain = mnl_attr_get_u32(a);
+	} else if (mnl_attr_get_type(a) == TCA_DUMP_FLAGS) {
+		const struct nla_bitfield32 *bf = mnl_attr_get_payload(a);
+
+		r->terse = (bf->value & bf->selector & TCA_DUMP_FLAGS_TERSE) != 0;
+	}
+	return MNL_CB_OK;
+}
+
+static int dump_filters(struct fake *k, struct nlmsghdr *req, mnl_cb_t cb, void *data, char *err,
+                        size_t errlen)
+{
+	const struct tcmsg *tcm = mnl_nlmsg_get_payload(req);
+	struct req_attrs r = {0};
+
+	mnl_attr_parse(req, sizeof(*tcm), req_attr_cb, &r);
+	if (r.terse)
+		k->terse_reqs++;
+	else
+		k->full_reqs++;
+	if (k->old_kernel)
+		r.terse = 0;
+	if (!r.terse && k->fail_status) {
+		snprintf(err, errlen, "fake kernel says no");
+		return k->fail_status;
+	}
+	for (int ui = 0; ui < k->n_units; ui++) {
+		const struct funit *u = &k->units[ui];
+
+		if (u->ifindex != (uint32_t)tcm->tcm_ifindex || u->parent != tcm->tcm_parent)
+			continue;
+		if ((uint32_t)tcm->tcm_ifindex == k->gone_ifindex)
+			return 0; /* the kernel answers an empty dump */
+		for (int t = 0; t < u->n_tps; t++) {
+			const struct ftp *tp = &u->tps[t];
+
+			if (!match_tp(tp, tcm->tcm_info, r.has_chain, r.chain))
+				continue;
+			/* the per-tp header */
+			cb(nlb_filter(k->buf, u->ifindex, u->parent, 0, tp->pref, tp->proto,
+			              tp->kind, tp->chain),
+			   data);
+			if (r.terse && strcmp(tp->kind, "matchall") == 0)
+				continue; /* silently skipped */
+			if (r.terse && strcmp(tp->kind, "flower") != 0)
+				return -EMSGSIZE; /* aborted */
+			for (int i = 0; i < tp->n; i++)
+				emit_filter(k, u, tp, i, r.terse, cb, data);
+		}
+	}
+	return 0;
+}
+
+static int f_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char *err,
+                  size_t errlen)
+{
+	struct fake *k = src;
+
+	err[0] = '\0';
+	switch (req->nlmsg_type) {
+	case RTM_GETLINK:
+		if (!(req->nlmsg_flags & NLM_F_DUMP)) {
+			const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(req);
+
+			for (int i = 0; i < k->n_links; i++)
+				if ((uint32_t)ifi->ifi_index == k->links[i].ifindex &&
+				    k->links[i].ifindex != k->gone_ifindex)
+					return 0;
+			return -ENODEV;
+		}
+		for (int i = 0; i < k->n_links; i++) {
+			struct nlmsghdr *nlh = mnl_nlmsg_put_header(k->buf);
+			struct ifinfomsg *ifi;
+
+			nlh->nlmsg_type = RTM_NEWLINK;
+			ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+			ifi->ifi_index = (int)k->links[i].ifindex;
+			mnl_attr_put_strz(nlh, IFLA_IFNAME, k->links[i].name);
+			cb(nlh, data);
+		}
+		return 0;
+	case RTM_GETQDISC:
+		for (int i = 0; i < k->n_qdiscs; i++) {
+			const struct fqdisc *q = &k->qdiscs[i];
+			struct nlmsghdr *nlh = mnl_nlmsg_put_header(k->buf);
+			struct tcmsg *tcm;
+
+			nlh->nlmsg_type = RTM_NEWQDISC;
+			tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
+			tcm->tcm_ifindex = (int)q->ifindex;
+			tcm->tcm_handle = q->handle;
+			tcm->tcm_parent = q->parent;
+			mnl_attr_put_strz(nlh, TCA_KIND, q->kind);
+			if (q->ingress_block)
+				mnl_attr_put_u32(nlh, 13, q->ingress_block);
+			if (q->egress_block)
+				mnl_attr_put_u32(nlh, 14, q->egress_block);
+			cb(nlh, data);
+		}
+		return 0;
+	case RTM_GETTFILTER:
+		return dump_filters(k, req, cb, data, err, errlen);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+static const struct tcx_source_ops fake_ops = {f_open, f_dump, f_close};
+
+/* ---- fixtures ------------------------------------------------------------------------------ */
+
+static void add_link(struct fake *k, uint32_t ifindex, const char *name)
+{
+	k->links[k->n_links++] = (struct flink){ifindex, name};
+}
+
+static void add_qdisc(struct fake *k, uint32_t ifindex, const char *kind, uint32_t iblock,
+                      uint32_t eblock)
+{
+	k->qdiscs[k->n_qdiscs++] =
+	        (struct fqdisc){ifindex, 0xFFFF0000, 0xFFFFFFF1, kind, iblock, eblock};
+}
+
+static struct funit *add_unit(struct fake *k, uint32_t ifindex, uint32_t parent)
+{
+	struct funit *u = &k->units[k->n_units++];
+
+	u->ifindex = ifindex;
+	u->parent = parent;
+	return u;
+}
+
+static void add_tp(struct funit *u, uint32_t chain, uint16_t pref, const char *kind, int n)
+{
+	u->tps[u->n_tps++] = (struct ftp){chain, pref, 0x0800, kind, n};
+}
+
+static void config_err(void *arg, const char *msg)
+{
+	fail_msg("config error: %s", msg);
+}
+
+static struct tcx_config *config(const char *yaml)
+{
+	struct tcx_config *cfg =
+	        tcx_config_load_buffer("test.yaml", yaml, strlen(yaml), config_err, NULL);
+
+	assert_non_null(cfg);
+	return cfg;
+}
+
+static struct tcx_snapshot *collect(struct fake *k, const char *yaml)
+{
+	struct tcx_config *cfg = config(yaml);
+	struct tcx_collector *c = tcx_collector_new(&fake_ops, k);
+	struct tcx_snapshot *s = tcx_collect(c, cfg);
+
+	assert_non_null(s);
+	tcx_collector_free(c);
+	tcx_config_unref(cfg);
+	return s;
+}
+
+/* Every filter of every tp of unit u must be in the snapshot exactly once,
+ * under target t, with its counters. */
+static void assert_unit_rows(const struct tcx_snapshot *s, const struct funit *u, size_t t)
+{
+	size_t expect = 0;
+
+	for (int ti = 0; ti < u->n_tps; ti++) {
+		const struct ftp *tp = &u->tps[ti];
+
+		for (int i = 0; i < tp->n; i++) {
+			int found = 0;
+
+			for (size_t a = 0; a < s->n_actions; a++) {
+				const struct tcx_action *act = &s->actions[a];
+				const struct tcx_filter *f = &s->filters[act->filter];
+
+				if (f->target != t || f->chain != tp->chain ||
+				    f->pref != tp->pref || f->handle != filter_handle(tp, i))
+					continue;
+				found++;
+				assert_string_equal(tcx_kind_name(s, f->kind), tp->kind);
+				assert_int_equal(act->bytes, fbytes(tp, i));
+				assert_int_equal(act->packets, (uint64_t)i + 1);
+				assert_int_equal(act->cookie_len, 4);
+				assert_int_equal(act->cookie[2], (uint8_t)i);
+			}
+			assert_int_equal(found, 1);
+			expect++;
+		}
+	}
+	assert_int_equal(s->targets[t].n_actions, expect);
+}
+
+static const char *one_dev = "targets:\n  - dev: eth0\n    parent: ingress\n";
+
+static void setup_eth0(struct fake *k)
+{
+	add_link(k, 2, "eth0");
+	add_qdisc(k, 2, "clsact", 0, 0);
+}
+
+/* ---- tests --------------------------------------------------------------------------------- */
+
+static void test_all_flower_is_one_terse_dump(void **state)
+{
+	struct fake k = {0};
+	struct funit *u;
+
+	setup_eth0(&k);
+	u = add_unit(&k, 2, INGRESS);
+	add_tp(u, 0, 1, "flower", 50);
+	add_tp(u, 0, 2, "flower", 30);
+	add_tp(u, 4, 1, "flower", 7);
+	struct tcx_snapshot *s = collect(&k, one_dev);
+
+	assert_int_equal(s->n_targets, 1);
+	assert_true(s->targets[0].ok);
+	assert_int_equal(s->targets[0].mode, TCX_MODE_TERSE);
+	assert_int_equal(k.terse_reqs, 1);
+	assert_int_equal(k.full_reqs, 0);
+	assert_int_equal(s->targets[0].terse_dumps, 1);
+	assert_int_equal(s->targets[0].full_dumps, 0);
+	assert_unit_rows(s, u, 0);
+	assert_int_equal(s->n_actions, 87);
+	assert_int_equal(s->actions[0].index, 0); /* terse: no index */
+	tcx_snapshot_unref(s);
+}
+
+static void test_matchall_silent_omission_is_repaired(void **state)
+{
+	struct fake k = {0};
+	struct funit *u;
+
+	setup_eth0(&k);
+	u = add_unit(&k, 2, INGRESS);
+	add_tp(u, 0, 1, "flower", 20);
+	add_tp(u, 0, 2, "matchall", 1);
+	add_tp(u, 0, 3, "flower", 5);
+	add_tp(u, 2, 9, "matchall", 1);
+	struct tcx_snapshot *s = collect(&k, one_dev);
+
+	assert_true(s->targets[0].ok);
+	assert_int_equal(s->targets[0].mode, TCX_MODE_TERSE_REPAIR);
+	assert_int_equal(s->targets[0].repaired_prefs, 2);
+	assert_int_equal(k.terse_reqs, 1);
+	assert_int_equal(k.full_reqs, 2);
+	assert_unit_rows(s, u, 0);
+	assert_int_equal(s->n_actions, 27);
+	tcx_snapshot_unref(s);
+}
+
+static void test_u32_abort_falls_back_to_full(void **state)
+{
+	struct fake k = {0};
+	struct funit *u;
+
+	setup_eth0(&k);
+	u = add_unit(&k, 2, INGRESS);
+	add_tp(u, 0, 1, "flower", 10);
+	add_tp(u, 0, 2, "matchall", 1);
+	add_tp(u, 0, 3, "u32", 6);
+	add_tp(u, 1, 1, "flower", 4);
+	struct tcx_snapshot *s = collect(&k, one_dev);
+
+	assert_true(s->targets[0].ok);
+	assert_int_equal(s->targets[0].mode, TCX_MODE_FULL);
+	assert_int_equal(k.terse_reqs, 1);
+	assert_int_equal(k.full_reqs, 1);
+	/* No duplicates of the flower rows the aborted terse dump gave. */
+	assert_unit_rows(s, u, 0);
+	assert_int_equal(s->n_actions, 21);
+	assert_int_equal(s->actions[0].index, 100); /* full: index from the parms */
+	tcx_snapshot_unref(s);
+}
+
+static void test_old_kernel_ignores_terse(void **state)
+{
+	struct fake k = {.old_kernel = 1};
+	struct funit *u;
+
+	setup_eth0(&k);
+	u = add_unit(&k, 2, INGRESS);
+	add_tp(u, 0, 1, "u32", 3);
+	add_tp(u, 0, 2, "matchall", 2);
+	add_tp(u, 0, 3, "flower", 2);
+	struct tcx_snapshot *s = collect(&k, one_dev);
+
+	assert_true(s->targets[0].ok);
+	assert_int_equal(s->targets[0].mode, TCX_MODE_TERSE);
+	assert_int_equal(k.terse_reqs + k.full_reqs, 1);
+	assert_unit_rows(s, u, 0);
+	tcx_snapshot_unref(s);
+}
+
+static void test_many_matchall_prefs_use_one_full_dump(void **state)
+{
+	struct fake k = {0};
+	struct funit *u;
+
+	setup_eth0(&k);
+	u = add_unit(&k, 2, INGRESS);
+	for (int i = 0; i < 70; i++)
+		add_tp(u, 0, (uint16_t)(i + 1), "matchall", 1);
+	struct tcx_snapshot *s = collect(&k, one_dev);
+
+	assert_true(s->targets[0].ok);
+	assert_int_equal(s->targets[0].mode, TCX_MODE_FULL);
+	assert_int_equal(k.full_reqs, 1);
+	assert_unit_rows(s, u, 0);
+	assert_int_equal(s->n_actions, 70);
+	tcx_snapshot_unref(s);
+}
+
+static void test_all_dumps_shared_block_once(void **state)
+{
+	struct fake k = {0};
+	struct funit *b, *e;
+
+	add_link(&k, 2, "eth0");
+	add_link(&k, 3, "eth1");
+	add_link(&k, 4, "eth2");
+	add_qdisc(&k, 2, "ingress", 22, 0);
+	add_qdisc(&k, 3, "clsact", 22, 0);
+	add_qdisc(&k, 4, "clsact", 0, 0);
+	b = add_unit(&k, MAGIC_BLOCK, 22);
+	add_tp(b, 0, 1, "flower", 3);
+	e = add_unit(&k, 4, EGRESS);
+	add_tp(e, 0, 1, "u32", 2);
+	struct tcx_snapshot *s = collect(&k, "targets:\n  - all: true\n");
+
+	/* block 22 once; eth1 egress and eth2 ingress hold no filters and are
+	 * left out; eth2 egress is dumped. */
+	assert_int_equal(s->n_targets, 2);
+	assert_int_equal(s->targets[0].block, 22);
+	assert_string_equal(s->targets[0].parent_name, "block");
+	assert_unit_rows(s, b, 0);
+	assert_string_equal(s->targets[1].dev, "eth2");
+	assert_string_equal(s->targets[1].parent_name, "egress");
+	assert_unit_rows(s, e, 1);
+	assert_int_equal(tcx_snapshot_failed_targets(s), 0);
+	tcx_snapshot_unref(s);
+}
+
+static void test_missing_targets_fail_alone(void **state)
+{
+	struct fake k = {.missing_netns = "red"};
+	struct funit *u;
+
+	setup_eth0(&k);
+	u = add_unit(&k, 2, INGRESS);
+	add_tp(u, 0, 1, "flower", 2);
+	struct tcx_snapshot *s = collect(&k, "targets:\n"
+	                                     "  - dev: nope\n"
+	                                     "  - dev: eth0\n    parent: egress\n"
+	                                     "  - dev: eth0\n    parent: ingress\n"
+	                                     "  - block: 9\n"
+	                                     "  - dev: eth0\n    parent: \"5:\"\n"
+	                                     "  - all: true\n    netns: red\n");
+
+	assert_int_equal(s->n_targets, 6);
+	assert_false(s->targets[0].ok);
+	assert_string_equal(s->targets[0].error, "device 'nope' not found");
+	assert_true(s->targets[1].ok); /* clsact has an egress, with no filters */
+	assert_int_equal(s->targets[1].n_filters, 0);
+	assert_true(s->targets[2].ok);
+	assert_unit_rows(s, u, 2);
+	assert_false(s->targets[3].ok);
+	assert_string_equal(s->targets[3].error, "shared block 9 not found");
+	assert_false(s->targets[4].ok);
+	assert_string_equal(s->targets[4].error, "device 'eth0' has no qdisc 5:");
+	assert_false(s->targets[5].ok);
+	assert_string_equal(s->targets[5].netns, "red");
+	assert_string_equal(s->targets[5].error,
+	                    "netns 'red': cannot open /run/netns/red: No such file or directory");
+	assert_int_equal(tcx_snapshot_failed_targets(s), 4);
+	assert_int_equal(s->errors[TCX_ERR_NOTFOUND], 4);
+	tcx_snapshot_unref(s);
+}
+
+static void test_device_vanishing_is_a_failure(void **state)
+{
+	struct fake k = {.gone_ifindex = 2};
+
+	setup_eth0(&k);
+	add_tp(add_unit(&k, 2, INGRESS), 0, 1, "flower", 2);
+	struct tcx_snapshot *s = collect(&k, one_dev);
+
+	assert_false(s->targets[0].ok);
+	assert_string_equal(s->targets[0].error, "device 'eth0' vanished during collection");
+	assert_int_equal(s->n_actions, 0);
+	tcx_snapshot_unref(s);
+}
+
+static void test_malformed_message_fails_its_target_only(void **state)
+{
+	struct fake k = {.corrupt_handle = 2};
+	struct funit *e;
+
+	setup_eth0(&k);
+	add_tp(add_unit(&k, 2, INGRESS), 0, 1, "flower", 3);
+	e = add_unit(&k, 2, EGRESS);
+	add_tp(e, 0, 7, "u32", 2); /* u32 handles: 0x80000800.., never 2 */
+	struct tcx_snapshot *s = collect(&k, "targets:\n"
+	                                     "  - dev: eth0\n    parent: ingress\n"
+	                                     "  - dev: eth0\n    parent: egress\n");
+
+	assert_false(s->targets[0].ok);
+	assert_string_equal(s->targets[0].error,
+	                    "malformed netlink message: TCA_OPTIONS: attribute 3 has length 3, "
+	                    "outside 4..96");
+	assert_int_equal(s->targets[0].n_actions, 0);
+	assert_true(s->targets[1].ok);
+	assert_unit_rows(s, e, 1);
+	assert_int_equal(s->n_actions, 2);
+	assert_int_equal(s->errors[TCX_ERR_MALFORMED], 1);
+	tcx_snapshot_unref(s);
+}
+
+static void test_kernel_error_is_reported(void **state)
+{
+	struct fake k = {.fail_status = -EPERM};
+
+	setup_eth0(&k);
+	add_tp(add_unit(&k, 2, INGRESS), 0, 1, "u32", 2);
+	struct tcx_snapshot *s = collect(&k, one_dev);
+
+	assert_false(s->targets[0].ok);
+	assert_string_equal(s->targets[0].error,
+	                    "filter dump failed: Operation not permitted: fake kernel says no");
+	assert_int_equal(s->errors[TCX_ERR_KERNEL], 1);
+	assert_int_equal(s->n_filters, 0);
+	tcx_snapshot_unref(s);
+}
+
+static void test_unmapped_policy_counts(void **state)
+{
+	struct fake k = {0};
+
+	setup_eth0(&k);
+	add_tp(add_unit(&k, 2, INGRESS), 0, 1, "flower", 3);
+	/* Cookies are {pref, chain, i, 0xcc}: map the first, drop the rest. */
+	struct tcx_snapshot *s = collect(&k, "targets:\n  - dev: eth0\n    parent: ingress\n"
+	                                     "labels: [rule]\n"
+	                                     "unmapped: drop\n"
+	                                     "cookies:\n  \"010000cc\": [first]\n");
+
+	assert_int_equal(s->n_actions, 3);
+	assert_int_equal(s->actions[0].map, TCX_MAP_EXACT);
+	assert_false(s->actions[0].drop);
+	assert_true(s->actions[1].drop);
+	assert_true(s->actions[2].drop);
+	assert_int_equal(s->unmapped_cookies, 2);
+	assert_int_equal(s->dropped_rows, 2);
+	tcx_snapshot_unref(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_all_flower_is_one_terse_dump),
+	        cmocka_unit_test(test_matchall_silent_omission_is_repaired),
+	        cmocka_unit_test(test_u32_abort_falls_back_to_full),
+	        cmocka_unit_test(test_old_kernel_ignores_terse),
+	        cmocka_unit_test(test_many_matchall_prefs_use_one_full_dump),
+	        cmocka_unit_test(test_all_dumps_shared_block_once),
+	        cmocka_unit_test(test_missing_targets_fail_alone),
+	        cmocka_unit_test(test_device_vanishing_is_a_failure),
+	        cmocka_unit_test(test_malformed_message_fails_its_target_only),
+	        cmocka_unit_test(test_kernel_error_is_reported),
+	        cmocka_unit_test(test_unmapped_policy_counts),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
