@@ -228,7 +228,7 @@ static int stats_cb(const struct nlattr *a, void *data, struct perr *pe)
 	struct stats_ctx *sc = data;
 	struct gnet_stats_basic b;
 	struct gnet_stats_queue q;
-	uint64_t pkt64;
+	uint64_t pkt64 = 0;
 	uint16_t t = attr_type(a);
 
 	switch (t) {

@@ -19,7 +19,6 @@
 
 /* Defined in labels.c, shared by the index builder here and the lookup there.
  * (Not in config.h: it is an implementation detail of the cookie index.) */
-uint64_t tcx_cookie_hash(const uint8_t *cookie, size_t len);
 
 #define TCX_INTERVAL_DEFAULT 15.0
 #define TCX_BLOCK_MAX        4294967294u

@@ -7,7 +7,6 @@
 #include "config/config.h"
 
 /* Also declared in config.c, which builds the index this file probes. */
-uint64_t tcx_cookie_hash(const uint8_t *cookie, size_t len);
 
 static uint64_t mix64(uint64_t z)
 {

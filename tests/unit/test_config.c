@@ -381,15 +381,11 @@ static void test_many_cookies(void **state)
 	struct tcx_config *cfg;
 	struct tcx_label_buf buf;
 	const char *v[TCX_MAX_LABELS];
-	struct timespec t0, t1;
-	double secs;
-
 	assert_non_null(yaml);
 	len += (size_t)snprintf(yaml + len, cap - len, "labels: [id]\ncookies:\n");
 	for (i = 0; i < N; i++) /* 4-byte cookies i*7919, values "v<i>" */
 		len += (size_t)snprintf(yaml + len, cap - len, "  \"%08zx\": [v%zu]\n", i * 7919,
 		                        i);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	cfg = tcx_config_load_buffer("big.yaml", yaml, len, collect, &e);
 	assert_null(e.text);
 	assert_non_null(cfg);
@@ -415,10 +411,6 @@ static void test_many_cookies(void **state)
 		assert_int_equal(tcx_labels_resolve(cfg, c4, 4, v, &buf), TCX_MAP_UNMAPPED);
 		assert_string_equal(v[0], "");
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	if (!getenv("TCX_SLOW")) /* set under valgrind */
-		assert_true(secs < 2.0);
 	tcx_config_unref(cfg);
 	free(yaml);
 }

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* tcexporter configuration: the YAML schema, loaded with libyaml. */
+#ifndef TCX_CONFIG_H
+#define TCX_CONFIG_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TCX_COOKIE_MAX      16 /* TC_COOKIE_MAX_SIZE in <linux/pkt_cls.h> */
+#define TCX_MAX_LABELS      32 /* user labels per row */
+#define TCX_MAX_FIELDS      16 /* fields of one `fields` decoder */
+#define TCX_LABEL_VALUE_MAX 64 /* longest value a decoder can produce */
+
+enum tcx_unmapped_policy {
+	TCX_UNMAPPED_EXPORT = 0, /* export the row, user labels empty */
+	TCX_UNMAPPED_DROP,       /* drop rows whose cookie maps to nothing */
+};
+
+/* One `targets:` entry. */
+struct tcx_target_cfg {
+	int all;          /* `all: true`: every qdisc and shared block */
+	char *dev;        /* device name, or NULL */
+	int has_parent;   /* a parent was given */
+	uint32_t parent;  /* TC handle: TC_H_INGRESS-style value or maj:min */
+	char *parent_str; /* as written: "ingress", "egress", "root", "1:" */
+	int has_block;
+	uint32_t block; /* shared block index */
+	char *netns;    /* named netns (/run/netns/NAME), or NULL */
+	int line;       /* where it was written, for messages (1-based, 0 = built in) */
+};
+
+enum tcx_decoder_type {
+	TCX_DEC_ASCII = 0, /* cookie bytes are printable ASCII, used as is */
+	TCX_DEC_FIELDS,    /* fixed-width big-endian unsigned integers */
+	TCX_DEC_UUID,      /* 16 bytes rendered as a UUID */
+};
+
+enum tcx_uuid_layout {
+	TCX_UUID_OVS = 0, /* OVS ufid: four host-order u32 words (as ovs-appctl prints) */
+	TCX_UUID_RFC4122, /* bytes in order */
+};
+
+struct tcx_field {
+	int label;      /* index into labels[], or -1 for padding */
+	unsigned width; /* bytes, 1..8 */
+};
+
+struct tcx_decoder {
+	enum tcx_decoder_type type;
+	unsigned length; /* match only cookies of this length (0 = any) */
+	uint8_t prefix[TCX_COOKIE_MAX];
+	unsigned prefix_len; /* match only cookies starting with prefix */
+	int label;           /* ascii, uuid: the label it fills */
+	enum tcx_uuid_layout layout;
+	struct tcx_field fields[TCX_MAX_FIELDS];
+	unsigned n_fields;
+	int line;
+};
+
+struct tcx_cookie_entry {
+	uint8_t len;
+	uint8_t bytes[TCX_COOKIE_MAX];
+	char **values; /* n_labels strings, never NULL */
+};
+
+struct tcx_config {
+	atomic_uint refcnt;
+	char *path;        /* file it came from, "<default>" for the embedded one */
+	double interval_s; /* daemon collect interval */
+	struct tcx_target_cfg *targets;
+	size_t n_targets;
+	char **labels;
+	size_t n_labels;
+	enum tcx_unmapped_policy unmapped;
+	struct tcx_cookie_entry *cookies;
+	size_t n_cookies;
+	uint32_t *slots; /* open-addressing index into cookies[], UINT32_MAX = empty */
+	size_t n_slots;  /* power of two */
+	struct tcx_decoder *decoders;
+	size_t n_decoders;
+};
+
+/* Error sink: each problem is reported once as "FILE:LINE:COL: message". */
+typedef void (*tcx_config_err_fn)(void *arg, const char *msg);
+
+/* Load a config. Returns NULL on error after reporting every problem found
+ * through errfn (at least one). */
+struct tcx_config *tcx_config_load_file(const char *path, tcx_config_err_fn errfn, void *arg);
+struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, size_t len,
+                                          tcx_config_err_fn errfn, void *arg);
+/* The embedded default: collect `all` in the current namespace. */
+struct tcx_config *tcx_config_default(void);
+extern const char tcx_default_config_yaml[];
+
+struct tcx_config *tcx_config_ref(struct tcx_config *cfg);
+void tcx_config_unref(struct tcx_config *cfg);
+
+/* ---- cookie -> labels ------------------------------------------------------ */
+
+enum tcx_map_kind {
+	TCX_MAP_NONE = 0, /* no cookie on the action */
+	TCX_MAP_EXACT,    /* found in `cookies:` */
+	TCX_MAP_DECODED,  /* produced by a decoder */
+	TCX_MAP_UNMAPPED, /* a cookie that nothing maps */
+};
+
+/* Scratch space for decoded label values, one per call. */
+struct tcx_label_buf {
+	char v[TCX_MAX_LABELS][TCX_LABEL_VALUE_MAX];
+};
+
+/* Resolve a cookie to label values. values[i] is set for every configured
+ * label (to "" where nothing applies); strings point into cfg or buf and stay
+ * valid until the next call with the same buf. */
+enum tcx_map_kind tcx_labels_resolve(const struct tcx_config *cfg, const uint8_t *cookie,
+                                     size_t len, const char **values, struct tcx_label_buf *buf);
+
+/* Hash of a cookie, for the cookie index. */
+uint64_t tcx_cookie_hash(const uint8_t *cookie, size_t len);
+
+/* Lower-case hex of a cookie; out must hold 2*len+1 bytes. */
+void tcx_cookie_hex(const uint8_t *cookie, size_t len, char *out);
+
+/* Label name checks shared with the renderers. */
+int tcx_label_name_valid(const char *name);
+int tcx_label_name_reserved(const char *name);
+
+#endif

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Renderers: a hand-built snapshot in, exact text out. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/render.h"
+#include "collectors/collect.h"
+#include "config.h"
+
+static void config_err(void *arg, const char *msg)
+{
+	fail_msg("config error: %s", msg);
+}
+
+static const char *yaml = "labels: [tenant, rule]\n"
+                          "cookies:\n"
+                          "  \"aa\": {tenant: \"acme \\\"east\\\"\", rule: \"a\\\\b\\nc\"}\n"
+                          "  \"0011223344556677\": [globex, \"r\u00e9gle\"]\n";
+
+/* Two targets (a device parent and a shared block), three filters, four
+ * actions: mapped, unmapped, no cookie, and one on the block. */
+static struct tcx_snapshot *make_snapshot(const char *conf)
+{
+	struct tcx_config *cfg =
+	        tcx_config_load_buffer("r.yaml", conf, strlen(conf), config_err, NULL);
+	struct tcx_snapshot *s;
+	struct tcx_target *t;
+	struct tcx_filter *f;
+	struct tcx_action *a;
+
+	assert_non_null(cfg);
+	s = tcx_snapshot_new(cfg);
+	tcx_config_unref(cfg);
+
+	t = tcx_snapshot_add_target(s);
+	snprintf(t->dev, sizeof(t->dev), "v0");
+	snprintf(t->parent_name, sizeof(t->parent_name), "ingress");
+	t->ok = 1;
+	t->mode = TCX_MODE_FULL;
+	t->terse_dumps = 1;
+	t->full_dumps = 1;
+	t->n_filters = 2;
+	t->n_actions = 3;
+	t = tcx_snapshot_add_target(s);
+	t->block = 22;
+	snprintf(t->parent_name, sizeof(t->parent_name), "block");
+	snprintf(t->netns, sizeof(t->netns), "blue");
+	t->ok = 0;
+	snprintf(t->error, sizeof(t->error), "shared block 22 not found");
+
+	f = tcx_snapshot_add_filter(s);
+	f->target = 0;
+	f->chain = 0;
+	f->pref = 10;
+	f->protocol = 0x0800;
+	f->handle = 0x80000800;
+	f->kind = (uint8_t)tcx_snapshot_kind(s, "u32");
+	f->flags = TCX_FLAG_NOT_IN_HW;
+	f->n_actions = 2;
+	a = tcx_snapshot_add_action(s);
+	a->filter = 0;
+	a->order = 1;
+	a->index = 5;
+	a->kind = (uint8_t)tcx_snapshot_kind(s, "mirred");
+	a->cookie_len = 1;
+	a->cookie[0] = 0xaa;
+	a->bytes = 18446744073709551615ULL;
+	a->packets = 4294967296ULL;
+	a->drops = 3;
+	a->overlimits = 4;
+	a->hw_bytes = 7;
+	a->hw_packets = 1;
+	a = tcx_snapshot_add_action(s);
+	a->filter = 0;
+	a->order = 2;
+	a->kind = (uint8_t)tcx_snapshot_kind(s, "mirred");
+	a->cookie_len = 2;
+	a->cookie[0] = 0xde;
+	a->cookie[1] = 0xad;
+	a->bytes = 100;
+	a->packets = 1;
+
+	f = tcx_snapshot_add_filter(s);
+	f->target = 0;
+	f->chain = 3;
+	f->pref = 20;
+	f->protocol = 0x0003;
+	f->handle = 1;
+	f->kind = (uint8_t)tcx_snapshot_kind(s, "flower");
+	f->flags = TCX_FLAG_SKIP_SW | TCX_FLAG_IN_HW;
+	f->n_actions = 1;
+	a = tcx_snapshot_add_action(s);
+	a->filter = 1;
+	a->order = 1;
+	a->kind = (uint8_t)tcx_snapshot_kind(s, "gact");
+	a->cookie_len = 8;
+	memcpy(a->cookie, "\x00\x11\x22\x33\x44\x55\x66\x77", 8);
+	a->bytes = 42;
+	a->packets = 2;
+	tcx_snapshot_classify(s);
+	return s;
+}
+
+static char *render(const struct tcx_snapshot *s, enum tcx_format fmt)
+{
+	struct tcx_buf b;
+	char *out;
+
+	tcx_buf_init_mem(&b);
+	assert_int_equal(tcx_render(s, fmt, &b), 0);
+	out = malloc(b.len + 1);
+	memcpy(out, b.p, b.len);
+	out[b.len] = '\0';
+	tcx_buf_free(&b);
+	return out;
+}
+
+static void assert_contains(const char *hay, const char *needle)
+{
+	if (!strstr(hay, needle))
+		fail_msg("missing from output:\n%s\n--- output was:\n%s", needle, hay);
+}
+
+static void test_prometheus_action_rows(void **state)
+{
+	struct tcx_snapshot *s = make_snapshot(yaml);
+	char *out = render(s, TCX_FMT_PROMETHEUS);
+
+	assert_contains(out, "# HELP tc_action_bytes_total Bytes that passed through the action "
+	                     "(software and hardware).\n"
+	                     "# TYPE tc_action_bytes_total counter\n"
+	                     "tc_action_bytes_total{dev=\"v0\",parent=\"ingress\",chain=\"0\","
+	                     "protocol=\"ip\",pref=\"10\",kind=\"u32\",handle=\"800::800\","
+	                     "order=\"1\",action=\"mirred\",cookie=\"aa\",tenant=\"acme "
+	                     "\\\"east\\\"\",rule=\"a\\\\b\\nc\"} 18446744073709551615\n"
+	                     "tc_action_bytes_total{dev=\"v0\",parent=\"ingress\",chain=\"0\","
+	                     "protocol=\"ip\",pref=\"10\",kind=\"u32\",handle=\"800::800\","
+	                     "order=\"2\",action=\"mirred\",cookie=\"dead\",tenant=\"\",rule=\"\"} "
+	                     "100\n"
+	                     "tc_action_bytes_total{dev=\"v0\",parent=\"ingress\",chain=\"3\","
+	                     "protocol=\"all\",pref=\"20\",kind=\"flower\",handle=\"0x1\","
+	                     "order=\"1\",action=\"gact\",cookie=\"0011223344556677\","
+	                     "tenant=\"globex\",rule=\"r\u00e9gle\"} 42\n"
+	                     "# HELP tc_action_packets_total");
+	assert_contains(out, "tc_action_packets_total{dev=\"v0\",parent=\"ingress\",chain=\"0\","
+	                     "protocol=\"ip\",pref=\"10\",kind=\"u32\",handle=\"800::800\","
+	                     "order=\"1\",action=\"mirred\",cookie=\"aa\",tenant=\"acme "
+	                     "\\\"east\\\"\",rule=\"a\\\\b\\nc\"} 4294967296\n");
+	assert_contains(out, "# TYPE tc_action_drops_total counter\n"
+	                     "tc_action_drops_total{dev=\"v0\",parent=\"ingress\",chain=\"0\"");
+	assert_contains(out, "cookie=\"aa\",tenant=\"acme \\\"east\\\"\",rule=\"a\\\\b\\nc\"} 3\n");
+	assert_contains(out, "cookie=\"aa\",tenant=\"acme \\\"east\\\"\",rule=\"a\\\\b\\nc\"} 4\n");
+	assert_contains(out, "# TYPE tc_action_hw_bytes_total counter\n"
+	                     "tc_action_hw_bytes_total{dev=\"v0\",parent=\"ingress\",chain=\"0\","
+	                     "protocol=\"ip\",pref=\"10\",kind=\"u32\",handle=\"800::800\","
+	                     "order=\"1\",action=\"mirred\",cookie=\"aa\",tenant=\"acme "
+	                     "\\\"east\\\"\",rule=\"a\\\\b\\nc\"} 7\n");
+	assert_contains(out, "# TYPE tc_action_hw_packets_total counter\n");
+	free(out);
+	tcx_snapshot_unref(s);
+}
+
+static void test_prometheus_filters_targets_meta(void **state)
+{
+	struct tcx_snapshot *s = make_snapshot(yaml);
+	char *out = render(s, TCX_FMT_PROMETHEUS);
+
+	assert_contains(out, "# TYPE tc_filter_flags_info gauge\n"
+	                     "tc_filter_flags_info{dev=\"v0\",parent=\"ingress\",chain=\"0\","
+	                     "protocol=\"ip\",pref=\"10\",kind=\"u32\",handle=\"800::800\","
+	                     "flags=\"not_in_hw\"} 1\n"
+	                     "tc_filter_flags_info{dev=\"v0\",parent=\"ingress\",chain=\"3\","
+	                     "protocol=\"all\",pref=\"20\",kind=\"flower\",handle=\"0x1\","
+	                     "flags=\"skip_sw,in_hw\"} 1\n");
+	assert_contains(out, "tc_filter_in_hw{dev=\"v0\",parent=\"ingress\",chain=\"3\","
+	                     "protocol=\"all\",pref=\"20\",kind=\"flower\",handle=\"0x1\"} 1\n");
+	assert_contains(out, "tc_scrape_collector_success{dev=\"v0\",parent=\"ingress\"} 1\n"
+	                     "tc_scrape_collector_success{block=\"22\",netns=\"blue\"} 0\n");
+	assert_contains(out, "tc_scrape_collector_actions{dev=\"v0\",parent=\"ingress\"} 3\n");
+	assert_contains(out, "tc_scrape_collector_dump_requests{dev=\"v0\",parent=\"ingress\","
+	                     "type=\"terse\"} 1\n");
+	assert_contains(out, "tc_scrape_collector_mode_info{dev=\"v0\",parent=\"ingress\","
+	                     "mode=\"full\"} 1\n");
+	/* The cookie "dead" is mapped by nothing. */
+	assert_contains(out, "\ntc_exporter_unmapped_cookies 1\n");
+	assert_contains(out, "\ntc_exporter_dropped_actions 0\n");
+	assert_contains(out, "tc_exporter_build_info{version=\"" PACKAGE_VERSION "\"} 1\n");
+	assert_null(strstr(out, "# EOF"));
+	/* Every line is a comment or a sample ending in a number. */
+	for (char *line = out; *line;) {
+		char *nl = strchr(line, '\n');
+
+		assert_non_null(nl);
+		if (line[0] != '#') {
+			char *sp = nl;
+
+			while (sp > line && sp[-1] != ' ')
+				sp--;
+			assert_true(sp > line && sp < nl);
+			strtod(sp, &sp);
+			assert_ptr_equal(sp, nl);
+		}
+		line = nl + 1;
+	}
+	free(out);
+	tcx_snapshot_unref(s);
+}
+
+static void test_openmetrics(void **state)
+{
+	struct tcx_snapshot *s = make_snapshot(yaml);
+	char *out = render(s, TCX_FMT_OPENMETRICS);
+	size_t n = strlen(out);
+
+	assert_contains(out, "# TYPE tc_action_bytes counter\n"
+	                     "tc_action_bytes_total{dev=\"v0\"");
+	assert_contains(out, "# TYPE tc_filter_flags info\n"
+	                     "tc_filter_flags_info{");
+	assert_contains(out, "# TYPE tc_exporter_build info\n");
+	assert_true(n > 6);
+	assert_string_equal(out + n - 6, "# EOF\n");
+	free(out);
+	tcx_snapshot_unref(s);
+}
+
+static void test_drop_policy_hides_rows(void **state)
+{
+	char conf[512];
+
+	snprintf(conf, sizeof(conf), "%sunmapped: drop\n", yaml);
+	struct tcx_snapshot *s = make_snapshot(conf);
+	char *out = render(s, TCX_FMT_PROMETHEUS);
+
+	assert_null(strstr(out, "cookie=\"dead\""));
+	assert_contains(out, "cookie=\"aa\"");
+	assert_contains(out, "cookie=\"0011223344556677\"");
+	assert_contains(out, "\ntc_exporter_dropped_actions 1\n");
+	free(out);
+	out = render(s, TCX_FMT_JSON);
+	assert_null(strstr(out, "\"dead\""));
+	free(out);
+	tcx_snapshot_unref(s);
+}
+
+static void test_json_lines(void **state)
+{
+	struct tcx_snapshot *s = make_snapshot(yaml);
+	char *out = render(s, TCX_FMT_JSON);
+
+	assert_string_equal(
+	        out,
+	        "{\"netns\":\"\",\"dev\":\"v0\",\"block\":null,\"parent\":\"ingress\",\"chain\":0,"
+	        "\"protocol\":\"ip\",\"pref\":10,\"kind\":\"u32\",\"handle\":\"800::800\","
+	        "\"flags\":\"not_in_hw\",\"order\":1,\"action\":\"mirred\",\"index\":5,"
+	        "\"cookie\":\"aa\",\"labels\":{\"tenant\":\"acme \\\"east\\\"\","
+	        "\"rule\":\"a\\\\b\\u000ac\"},\"bytes\":18446744073709551615,"
+	        "\"packets\":4294967296,\"hw_bytes\":7,\"hw_packets\":1,\"drops\":3,"
+	        "\"overlimits\":4}\n"
+	        "{\"netns\":\"\",\"dev\":\"v0\",\"block\":null,\"parent\":\"ingress\",\"chain\":0,"
+	        "\"protocol\":\"ip\",\"pref\":10,\"kind\":\"u32\",\"handle\":\"800::800\","
+	        "\"flags\":\"not_in_hw\",\"order\":2,\"action\":\"mirred\",\"index\":null,"
+	        "\"cookie\":\"dead\",\"labels\":{\"tenant\":\"\",\"rule\":\"\"},\"bytes\":100,"
+	        "\"packets\":1,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,\"overlimits\":0}\n"
+	        "{\"netns\":\"\",\"dev\":\"v0\",\"block\":null,\"parent\":\"ingress\",\"chain\":3,"
+	        "\"protocol\":\"all\",\"pref\":20,\"kind\":\"flower\",\"handle\":\"0x1\","
+	        "\"flags\":\"skip_sw,in_hw\",\"order\":1,\"action\":\"gact\",\"index\":null,"
+	        "\"cookie\":\"0011223344556677\",\"labels\":{\"tenant\":\"globex\","
+	        "\"rule\":\"r\u00e9gle\"},\"bytes\":42,\"packets\":2,\"hw_bytes\":0,"
+	        "\"hw_packets\":0,\"drops\":0,\"overlimits\":0}\n");
+	free(out);
+	tcx_snapshot_unref(s);
+}
+
+static void test_buf_streams_through_fd(void **state)
+{
+	struct tcx_snapshot *s = make_snapshot(yaml);
+	char path[] = "/tmp/tcx-render-XXXXXX";
+	int fd = mkstemp(path);
+	struct tcx_buf b;
+	char *mem = render(s, TCX_FMT_PROMETHEUS), *file;
+	long len;
+	FILE *fp;
+
+	assert_true(fd >= 0);
+	assert_int_equal(tcx_buf_init_fd(&b, fd), 0);
+	assert_int_equal(tcx_render(s, TCX_FMT_PROMETHEUS, &b), 0);
+	assert_int_equal(tcx_buf_flush(&b), 0);
+	tcx_buf_free(&b);
+	fp = fdopen(fd, "r");
+	fseek(fp, 0, SEEK_END);
+	len = ftell(fp);
+	rewind(fp);
+	file = calloc(1, (size_t)len + 1);
+	assert_int_equal(fread(file, 1, (size_t)len, fp), (size_t)len);
+	fclose(fp);
+	unlink(path);
+	assert_string_equal(file, mem);
+	free(file);
+	free(mem);
+	tcx_snapshot_unref(s);
+}
+
+static void test_escape_and_u64(void **state)
+{
+	struct tcx_buf b;
+
+	tcx_buf_init_mem(&b);
+	tcx_buf_escape_label(&b, "plain");
+	tcx_buf_putc(&b, '|');
+	tcx_buf_escape_label(&b, "q\"b\\n\nz\xc3\xa9");
+	tcx_buf_putc(&b, '|');
+	tcx_buf_u64(&b, 0);
+	tcx_buf_putc(&b, '|');
+	tcx_buf_u64(&b, 18446744073709551615ULL);
+	tcx_buf_putc(&b, '\0');
+	assert_string_equal(b.p, "plain|q\\\"b\\\\n\\nz\xc3\xa9|0|18446744073709551615");
+	tcx_buf_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_prometheus_action_rows),
+	        cmocka_unit_test(test_prometheus_filters_targets_meta),
+	        cmocka_unit_test(test_openmetrics),
+	        cmocka_unit_test(test_drop_policy_hides_rows),
+	        cmocka_unit_test(test_json_lines),
+	        cmocka_unit_test(test_buf_streams_through_fd),
+	        cmocka_unit_test(test_escape_and_u64),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
