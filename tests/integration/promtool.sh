@@ -48,6 +48,16 @@ grep -q 'note="back\\\\slash and\\nnewline"' "$work/metrics" ||
 	{ echo "escaped label value missing" >&2; exit 1; }
 [ "$(grep -c '^tc_action_bytes_total{' "$work/metrics")" = 3 ] ||
 	{ echo "expected 3 action rows" >&2; exit 1; }
+# u32 has no terse dump: the kernel aborts the terse request with EMSGSIZE in
+# NLMSG_DONE (which libmnl alone would take for a clean end), and the
+# collector falls back to one full dump per target.
+for parent in ingress egress; do
+	for want in "tc_scrape_collector_mode_info{dev=\"p0\",parent=\"$parent\",mode=\"full\"} 1" \
+		"tc_scrape_collector_dump_requests{dev=\"p0\",parent=\"$parent\",type=\"terse\"} 1" \
+		"tc_scrape_collector_dump_requests{dev=\"p0\",parent=\"$parent\",type=\"full\"} 1"; do
+		grep -qxF "$want" "$work/metrics" || { echo "missing: $want" >&2; exit 1; }
+	done
+done
 if ! out=$(promtool check metrics <"$work/metrics" 2>&1); then
 	echo "promtool check metrics failed:" >&2
 	echo "$out" >&2
