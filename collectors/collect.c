@@ -336,18 +336,21 @@ static int unit_error(struct units *us, struct pass_ns *ns, const char *dev, uin
 	return unit_add(us, &u);
 }
 
-/* The dump units for one qdisc found by discovery. */
-static int units_from_qdisc(struct units *us, struct pass_ns *ns, const struct tcx_qdisc *q)
+/* The dump units for one qdisc. Those found by `all` are implicit: left out
+ * of the snapshot when they hold no filter. Those of a named device stay, so
+ * that what the operator named always reports its state. */
+static int units_from_qdisc(struct units *us, struct pass_ns *ns, const struct tcx_qdisc *q,
+                            int implicit)
 {
 	const struct link *l = link_by_index(ns, q->ifindex);
-	struct unit u = {.ns = ns, .ifindex = q->ifindex, .implicit = 1};
+	struct unit u = {.ns = ns, .ifindex = q->ifindex, .implicit = implicit};
 	int clsact = strcmp(q->kind, "clsact") == 0;
 
 	snprintf(u.dev, sizeof(u.dev), "%s", l ? l->name : "");
 	if (!l)
 		snprintf(u.dev, sizeof(u.dev), "if%u", q->ifindex);
 	if (clsact || strcmp(q->kind, "ingress") == 0) {
-		struct unit b = {.ns = ns, .ifindex = 0, .implicit = 1};
+		struct unit b = {.ns = ns, .ifindex = 0, .implicit = implicit};
 
 		if (q->ingress_block) {
 			b.block = q->ingress_block;
@@ -389,7 +392,7 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 		                  TCX_ERR_KERNEL, ns->list_err);
 	if (t->all) {
 		for (size_t i = 0; i < ns->n_qdiscs; i++)
-			if (units_from_qdisc(us, ns, &ns->qdiscs[i]) < 0)
+			if (units_from_qdisc(us, ns, &ns->qdiscs[i], 1) < 0)
 				return -1;
 		return 0;
 	}
@@ -416,7 +419,7 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 		/* Every parent of the device that has filters. */
 		for (size_t i = 0; i < ns->n_qdiscs; i++)
 			if (ns->qdiscs[i].ifindex == l->ifindex &&
-			    units_from_qdisc(us, ns, &ns->qdiscs[i]) < 0)
+			    units_from_qdisc(us, ns, &ns->qdiscs[i], 0) < 0)
 				return -1;
 		return 0;
 	}

@@ -484,6 +484,31 @@ static void test_all_dumps_shared_block_once(void **state)
 	tcx_snapshot_unref(s);
 }
 
+static void test_named_device_without_parent(void **state)
+{
+	struct fake k = {0};
+	struct funit *u;
+
+	setup_eth0(&k);
+	add_link(&k, 3, "eth1");
+	add_qdisc(&k, 3, "clsact", 0, 0);
+	add_tp(add_unit(&k, 3, INGRESS), 0, 1, "flower", 4);
+	u = add_unit(&k, 2, INGRESS);
+	add_tp(u, 0, 1, "flower", 2);
+	struct tcx_snapshot *s = collect(&k, "targets:\n  - dev: eth0\n");
+
+	/* Both parents of the clsact qdisc, the empty egress included; nothing
+	 * of eth1. */
+	assert_int_equal(s->n_targets, 2);
+	assert_string_equal(s->targets[0].parent_name, "ingress");
+	assert_unit_rows(s, u, 0);
+	assert_string_equal(s->targets[1].parent_name, "egress");
+	assert_true(s->targets[1].ok);
+	assert_int_equal(s->targets[1].n_filters, 0);
+	assert_int_equal(s->n_actions, 2);
+	tcx_snapshot_unref(s);
+}
+
 static void test_missing_targets_fail_alone(void **state)
 {
 	struct fake k = {.missing_netns = "red"};
@@ -606,6 +631,7 @@ int main(void)
 	        cmocka_unit_test(test_old_kernel_ignores_terse),
 	        cmocka_unit_test(test_many_matchall_prefs_use_one_full_dump),
 	        cmocka_unit_test(test_all_dumps_shared_block_once),
+	        cmocka_unit_test(test_named_device_without_parent),
 	        cmocka_unit_test(test_missing_targets_fail_alone),
 	        cmocka_unit_test(test_device_vanishing_is_a_failure),
 	        cmocka_unit_test(test_malformed_message_fails_its_target_only),
