@@ -1,0 +1,150 @@
+#!/bin/bash
+# Command line behaviour that needs no kernel access: --help, --version,
+# usage errors (exit 2) and --check-config on valid and invalid files.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$here/../lib/common.sh"
+
+require_bin
+make_workdir
+srcdir=${TCX_SRCDIR:-$here/../..}
+example=$srcdir/config/tcexporter.yaml
+[ -f "$example" ] || fail "example configuration $example not found (TCX_SRCDIR=${TCX_SRCDIR:-unset})"
+try_help="Try 'tcexporter --help'"
+
+note "--help"
+for opt in --help -h; do
+	run_tcx help $opt
+	expect_rc help 0
+	expect_grep help out '^Usage: tcexporter'
+	expect_grep help out -e '--once' # documents the options
+	expect_empty help err
+done
+
+note "--version"
+for opt in --version -V; do
+	run_tcx version $opt
+	expect_rc version 0
+	expect_grep version out -E '^tcexporter [0-9]+\.[0-9]+\.[0-9]+([-~+.][0-9A-Za-z.~+-]*)?$'
+	[ "$(wc -l <"$WORK/version.out")" = 1 ] || fail "--version prints more than one line"
+	expect_empty version err
+done
+# When the build's config.h is at hand, the version is the package's.
+if [ -n "${TCX_BUILDDIR:-}" ] && [ -f "$TCX_BUILDDIR/config.h" ]; then
+	want=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$TCX_BUILDDIR/config.h")
+	if [ -n "$want" ]; then
+		[ "$(cat "$WORK/version.out")" = "tcexporter $want" ] ||
+			fail "--version says '$(cat "$WORK/version.out")', config.h says $want"
+	fi
+fi
+
+note "usage errors exit 2 with a hint"
+usage_error() { # NAME ARGS...: exit 2, the hint on stderr, nothing on stdout
+	local name=$1
+	shift
+	run_tcx "$name" "$@"
+	expect_rc "$name" 2
+	expect_grep "$name" err -F "$try_help"
+	expect_empty "$name" out
+}
+usage_error unknown_long --no-such-option
+usage_error unknown_short -Z
+usage_error unknown_with_once --once --bogus
+usage_error no_args
+usage_error format_bogus --once --format bogus
+expect_grep format_bogus err -F "bogus"
+usage_error format_missing_arg --once --format
+usage_error config_missing_arg --once --config
+usage_error stray_arg --once extra
+# A usage error stops before any collection, so none of these needs root.
+
+note "--check-config on the example configuration"
+run_tcx check_example --check-config "$example"
+expect_rc check_example 0
+expect_grep check_example out -F "valid"
+expect_empty check_example err
+
+note "--check-config on a valid temporary file"
+cat >"$WORK/good.yaml" <<'YAML'
+interval: 500ms
+targets:
+  - all: true
+  - {dev: eth0, parent: ingress}
+  - {dev: eth0, parent: egress, netns: blue}
+  - {dev: eth1, parent: "1:"}
+  - {block: 22}
+labels: [tenant, rule]
+unmapped: drop
+cookies:
+  "0011223344556677": {tenant: acme, rule: web}
+  "0x22": [acme, db]
+YAML
+run_tcx check_good --check-config "$WORK/good.yaml"
+expect_rc check_good 0
+expect_empty check_good err
+
+note "--check-config on invalid files: exit 2, FILE:LINE:COL: messages"
+# bad_config NAME LINE: the YAML on stdin must be rejected with a message at
+# FILE:LINE:<column>: (LINE is an extended regular expression), both by --check-config and by --once --config.
+bad_config() {
+	local name=$1 line=$2 f="$WORK/$1.yaml"
+	cat >"$f"
+	run_tcx "$name" --check-config "$f"
+	expect_rc "$name" 2
+	expect_grep "$name" err -E "^(tcexporter: )?(error: )?$f:$line:[0-9]+: "
+	expect_empty "$name" out
+	run_tcx "${name}_once" --once --config "$f"
+	expect_rc "${name}_once" 2
+	expect_grep "${name}_once" err -E "$f:$line:[0-9]+: "
+	expect_empty "${name}_once" out
+}
+bad_config bad_key 3 <<'YAML'
+targets:
+  - dev: eth0
+    bogus: 1
+YAML
+bad_config bad_parent 4 <<'YAML'
+# a comment first
+targets:
+  - dev: eth0
+    parent: sideways
+YAML
+bad_config bad_unmapped 2 <<'YAML'
+labels: [tenant]
+unmapped: maybe
+YAML
+bad_config bad_cookie 4 <<'YAML'
+labels: [tenant]
+cookies:
+  "00112233": {tenant: a}
+  "xyz": {tenant: b}
+YAML
+# libyaml places a syntax error where it noticed it (here at the end): any line.
+bad_config bad_yaml '[0-9]+' <<'YAML'
+targets:
+  - dev: [eth0
+YAML
+
+# Every problem of a file is reported, each with its position.
+cat >"$WORK/two_errors.yaml" <<'YAML'
+targets:
+  - dev: eth0
+    bogus: 1
+unmapped: maybe
+YAML
+run_tcx two_errors --check-config "$WORK/two_errors.yaml"
+expect_rc two_errors 2
+expect_grep two_errors err -E "$WORK/two_errors.yaml:3:[0-9]+: "
+expect_grep two_errors err -E "$WORK/two_errors.yaml:4:[0-9]+: "
+
+note "a configuration file that does not exist"
+run_tcx check_missing --check-config "$WORK/does-not-exist.yaml"
+expect_rc check_missing 2
+expect_grep check_missing err -F "does-not-exist.yaml"
+run_tcx once_missing --once --config "$WORK/does-not-exist.yaml"
+expect_rc once_missing 2
+expect_grep once_missing err -F "does-not-exist.yaml"
+expect_empty once_missing out
+
+echo "cli: all checks passed"

@@ -1,0 +1,142 @@
+# Shared helpers of the shell tests. Source it from a test script that runs
+# under `set -euo pipefail`:
+#
+#   . "$(dirname "$0")/../lib/common.sh"
+#
+# Exit codes follow automake: 0 pass, 1 fail, 77 skip. With TCX_REQUIRE_ROOT=1
+# (CI) a skip is a failure: the environment was supposed to allow the test.
+# shellcheck shell=bash
+
+TCX_TEST_NAME=${TCX_TEST_NAME:-$(basename "$0")}
+
+# fail MESSAGE...: the test failed.
+fail() {
+	echo "FAIL: $TCX_TEST_NAME: $*" >&2
+	exit 1
+}
+
+# skip REASON...: the test cannot run here (exit 77), unless TCX_REQUIRE_ROOT=1.
+skip() {
+	if [ "${TCX_REQUIRE_ROOT:-0}" = 1 ]; then
+		echo "FAIL: $TCX_TEST_NAME: would skip, but TCX_REQUIRE_ROOT=1: $*" >&2
+		exit 1
+	fi
+	echo "SKIP: $TCX_TEST_NAME: $*" >&2
+	exit 77
+}
+
+# note MESSAGE...: progress for the test log.
+note() {
+	echo "== $*"
+}
+
+# require_bin: TCX_BIN must name an executable (a missing binary is a build
+# problem, never a skip).
+require_bin() {
+	[ -n "${TCX_BIN:-}" ] || fail "TCX_BIN is not set (path of the tcexporter binary)"
+	[ -x "$TCX_BIN" ] || fail "TCX_BIN=$TCX_BIN is not an executable file"
+}
+
+# require_cmd CMD...: skip unless every command exists.
+require_cmd() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || skip "'$c' is not installed"
+	done
+}
+
+# require_root [UNSHARE_FLAGS...]: skip unless we are root and `unshare FLAGS
+# true` works (default flags: -n).
+require_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root (network namespaces); running as uid $(id -u)"
+	require_cmd unshare
+	[ $# -gt 0 ] || set -- -n
+	unshare "$@" true 2>/dev/null || skip "'unshare $* true' does not work here"
+}
+
+# find_python: sets PYTHON to a python3 (TCX_PYTHON, then /usr/bin/python3,
+# then the one in PATH), or skips.
+find_python() {
+	if [ -n "${TCX_PYTHON:-}" ]; then
+		PYTHON=$TCX_PYTHON
+	elif [ -x /usr/bin/python3 ]; then
+		PYTHON=/usr/bin/python3
+	elif command -v python3 >/dev/null 2>&1; then
+		PYTHON=$(command -v python3)
+	else
+		skip "python3 is not installed"
+	fi
+	"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 6))' 2>/dev/null ||
+		skip "$PYTHON is not a usable python3 (>= 3.6)"
+	export PYTHON
+}
+
+# make_workdir: sets WORK to a new temporary directory, removed on exit
+# (unless TCX_KEEP_WORK=1, for debugging).
+make_workdir() {
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/tcx-test.XXXXXX")
+	# shellcheck disable=SC2064
+	trap "_tcx_cleanup '$WORK'" EXIT
+}
+
+_tcx_cleanup() {
+	local rc=$?
+	if [ "${TCX_KEEP_WORK:-0}" = 1 ]; then
+		echo "(kept work directory $1)" >&2
+	else
+		rm -rf "$1"
+	fi
+	return $rc
+}
+
+# run_tcx NAME ARGS...: runs "$TCX_BIN" ARGS with stdout in $WORK/NAME.out and
+# stderr in $WORK/NAME.err; sets RC to its exit status. Fails the test when
+# the binary crashed (killed by a signal) or a sanitizer reported anything,
+# whatever the exit status.
+run_tcx() {
+	local name=$1
+	shift
+	RC=0
+	"$TCX_BIN" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || RC=$?
+	if grep -qE 'ERROR: (Address|Leak|Memory|Thread)Sanitizer|runtime error:|SUMMARY: [A-Za-z]+Sanitizer' \
+		"$WORK/$name.err"; then
+		cat "$WORK/$name.err" >&2
+		fail "$name: sanitizer report from: tcexporter $*"
+	fi
+	if [ "$RC" -ge 126 ]; then
+		cat "$WORK/$name.err" >&2
+		fail "$name: tcexporter $* died with status $RC (signal $((RC - 128)))"
+	fi
+}
+
+# expect_rc NAME WANT: the last run_tcx of NAME exited WANT; else show its
+# stderr and fail.
+expect_rc() {
+	if [ "$RC" != "$2" ]; then
+		echo "--- stderr of $1:" >&2
+		cat "$WORK/$1.err" >&2
+		echo "--- stdout of $1 (first 20 lines):" >&2
+		head -n 20 "$WORK/$1.out" >&2
+		fail "$1: exit status $RC, expected $2"
+	fi
+}
+
+# expect_grep NAME out|err [grep options] PATTERN: the stream matches.
+expect_grep() {
+	local name=$1 stream=$2
+	shift 2
+	if ! grep -q "$@" "$WORK/$name.$stream"; then
+		echo "--- std$stream of $name:" >&2
+		cat "$WORK/$name.$stream" >&2
+		fail "$name: std$stream does not match: $*"
+	fi
+}
+
+# expect_empty NAME out|err: the stream is empty.
+expect_empty() {
+	if [ -s "$WORK/$1.$2" ]; then
+		echo "--- std$2 of $1:" >&2
+		cat "$WORK/$1.$2" >&2
+		fail "$1: std$2 should be empty"
+	fi
+}
