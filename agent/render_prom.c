@@ -5,7 +5,9 @@
  * row. The label set of a row is rebuilt for each family rather than kept:
  * keeping it would cost more memory per row than the row itself. The parts
  * that many rows share (target, filter) are built once and copied. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/render.h"
@@ -31,13 +33,19 @@ void tcx_flags_string(uint32_t flags, char *out, size_t outlen)
 	static const char *const names[] = {"skip_hw", "skip_sw", "in_hw", "not_in_hw"};
 	size_t n = 0;
 
-	out[0] = '\0';
+	if (!outlen)
+		return;
 	for (unsigned i = 0; i < 4; i++) {
-		if (!(flags & (1u << i)))
+		size_t len = strlen(names[i]);
+
+		if (!(flags & (1u << i)) || n + len + 2 > outlen)
 			continue;
-		n += (size_t)snprintf(out + n, n < outlen ? outlen - n : 0, "%s%s", n ? "," : "",
-		                      names[i]);
+		if (n)
+			out[n++] = ',';
+		memcpy(out + n, names[i], len);
+		n += len;
 	}
+	out[n] = '\0';
 }
 
 int tcx_format_parse(const char *name, enum tcx_format *fmt)
@@ -73,13 +81,29 @@ static void put_label(struct tcx_buf *b, int *first, const char *name, const cha
 	tcx_buf_putc(b, '"');
 }
 
-static void put_label_u64(struct tcx_buf *b, const char *name, uint64_t v)
+/* A label whose value needs no escaping (numbers, hex, kernel names). */
+static void put_raw(struct tcx_buf *b, const char *name_eq_quote, size_t nlen, const char *v,
+                    size_t vlen)
 {
-	tcx_buf_putc(b, ',');
-	tcx_buf_puts(b, name);
-	tcx_buf_put(b, "=\"", 2);
-	tcx_buf_u64(b, v);
+	tcx_buf_put(b, name_eq_quote, nlen);
+	tcx_buf_put(b, v, vlen);
 	tcx_buf_putc(b, '"');
+}
+
+#define PUT_RAW(b, lit, v, vlen) put_raw((b), lit, sizeof(lit) - 1, (v), (vlen))
+
+static size_t fmt_u32(char *out, uint32_t v)
+{
+	char tmp[10];
+	size_t n = 0, i = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		out[i++] = tmp[--n];
+	return i;
 }
 
 /* dev/parent or block, then netns: identifies a target. */
@@ -100,57 +124,152 @@ static void target_labels(struct tcx_buf *b, const struct tcx_target *t)
 		put_label(b, &first, "netns", t->netns);
 }
 
-/* Everything that identifies a filter, starting with its target's labels. */
-static void filter_labels(struct tcx_buf *b, const struct tcx_snapshot *s,
-                          const struct tcx_filter *f)
+/* The part of a filter's labels after its target's:
+ * ,chain="0",protocol="ip",pref="10",kind="u32",handle="800::800" */
+static void filter_part(struct tcx_buf *b, const struct tcx_snapshot *s, const struct tcx_filter *f)
 {
 	const char *kind = tcx_kind_name(s, f->kind);
 	char tmp[32];
+	const char *proto;
 	int first = 0;
 
-	target_labels(b, &s->targets[f->target]);
-	put_label_u64(b, "chain", f->chain);
-	put_label(b, &first, "protocol", tcx_protocol_name(f->protocol, tmp, sizeof(tmp)));
-	put_label_u64(b, "pref", f->pref);
+	PUT_RAW(b, ",chain=\"", tmp, fmt_u32(tmp, f->chain));
+	proto = tcx_protocol_name(f->protocol, tmp, sizeof(tmp));
+	PUT_RAW(b, ",protocol=\"", proto, strlen(proto));
+	PUT_RAW(b, ",pref=\"", tmp, fmt_u32(tmp, f->pref));
 	put_label(b, &first, "kind", kind);
 	tcx_format_handle(kind, f->handle, tmp, sizeof(tmp));
-	put_label(b, &first, "handle", tmp);
+	PUT_RAW(b, ",handle=\"", tmp, strlen(tmp));
 }
 
-/* Label sets are built in a scratch buffer and copied per sample. */
-struct lbl_cache {
-	struct tcx_buf filter; /* labels of the last filter seen */
-	uint32_t filter_idx;
-	int valid;
-	struct tcx_buf row; /* the whole label set of the current row */
+/* Everything a render pass builds once and copies per sample, in one arena
+ * with offsets: each target's labels, each filter's, each action's (order,
+ * action, cookie and the user labels), each kind escaped and each user
+ * label's `,name="`. Each action row is written six times, once per counter
+ * family, so its labels are formatted once and copied; the arena costs about
+ * 130 bytes per row (more with user labels) while the render runs. */
+struct render {
+	const struct tcx_snapshot *s;
+	struct tcx_buf arena;
+	uint32_t *tgt_off;    /* n_targets + 1 offsets into arena (it stays < 4 GiB) */
+	uint32_t *flt_off;    /* n_filters + 1 */
+	uint32_t *act_off;    /* n_actions + 1 */
+	struct tcx_buf names; /* kinds escaped and `,name="` per user label */
+	size_t kind_off[TCX_MAX_KINDS + 1];
+	size_t lbl_off[TCX_MAX_LABELS + 1];
+	struct tcx_buf row; /* scratch for one-off label sets */
 };
 
-static void action_labels(struct lbl_cache *lc, const struct tcx_snapshot *s,
-                          const struct tcx_action *a)
+/* The part of an action's labels after its filter's:
+ * ,order="1",action="mirred",cookie="0a0b" and the user labels. */
+static void action_part(struct tcx_buf *b, const struct render *r, const struct tcx_action *a)
+{
+	static const char hexd[] = "0123456789abcdef";
+	const struct tcx_config *cfg = r->s->cfg;
+	char tmp[2 * TCX_COOKIE_MAX + 1];
+
+	PUT_RAW(b, ",order=\"", tmp, fmt_u32(tmp, a->order));
+	tcx_buf_put(b, ",action=\"", 9);
+	tcx_buf_put(b, r->names.p + r->kind_off[a->kind],
+	            r->kind_off[a->kind + 1] - r->kind_off[a->kind]);
+	tcx_buf_putc(b, '"');
+	for (unsigned i = 0; i < a->cookie_len; i++) {
+		tmp[2 * i] = hexd[a->cookie[i] >> 4];
+		tmp[2 * i + 1] = hexd[a->cookie[i] & 15];
+	}
+	PUT_RAW(b, ",cookie=\"", tmp, 2u * a->cookie_len);
+	if (cfg && cfg->n_labels) {
+		const char *values[TCX_MAX_LABELS];
+		struct tcx_label_buf lb;
+
+		tcx_labels_resolve(cfg, a->cookie, a->cookie_len, values, &lb);
+		for (size_t i = 0; i < cfg->n_labels; i++) {
+			tcx_buf_put(b, r->names.p + r->lbl_off[i],
+			            r->lbl_off[i + 1] - r->lbl_off[i]);
+			tcx_buf_escape_label(b, values[i]);
+			tcx_buf_putc(b, '"');
+		}
+	}
+}
+
+static int render_init(struct render *r, const struct tcx_snapshot *s)
 {
 	const struct tcx_config *cfg = s->cfg;
-	const char *values[TCX_MAX_LABELS];
-	struct tcx_label_buf lb;
-	char hex[2 * TCX_COOKIE_MAX + 1];
-	int first = 0;
+	size_t n_labels = cfg ? cfg->n_labels : 0;
 
-	if (!lc->valid || lc->filter_idx != a->filter) {
-		lc->filter.len = 0;
-		filter_labels(&lc->filter, s, &s->filters[a->filter]);
-		lc->filter_idx = a->filter;
-		lc->valid = 1;
+	memset(r, 0, sizeof(*r));
+	r->s = s;
+	tcx_buf_init_mem(&r->arena);
+	tcx_buf_init_mem(&r->names);
+	tcx_buf_init_mem(&r->row);
+	r->tgt_off = malloc((s->n_targets + 1) * sizeof(*r->tgt_off));
+	r->flt_off = malloc((s->n_filters + 1) * sizeof(*r->flt_off));
+	r->act_off = malloc((s->n_actions + 1) * sizeof(*r->act_off));
+	if (!r->tgt_off || !r->flt_off || !r->act_off)
+		return -1;
+	for (size_t i = 0; i < s->n_targets; i++) {
+		r->tgt_off[i] = (uint32_t)r->arena.len;
+		target_labels(&r->arena, &s->targets[i]);
 	}
-	lc->row.len = 0;
-	tcx_buf_put(&lc->row, lc->filter.p, lc->filter.len);
-	put_label_u64(&lc->row, "order", a->order);
-	put_label(&lc->row, &first, "action", tcx_kind_name(s, a->kind));
-	tcx_cookie_hex(a->cookie, a->cookie_len, hex);
-	put_label(&lc->row, &first, "cookie", hex);
-	if (!cfg || !cfg->n_labels)
-		return;
-	tcx_labels_resolve(cfg, a->cookie, a->cookie_len, values, &lb);
-	for (size_t i = 0; i < cfg->n_labels; i++)
-		put_label(&lc->row, &first, cfg->labels[i], values[i]);
+	r->tgt_off[s->n_targets] = (uint32_t)r->arena.len;
+	for (size_t i = 0; i < s->n_filters; i++) {
+		r->flt_off[i] = (uint32_t)r->arena.len;
+		filter_part(&r->arena, s, &s->filters[i]);
+	}
+	r->flt_off[s->n_filters] = (uint32_t)r->arena.len;
+	for (unsigned k = 0; k < s->n_kinds; k++) {
+		r->kind_off[k] = r->names.len;
+		tcx_buf_escape_label(&r->names, s->kinds[k]);
+	}
+	r->kind_off[s->n_kinds] = r->names.len;
+	for (size_t l = 0; l < n_labels; l++) {
+		r->lbl_off[l] = r->names.len;
+		tcx_buf_putc(&r->names, ',');
+		tcx_buf_puts(&r->names, cfg->labels[l]);
+		tcx_buf_put(&r->names, "=\"", 2);
+	}
+	r->lbl_off[n_labels] = r->names.len;
+	if (r->names.err)
+		return -1;
+	for (size_t i = 0; i < s->n_actions; i++) {
+		r->act_off[i] = (uint32_t)r->arena.len;
+		if (!s->actions[i].drop)
+			action_part(&r->arena, r, &s->actions[i]);
+	}
+	r->act_off[s->n_actions] = (uint32_t)r->arena.len;
+	if (r->arena.len > UINT32_MAX)
+		return -1;
+	return r->arena.err ? -1 : 0;
+}
+
+static void render_free(struct render *r)
+{
+	tcx_buf_free(&r->arena);
+	tcx_buf_free(&r->names);
+	tcx_buf_free(&r->row);
+	free(r->tgt_off);
+	free(r->flt_off);
+	free(r->act_off);
+}
+
+static inline void put_arena(struct tcx_buf *b, const struct render *r, const uint32_t *off,
+                             size_t i)
+{
+	tcx_buf_put(b, r->arena.p + off[i], off[i + 1] - off[i]);
+}
+
+/* The whole label set of a filter. */
+static void filter_labels(struct tcx_buf *b, const struct render *r, uint32_t fi)
+{
+	put_arena(b, r, r->tgt_off, r->s->filters[fi].target);
+	put_arena(b, r, r->flt_off, fi);
+}
+
+/* The whole label set of an action row. */
+static void action_labels(struct tcx_buf *b, const struct render *r, size_t ai)
+{
+	filter_labels(b, r, r->s->actions[ai].filter);
+	put_arena(b, r, r->act_off, ai);
 }
 
 /* ---- families -------------------------------------------------------------------------- */
@@ -183,6 +302,13 @@ static void sample(struct tcx_buf *b, const char *name, const char *labels, size
 	tcx_buf_puts(b, name);
 	tcx_buf_putc(b, '{');
 	tcx_buf_put(b, labels, llen);
+	tcx_buf_put(b, "} ", 2);
+	tcx_buf_u64(b, v);
+	tcx_buf_putc(b, '\n');
+}
+
+static void sample_end(struct tcx_buf *b, uint64_t v)
+{
 	tcx_buf_put(b, "} ", 2);
 	tcx_buf_u64(b, v);
 	tcx_buf_putc(b, '\n');
@@ -226,28 +352,31 @@ static uint64_t action_value(const struct tcx_action *a, enum action_field f)
 	return 0;
 }
 
-static void render_actions(const struct tcx_snapshot *s, int om, struct tcx_buf *b,
-                           struct lbl_cache *lc)
+static void render_actions(const struct render *r, int om, struct tcx_buf *b)
 {
+	const struct tcx_snapshot *s = r->s;
+
 	for (unsigned f = F_BYTES; f <= F_HW_PACKETS; f++) {
 		const char *name = action_families[f].name;
+		size_t nlen = strlen(name);
 
 		family_header(b, name, "counter", action_families[f].help, om);
-		lc->valid = 0;
 		for (size_t i = 0; i < s->n_actions; i++) {
 			const struct tcx_action *a = &s->actions[i];
 
 			if (a->drop)
 				continue;
-			action_labels(lc, s, a);
-			sample(b, name, lc->row.p, lc->row.len, action_value(a, f));
+			tcx_buf_put(b, name, nlen);
+			tcx_buf_putc(b, '{');
+			action_labels(b, r, i);
+			sample_end(b, action_value(a, f));
 		}
 	}
 }
 
-static void render_filters(const struct tcx_snapshot *s, int om, struct tcx_buf *b,
-                           struct lbl_cache *lc)
+static void render_filters(const struct render *r, int om, struct tcx_buf *b)
 {
+	const struct tcx_snapshot *s = r->s;
 	char flags[64];
 
 	family_header(b, "tc_filter_flags_info", "info",
@@ -255,24 +384,18 @@ static void render_filters(const struct tcx_snapshot *s, int om, struct tcx_buf 
 	              "filter.",
 	              om);
 	for (size_t i = 0; i < s->n_filters; i++) {
-		const struct tcx_filter *f = &s->filters[i];
-		int first = 0;
-
-		lc->row.len = 0;
-		filter_labels(&lc->row, s, f);
-		tcx_flags_string(f->flags, flags, sizeof(flags));
-		put_label(&lc->row, &first, "flags", flags);
-		sample(b, "tc_filter_flags_info", lc->row.p, lc->row.len, 1);
+		tcx_buf_put(b, "tc_filter_flags_info{", 21);
+		filter_labels(b, r, (uint32_t)i);
+		tcx_flags_string(s->filters[i].flags, flags, sizeof(flags));
+		PUT_RAW(b, ",flags=\"", flags, strlen(flags));
+		sample_end(b, 1);
 	}
 	family_header(b, "tc_filter_in_hw", "gauge",
 	              "1 when the filter is offloaded to hardware (in_hw), else 0.", om);
 	for (size_t i = 0; i < s->n_filters; i++) {
-		const struct tcx_filter *f = &s->filters[i];
-
-		lc->row.len = 0;
-		filter_labels(&lc->row, s, f);
-		sample(b, "tc_filter_in_hw", lc->row.p, lc->row.len,
-		       (f->flags & TCX_FLAG_IN_HW) ? 1 : 0);
+		tcx_buf_put(b, "tc_filter_in_hw{", 16);
+		filter_labels(b, r, (uint32_t)i);
+		sample_end(b, (s->filters[i].flags & TCX_FLAG_IN_HW) ? 1 : 0);
 	}
 }
 
@@ -289,8 +412,7 @@ static void sample_double(struct tcx_buf *b, const char *name, const char *label
 	tcx_buf_printf(b, " %.9g\n", v);
 }
 
-static void render_targets(const struct tcx_snapshot *s, int om, struct tcx_buf *b,
-                           struct lbl_cache *lc)
+static void render_targets(struct render *r, int om, struct tcx_buf *b)
 {
 	static const struct {
 		const char *name, *type, *help;
@@ -308,6 +430,8 @@ static void render_targets(const struct tcx_snapshot *s, int om, struct tcx_buf 
 	         "How the target was dumped: terse, terse+repair (terse plus full dumps of "
 	         "non-flower prefs) or full."},
 	};
+	const struct tcx_snapshot *s = r->s;
+	struct tcx_buf *row = &r->row;
 
 	for (unsigned k = 0; k < sizeof(fams) / sizeof(fams[0]); k++) {
 		family_header(b, fams[k].name, fams[k].type, fams[k].help, om);
@@ -315,56 +439,56 @@ static void render_targets(const struct tcx_snapshot *s, int om, struct tcx_buf 
 			const struct tcx_target *t = &s->targets[i];
 			int first = 0;
 
-			lc->row.len = 0;
-			target_labels(&lc->row, t);
+			row->len = 0;
+			put_arena(row, r, r->tgt_off, i);
 			switch (k) {
 			case 0:
-				sample(b, fams[k].name, lc->row.p, lc->row.len, t->ok ? 1 : 0);
+				sample(b, fams[k].name, row->p, row->len, t->ok ? 1 : 0);
 				break;
 			case 1:
-				sample_double(b, fams[k].name, lc->row.p, lc->row.len,
-				              t->duration_s);
+				sample_double(b, fams[k].name, row->p, row->len, t->duration_s);
 				break;
 			case 2:
-				sample(b, fams[k].name, lc->row.p, lc->row.len, t->n_filters);
+				sample(b, fams[k].name, row->p, row->len, t->n_filters);
 				break;
 			case 3:
-				sample(b, fams[k].name, lc->row.p, lc->row.len, t->n_actions);
+				sample(b, fams[k].name, row->p, row->len, t->n_actions);
 				break;
 			case 4: {
-				size_t base = lc->row.len;
+				size_t base = row->len;
 
-				put_label(&lc->row, &first, "type", "terse");
-				sample(b, fams[k].name, lc->row.p, lc->row.len, t->terse_dumps);
-				lc->row.len = base;
+				put_label(row, &first, "type", "terse");
+				sample(b, fams[k].name, row->p, row->len, t->terse_dumps);
+				row->len = base;
 				first = 0;
-				put_label(&lc->row, &first, "type", "full");
-				sample(b, fams[k].name, lc->row.p, lc->row.len, t->full_dumps);
+				put_label(row, &first, "type", "full");
+				sample(b, fams[k].name, row->p, row->len, t->full_dumps);
 				break;
 			}
 			default:
-				put_label(&lc->row, &first, "mode", tcx_mode_name(t->mode));
-				sample(b, fams[k].name, lc->row.p, lc->row.len, 1);
+				put_label(row, &first, "mode", tcx_mode_name(t->mode));
+				sample(b, fams[k].name, row->p, row->len, 1);
 				break;
 			}
 		}
 	}
 }
 
-static void render_meta(const struct tcx_snapshot *s, int om, struct tcx_buf *b,
-                        struct lbl_cache *lc)
+static void render_meta(struct render *r, int om, struct tcx_buf *b)
 {
 	static const char *const causes[TCX_ERR__MAX] = {"malformed", "kernel", "notfound", "io",
 	                                                 "nomem"};
+	const struct tcx_snapshot *s = r->s;
+	struct tcx_buf *row = &r->row;
 	int first;
 
 	family_header(b, "tc_exporter_snapshot_errors", "gauge",
 	              "Errors met while taking the snapshot, by cause.", om);
 	for (unsigned i = 0; i < TCX_ERR__MAX; i++) {
-		lc->row.len = 0;
+		row->len = 0;
 		first = 1;
-		put_label(&lc->row, &first, "cause", causes[i]);
-		sample(b, "tc_exporter_snapshot_errors", lc->row.p, lc->row.len, s->errors[i]);
+		put_label(row, &first, "cause", causes[i]);
+		sample(b, "tc_exporter_snapshot_errors", row->p, row->len, s->errors[i]);
 	}
 	family_header(b, "tc_exporter_unmapped_cookies", "gauge",
 	              "Actions whose cookie matched neither the cookie map nor a decoder.", om);
@@ -381,30 +505,31 @@ static void render_meta(const struct tcx_snapshot *s, int om, struct tcx_buf *b,
 	sample_double(b, "tc_exporter_snapshot_duration_seconds", "", 0, s->duration_s);
 	family_header(b, "tc_exporter_build_info", "info",
 	              "Build information: version of tcexporter.", om);
-	lc->row.len = 0;
+	row->len = 0;
 	first = 1;
-	put_label(&lc->row, &first, "version", TCX_VERSION);
-	sample(b, "tc_exporter_build_info", lc->row.p, lc->row.len, 1);
+	put_label(row, &first, "version", TCX_VERSION);
+	sample(b, "tc_exporter_build_info", row->p, row->len, 1);
 }
 
 int tcx_render_prometheus(const struct tcx_snapshot *s, int om, struct tcx_buf *b)
 {
-	struct lbl_cache lc;
-	int err;
+	struct render r;
+	int err = 0;
 
-	tcx_buf_init_mem(&lc.filter);
-	tcx_buf_init_mem(&lc.row);
-	lc.valid = 0;
-	render_actions(s, om, b, &lc);
-	render_filters(s, om, b, &lc);
-	render_targets(s, om, b, &lc);
-	render_meta(s, om, b, &lc);
+	if (render_init(&r, s) < 0) {
+		render_free(&r);
+		return -ENOMEM;
+	}
+	render_actions(&r, om, b);
+	render_filters(&r, om, b);
+	render_targets(&r, om, b);
+	render_meta(&r, om, b);
 	if (om)
 		tcx_buf_put(b, "# EOF\n", 6);
-	err = lc.filter.err ? lc.filter.err : lc.row.err;
-	tcx_buf_free(&lc.filter);
-	tcx_buf_free(&lc.row);
+	if (r.arena.err || r.row.err)
+		err = -ENOMEM;
+	render_free(&r);
 	if (err)
-		return -err;
+		return err;
 	return b->err ? -b->err : 0;
 }

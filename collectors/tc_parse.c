@@ -655,28 +655,57 @@ int tcx_parse_status(const struct nlmsghdr *nlh, int *status, char *msg, size_t 
 
 /* ---- formatting ------------------------------------------------------------------------ */
 
+/* Lower-case hex without leading zeros; returns the length. */
+static size_t put_hex(char *out, uint32_t v)
+{
+	static const char hexd[] = "0123456789abcdef";
+	char tmp[8];
+	size_t n = 0, i = 0;
+
+	do {
+		tmp[n++] = hexd[v & 15];
+		v >>= 4;
+	} while (v);
+	while (n)
+		out[i++] = tmp[--n];
+	return i;
+}
+
 void tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t outlen)
 {
-	if (strcmp(kind, "u32") == 0) {
+	char b[32];
+	size_t n = 0;
+
+	if (kind[0] == 'u' && strcmp(kind, "u32") == 0) {
 		/* As iproute2 prints u32 handles: htid:hash:node, empty parts
 		 * left out ("800:", "800::800"). */
 		uint32_t htid = handle >> 20, hash = (handle >> 12) & 0xff, node = handle & 0xfff;
-		int n = 0;
 
 		if (!handle) {
-			snprintf(out, outlen, "none");
-			return;
+			memcpy(b, "none", 4);
+			n = 4;
 		}
-		out[0] = '\0';
-		if (htid)
-			n += snprintf(out + n, outlen - (size_t)n, "%x:", htid);
-		if (hash && (size_t)n < outlen)
-			n += snprintf(out + n, outlen - (size_t)n, "%x", hash);
-		if (node && (size_t)n < outlen)
-			snprintf(out + n, outlen - (size_t)n, ":%x", node);
-		return;
+		if (htid) {
+			n += put_hex(b + n, htid);
+			b[n++] = ':';
+		}
+		if (hash)
+			n += put_hex(b + n, hash);
+		if (node) {
+			b[n++] = ':';
+			n += put_hex(b + n, node);
+		}
+	} else {
+		b[n++] = '0';
+		b[n++] = 'x';
+		n += put_hex(b + n, handle);
 	}
-	snprintf(out, outlen, "0x%x", handle);
+	if (!outlen)
+		return;
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, b, n);
+	out[n] = '\0';
 }
 
 void tcx_format_parent(uint32_t parent, char *out, size_t outlen)

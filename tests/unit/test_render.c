@@ -12,6 +12,7 @@
 
 #include "agent/render.h"
 #include "collectors/collect.h"
+#include "collectors/tc_parse.h"
 #include "config.h"
 
 static void config_err(void *arg, const char *msg)
@@ -125,7 +126,7 @@ static char *render(const struct tcx_snapshot *s, enum tcx_format fmt)
 static void assert_contains(const char *hay, const char *needle)
 {
 	if (!strstr(hay, needle))
-		fail_msg("missing from output:\n%s\n--- output was:\n%s", needle, hay);
+		fail_msg("missing from output:\n%s\n--- output began with:\n%.2000s", needle, hay);
 }
 
 static void test_prometheus_action_rows(void **state)
@@ -307,6 +308,57 @@ static void test_buf_streams_through_fd(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* Enough rows that every render buffer grows many times over. */
+static void test_many_rows(void **state)
+{
+	enum { N = 3000 };
+	struct tcx_snapshot *s = make_snapshot(yaml);
+	char want[512], *out, *p;
+	size_t lines = 0;
+
+	for (uint32_t i = 0; i < N; i++) {
+		struct tcx_filter *f = tcx_snapshot_add_filter(s);
+		struct tcx_action *a;
+
+		f->target = 0;
+		f->pref = 30;
+		f->protocol = 0x0800;
+		f->handle = 0x80000800 + i;
+		f->kind = (uint8_t)tcx_snapshot_kind(s, "u32");
+		f->n_actions = 2;
+		for (uint16_t o = 1; o <= 2; o++) {
+			a = tcx_snapshot_add_action(s);
+			a->filter = (uint32_t)s->n_filters - 1;
+			a->order = o;
+			a->kind = (uint8_t)tcx_snapshot_kind(s, o == 1 ? "mirred" : "police");
+			a->cookie_len = 16;
+			memset(a->cookie, (int)(i & 0xff), 16);
+			a->bytes = (uint64_t)i * 1000 + o;
+		}
+	}
+	tcx_snapshot_classify(s);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	for (p = out; (p = strstr(p, "\ntc_action_bytes_total{")); p++)
+		lines++;
+	assert_int_equal(lines, 3 + 2 * N);
+	for (uint32_t i = 0; i < N; i += 997) {
+		char cookie[33], handle[32];
+
+		for (int k = 0; k < 16; k++)
+			snprintf(cookie + 2 * k, 3, "%02x", i & 0xff);
+		tcx_format_handle("u32", 0x80000800 + i, handle, sizeof(handle));
+		snprintf(want, sizeof(want),
+		         "tc_action_bytes_total{dev=\"v0\",parent=\"ingress\",chain=\"0\","
+		         "protocol=\"ip\",pref=\"30\",kind=\"u32\",handle=\"%s\","
+		         "order=\"2\",action=\"police\",cookie=\"%s\",tenant=\"\",rule=\"\"} "
+		         "%u\n",
+		         handle, cookie, i * 1000 + 2);
+		assert_contains(out, want);
+	}
+	free(out);
+	tcx_snapshot_unref(s);
+}
+
 static void test_escape_and_u64(void **state)
 {
 	struct tcx_buf b;
@@ -333,6 +385,7 @@ int main(void)
 	        cmocka_unit_test(test_drop_policy_hides_rows),
 	        cmocka_unit_test(test_json_lines),
 	        cmocka_unit_test(test_buf_streams_through_fd),
+	        cmocka_unit_test(test_many_rows),
 	        cmocka_unit_test(test_escape_and_u64),
 	};
 
