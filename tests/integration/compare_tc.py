@@ -7,6 +7,9 @@ tc is the ground truth. Targets are given as
                                               handle such as 1:, as tc takes it)
     --block NETNS INDEX
 and every action of every filter tc lists for them becomes one expected row.
+By default tc is run for each target; `--tc-json FILE` right after a target
+reads that target's `tc -s -j filter show ...` output from FILE instead (for
+example captured inside a VM, tests/vm/run.sh).
 
 Subcommands:
   snapshot TARGETS -o FILE       write the tc rows to FILE (JSON)
@@ -15,8 +18,14 @@ Subcommands:
   prom TARGETS --exporter FILE   compare `tcexporter --once --format prometheus`
 
 json and prom run tc themselves (after the exporter ran; no traffic must flow
-meanwhile), require the exact same set of rows with equal identity and
-counters, and exit 1 with a diff on any mismatch. Standard library only.
+meanwhile) unless given --tc-json files, require the exact same set of rows
+with equal identity and counters, and exit 1 with a diff on any mismatch.
+Rows from a terse dump carry no action index (null in tcexporter's JSON):
+--terse-index accepts a null index on flower rows (the only classifier with
+terse dumps); everywhere else the index must equal tc's. prom
+--check-filter-counts also checks each target's tc_scrape_collector_filters
+against the filters tc lists (actions or not; u32 hash tables count).
+Standard library only.
 """
 
 import argparse
@@ -52,14 +61,45 @@ def run_tc(netns, args):
     return json.loads(text) if text else []
 
 
-def tc_rows(target):
-    """Rows of one target from tc."""
+def tc_entries(target):
+    """tc's JSON entries of one target: from its --tc-json file, or from tc."""
+    if target.get("tc_json"):
+        with open(target["tc_json"]) as f:
+            text = f.read().strip()
+        try:
+            return json.loads(text) if text else []
+        except ValueError as e:
+            raise Mismatch("%s: not tc's JSON: %s" % (target["tc_json"], e))
     if target["block"] is not None:
         entries = run_tc(target["netns"], ["filter", "show", "block", str(target["block"])])
     else:
         tp = target["tc_parent"]
         where = [tp] if tp in ("ingress", "egress", "root") else ["parent", tp]
         entries = run_tc(target["netns"], ["filter", "show", "dev", target["dev"]] + where)
+    return entries
+
+
+def tc_handle(opts):
+    """The filter handle as tcexporter prints it: u32's "fh" as is, the
+    numeric "handle" of the other classifiers in hex; None for a tp header."""
+    if not opts:
+        return None
+    if "fh" in opts:
+        return opts["fh"]
+    h = opts.get("handle")
+    if isinstance(h, int):
+        return "0x%x" % h
+    return h
+
+
+def tc_filter_count(target):
+    """Filters tc lists for one target (tp headers excluded)."""
+    return sum(1 for e in tc_entries(target) if tc_handle(e.get("options")) is not None)
+
+
+def tc_rows(target):
+    """Rows of one target from tc."""
+    entries = tc_entries(target)
     rows = []
     for e in entries:
         opts = e.get("options")
@@ -77,7 +117,7 @@ def tc_rows(target):
                 "protocol": e["protocol"],
                 "pref": e["pref"],
                 "kind": e["kind"],
-                "handle": opts.get("fh"),
+                "handle": tc_handle(opts),
                 "order": a["order"],
                 "action": a["kind"],
                 "index": a.get("index"),
@@ -102,11 +142,15 @@ def truth(targets):
 
 def parse_targets(args):
     targets = []
-    for ns, dev, label, tcp in args.dev or []:
-        targets.append({"netns": ns, "dev": dev, "block": None, "parent": label,
-                        "tc_parent": tcp})
-    for ns, idx in args.block or []:
-        targets.append({"netns": ns, "dev": None, "block": int(idx), "parent": "block"})
+    for kind, values, tc_json in getattr(args, "targets", None) or []:
+        if kind == "dev":
+            ns, dev, label, tcp = values
+            targets.append({"netns": ns, "dev": dev, "block": None, "parent": label,
+                            "tc_parent": tcp, "tc_json": tc_json})
+        else:
+            ns, idx = values
+            targets.append({"netns": ns, "dev": None, "block": int(idx), "parent": "block",
+                            "tc_json": tc_json})
     if not targets:
         raise Mismatch("no target given (--dev/--block)")
     return targets
@@ -140,8 +184,10 @@ def index_rows(rows, what, problems):
     return out
 
 
-def diff_rows(want_rows, got_rows, fields, got_name):
-    """Lines describing every difference; [] when identical."""
+def diff_rows(want_rows, got_rows, fields, got_name, terse_index=False):
+    """Lines describing every difference; [] when identical. With terse_index,
+    a flower row whose index tcexporter reports as null (from a terse dump)
+    is not compared on the index."""
     problems = []
     want = index_rows(want_rows, "tc", problems)
     got = index_rows(got_rows, got_name, problems)
@@ -153,7 +199,9 @@ def diff_rows(want_rows, got_rows, fields, got_name):
             got_name, fmt_key(k), ", ".join("%s=%r" % (f, got[k].get(f)) for f in fields)))
     for k in sorted(want.keys() & got.keys(), key=repr):
         bad = ["%s: %s=%r tc=%r" % (f, got_name, got[k].get(f), want[k][f])
-               for f in fields if got[k].get(f) != want[k][f]]
+               for f in fields if got[k].get(f) != want[k][f] and not (
+                   terse_index and f == "index" and got[k].get(f) is None
+                   and got[k].get("kind") == "flower")]
         if bad:
             problems.append("DIFFERENT %s: %s" % (fmt_key(k), "; ".join(bad)))
     return problems
@@ -252,7 +300,7 @@ def cmd_json(args):
     labels = args.labels.split(",") if args.labels else []
     problems = check_not_vacuous(want, args)
     want = restrict_unmapped(want, args, cmap, problems)
-    problems += diff_rows(want, got, VALUE_FIELDS, "tcexporter")
+    problems += diff_rows(want, got, VALUE_FIELDS, "tcexporter", args.terse_index)
     if len(got) != len(want):
         problems.append("tcexporter printed %d rows, tc lists %d" % (len(got), len(want)))
     # Structure of each row, and the labels the cookie maps to.
@@ -302,6 +350,15 @@ def parse_labels(text, where):
     return out
 
 
+def target_key(t):
+    """(netns, dev, parent, block) of a target, from compare_tc's target or
+    from the labels of a tc_scrape_collector_* sample."""
+    block = t.get("block")
+    if block is not None:
+        return (t.get("netns") or "", None, None, int(block))
+    return (t.get("netns") or "", t.get("dev"), t.get("parent"), None)
+
+
 def cmd_prom(args):
     targets = parse_targets(args)
     with open(args.exporter) as f:
@@ -315,12 +372,19 @@ def cmd_prom(args):
                "order", "action", "cookie"}
     rows = {}  # key -> row assembled from the families
     seen = {}  # (family, key) -> line number
+    n_filters = {}  # target key -> tc_scrape_collector_filters
     for n, line in enumerate(text.split("\n"), 1):
         if not line or line.startswith("#"):
             continue
         m = SAMPLE_RE.match(line)
         if not m:
             problems.append("line %d: not a sample: %r" % (n, line))
+            continue
+        if m.group(1) == "tc_scrape_collector_filters" and args.check_filter_counts:
+            tk = target_key(parse_labels(m.group(2) or "", "line %d" % n))
+            if tk in n_filters:
+                problems.append("line %d: a second tc_scrape_collector_filters for %r" % (n, tk))
+            n_filters[tk] = float(m.group(3))
             continue
         fam = FAMILIES.get(m.group(1))
         if not fam:
@@ -368,6 +432,15 @@ def cmd_prom(args):
             problems.append("labels of %s (cookie %r): tcexporter=%r expected=%r" % (
                 fmt_key(k), r["cookie"], r["_labels"], want_l))
     problems += diff_rows(want, list(rows.values()), fields, "tcexporter")
+    if args.check_filter_counts:
+        for t in targets:
+            tk = target_key(t)
+            want_n = tc_filter_count(t)
+            if tk not in n_filters:
+                problems.append("no tc_scrape_collector_filters sample for target %r" % (tk,))
+            elif n_filters[tk] != want_n:
+                problems.append("tc_scrape_collector_filters for %r: tcexporter=%g tc=%d" % (
+                    tk, n_filters[tk], want_n))
     for t in args.expect_text or []:
         if t not in text:
             problems.append("text %r does not appear in the output" % t)
@@ -395,15 +468,41 @@ def cmd_same(args):
     return report(problems, "tc snapshots", len(a))
 
 
+class TargetAction(argparse.Action):
+    """--dev and --block: appended in order, with room for a --tc-json file."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        targets = getattr(namespace, self.dest, None) or []
+        targets.append([option_string.lstrip("-"), values, None])
+        setattr(namespace, self.dest, targets)
+
+
+class TcJsonAction(argparse.Action):
+    """--tc-json FILE: for the target given just before it."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        targets = getattr(namespace, self.dest, None) or []
+        if not targets:
+            parser.error("--tc-json must follow a --dev or --block target")
+        if targets[-1][2] is not None:
+            parser.error("two --tc-json files for one target")
+        targets[-1][2] = values
+        setattr(namespace, self.dest, targets)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd")
     for name in ("snapshot", "json", "prom"):
         p = sub.add_parser(name)
-        p.add_argument("--dev", nargs=4, action="append",
+        p.add_argument("--dev", nargs=4, action=TargetAction, dest="targets",
                        metavar=("NETNS", "DEV", "PARENT_LABEL", "TC_PARENT"))
-        p.add_argument("--block", nargs=2, action="append", metavar=("NETNS", "INDEX"))
+        p.add_argument("--block", nargs=2, action=TargetAction, dest="targets",
+                       metavar=("NETNS", "INDEX"))
+        p.add_argument("--tc-json", action=TcJsonAction, dest="targets", metavar="FILE",
+                       help="the previous target's `tc -s -j filter show` output, read "
+                       "from FILE instead of running tc")
         if name == "snapshot":
             p.add_argument("-o", "--output", required=True)
             continue
@@ -418,9 +517,14 @@ def main():
         p.add_argument("--cookie-map", help="JSON file: {cookie hex: {label: value}}")
         p.add_argument("--unmapped-drop", action="store_true",
                        help="the config drops rows whose cookie is not in the map")
+        p.add_argument("--terse-index", action="store_true",
+                       help="accept a null action index on flower rows (terse dumps)")
         if name == "prom":
             p.add_argument("--expect-text", action="append",
                            help="text that must appear verbatim in the output")
+            p.add_argument("--check-filter-counts", action="store_true",
+                           help="tc_scrape_collector_filters of each target equals the "
+                           "number of filters tc lists")
     p = sub.add_parser("same")
     p.add_argument("a")
     p.add_argument("b")
