@@ -3,14 +3,8 @@
 # real filters whose label values need escaping.
 set -euo pipefail
 
-skip() {
-	if [ "${TCX_REQUIRE_ROOT:-0}" = 1 ]; then
-		echo "FAIL (skip not allowed here): $*" >&2
-		exit 1
-	fi
-	echo "SKIP: $*" >&2
-	exit 77
-}
+# shellcheck source=tests/lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
 
 : "${TCX_BIN:?TCX_BIN must point at the tcexporter binary}"
 command -v promtool >/dev/null || skip "promtool not installed (apt-get install prometheus)"

@@ -3,14 +3,8 @@
 # no error and no leak.
 set -euo pipefail
 
-skip() {
-	if [ "${TCX_REQUIRE_ROOT:-0}" = 1 ]; then
-		echo "FAIL (skip not allowed here): $*" >&2
-		exit 1
-	fi
-	echo "SKIP: $*" >&2
-	exit 77
-}
+# shellcheck source=tests/lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
 
 : "${TCX_BUILDDIR:?}" "${TCX_BIN:?}"
 command -v valgrind >/dev/null || skip "valgrind not installed"

@@ -1,0 +1,330 @@
+#!/bin/bash
+# The cases of tests/vm/run.sh, run INSIDE the test VM (Debian's kernel with
+# flower, matchall, u32, gact, mirred, police). Nothing is compared here:
+# each case sets up its filters in a network namespace of its own, sends
+# traffic, then captures, for each of its runs,
+#   tc -s -j filter show ... of every target   (tc-RUN-pre-TARGET.json)
+#   tcexporter --once --format json             (RUN.json.out/.err/.rc)
+#   tcexporter --once --format prometheus       (RUN.prom.out/.err/.rc)
+#   tc -s -j filter show ... again              (tc-RUN-post-TARGET.json)
+# into /out/CASE/, and the host compares them (run.sh). The pre/post pair
+# proves that no counter moved while tcexporter ran.
+#
+#   cases.sh            run every case (the VM's payload: /init runs it)
+#   cases.sh CASE DIR   run one case into DIR (in a fresh network namespace)
+#
+# Console markers: "TCXVM-CASE CASE rc=N" per case.
+#
+# Traffic: a dummy device is NOARP, so a datagram to an address of its subnet
+# leaves through its egress hook and is counted there, with no peer needed;
+# veth pairs with static neighbours carry packets to the peer's ingress. No
+# address the packets go to exists, so nothing answers and the counters
+# stand still once the senders returned. UDP datagrams come from bash's
+# /dev/udp (one write, one datagram, of the size we choose).
+set -euo pipefail
+
+TC=/sbin/tc
+IP=/sbin/ip
+TCX=/tcx/tcexporter
+CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete)
+
+# shellcheck disable=SC1091
+[ ! -f /tcx/env ] || . /tcx/env
+
+if [ $# -eq 0 ]; then
+	status=0
+	for c in "${CASES[@]}"; do
+		mkdir -p "/out/$c"
+		rc=0
+		unshare -n /bin/bash "$0" "$c" "/out/$c" >"/out/$c/log" 2>&1 || rc=$?
+		echo "TCXVM-CASE $c rc=$rc"
+		[ "$rc" = 0 ] || status=1
+	done
+	exit "$status"
+fi
+
+CASE=$1
+D=$2
+cd "$D"
+$IP link set lo up
+
+# filt DEV PARENT TC-ARGS... | filt block N TC-ARGS...: tc filter add, counting
+# the actions in the target's counter file n-TARGET (every "action" word
+# starts one). The host reads the counts for --expect-rows.
+filt() {
+	local t=$1-$2 a n=0
+	for a in "$@"; do [ "$a" != action ] || n=$((n + 1)); done
+	if [ "$1" = block ]; then
+		$TC filter add "$@"
+	else
+		$TC filter add dev "$@"
+	fi
+	echo $(($(cat "n-$t" 2>/dev/null || echo 0) + n)) >"n-$t"
+}
+
+# udp DST COUNT SIZE: COUNT datagrams of SIZE bytes of payload to DST port 9.
+# A datagram that a filter drops fails with ENOBUFS: expected.
+udp() {
+	local i
+	for ((i = 0; i < $2; i++)); do
+		printf "%$3s" x 2>/dev/null >"/dev/udp/$1/9" || true
+	done
+}
+
+# dummy NAME [ADDR/LEN]: an up dummy device.
+dummy() {
+	$IP link add "$1" type dummy
+	$IP link set "$1" up
+	[ -z "${2:-}" ] || $IP addr add "$2" dev "$1"
+}
+
+# veth A B: an up veth pair.
+veth() {
+	$IP link add "$1" type veth peer name "$2"
+	$IP link set "$1" up
+	$IP link set "$2" up
+}
+
+mac() { cat "/sys/class/net/$1/address"; }
+
+# tcx RUN CONFIG: both output formats, status in RUN.FORMAT.rc.
+tcx() {
+	local rc
+	for fmt in json prom; do
+		rc=0
+		"$TCX" --once --config "$2" --format "${fmt/prom/prometheus}" \
+			>"$1.$fmt.out" 2>"$1.$fmt.err" || rc=$?
+		echo "$rc" >"$1.$fmt.rc"
+	done
+}
+
+# snap FILE-PREFIX TARGET...: tc -s -j filter show of each target (DEV-PARENT
+# or block-N) into FILE-PREFIX-TARGET.json.
+snap() {
+	local p=$1 t
+	shift
+	for t in "$@"; do
+		case "$t" in
+		block-*) $TC -s -j filter show block "${t#block-}" >"$p-$t.json" ;;
+		*) $TC -s -j filter show dev "${t%-*}" "${t##*-}" >"$p-$t.json" ;;
+		esac
+	done
+}
+
+# collect RUN CONFIG TARGET...: tc, tcexporter (json, prometheus), tc again.
+collect() {
+	local run=$1 cfg=$2
+	shift 2
+	snap "tc-$run-pre" "$@"
+	tcx "$run" "$cfg"
+	snap "tc-$run-post" "$@"
+}
+
+# config FILE TARGET-YAML...: a configuration with these targets.
+config() {
+	local f=$1
+	shift
+	{
+		echo "targets:"
+		printf '  - %s\n' "$@"
+	} >"$f"
+}
+
+c1_flower() {
+	# Flower only, on clsact ingress and egress, gact and mirred actions,
+	# cookies of 1 to 16 bytes: terse dumps, one per target, nothing else.
+	dummy d1 10.1.0.1/24
+	dummy d1m
+	$TC qdisc add dev d1 clsact
+	filt d1 ingress pref 10 protocol ip flower dst_ip 10.1.0.2 action gact pass cookie 0101
+	filt d1 ingress pref 10 protocol ip flower dst_ip 10.1.0.3 \
+		action mirred egress mirror dev d1m cookie 00112233445566778899aabbccddeeff
+	filt d1 ingress pref 20 protocol ipv6 flower action gact drop
+	filt d1 egress pref 10 protocol ip flower dst_ip 10.1.0.2 action gact pass cookie 0a
+	filt d1 egress pref 10 protocol ip flower dst_ip 10.1.0.3 \
+		action mirred egress mirror dev d1m pipe cookie 0b action gact pass cookie 0c
+	filt d1 egress pref 20 protocol ip flower ip_proto udp action gact pass cookie ffffffffffffffffffffffffffffffff
+	udp 10.1.0.2 3 100
+	udp 10.1.0.3 5 300
+	udp 10.1.0.4 2 40
+	config c.yaml '{dev: d1, parent: ingress}' '{dev: d1, parent: egress}'
+	collect r c.yaml d1-ingress d1-egress
+}
+
+c2_mixed() {
+	# v2a ingress: flower + matchall + u32 prefs (a terse dump aborts on u32
+	# with EMSGSIZE: the target is dumped again in full). v2a egress: flower
+	# + matchall only (the terse dump silently skips the matchall filters:
+	# each matchall pref is re-dumped in full, "terse+repair").
+	veth v2a v2b
+	$IP addr add 10.2.1.1/24 dev v2b
+	$IP addr add 10.2.2.1/24 dev v2a
+	for h in 2 3 4 5; do
+		$IP neigh add "10.2.1.$h" lladdr "$(mac v2a)" dev v2b
+		$IP neigh add "10.2.2.$h" lladdr "$(mac v2b)" dev v2a
+	done
+	$TC qdisc add dev v2a clsact
+	filt v2a ingress pref 10 protocol ip flower dst_ip 10.2.1.2 action gact continue cookie 21
+	filt v2a ingress pref 20 protocol ip matchall action gact continue cookie 22
+	filt v2a ingress pref 30 protocol ip u32 match ip dst 10.2.1.3/32 action gact continue cookie 23
+	filt v2a ingress pref 40 protocol ip flower dst_ip 10.2.1.4 action gact pass cookie 24
+	filt v2a ingress pref 50 protocol ip u32 match u32 0 0 action gact pass
+	filt v2a egress pref 10 protocol ip flower dst_ip 10.2.2.2 action gact continue cookie 31
+	filt v2a egress pref 20 protocol ip matchall action gact continue cookie 32
+	filt v2a egress pref 30 protocol ip flower ip_proto udp action gact continue cookie 33
+	filt v2a egress pref 40 protocol ip matchall action gact pass cookie 34
+	udp 10.2.1.2 3 100
+	udp 10.2.1.3 4 200
+	udp 10.2.1.4 5 300
+	udp 10.2.1.5 1 50
+	udp 10.2.2.2 6 120
+	udp 10.2.2.3 2 80
+	config c.yaml '{dev: v2a, parent: ingress}' '{dev: v2a, parent: egress}'
+	collect r c.yaml v2a-ingress v2a-egress
+}
+
+c3_multi() {
+	# Several actions per filter, and filters without any action (rows: none;
+	# tc_scrape_collector_filters still counts them): flower on egress
+	# (terse), u32 on ingress (full).
+	veth d3 d3p
+	dummy d3m
+	$IP addr add 10.3.0.1/24 dev d3
+	$IP addr add 10.3.1.1/24 dev d3p
+	for h in 2 3 4 5; do
+		$IP neigh add "10.3.0.$h" lladdr "$(mac d3p)" dev d3
+		$IP neigh add "10.3.1.$h" lladdr "$(mac d3)" dev d3p
+	done
+	$TC qdisc add dev d3 clsact
+	filt d3 egress pref 10 protocol ip flower dst_ip 10.3.0.2 \
+		action gact pipe cookie 31 \
+		action mirred egress mirror dev d3m pipe cookie 32 \
+		action gact pass cookie 33
+	filt d3 egress pref 10 protocol ip flower dst_ip 10.3.0.3
+	filt d3 egress pref 20 protocol ip flower ip_proto udp \
+		action gact pipe action gact pipe cookie 3434 action gact pipe action gact pass
+	filt d3 egress pref 30 protocol ip flower
+	filt d3 ingress pref 10 protocol ip u32 match ip dst 10.3.1.2/32 \
+		action gact pipe cookie 35 action mirred egress mirror dev d3m cookie 36
+	filt d3 ingress pref 10 protocol ip u32 match ip dst 10.3.1.3/32
+	udp 10.3.0.2 4 200
+	udp 10.3.0.3 2 100
+	udp 10.3.0.4 3 60
+	udp 10.3.1.2 5 90
+	udp 10.3.1.3 1 30
+	config c.yaml '{dev: d3, parent: egress}' '{dev: d3, parent: ingress}'
+	collect r c.yaml d3-egress d3-ingress
+}
+
+c4_chains() {
+	# Chains 0 -> 5 -> 9 by gact's goto chain, pref 10 in each of them (the
+	# matchall repair must pick the right chain).
+	dummy d4 10.4.0.1/24
+	dummy d4m
+	$TC qdisc add dev d4 clsact
+	filt d4 egress chain 0 pref 10 protocol ip flower dst_ip 10.4.0.0/24 \
+		action gact goto chain 5 cookie 41
+	filt d4 egress chain 5 pref 10 protocol ip flower ip_proto udp \
+		action mirred egress mirror dev d4m pipe cookie 42 action gact goto chain 9 cookie 43
+	filt d4 egress chain 5 pref 20 protocol ip flower ip_proto icmp \
+		action gact goto chain 9 cookie 44
+	filt d4 egress chain 9 pref 10 protocol ip matchall action gact pass cookie 45
+	filt d4 egress chain 9 pref 20 protocol ip flower action gact drop cookie 46
+	filt d4 egress chain 7 pref 10 protocol ip flower action gact pass cookie 47
+	udp 10.4.0.2 3 100
+	ping -c 2 -i 1 -W 1 -w 2 -s 200 10.4.0.3 >/dev/null 2>&1 || true
+	config c.yaml '{dev: d4, parent: egress}'
+	collect r c.yaml d4-egress
+}
+
+c5_block() {
+	# Shared blocks 55 (ingress) and 56 (egress) bound to two dummies: with
+	# `all: true` each block is one target, dumped once, labelled by block.
+	dummy d5a 10.5.0.1/24
+	dummy d5b 10.5.1.1/24
+	$TC qdisc add dev d5a ingress_block 55 egress_block 56 clsact
+	$TC qdisc add dev d5b ingress_block 55 egress_block 56 clsact
+	filt block 56 pref 10 protocol ip flower dst_ip 10.5.0.2 action gact pass cookie 51
+	filt block 56 pref 10 protocol ip flower dst_ip 10.5.1.2 action gact pass cookie 52
+	filt block 56 pref 20 protocol ip flower action gact pass cookie 53
+	filt block 55 pref 10 protocol ip flower dst_ip 10.5.0.1 action gact drop cookie 54
+	udp 10.5.0.2 3 100
+	udp 10.5.1.2 5 200
+	udp 10.5.0.7 2 300
+	udp 10.5.1.7 1 50
+	config c.yaml '{all: true}'
+	collect r c.yaml block-55 block-56
+}
+
+c6_traffic() {
+	# Counters that differ: packets through a dummy's egress and a veth's
+	# ingress; gact continue passes a packet on to the next pref; drop and
+	# police make drops and overlimits non-zero. (Packet counters above 2^32,
+	# TCA_STATS_PKT64, cannot be produced cheaply: the unit tests cover them.)
+	dummy d6 10.6.0.1/24
+	veth v6a v6b
+	$IP addr add 10.6.1.1/24 dev v6b
+	for h in 2 3 4; do
+		$IP neigh add "10.6.1.$h" lladdr "$(mac v6a)" dev v6b
+	done
+	$TC qdisc add dev d6 clsact
+	$TC qdisc add dev v6a clsact
+	filt d6 egress pref 10 protocol ip flower dst_ip 10.6.0.0/24 action gact continue cookie 61
+	filt d6 egress pref 20 protocol ip flower ip_proto udp action gact continue cookie 62
+	filt d6 egress pref 30 protocol ip flower dst_ip 10.6.0.4 action gact drop cookie 63
+	filt d6 egress pref 40 protocol ip flower dst_ip 10.6.0.5 \
+		action police rate 8kbit burst 1k conform-exceed drop cookie 64
+	filt d6 egress pref 50 protocol ip matchall action gact pass cookie 65
+	filt v6a ingress pref 10 protocol ip flower src_ip 10.6.1.1 action gact continue cookie 66
+	filt v6a ingress pref 20 protocol ip u32 match ip dst 10.6.1.3/32 action gact pass cookie 67
+	filt v6a ingress pref 30 protocol ip flower action gact pass cookie 68
+	udp 10.6.0.2 3 100
+	udp 10.6.0.3 4 300
+	udp 10.6.0.4 5 500
+	udp 10.6.0.5 12 700
+	ping -c 1 -W 1 -w 1 10.6.0.6 >/dev/null 2>&1 || true
+	udp 10.6.1.2 6 64
+	udp 10.6.1.3 7 200
+	udp 10.6.1.4 2 1000
+	config c.yaml '{dev: d6, parent: egress}' '{dev: v6a, parent: ingress}'
+	collect r c.yaml d6-egress v6a-ingress
+}
+
+c7_replace() {
+	# `tc filter replace` of a filter, same handle, same cookie: new action
+	# instances, so counters start again from zero; the output has the row
+	# once, with the new counters.
+	local ck=77777777777777777777777777777777
+	dummy d7 10.7.0.1/24
+	$TC qdisc add dev d7 clsact
+	filt d7 egress pref 10 handle 1 protocol ip flower dst_ip 10.7.0.2 action gact pass cookie $ck
+	filt d7 egress pref 10 handle 2 protocol ip flower dst_ip 10.7.0.3 action gact pass cookie 78
+	udp 10.7.0.2 5 200
+	udp 10.7.0.3 2 100
+	config c.yaml '{dev: d7, parent: egress}'
+	collect r1 c.yaml d7-egress
+	$TC filter replace dev d7 egress pref 10 handle 1 protocol ip flower dst_ip 10.7.0.2 \
+		action gact pass cookie $ck
+	udp 10.7.0.2 2 150
+	collect r2 c.yaml d7-egress
+}
+
+c8_delete() {
+	# A device deleted between two collections: the second reports its
+	# target failed (exit 1, the device named), the other target is intact.
+	dummy d8a 10.8.0.1/24
+	dummy d8b 10.8.1.1/24
+	$TC qdisc add dev d8a clsact
+	$TC qdisc add dev d8b clsact
+	filt d8a egress pref 10 protocol ip flower dst_ip 10.8.0.2 action gact pass cookie 81
+	filt d8b egress pref 10 protocol ip flower dst_ip 10.8.1.2 action gact pass cookie 82
+	filt d8b egress pref 20 protocol ip matchall action gact pass cookie 83
+	udp 10.8.0.2 3 100
+	udp 10.8.1.2 4 200
+	config c.yaml '{dev: d8a, parent: egress}' '{dev: d8b, parent: egress}'
+	collect r1 c.yaml d8a-egress d8b-egress
+	$IP link del d8a
+	collect r2 c.yaml d8b-egress
+}
+
+"$CASE"
