@@ -232,7 +232,7 @@ c4_chains() {
 	filt d4 egress chain 9 pref 20 protocol ip flower action gact drop cookie 46
 	filt d4 egress chain 7 pref 10 protocol ip flower action gact pass cookie 47
 	udp 10.4.0.2 3 100
-	ping -c 2 -i 1 -W 1 -w 2 -s 200 10.4.0.3 >/dev/null 2>&1 || true
+	ping -c 1 -W 1 -w 1 -s 200 10.4.0.3 >/dev/null 2>&1 || true
 	config c.yaml '{dev: d4, parent: egress}'
 	collect r c.yaml d4-egress
 }
