@@ -77,9 +77,22 @@ struct tcx_action *tcx_snapshot_add_action(struct tcx_snapshot *s)
 
 int tcx_snapshot_kind(struct tcx_snapshot *s, const char *kind)
 {
-	for (unsigned i = 0; i < s->n_kinds; i++)
-		if (strcmp(s->kinds[i], kind) == 0)
+	/* Dumps repeat the same one or two kinds: try the last two first. */
+	for (unsigned h = 0; h < 2; h++) {
+		unsigned i = s->kind_hint[h];
+
+		if (i < s->n_kinds && strcmp(s->kinds[i], kind) == 0) {
+			s->kind_hint[h] = s->kind_hint[0];
+			s->kind_hint[0] = (uint8_t)i;
 			return (int)i;
+		}
+	}
+	for (unsigned i = 0; i < s->n_kinds; i++)
+		if (strcmp(s->kinds[i], kind) == 0) {
+			s->kind_hint[1] = s->kind_hint[0];
+			s->kind_hint[0] = (uint8_t)i;
+			return (int)i;
+		}
 	if (s->n_kinds >= TCX_MAX_KINDS)
 		return -1;
 	strncpy(s->kinds[s->n_kinds], kind, TCX_KIND_MAX - 1);

@@ -98,6 +98,7 @@ struct tcx_snapshot {
 
 	char kinds[TCX_MAX_KINDS][TCX_KIND_MAX];
 	unsigned n_kinds;
+	uint8_t kind_hint[2]; /* the kinds interned last, tried first */
 
 	uint64_t errors[TCX_ERR__MAX];
 	uint64_t unmapped_cookies; /* actions whose cookie nothing maps */

@@ -164,7 +164,7 @@ static const struct cls_info cls_table[] = {
 static const struct cls_info *cls_lookup(const char *kind)
 {
 	for (size_t i = 0; i < sizeof(cls_table) / sizeof(cls_table[0]); i++)
-		if (strcmp(cls_table[i].kind, kind) == 0)
+		if (cls_table[i].kind[0] == kind[0] && strcmp(cls_table[i].kind, kind) == 0)
 			return &cls_table[i];
 	return NULL;
 }
@@ -211,7 +211,7 @@ static const struct act_info act_table[] = {
 static uint16_t act_parms_attr(const char *kind)
 {
 	for (size_t i = 0; i < sizeof(act_table) / sizeof(act_table[0]); i++)
-		if (strcmp(act_table[i].kind, kind) == 0)
+		if (act_table[i].kind[0] == kind[0] && strcmp(act_table[i].kind, kind) == 0)
 			return act_table[i].parms_attr;
 	return 0;
 }

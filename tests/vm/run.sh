@@ -1,0 +1,331 @@
+#!/bin/bash
+# Real-kernel test: boots Debian's own kernel (linux-image-amd64, 6.1 on
+# Debian 12) under QEMU with an initramfs built here from this machine's
+# files, runs the cases of tests/vm/cases.sh inside it (flower, matchall, u32,
+# gact, mirred, police, chains, shared blocks, traffic, replace, delete), and
+# compares on the host, row by row and counter by counter, every
+# `tcexporter --once` output (JSON and Prometheus) with the `tc -s -j filter
+# show` output captured in the VM right before and right after it
+# (tests/integration/compare_tc.py --tc-json; the two tc captures must be
+# identical, so nothing moved meanwhile). It also checks the collector's meta
+# series: flower alone is dumped terse, flower + matchall is terse plus a
+# full re-dump of each matchall pref ("terse+repair": a terse dump silently
+# skips matchall filters on 6.1), and a u32 pref aborts the terse dump, which
+# is then redone in full.
+#
+# One boot runs every case (about 10 s of boot under TCG, the rest is tc
+# and tcexporter under emulation). Results come back through a 9p share;
+# the serial console carries markers (TCXVM-*, see lib.sh) and the payload's
+# status. A VM that does not boot, hangs (TCX_VM_TIMEOUT, default 240 s) or
+# loses a marker fails the test.
+#
+# Environment: TCX_BIN (tcexporter to test), TCX_SRCDIR; TCX_VM_KERNEL (a
+# vmlinuz, default: the newest /boot/vmlinuz-* with modules), TCX_VM_TIMEOUT,
+# TCX_KEEP_WORK=1 (keep the work directory: initramfs, console log, outputs).
+# Exit: 0 pass, 1 fail, 77 skip (no qemu, busybox-static or kernel image;
+# with TCX_REQUIRE_ROOT=1 that is a failure).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$here/../lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
+
+require_bin
+find_python
+compare=$here/../integration/compare_tc.py
+[ -f "$compare" ] || fail "$compare not found"
+[ -f "$here/cases.sh" ] || fail "$here/cases.sh not found"
+vm_require_tools
+vm_find_kernel
+for b in /sbin/tc /sbin/ip; do
+	[ -x "$b" ] || skip "$b is not installed (iproute2)"
+done
+timeout_s=${TCX_VM_TIMEOUT:-240}
+start=$(date +%s%N)
+
+make_workdir
+root=$WORK/root
+share=$WORK/out
+mkdir -p "$share"
+
+# ---- the initramfs ---------------------------------------------------------------------
+note "initramfs for $VM_KERNEL ($VM_KVER)"
+vm_init_root "$root"
+vm_add_modules "$root" cls_flower cls_matchall cls_u32 act_gact act_mirred act_police \
+	sch_ingress dummy veth
+vm_add_bin "$root" /sbin/tc /sbin/tc
+vm_add_bin "$root" /sbin/ip /sbin/ip
+vm_add_bin "$root" "$TCX_BIN" /tcx/tcexporter
+cp "$here/cases.sh" "$root/tcx/payload"
+# Sanitizer settings of a sanitizer build reach the VM.
+for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
+	[ -z "${!v:-}" ] || printf 'export %s=%q\n' "$v" "${!v}" >>"$root/tcx/env"
+done
+vm_pack "$root" "$WORK/initrd"
+
+# ---- the boot ------------------------------------------------------------------------------
+note "booting (TCG, timeout $timeout_s s)"
+boot_start=$(date +%s%N)
+vm_boot "$WORK/initrd" "$share" "$WORK/console.log" "$timeout_s" 512
+boot_end=$(date +%s%N)
+note "VM done in $(((boot_end - boot_start) / 1000000)) ms, payload status $VM_RC"
+
+# ---- the checks ------------------------------------------------------------------------
+mapfile -t cases < <(sed -n 's/^CASES=(\(.*\))$/\1/p' "$here/cases.sh" | tr ' ' '\n')
+[ "${#cases[@]}" -ge 8 ] || fail "cannot read the case list of cases.sh"
+n_checks=0
+failed=()
+
+# check NAME CMD...: one check; its output is shown, a failure recorded.
+check() {
+	local name=$1 out rc=0
+	shift
+	n_checks=$((n_checks + 1))
+	out=$("$@" 2>&1) || rc=$?
+	[ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/    /'
+	if [ "$rc" = 0 ]; then
+		echo "ok   $name"
+	else
+		echo "FAIL $name"
+		failed+=("$name")
+	fi
+}
+
+# targets CASE RUN PHASE TARGET...: compare_tc.py target arguments into TA,
+# each with its tc capture (TARGET: DEV-PARENT or block-N).
+targets() {
+	local d=$share/$1 run=$2 ph=$3 t
+	shift 3
+	TA=()
+	for t in "$@"; do
+		case "$t" in
+		block-*) TA+=(--block "" "${t#block-}") ;;
+		*) TA+=(--dev "" "${t%-*}" "${t##*-}" "${t##*-}") ;;
+		esac
+		TA+=(--tc-json "$d/tc-$run-$ph-$t.json")
+	done
+}
+
+# n_actions CASE TARGET...: actions the case created on these targets.
+n_actions() {
+	local d=$share/$1 t n=0
+	shift
+	for t in "$@"; do
+		[ -f "$d/n-$t" ] || { echo "no action count $d/n-$t" >&2; return 1; }
+		n=$((n + $(cat "$d/n-$t")))
+	done
+	echo "$n"
+}
+
+# run_ok CASE RUN FMT WANT_RC: tcexporter exited WANT_RC, did not crash,
+# no sanitizer report; stderr empty when WANT_RC is 0.
+run_ok() {
+	local p=$share/$1/$2.$3 rc
+	[ -f "$p.rc" ] || { echo "$p.rc missing: the case did not run tcexporter"; return 1; }
+	rc=$(cat "$p.rc")
+	if grep -qE 'ERROR: (Address|Leak|Memory|Thread)Sanitizer|runtime error:|SUMMARY: [A-Za-z]+Sanitizer' "$p.err"; then
+		cat "$p.err"
+		echo "sanitizer report"
+		return 1
+	fi
+	if [ "$rc" -ge 126 ]; then
+		cat "$p.err"
+		echo "tcexporter died with status $rc"
+		return 1
+	fi
+	if [ "$rc" != "$4" ]; then
+		cat "$p.err"
+		echo "exit status $rc, expected $4"
+		return 1
+	fi
+	if [ "$4" = 0 ] && [ -s "$p.err" ]; then
+		cat "$p.err"
+		echo "stderr not empty"
+		return 1
+	fi
+}
+
+# same_tc CASE RUN TARGET...: the tc captures before and after tcexporter
+# are identical (no counter moved: the comparison is meaningful).
+same_tc() {
+	local c=$1 run=$2
+	shift 2
+	targets "$c" "$run" pre "$@"
+	"$PYTHON" "$compare" snapshot "${TA[@]}" -o "$WORK/$c-$run-pre.rows" >/dev/null &&
+		targets "$c" "$run" post "$@" &&
+		"$PYTHON" "$compare" snapshot "${TA[@]}" -o "$WORK/$c-$run-post.rows" >/dev/null &&
+		"$PYTHON" "$compare" same "$WORK/$c-$run-pre.rows" "$WORK/$c-$run-post.rows"
+}
+
+# compare_run CASE RUN TARGETS -- COMPARE-OPTIONS: JSON and Prometheus
+# outputs against tc, with the number of rows the case created.
+compare_run() {
+	local c=$1 run=$2 n tg=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		tg+=("$1")
+		shift
+	done
+	[ $# -eq 0 ] || shift
+	n=$(n_actions "$c" "${tg[@]}") || n=-1
+	targets "$c" "$run" post "${tg[@]}"
+	check "$c/$run: tc before = tc after" same_tc "$c" "$run" "${tg[@]}"
+	check "$c/$run: JSON = tc" "$PYTHON" "$compare" json --exporter "$share/$c/$run.json.out" \
+		"${TA[@]}" --expect-rows "$n" --terse-index "$@"
+	check "$c/$run: Prometheus = tc, filter counts" "$PYTHON" "$compare" prom \
+		--exporter "$share/$c/$run.prom.out" "${TA[@]}" --expect-rows "$n" \
+		--check-filter-counts "$@"
+}
+
+# lines CASE RUN LINE...: each line appears verbatim in the Prometheus output.
+lines() {
+	local f=$share/$1/$2.prom.out l bad=0
+	shift 2
+	for l in "$@"; do
+		if ! grep -qxF -e "$l" "$f"; then
+			echo "missing: $l"
+			bad=1
+		fi
+	done
+	if [ "$bad" = 1 ]; then
+		echo "--- its tc_scrape_collector_ series:"
+		grep '^tc_scrape_collector_' "$f" || true
+	fi
+	return "$bad"
+}
+
+# meta CASE RUN SEL MODE TERSE FULL: the collector's mode and dump counts of
+# one target (SEL: its labels, as dev="d1",parent="ingress").
+meta() {
+	local c=$1 run=$2 sel=$3
+	check "$c/$run: {$sel} mode $4, $5 terse + $6 full dumps" lines "$c" "$run" \
+		"tc_scrape_collector_success{$sel} 1" \
+		"tc_scrape_collector_mode_info{$sel,mode=\"$4\"} 1" \
+		"tc_scrape_collector_dump_requests{$sel,type=\"terse\"} $5" \
+		"tc_scrape_collector_dump_requests{$sel,type=\"full\"} $6"
+}
+
+# Every case ran to its end in the VM.
+for c in "${cases[@]}"; do
+	if ! grep -q "TCXVM-CASE $c rc=0" "$WORK/console.log"; then
+		echo "---- log of case $c:"
+		cat "$share/$c/log" 2>/dev/null || echo "(none)"
+		failed+=("$c: did not run to its end in the VM (no 'TCXVM-CASE $c rc=0')")
+	fi
+done
+[ "$VM_RC" = 0 ] || failed+=("the VM's payload exited with status $VM_RC")
+
+for f in json prom; do
+	for cr in c1_flower/r c2_mixed/r c3_multi/r c4_chains/r c5_block/r c6_traffic/r \
+		c7_replace/r1 c7_replace/r2 c8_delete/r1; do
+		check "${cr%/*}/${cr#*/}: tcexporter $f exit 0" run_ok "${cr%/*}" "${cr#*/}" "$f" 0
+	done
+	check "c8_delete/r2: tcexporter $f exit 1" run_ok c8_delete r2 "$f" 1
+done
+
+note "1. flower on clsact ingress and egress: terse dumps only"
+compare_run c1_flower r d1-ingress d1-egress -- --min-distinct-bytes 2
+meta c1_flower r 'dev="d1",parent="ingress"' terse 1 0
+meta c1_flower r 'dev="d1",parent="egress"' terse 1 0
+
+note "2. flower + matchall + u32 on one qdisc: no row lost; the fallbacks"
+compare_run c2_mixed r v2a-ingress v2a-egress -- --min-distinct-bytes 5 \
+	--require-nonzero packets
+meta c2_mixed r 'dev="v2a",parent="ingress"' full 1 1
+meta c2_mixed r 'dev="v2a",parent="egress"' terse+repair 1 2
+
+note "3. several actions per filter, filters without actions"
+compare_run c3_multi r d3-egress d3-ingress -- --min-distinct-bytes 3
+meta c3_multi r 'dev="d3",parent="egress"' terse 1 0
+meta c3_multi r 'dev="d3",parent="ingress"' full 1 1
+check "c3_multi/r: the action-less filters are counted" lines c3_multi r \
+	'tc_scrape_collector_filters{dev="d3",parent="egress"} 4' \
+	'tc_scrape_collector_actions{dev="d3",parent="egress"} 7' \
+	'tc_scrape_collector_filters{dev="d3",parent="ingress"} 3' \
+	'tc_scrape_collector_actions{dev="d3",parent="ingress"} 2'
+
+note "4. chains and goto chain"
+compare_run c4_chains r d4-egress -- --min-distinct-bytes 3 --require-nonzero packets
+meta c4_chains r 'dev="d4",parent="egress"' terse+repair 1 1
+
+note "5. a shared block on two devices: one target, labelled by block"
+compare_run c5_block r block-55 block-56 -- --min-distinct-bytes 3
+meta c5_block r 'block="55"' terse 1 0
+meta c5_block r 'block="56"' terse 1 0
+only_blocks() {
+	local f=$share/c5_block/r.prom.out n
+	n=$(grep -c '^tc_scrape_collector_success{' "$f" || true)
+	[ "$n" = 2 ] || {
+		grep '^tc_scrape_collector_success{' "$f"
+		echo "$n targets, want 2 (block 55 and block 56 only)"
+		return 1
+	}
+	! grep -E '^tc_action_[a-z_]+\{[^}]*dev=' "$f" || {
+		echo "action rows labelled by device"
+		return 1
+	}
+}
+check "c5_block/r: exactly the two block targets, no per-device row" only_blocks
+
+note "6. traffic: distinct, non-zero counters, drops and overlimits"
+compare_run c6_traffic r d6-egress v6a-ingress -- --min-distinct-bytes 8 \
+	--require-nonzero bytes --require-nonzero packets --require-nonzero drops \
+	--require-nonzero overlimits
+meta c6_traffic r 'dev="d6",parent="egress"' terse+repair 1 1
+meta c6_traffic r 'dev="v6a",parent="ingress"' full 1 1
+
+note "7. a filter replaced under the same handle and cookie"
+compare_run c7_replace r1 d7-egress -- --min-distinct-bytes 2
+compare_run c7_replace r2 d7-egress -- --min-distinct-bytes 2
+replaced() {
+	"$PYTHON" - "$share/c7_replace/r1.json.out" "$share/c7_replace/r2.json.out" <<'PY'
+import json, sys
+runs = [[json.loads(l) for l in open(p)] for p in sys.argv[1:]]
+ok = True
+for name, rows, want in (("before", runs[0], 5), ("after", runs[1], 2)):
+    r = [x for x in rows if x["handle"] == "0x1"]
+    o = [x for x in rows if x["handle"] == "0x2"]
+    if len(rows) != 2 or len(r) != 1 or len(o) != 1:
+        print("%s the replace: %d rows, %d of handle 0x1, want 2 and 1" % (name, len(rows), len(r)))
+        ok = False
+        continue
+    if r[0]["cookie"] != "77" * 16 or r[0]["packets"] != want or o[0]["packets"] != 2:
+        print("%s the replace: %r, %r: want %d packets on 0x1, 2 on 0x2, same cookie" % (
+            name, r[0], o[0], want))
+        ok = False
+sys.exit(0 if ok else 1)
+PY
+}
+check "c7_replace: the counters of the replaced filter restart (5 -> 2 packets), one row" \
+	replaced
+
+note "8. a device deleted between two collections"
+compare_run c8_delete r1 d8a-egress d8b-egress -- --min-distinct-bytes 2
+meta c8_delete r1 'dev="d8a",parent="egress"' terse 1 0
+meta c8_delete r1 'dev="d8b",parent="egress"' terse+repair 1 1
+compare_run c8_delete r2 d8b-egress -- --min-distinct-bytes 1
+gone() {
+	local e
+	for e in json prom; do
+		grep -qF d8a "$share/c8_delete/r2.$e.err" || {
+			cat "$share/c8_delete/r2.$e.err"
+			echo "r2 ($e): stderr does not name d8a"
+			return 1
+		}
+	done
+	lines c8_delete r2 'tc_scrape_collector_success{dev="d8a",parent="egress"} 0' \
+		'tc_scrape_collector_success{dev="d8b",parent="egress"} 1'
+}
+check "c8_delete/r2: d8a reported failed and named, d8b collected" gone
+
+end=$(date +%s%N)
+echo "kernel $VM_KVER: ${#cases[@]} cases, $n_checks checks, ${#failed[@]} failed," \
+	"$(((end - start) / 1000000)) ms in all"
+if [ "${#failed[@]}" -gt 0 ]; then
+	printf 'failed: %s\n' "${failed[@]}" >&2
+	echo "---- last lines of the VM console:" >&2
+	tail -n 20 "$WORK/console.log" >&2 || true
+	fail "${#failed[@]} of the checks failed (TCX_KEEP_WORK=1 keeps $WORK)"
+fi
+echo "PASS: all cases agree with tc on kernel $VM_KVER"
