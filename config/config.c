@@ -1122,11 +1122,183 @@ static int load_decoders(struct ctx *c)
 	return ret;
 }
 
+/* ---- http ------------------------------------------------------------------- */
+
+int tcx_listen_split(const char *addr, char *host, size_t hostlen, unsigned *port)
+{
+	const char *colon, *h = addr, *hend;
+	uint64_t p = 0;
+
+	if (addr[0] == '[') {
+		hend = strchr(addr, ']');
+		if (!hend || hend[1] != ':')
+			return -1;
+		h = addr + 1;
+		colon = hend + 1;
+	} else {
+		colon = strrchr(addr, ':');
+		if (!colon || memchr(addr, ':', (size_t)(colon - addr)))
+			return -1; /* none, or a bare IPv6 address without brackets */
+		hend = colon;
+	}
+	if ((size_t)(hend - h) >= hostlen)
+		return -1;
+	for (const char *q = colon + 1; *q; q++) {
+		if (*q < '0' || *q > '9' || p > 65535)
+			return -1;
+		p = p * 10 + (uint64_t)(*q - '0');
+	}
+	if (!colon[1] || p == 0 || p > 65535)
+		return -1;
+	memcpy(host, h, (size_t)(hend - h));
+	host[hend - h] = '\0';
+	*port = (unsigned)p;
+	return 0;
+}
+
+static int listen_one(struct ctx *c, yaml_node_t *v)
+{
+	struct tcx_http_cfg *h = &c->cfg->http;
+	char host[256];
+	unsigned port;
+
+	if (v->type != YAML_SCALAR_NODE) {
+		err_at(c, v, "listen address must be a scalar, got %s", kind_name(v->type));
+		return -1;
+	}
+	if (has_nul(v) || tcx_listen_split(sval(v), host, sizeof(host), &port)) {
+		err_at(c, v,
+		       "invalid listen address '%s': expected HOST:PORT, [IPV6]:PORT or :PORT",
+		       sval(v));
+		return -1;
+	}
+	if (h->n_listen == TCX_MAX_LISTEN) {
+		err_at(c, v, "too many listen addresses (at most %d)", TCX_MAX_LISTEN);
+		return -1;
+	}
+	h->listen[h->n_listen] = xstrndup(c, sval(v), slen(v));
+	return h->listen[h->n_listen++] ? 0 : -1;
+}
+
+static int http_listen(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	yaml_node_item_t *it;
+	int ret = 0;
+
+	if (v->type == YAML_SCALAR_NODE)
+		return listen_one(c, v);
+	if (expect(c, k, v, YAML_SEQUENCE_NODE))
+		return -1;
+	if (n_items(v) == 0) {
+		err_at(c, v, "listen must not be empty");
+		return -1;
+	}
+	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++)
+		if (listen_one(c, node(c, *it)))
+			ret = -1;
+	return ret;
+}
+
+static int http_web_config(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (slen(v) == 0 || has_nul(v)) {
+		err_at(c, v, "invalid web_config '%s': must be a file name", sval(v));
+		return -1;
+	}
+	c->cfg->http.web_config = xstrndup(c, sval(v), slen(v));
+	return c->cfg->http.web_config ? 0 : -1;
+}
+
+static int http_max_conn(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	uint64_t x;
+
+	if (uint_value(c, k, v, 1, 65536, &x))
+		return -1;
+	c->cfg->http.max_connections = (unsigned)x;
+	return 0;
+}
+
+static int http_max_conn_ip(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	uint64_t x;
+
+	if (uint_value(c, k, v, 1, 65536, &x))
+		return -1;
+	c->cfg->http.max_connections_per_ip = (unsigned)x;
+	return 0;
+}
+
+static int http_timeout(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (has_nul(v) || parse_interval(sval(v), slen(v), &c->cfg->http.timeout_s) ||
+	    c->cfg->http.timeout_s < 1) {
+		err_at(c, v,
+		       "invalid timeout '%s': must be a duration between 1s and 24h such as 10s",
+		       sval(v));
+		return -1;
+	}
+	return 0;
+}
+
+static const struct key_handler http_keys[] = {
+        {"listen", http_listen},
+        {"web_config", http_web_config},
+        {"max_connections", http_max_conn},
+        {"max_connections_per_ip", http_max_conn_ip},
+        {"timeout", http_timeout},
+};
+
+static int top_http(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	if (expect(c, k, v, YAML_MAPPING_NODE))
+		return -1;
+	return walk_mapping(c, v, http_keys, sizeof(http_keys) / sizeof(http_keys[0]), " in http",
+	                    NULL);
+}
+
+/* Defaults for whatever `http:` did not set; web_config relative to the file. */
+static int http_defaults(struct ctx *c)
+{
+	struct tcx_http_cfg *h = &c->cfg->http;
+	const char *slash;
+
+	if (!h->n_listen) {
+		h->listen[0] = strdup(TCX_LISTEN_DEFAULT);
+		if (!h->listen[0])
+			return oom(c);
+		h->n_listen = 1;
+	}
+	if (!h->max_connections)
+		h->max_connections = 512;
+	if (!h->max_connections_per_ip)
+		h->max_connections_per_ip = 64;
+	if (h->max_connections_per_ip > h->max_connections)
+		h->max_connections_per_ip = h->max_connections;
+	if (h->timeout_s == 0)
+		h->timeout_s = 10;
+	slash = strrchr(c->name, '/');
+	if (h->web_config && h->web_config[0] != '/' && slash) {
+		char *full;
+
+		if (asprintf(&full, "%.*s/%s", (int)(slash - c->name), c->name, h->web_config) < 0)
+			return oom(c);
+		free(h->web_config);
+		h->web_config = full;
+	}
+	return 0;
+}
+
 /* ---- the document ------------------------------------------------------------ */
 
 static const struct key_handler top_keys[] = {
         {"interval", top_interval}, {"targets", top_targets},   {"labels", top_labels},
         {"unmapped", top_unmapped}, {"cookies", defer_cookies}, {"decoders", defer_decoders},
+        {"http", top_http},
 };
 
 static void config_free(struct tcx_config *cfg)
@@ -1149,6 +1321,9 @@ static void config_free(struct tcx_config *cfg)
 	free(cfg->cookies);
 	free(cfg->slots);
 	free(cfg->decoders);
+	for (i = 0; i < cfg->http.n_listen; i++)
+		free(cfg->http.listen[i]);
+	free(cfg->http.web_config);
 	free(cfg->path);
 	free(cfg);
 }
@@ -1168,6 +1343,8 @@ static int load_root(struct ctx *c, yaml_node_t *root)
 	if (c->cookies && load_cookies(c))
 		ret = -1;
 	if (c->decoders && load_decoders(c))
+		ret = -1;
+	if (http_defaults(c))
 		ret = -1;
 	return ret;
 }

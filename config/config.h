@@ -64,6 +64,19 @@ struct tcx_cookie_entry {
 	char **values; /* n_labels strings, never NULL */
 };
 
+#define TCX_MAX_LISTEN     8
+#define TCX_LISTEN_DEFAULT "[::]:9591"
+
+/* The `http:` section (the daemon's /metrics server). */
+struct tcx_http_cfg {
+	char *listen[TCX_MAX_LISTEN]; /* "[::]:9591", "127.0.0.1:9591", ":9591" */
+	size_t n_listen;
+	char *web_config;         /* exporter-toolkit web config file, or NULL */
+	unsigned max_connections; /* in all */
+	unsigned max_connections_per_ip;
+	double timeout_s; /* idle connections are closed after this long */
+};
+
 struct tcx_config {
 	atomic_uint refcnt;
 	char *path;        /* file it came from, "<default>" for the embedded one */
@@ -79,7 +92,12 @@ struct tcx_config {
 	size_t n_slots;  /* power of two */
 	struct tcx_decoder *decoders;
 	size_t n_decoders;
+	struct tcx_http_cfg http;
 };
+
+/* Split a listen address into host ("" for any, brackets removed) and port.
+ * Returns 0, or -1 when it is not HOST:PORT, [V6]:PORT or :PORT. */
+int tcx_listen_split(const char *addr, char *host, size_t hostlen, unsigned *port);
 
 /* Error sink: each problem is reported once as "FILE:LINE:COL: message". */
 typedef void (*tcx_config_err_fn)(void *arg, const char *msg);

@@ -21,8 +21,9 @@ json and prom run tc themselves (after the exporter ran; no traffic must flow
 meanwhile) unless given --tc-json files, require the exact same set of rows
 with equal identity and counters, and exit 1 with a diff on any mismatch.
 Rows from a terse dump carry no action index (null in tcexporter's JSON):
---terse-index accepts a null index on flower rows (the only classifier with
-terse dumps); everywhere else the index must equal tc's. prom
+`--terse` right after a target accepts a null index on that target's flower
+rows (the only classifier with terse dumps); everywhere else the index must
+equal tc's. prom
 --check-filter-counts also checks each target's tc_scrape_collector_filters
 against the filters tc lists (actions or not; u32 hash tables count).
 Standard library only.
@@ -142,15 +143,15 @@ def truth(targets):
 
 def parse_targets(args):
     targets = []
-    for kind, values, tc_json in getattr(args, "targets", None) or []:
+    for kind, values, tc_json, terse in getattr(args, "targets", None) or []:
         if kind == "dev":
             ns, dev, label, tcp = values
             targets.append({"netns": ns, "dev": dev, "block": None, "parent": label,
-                            "tc_parent": tcp, "tc_json": tc_json})
+                            "tc_parent": tcp, "tc_json": tc_json, "terse": terse})
         else:
             ns, idx = values
             targets.append({"netns": ns, "dev": None, "block": int(idx), "parent": "block",
-                            "tc_json": tc_json})
+                            "tc_json": tc_json, "terse": terse})
     if not targets:
         raise Mismatch("no target given (--dev/--block)")
     return targets
@@ -184,10 +185,10 @@ def index_rows(rows, what, problems):
     return out
 
 
-def diff_rows(want_rows, got_rows, fields, got_name, terse_index=False):
-    """Lines describing every difference; [] when identical. With terse_index,
-    a flower row whose index tcexporter reports as null (from a terse dump)
-    is not compared on the index."""
+def diff_rows(want_rows, got_rows, fields, got_name, terse=()):
+    """Lines describing every difference; [] when identical. A flower row of
+    a target in terse (target keys) whose index tcexporter reports as null
+    (it came from a terse dump) is not compared on the index."""
     problems = []
     want = index_rows(want_rows, "tc", problems)
     got = index_rows(got_rows, got_name, problems)
@@ -200,8 +201,8 @@ def diff_rows(want_rows, got_rows, fields, got_name, terse_index=False):
     for k in sorted(want.keys() & got.keys(), key=repr):
         bad = ["%s: %s=%r tc=%r" % (f, got_name, got[k].get(f), want[k][f])
                for f in fields if got[k].get(f) != want[k][f] and not (
-                   terse_index and f == "index" and got[k].get(f) is None
-                   and got[k].get("kind") == "flower")]
+                   f == "index" and got[k].get(f) is None and got[k].get("kind") == "flower"
+                   and target_key(got[k]) in terse)]
         if bad:
             problems.append("DIFFERENT %s: %s" % (fmt_key(k), "; ".join(bad)))
     return problems
@@ -300,7 +301,8 @@ def cmd_json(args):
     labels = args.labels.split(",") if args.labels else []
     problems = check_not_vacuous(want, args)
     want = restrict_unmapped(want, args, cmap, problems)
-    problems += diff_rows(want, got, VALUE_FIELDS, "tcexporter", args.terse_index)
+    terse = {target_key(t) for t in targets if t["terse"]}
+    problems += diff_rows(want, got, VALUE_FIELDS, "tcexporter", terse)
     if len(got) != len(want):
         problems.append("tcexporter printed %d rows, tc lists %d" % (len(got), len(want)))
     # Structure of each row, and the labels the cookie maps to.
@@ -473,7 +475,7 @@ class TargetAction(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None):
         targets = getattr(namespace, self.dest, None) or []
-        targets.append([option_string.lstrip("-"), values, None])
+        targets.append([option_string.lstrip("-"), values, None, False])
         setattr(namespace, self.dest, targets)
 
 
@@ -487,6 +489,17 @@ class TcJsonAction(argparse.Action):
         if targets[-1][2] is not None:
             parser.error("two --tc-json files for one target")
         targets[-1][2] = values
+        setattr(namespace, self.dest, targets)
+
+
+class TerseAction(argparse.Action):
+    """--terse: for the target given just before it."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        targets = getattr(namespace, self.dest, None) or []
+        if not targets:
+            parser.error("--terse must follow a --dev or --block target")
+        targets[-1][3] = True
         setattr(namespace, self.dest, targets)
 
 
@@ -517,8 +530,9 @@ def main():
         p.add_argument("--cookie-map", help="JSON file: {cookie hex: {label: value}}")
         p.add_argument("--unmapped-drop", action="store_true",
                        help="the config drops rows whose cookie is not in the map")
-        p.add_argument("--terse-index", action="store_true",
-                       help="accept a null action index on flower rows (terse dumps)")
+        p.add_argument("--terse", action=TerseAction, nargs=0, dest="targets",
+                       help="the previous target was dumped terse: accept a null action "
+                       "index on its flower rows")
         if name == "prom":
             p.add_argument("--expect-text", action="append",
                            help="text that must appear verbatim in the output")

@@ -455,7 +455,7 @@ static void test_err_keys(void **state)
 {
 	expect_errors("interval: 15\nintervl: 15\n",
 	              "t.yaml:2:1: unknown key 'intervl' (expected one of: interval, targets, "
-	              "labels, unmapped, cookies, decoders)\n");
+	              "labels, unmapped, cookies, decoders, http)\n");
 	expect_errors("targets:\n  - dev: eth0\n    prent: ingress\n",
 	              "t.yaml:3:5: unknown key 'prent' in target (expected one of: all, dev, "
 	              "parent, block, netns)\n");
@@ -675,6 +675,73 @@ static void test_err_targets(void **state)
 }
 
 /* Every problem is reported, including the deferred cookie/decoder checks. */
+static void test_http_section(void **state)
+{
+	struct tcx_config *cfg = load_ok("targets: [{all: true}]\n");
+	char host[64];
+	unsigned port;
+
+	/* defaults */
+	assert_int_equal(cfg->http.n_listen, 1);
+	assert_string_equal(cfg->http.listen[0], "[::]:9591");
+	assert_null(cfg->http.web_config);
+	assert_int_equal(cfg->http.max_connections, 512);
+	assert_int_equal(cfg->http.max_connections_per_ip, 64);
+	assert_true(cfg->http.timeout_s == 10);
+	tcx_config_unref(cfg);
+
+	cfg = tcx_config_load_buffer(
+	        "/etc/tcx/main.yaml",
+	        "http:\n  listen: [\"127.0.0.1:9100\", \"[::1]:9101\", "
+	        "\":9102\"]\n  web_config: web.yml\n"
+	        "  max_connections: 100\n  max_connections_per_ip: 300\n"
+	        "  timeout: 30s\n",
+	        strlen("http:\n  listen: [\"127.0.0.1:9100\", \"[::1]:9101\", "
+	               "\":9102\"]\n  web_config: web.yml\n"
+	               "  max_connections: 100\n  max_connections_per_ip: 300\n"
+	               "  timeout: 30s\n"),
+	        NULL, NULL);
+	assert_non_null(cfg);
+	assert_int_equal(cfg->http.n_listen, 3);
+	assert_string_equal(cfg->http.listen[1], "[::1]:9101");
+	assert_string_equal(cfg->http.web_config, "/etc/tcx/web.yml");
+	assert_int_equal(cfg->http.max_connections, 100);
+	assert_int_equal(cfg->http.max_connections_per_ip, 100); /* capped */
+	assert_true(cfg->http.timeout_s == 30);
+	tcx_config_unref(cfg);
+
+	cfg = load_ok("http: {listen: \"0.0.0.0:80\"}\n");
+	assert_int_equal(cfg->http.n_listen, 1);
+	assert_string_equal(cfg->http.listen[0], "0.0.0.0:80");
+	tcx_config_unref(cfg);
+
+	assert_int_equal(tcx_listen_split("[::]:9591", host, sizeof(host), &port), 0);
+	assert_string_equal(host, "::");
+	assert_int_equal(port, 9591);
+	assert_int_equal(tcx_listen_split(":80", host, sizeof(host), &port), 0);
+	assert_string_equal(host, "");
+	assert_int_equal(tcx_listen_split("localhost:65535", host, sizeof(host), &port), 0);
+	assert_string_equal(host, "localhost");
+	assert_int_equal(tcx_listen_split("::1:80", host, sizeof(host), &port), -1);
+	assert_int_equal(tcx_listen_split("host:0", host, sizeof(host), &port), -1);
+	assert_int_equal(tcx_listen_split("host:65536", host, sizeof(host), &port), -1);
+	assert_int_equal(tcx_listen_split("host", host, sizeof(host), &port), -1);
+	assert_int_equal(tcx_listen_split("[::1]80", host, sizeof(host), &port), -1);
+
+	expect_errors("http:\n  listen: [\"nope\"]\n  timeout: 0s\n  bogus: 1\n"
+	              "  max_connections: 0\n",
+	              "t.yaml:2:12: invalid listen address 'nope': expected HOST:PORT, "
+	              "[IPV6]:PORT or :PORT\n"
+	              "t.yaml:3:12: invalid timeout '0s': must be a duration between 1s and 24h "
+	              "such as 10s\n"
+	              "t.yaml:4:3: unknown key 'bogus' in http (expected one of: listen, "
+	              "web_config, max_connections, max_connections_per_ip, timeout)\n"
+	              "t.yaml:5:20: invalid max_connections '0': must be an integer from 1 to "
+	              "65536\n");
+	expect_errors("http:\n  listen: []\n", "t.yaml:2:11: listen must not be empty\n");
+	expect_errors("http: [1]\n", "t.yaml:1:7: 'http' must be a mapping, got a sequence\n");
+}
+
 static void test_err_all_reported(void **state)
 {
 	expect_errors("interval: 0\n"
@@ -732,6 +799,7 @@ int main(void)
 	        cmocka_unit_test(test_err_decoders),
 	        cmocka_unit_test(test_err_unmapped),
 	        cmocka_unit_test(test_err_targets),
+	        cmocka_unit_test(test_http_section),
 	        cmocka_unit_test(test_err_all_reported),
 	};
 

@@ -47,6 +47,11 @@ CASE=$1
 D=$2
 cd "$D"
 $IP link set lo up
+# No IPv6: its link-local chatter (MLD, router solicitations) comes late and
+# at random; the filters match IPv4 only anyway, but no packet should move
+# any counter of the namespace after the senders returned.
+echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6
+echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6
 
 # filt DEV PARENT TC-ARGS... | filt block N TC-ARGS...: tc filter add, counting
 # the actions in the target's counter file n-TARGET (every "action" word
@@ -85,7 +90,8 @@ veth() {
 	$IP link set "$2" up
 }
 
-mac() { cat "/sys/class/net/$1/address"; }
+# mac DEV: its address (not from /sys: that is the initial namespace's).
+mac() { $IP -br link show dev "$1" | awk '{ print $3 }'; }
 
 # tcx RUN CONFIG: both output formats, status in RUN.FORMAT.rc.
 tcx() {

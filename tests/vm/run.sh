@@ -92,18 +92,22 @@ check() {
 	fi
 }
 
-# targets CASE RUN PHASE TARGET...: compare_tc.py target arguments into TA,
-# each with its tc capture (TARGET: DEV-PARENT or block-N).
+# targets CASE RUN PHASE TARGET[:MODE...]...: compare_tc.py target arguments
+# into TA, each with its tc capture (TARGET: DEV-PARENT or block-N), and
+# --terse when MODE is terse or terse+repair.
 targets() {
-	local d=$share/$1 run=$2 ph=$3 t
+	local d=$share/$1 run=$2 ph=$3 spec t mode
 	shift 3
 	TA=()
-	for t in "$@"; do
+	for spec in "$@"; do
+		t=${spec%%:*}
+		mode=$(cut -d: -f2 <<<"$spec:")
 		case "$t" in
 		block-*) TA+=(--block "" "${t#block-}") ;;
 		*) TA+=(--dev "" "${t%-*}" "${t##*-}" "${t##*-}") ;;
 		esac
 		TA+=(--tc-json "$d/tc-$run-$ph-$t.json")
+		case "$mode" in terse | terse+repair) TA+=(--terse) ;; esac
 	done
 }
 
@@ -158,24 +162,36 @@ same_tc() {
 		"$PYTHON" "$compare" same "$WORK/$c-$run-pre.rows" "$WORK/$c-$run-post.rows"
 }
 
-# compare_run CASE RUN TARGETS -- COMPARE-OPTIONS: JSON and Prometheus
-# outputs against tc, with the number of rows the case created.
+# compare_run CASE RUN TARGET:MODE:TERSE:FULL... -- COMPARE-OPTIONS: JSON and
+# Prometheus outputs against tc, with the number of rows the case created;
+# then each target's meta series: success, mode MODE, TERSE terse and FULL
+# full dump requests.
 compare_run() {
-	local c=$1 run=$2 n tg=()
+	local c=$1 run=$2 n spec t sel mode terse full tg=() specs=()
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
-		tg+=("$1")
+		specs+=("$1")
+		tg+=("${1%%:*}")
 		shift
 	done
 	[ $# -eq 0 ] || shift
 	n=$(n_actions "$c" "${tg[@]}") || n=-1
-	targets "$c" "$run" post "${tg[@]}"
 	check "$c/$run: tc before = tc after" same_tc "$c" "$run" "${tg[@]}"
+	targets "$c" "$run" post "${specs[@]}"
 	check "$c/$run: JSON = tc" "$PYTHON" "$compare" json --exporter "$share/$c/$run.json.out" \
-		"${TA[@]}" --expect-rows "$n" --terse-index "$@"
+		"${TA[@]}" --expect-rows "$n" "$@"
 	check "$c/$run: Prometheus = tc, filter counts" "$PYTHON" "$compare" prom \
 		--exporter "$share/$c/$run.prom.out" "${TA[@]}" --expect-rows "$n" \
 		--check-filter-counts "$@"
+	for spec in "${specs[@]}"; do
+		t=${spec%%:*}
+		case "$t" in
+		block-*) sel="block=\"${t#block-}\"" ;;
+		*) sel="dev=\"${t%-*}\",parent=\"${t##*-}\"" ;;
+		esac
+		IFS=: read -r _ mode terse full <<<"$spec"
+		meta "$c" "$run" "$sel" "$mode" "$terse" "$full"
+	done
 }
 
 # lines CASE RUN LINE...: each line appears verbatim in the Prometheus output.
@@ -225,20 +241,14 @@ for f in json prom; do
 done
 
 note "1. flower on clsact ingress and egress: terse dumps only"
-compare_run c1_flower r d1-ingress d1-egress -- --min-distinct-bytes 2
-meta c1_flower r 'dev="d1",parent="ingress"' terse 1 0
-meta c1_flower r 'dev="d1",parent="egress"' terse 1 0
+compare_run c1_flower r d1-ingress:terse:1:0 d1-egress:terse:1:0 -- --min-distinct-bytes 2
 
 note "2. flower + matchall + u32 on one qdisc: no row lost; the fallbacks"
-compare_run c2_mixed r v2a-ingress v2a-egress -- --min-distinct-bytes 5 \
-	--require-nonzero packets
-meta c2_mixed r 'dev="v2a",parent="ingress"' full 1 1
-meta c2_mixed r 'dev="v2a",parent="egress"' terse+repair 1 2
+compare_run c2_mixed r v2a-ingress:full:1:1 v2a-egress:terse+repair:1:2 -- \
+	--min-distinct-bytes 5 --require-nonzero packets
 
 note "3. several actions per filter, filters without actions"
-compare_run c3_multi r d3-egress d3-ingress -- --min-distinct-bytes 3
-meta c3_multi r 'dev="d3",parent="egress"' terse 1 0
-meta c3_multi r 'dev="d3",parent="ingress"' full 1 1
+compare_run c3_multi r d3-egress:terse:1:0 d3-ingress:full:1:1 -- --min-distinct-bytes 3
 check "c3_multi/r: the action-less filters are counted" lines c3_multi r \
 	'tc_scrape_collector_filters{dev="d3",parent="egress"} 4' \
 	'tc_scrape_collector_actions{dev="d3",parent="egress"} 7' \
@@ -246,13 +256,11 @@ check "c3_multi/r: the action-less filters are counted" lines c3_multi r \
 	'tc_scrape_collector_actions{dev="d3",parent="ingress"} 2'
 
 note "4. chains and goto chain"
-compare_run c4_chains r d4-egress -- --min-distinct-bytes 3 --require-nonzero packets
-meta c4_chains r 'dev="d4",parent="egress"' terse+repair 1 1
+compare_run c4_chains r d4-egress:terse+repair:1:1 -- --min-distinct-bytes 3 \
+	--require-nonzero packets
 
 note "5. a shared block on two devices: one target, labelled by block"
-compare_run c5_block r block-55 block-56 -- --min-distinct-bytes 3
-meta c5_block r 'block="55"' terse 1 0
-meta c5_block r 'block="56"' terse 1 0
+compare_run c5_block r block-55:terse:1:0 block-56:terse:1:0 -- --min-distinct-bytes 3
 only_blocks() {
 	local f=$share/c5_block/r.prom.out n
 	n=$(grep -c '^tc_scrape_collector_success{' "$f" || true)
@@ -269,15 +277,13 @@ only_blocks() {
 check "c5_block/r: exactly the two block targets, no per-device row" only_blocks
 
 note "6. traffic: distinct, non-zero counters, drops and overlimits"
-compare_run c6_traffic r d6-egress v6a-ingress -- --min-distinct-bytes 8 \
-	--require-nonzero bytes --require-nonzero packets --require-nonzero drops \
-	--require-nonzero overlimits
-meta c6_traffic r 'dev="d6",parent="egress"' terse+repair 1 1
-meta c6_traffic r 'dev="v6a",parent="ingress"' full 1 1
+compare_run c6_traffic r d6-egress:terse+repair:1:1 v6a-ingress:full:1:1 -- \
+	--min-distinct-bytes 8 --require-nonzero bytes --require-nonzero packets \
+	--require-nonzero drops --require-nonzero overlimits
 
 note "7. a filter replaced under the same handle and cookie"
-compare_run c7_replace r1 d7-egress -- --min-distinct-bytes 2
-compare_run c7_replace r2 d7-egress -- --min-distinct-bytes 2
+compare_run c7_replace r1 d7-egress:terse:1:0 -- --min-distinct-bytes 2
+compare_run c7_replace r2 d7-egress:terse:1:0 -- --min-distinct-bytes 2
 replaced() {
 	"$PYTHON" - "$share/c7_replace/r1.json.out" "$share/c7_replace/r2.json.out" <<'PY'
 import json, sys
@@ -301,10 +307,9 @@ check "c7_replace: the counters of the replaced filter restart (5 -> 2 packets),
 	replaced
 
 note "8. a device deleted between two collections"
-compare_run c8_delete r1 d8a-egress d8b-egress -- --min-distinct-bytes 2
-meta c8_delete r1 'dev="d8a",parent="egress"' terse 1 0
-meta c8_delete r1 'dev="d8b",parent="egress"' terse+repair 1 1
-compare_run c8_delete r2 d8b-egress -- --min-distinct-bytes 1
+compare_run c8_delete r1 d8a-egress:terse:1:0 d8b-egress:terse+repair:1:1 -- \
+	--min-distinct-bytes 2
+compare_run c8_delete r2 d8b-egress:terse+repair:1:1 -- --min-distinct-bytes 1
 gone() {
 	local e
 	for e in json prom; do

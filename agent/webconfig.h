@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The web configuration file, in the format of Prometheus's exporter-toolkit
+ * (so that an operator can reuse the file they have for node_exporter):
+ *
+ *   tls_server_config:
+ *     cert_file: server.crt
+ *     key_file: server.key
+ *     client_ca_file: ca.crt
+ *     client_auth_type: RequireAndVerifyClientCert
+ *     min_version: TLS12
+ *   basic_auth_users:
+ *     alice: $2y$10$...            # bcrypt
+ *
+ * No I/O besides reading the files it names, no HTTP server calls: the HTTP
+ * layer asks it questions. */
+#ifndef TCX_WEBCONFIG_H
+#define TCX_WEBCONFIG_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h" /* tcx_config_err_fn */
+
+enum tcx_client_auth {
+	TCX_CLIENT_AUTH_NONE = 0,       /* NoClientCert (default) */
+	TCX_CLIENT_AUTH_REQUEST,        /* RequestClientCert */
+	TCX_CLIENT_AUTH_REQUIRE_ANY,    /* RequireAnyClientCert */
+	TCX_CLIENT_AUTH_VERIFY_IF_GIVEN, /* VerifyClientCertIfGiven */
+	TCX_CLIENT_AUTH_REQUIRE_VERIFY, /* RequireAndVerifyClientCert */
+};
+
+struct tcx_webuser {
+	char *name;
+	char *hash; /* bcrypt, as written */
+};
+
+struct tcx_webconfig {
+	atomic_uint refcnt;
+	char *path;
+	/* TLS: all NULL when tls_server_config is absent. PEM contents of the
+	 * files, loaded at load time (libmicrohttpd takes contents, not paths). */
+	char *cert_pem;
+	char *key_pem;
+	char *client_ca_pem; /* NULL when no client_ca_file */
+	enum tcx_client_auth client_auth;
+	char *tls_priorities; /* a GnuTLS priority string for min_version/max_version, or NULL */
+	/* Basic auth: n_users == 0 means no authentication. */
+	struct tcx_webuser *users;
+	size_t n_users;
+	/* A small cache of verified (user, password) pairs: bcrypt is slow on
+	 * purpose, and Prometheus scrapes every few seconds. Entries hold a
+	 * keyed digest, never the password. Serialised by the mutex. */
+	pthread_mutex_t lock;
+	struct tcx_auth_cache_entry *cache;
+	size_t n_cache;
+	uint8_t cache_key[32]; /* random, per load */
+};
+
+/* Load and validate a web config file. Every problem is reported through
+ * errfn as "FILE:LINE:COL: message" (or "FILE: message" for file-level
+ * problems, "CERTFILE: message" for unreadable/invalid PEM files), then NULL is
+ * returned. Unknown keys are errors. Relative file names are relative to the
+ * web config file's directory, as in exporter-toolkit. */
+struct tcx_webconfig *tcx_webconfig_load(const char *path, tcx_config_err_fn errfn, void *arg);
+struct tcx_webconfig *tcx_webconfig_ref(struct tcx_webconfig *wc);
+void tcx_webconfig_unref(struct tcx_webconfig *wc);
+
+/* Basic auth: 1 when user/password match a configured user, 0 otherwise.
+ * Always runs one bcrypt verification on a cache miss, against a fixed dummy
+ * hash for unknown users, so that timing does not reveal which users exist;
+ * compares in constant time. Thread-safe. */
+int tcx_webconfig_check_password(struct tcx_webconfig *wc, const char *user,
+				 const char *password);
+
+/* mTLS: given the gnutls_session_t of a connection (as void * so this header
+ * does not need GnuTLS), 0 when the client's certificate satisfies
+ * client_auth, or -1 with a reason in err. */
+int tcx_webconfig_check_client_cert(const struct tcx_webconfig *wc, void *gnutls_session,
+				    char *err, size_t errlen);
+
+#endif
