@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "agent/buf.h"
@@ -15,10 +16,19 @@ void tcx_buf_init_mem(struct tcx_buf *b)
 	b->fd = -1;
 }
 
-int tcx_buf_init_fd(struct tcx_buf *b, int fd)
+void tcx_buf_init_mem_with(struct tcx_buf *b, char *p, size_t cap)
+{
+	tcx_buf_init_mem(b);
+	b->p = p;
+	b->cap = p ? cap : 0;
+}
+
+int tcx_buf_init_sink(struct tcx_buf *b, tcx_buf_sink sink, void *arg)
 {
 	memset(b, 0, sizeof(*b));
-	b->fd = fd;
+	b->fd = -1;
+	b->sink = sink;
+	b->sink_arg = arg;
 	b->p = malloc(FD_BUFSZ);
 	if (!b->p)
 		return -ENOMEM;
@@ -26,22 +36,41 @@ int tcx_buf_init_fd(struct tcx_buf *b, int fd)
 	return 0;
 }
 
-int tcx_buf_flush(struct tcx_buf *b)
+static int fd_sink(void *arg, const char *p, size_t len)
 {
+	const struct tcx_buf *b = arg;
 	size_t off = 0;
 
-	if (b->fd < 0 || b->err)
-		return -b->err;
-	while (off < b->len) {
-		ssize_t n = write(b->fd, b->p + off, b->len - off);
+	while (off < len) {
+		ssize_t n = write(b->fd, p + off, len - off);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			b->err = errno;
-			return -b->err;
+			return errno;
 		}
 		off += (size_t)n;
+	}
+	return 0;
+}
+
+int tcx_buf_init_fd(struct tcx_buf *b, int fd)
+{
+	int r = tcx_buf_init_sink(b, fd_sink, b);
+
+	b->fd = fd;
+	return r;
+}
+
+int tcx_buf_flush(struct tcx_buf *b)
+{
+	int e;
+
+	if (!b->sink || b->err)
+		return -b->err;
+	if (b->len && (e = b->sink(b->sink_arg, b->p, b->len)) != 0) {
+		b->err = e;
+		return -e;
 	}
 	b->len = 0;
 	return 0;
@@ -63,7 +92,7 @@ int tcx_buf_reserve(struct tcx_buf *b, size_t n)
 		return -1;
 	if (b->cap - b->len >= n)
 		return 0;
-	if (b->fd >= 0) {
+	if (b->sink) {
 		if (tcx_buf_flush(b) < 0)
 			return -1;
 		if (b->cap >= n)
@@ -77,21 +106,50 @@ int tcx_buf_reserve(struct tcx_buf *b, size_t n)
 		b->err = ENOMEM;
 		return -1;
 	}
+	if (ncap >= ((size_t)8 << 20)) {
+		/* Large outputs are written once, front to back: 2 MiB pages
+		 * save most of the page faults (where THP is in madvise mode). */
+		uintptr_t lo =
+		        ((uintptr_t)p + b->len + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1);
+		uintptr_t hi = ((uintptr_t)p + ncap) & ~(uintptr_t)((2u << 20) - 1);
+
+		if (hi > lo)
+			madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+	}
 	b->p = p;
 	b->cap = ncap;
 	return 0;
 }
 
-void tcx_buf_u64(struct tcx_buf *b, uint64_t v)
+size_t tcx_fmt_u64(char *out, uint64_t v)
 {
+	static const char pairs[] =
+	        "00010203040506070809101112131415161718192021222324252627282930"
+	        "31323334353637383940414243444546474849505152535455565758596061"
+	        "6263646566676869707172737475767778798081828384858687888990919293"
+	        "949596979899";
 	char tmp[20];
 	int i = 20;
 
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	tcx_buf_put(b, tmp + i, (size_t)(20 - i));
+	if (v < 10) {
+		out[0] = (char)('0' + v);
+		return 1;
+	}
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100) * 2;
+
+		v /= 100;
+		tmp[--i] = pairs[d + 1];
+		tmp[--i] = pairs[d];
+	}
+	if (v >= 10) {
+		tmp[--i] = pairs[v * 2 + 1];
+		tmp[--i] = pairs[v * 2];
+	} else {
+		tmp[--i] = (char)('0' + v);
+	}
+	memcpy(out, tmp + i, (size_t)(20 - i));
+	return (size_t)(20 - i);
 }
 
 void tcx_buf_printf(struct tcx_buf *b, const char *fmt, ...)

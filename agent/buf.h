@@ -9,16 +9,24 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Where a full buffer goes: returns 0 or a positive errno. */
+typedef int (*tcx_buf_sink)(void *arg, const char *p, size_t len);
+
 struct tcx_buf {
 	char *p;
 	size_t len, cap;
-	int fd;  /* >= 0: flush to this fd when full; -1: grow */
+	tcx_buf_sink sink; /* set: flush through it when full; NULL: grow */
+	void *sink_arg;
+	int fd;  /* the fd of tcx_buf_init_fd */
 	int err; /* errno of the first failure; later writes are ignored */
 };
 
 void tcx_buf_init_mem(struct tcx_buf *b);
+/* Grow in memory, starting from a buffer the caller allocated with malloc. */
+void tcx_buf_init_mem_with(struct tcx_buf *b, char *p, size_t cap);
 int tcx_buf_init_fd(struct tcx_buf *b, int fd);
-/* Flush (fd mode); returns 0 or -errno. */
+int tcx_buf_init_sink(struct tcx_buf *b, tcx_buf_sink sink, void *arg);
+/* Flush (fd and sink modes); returns 0 or -errno. */
 int tcx_buf_flush(struct tcx_buf *b);
 void tcx_buf_free(struct tcx_buf *b);
 /* Make room for n more bytes; returns 0 or -1 (b->err is set). */
@@ -44,7 +52,15 @@ static inline void tcx_buf_putc(struct tcx_buf *b, char c)
 	b->p[b->len++] = c;
 }
 
-void tcx_buf_u64(struct tcx_buf *b, uint64_t v);
+/* Decimal digits of v into out (at least 20 bytes); returns the count. */
+size_t tcx_fmt_u64(char *out, uint64_t v);
+
+static inline void tcx_buf_u64(struct tcx_buf *b, uint64_t v)
+{
+	if (b->cap - b->len < 20 && tcx_buf_reserve(b, 20) < 0)
+		return;
+	b->len += tcx_fmt_u64(b->p + b->len, v);
+}
 void tcx_buf_printf(struct tcx_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A label value escaped for the text exposition formats: \ " and newline. */
 void tcx_buf_escape_label(struct tcx_buf *b, const char *s);

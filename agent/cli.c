@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "agent/cli.h"
+#include "agent/daemon.h"
 #include "agent/log.h"
 #include "agent/render.h"
 #include "collectors/collect.h"
@@ -16,6 +17,8 @@ struct cli_opts {
 	const char *config;
 	const char *check;
 	int once;
+	int syslog;
+	int format_given;
 	enum tcx_format format;
 };
 
@@ -57,7 +60,7 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":1c:f:t:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":1c:f:t:shV", longopts, NULL)) != -1) {
 		switch (c) {
 		case '1':
 			o->once = 1;
@@ -66,6 +69,7 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 			o->config = optarg;
 			break;
 		case 'f':
+			o->format_given = 1;
 			if (tcx_format_parse(optarg, &o->format) < 0) {
 				log_err("unknown format '%s' (expected prometheus, openmetrics or "
 				        "json)",
@@ -75,6 +79,9 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 			break;
 		case 't':
 			o->check = optarg;
+			break;
+		case 's':
+			o->syslog = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -94,8 +101,8 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 		log_err("unexpected argument '%s'", argv[optind]);
 		return -1;
 	}
-	if (!o->once && !o->check) {
-		log_err("nothing to do: give --once or --check-config FILE");
+	if (o->format_given && !o->once) {
+		log_err("--format applies to --once only (the daemon negotiates per request)");
 		return -1;
 	}
 	return 0;
@@ -203,5 +210,13 @@ int tcx_main(int argc, char **argv)
 		return TCX_EXIT_OK;
 	if (o.check)
 		return check_config(o.check);
-	return run_once(&o);
+	if (o.once)
+		return run_once(&o);
+	{
+		struct tcx_daemon_opts d = {.config_path = o.config, .use_syslog = o.syslog};
+
+		if (o.syslog)
+			tcx_log_use_syslog();
+		return tcx_daemon_main(&d);
+	}
 }

@@ -9,7 +9,14 @@ static struct {
 	tcx_log_fn fn;
 	void *arg;
 	int level;
-} log_sink = {NULL, NULL, LOG_INFO};
+	int syslog;
+} log_sink = {NULL, NULL, LOG_INFO, 0};
+
+void tcx_log_use_syslog(void)
+{
+	openlog("tcexporter", LOG_PID, LOG_DAEMON);
+	log_sink.syslog = 1;
+}
 
 void tcx_log_register(tcx_log_fn fn, void *arg)
 {
@@ -52,6 +59,8 @@ void tcx_log(int prio, const char *fmt, ...)
 	va_end(ap);
 	if (log_sink.fn)
 		log_sink.fn(prio, msg, log_sink.arg);
+	else if (log_sink.syslog)
+		syslog(prio, "%s", msg);
 	else
 		fprintf(stderr, "tcexporter: %s: %s\n", level_name(prio), msg);
 }

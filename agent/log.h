@@ -9,6 +9,8 @@ typedef void (*tcx_log_fn)(int prio, const char *msg, void *arg);
 
 /* Send messages to fn instead of stderr (NULL restores stderr). */
 void tcx_log_register(tcx_log_fn fn, void *arg);
+/* Send messages to syslog(3) instead of stderr. */
+void tcx_log_use_syslog(void);
 /* Messages above this syslog priority are dropped (default LOG_INFO). */
 void tcx_log_set_level(int prio);
 

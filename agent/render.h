@@ -21,6 +21,10 @@ int tcx_format_parse(const char *name, enum tcx_format *fmt);
 /* Render the snapshot; returns 0, or -errno when the buffer failed. */
 int tcx_render(const struct tcx_snapshot *s, enum tcx_format fmt, struct tcx_buf *b);
 int tcx_render_prometheus(const struct tcx_snapshot *s, int openmetrics, struct tcx_buf *b);
+/* The same, plus the daemon's own counters when st is not NULL. */
+struct tcx_selfstats;
+int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int openmetrics,
+                             const struct tcx_selfstats *st, struct tcx_buf *b);
 int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b);
 
 const char *tcx_mode_name(enum tcx_dump_mode m);

@@ -10,9 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/expo.h"
 #include "agent/render.h"
 #include "collectors/tc_parse.h"
 #include "config.h"
+
+static const char *const err_causes[TCX_ERR__MAX] = {"malformed", "kernel", "notfound", "io",
+                                                     "nomem"};
 
 const char *tcx_mode_name(enum tcx_dump_mode m)
 {
@@ -142,18 +146,21 @@ static void filter_part(struct tcx_buf *b, const struct tcx_snapshot *s, const s
 	PUT_RAW(b, ",handle=\"", tmp, strlen(tmp));
 }
 
-/* Everything a render pass builds once and copies per sample, in one arena
- * with offsets: each target's labels, each filter's, each action's (order,
- * action, cookie and the user labels), each kind escaped and each user
- * label's `,name="`. Each action row is written six times, once per counter
- * family, so its labels are formatted once and copied; the arena costs about
- * 130 bytes per row (more with user labels) while the render runs. */
+/* Everything a render pass builds once and copies per sample, in one arena:
+ * each target's labels, then each filter's labels directly followed by those
+ * of its first action (order, action, cookie and the user labels), so that
+ * a sample line is two copies: the target's slice and the action's. Each
+ * action row is written six times, once per counter family; formatting its
+ * labels once costs about 140 bytes per row (more with user labels) while
+ * the render runs. */
 struct render {
 	const struct tcx_snapshot *s;
 	struct tcx_buf arena;
-	uint32_t *tgt_off;    /* n_targets + 1 offsets into arena (it stays < 4 GiB) */
-	uint32_t *flt_off;    /* n_filters + 1 */
-	uint32_t *act_off;    /* n_actions + 1 */
+	uint32_t *tgt_off; /* n_targets + 1 offsets into arena (it stays < 4 GiB) */
+	uint32_t *flt_off; /* per filter: its labels (after the target's) */
+	uint16_t *flt_len;
+	uint32_t *act_off; /* per action: its filter's labels and its own */
+	uint32_t *act_len;
 	struct tcx_buf names; /* kinds escaped and `,name="` per user label */
 	size_t kind_off[TCX_MAX_KINDS + 1];
 	size_t lbl_off[TCX_MAX_LABELS + 1];
@@ -204,19 +211,16 @@ static int render_init(struct render *r, const struct tcx_snapshot *s)
 	tcx_buf_init_mem(&r->row);
 	r->tgt_off = malloc((s->n_targets + 1) * sizeof(*r->tgt_off));
 	r->flt_off = malloc((s->n_filters + 1) * sizeof(*r->flt_off));
+	r->flt_len = malloc((s->n_filters + 1) * sizeof(*r->flt_len));
 	r->act_off = malloc((s->n_actions + 1) * sizeof(*r->act_off));
-	if (!r->tgt_off || !r->flt_off || !r->act_off)
+	r->act_len = malloc((s->n_actions + 1) * sizeof(*r->act_len));
+	if (!r->tgt_off || !r->flt_off || !r->flt_len || !r->act_off || !r->act_len)
 		return -1;
 	for (size_t i = 0; i < s->n_targets; i++) {
 		r->tgt_off[i] = (uint32_t)r->arena.len;
 		target_labels(&r->arena, &s->targets[i]);
 	}
 	r->tgt_off[s->n_targets] = (uint32_t)r->arena.len;
-	for (size_t i = 0; i < s->n_filters; i++) {
-		r->flt_off[i] = (uint32_t)r->arena.len;
-		filter_part(&r->arena, s, &s->filters[i]);
-	}
-	r->flt_off[s->n_filters] = (uint32_t)r->arena.len;
 	for (unsigned k = 0; k < s->n_kinds; k++) {
 		r->kind_off[k] = r->names.len;
 		tcx_buf_escape_label(&r->names, s->kinds[k]);
@@ -231,12 +235,31 @@ static int render_init(struct render *r, const struct tcx_snapshot *s)
 	r->lbl_off[n_labels] = r->names.len;
 	if (r->names.err)
 		return -1;
-	for (size_t i = 0; i < s->n_actions; i++) {
-		r->act_off[i] = (uint32_t)r->arena.len;
-		if (!s->actions[i].drop)
-			action_part(&r->arena, r, &s->actions[i]);
+	/* Actions follow their filter in a snapshot; any that do not get their
+	 * filter's labels copied in front of their own. */
+	for (size_t fi = 0, ai = 0; fi <= s->n_filters; fi++) {
+		size_t first = ai;
+
+		if (fi < s->n_filters) {
+			r->flt_off[fi] = (uint32_t)r->arena.len;
+			filter_part(&r->arena, s, &s->filters[fi]);
+			r->flt_len[fi] = (uint16_t)(r->arena.len - r->flt_off[fi]);
+		}
+		for (; ai < s->n_actions && (fi == s->n_filters || s->actions[ai].filter == fi);
+		     ai++) {
+			const struct tcx_action *a = &s->actions[ai];
+
+			if (ai == first && fi < s->n_filters) {
+				r->act_off[ai] = r->flt_off[fi];
+			} else {
+				r->act_off[ai] = (uint32_t)r->arena.len;
+				filter_part(&r->arena, s, &s->filters[a->filter]);
+			}
+			if (!a->drop)
+				action_part(&r->arena, r, a);
+			r->act_len[ai] = (uint32_t)(r->arena.len - r->act_off[ai]);
+		}
 	}
-	r->act_off[s->n_actions] = (uint32_t)r->arena.len;
 	if (r->arena.len > UINT32_MAX)
 		return -1;
 	return r->arena.err ? -1 : 0;
@@ -249,7 +272,9 @@ static void render_free(struct render *r)
 	tcx_buf_free(&r->row);
 	free(r->tgt_off);
 	free(r->flt_off);
+	free(r->flt_len);
 	free(r->act_off);
+	free(r->act_len);
 }
 
 static inline void put_arena(struct tcx_buf *b, const struct render *r, const uint32_t *off,
@@ -262,14 +287,7 @@ static inline void put_arena(struct tcx_buf *b, const struct render *r, const ui
 static void filter_labels(struct tcx_buf *b, const struct render *r, uint32_t fi)
 {
 	put_arena(b, r, r->tgt_off, r->s->filters[fi].target);
-	put_arena(b, r, r->flt_off, fi);
-}
-
-/* The whole label set of an action row. */
-static void action_labels(struct tcx_buf *b, const struct render *r, size_t ai)
-{
-	filter_labels(b, r, r->s->actions[ai].filter);
-	put_arena(b, r, r->act_off, ai);
+	tcx_buf_put(b, r->arena.p + r->flt_off[fi], r->flt_len[fi]);
 }
 
 /* ---- families -------------------------------------------------------------------------- */
@@ -352,9 +370,35 @@ static uint64_t action_value(const struct tcx_action *a, enum action_field f)
 	return 0;
 }
 
+/* One sample: name{labels} value, the labels being two arena slices; one
+ * capacity check for the whole line. */
+static inline void put_sample2(struct tcx_buf *b, const char *name, size_t nlen, const char *l1,
+                               size_t n1, const char *l2, size_t n2, uint64_t v)
+{
+	size_t need = nlen + n1 + n2 + 24;
+	char *p;
+
+	if (b->cap - b->len < need && tcx_buf_reserve(b, need) < 0)
+		return;
+	p = b->p + b->len;
+	memcpy(p, name, nlen);
+	p += nlen;
+	*p++ = '{';
+	memcpy(p, l1, n1);
+	p += n1;
+	memcpy(p, l2, n2);
+	p += n2;
+	*p++ = '}';
+	*p++ = ' ';
+	p += tcx_fmt_u64(p, v);
+	*p++ = '\n';
+	b->len = (size_t)(p - b->p);
+}
+
 static void render_actions(const struct render *r, int om, struct tcx_buf *b)
 {
 	const struct tcx_snapshot *s = r->s;
+	const char *arena = r->arena.p;
 
 	for (unsigned f = F_BYTES; f <= F_HW_PACKETS; f++) {
 		const char *name = action_families[f].name;
@@ -363,15 +407,34 @@ static void render_actions(const struct render *r, int om, struct tcx_buf *b)
 		family_header(b, name, "counter", action_families[f].help, om);
 		for (size_t i = 0; i < s->n_actions; i++) {
 			const struct tcx_action *a = &s->actions[i];
+			uint32_t fi = a->filter, ti = s->filters[fi].target;
 
 			if (a->drop)
 				continue;
-			tcx_buf_put(b, name, nlen);
-			tcx_buf_putc(b, '{');
-			action_labels(b, r, i);
-			sample_end(b, action_value(a, f));
+			put_sample2(b, name, nlen, arena + r->tgt_off[ti],
+			            r->tgt_off[ti + 1] - r->tgt_off[ti], arena + r->act_off[i],
+			            r->act_len[i], action_value(a, f));
 		}
 	}
+}
+
+/* An upper bound of the output, so that a growing buffer is sized once. */
+static size_t estimate(const struct render *r)
+{
+	const struct tcx_snapshot *s = r->s;
+	size_t est = 16384 + s->n_targets * 2048;
+
+	for (size_t i = 0; i < s->n_actions; i++) {
+		uint32_t fi = s->actions[i].filter, ti = s->filters[fi].target;
+
+		est += 6 * (48 + r->tgt_off[ti + 1] - r->tgt_off[ti] + r->act_len[i]);
+	}
+	for (size_t i = 0; i < s->n_filters; i++) {
+		uint32_t ti = s->filters[i].target;
+
+		est += 2 * (80 + r->tgt_off[ti + 1] - r->tgt_off[ti] + r->flt_len[i]);
+	}
+	return est;
 }
 
 static void render_filters(const struct render *r, int om, struct tcx_buf *b)
@@ -476,8 +539,6 @@ static void render_targets(struct render *r, int om, struct tcx_buf *b)
 
 static void render_meta(struct render *r, int om, struct tcx_buf *b)
 {
-	static const char *const causes[TCX_ERR__MAX] = {"malformed", "kernel", "notfound", "io",
-	                                                 "nomem"};
 	const struct tcx_snapshot *s = r->s;
 	struct tcx_buf *row = &r->row;
 	int first;
@@ -487,7 +548,7 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	for (unsigned i = 0; i < TCX_ERR__MAX; i++) {
 		row->len = 0;
 		first = 1;
-		put_label(row, &first, "cause", causes[i]);
+		put_label(row, &first, "cause", err_causes[i]);
 		sample(b, "tc_exporter_snapshot_errors", row->p, row->len, s->errors[i]);
 	}
 	family_header(b, "tc_exporter_unmapped_cookies", "gauge",
@@ -511,7 +572,63 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	sample(b, "tc_exporter_build_info", row->p, row->len, 1);
 }
 
+/* The daemon's own counters. */
+static void render_self(struct render *r, int om, const struct tcx_selfstats *st, struct tcx_buf *b)
+{
+	struct tcx_buf *row = &r->row;
+	char code[8];
+	int first;
+
+	family_header(b, "tc_exporter_collections_total", "counter",
+	              "Collection passes since the daemon started.", om);
+	sample_double(b, "tc_exporter_collections_total", "", 0, (double)st->collections_total);
+	family_header(b, "tc_exporter_collection_errors_total", "counter",
+	              "Errors met by collection passes since the daemon started, by cause.", om);
+	for (unsigned i = 0; i < TCX_ERR__MAX; i++) {
+		row->len = 0;
+		first = 1;
+		put_label(row, &first, "cause", err_causes[i]);
+		sample(b, "tc_exporter_collection_errors_total", row->p, row->len,
+		       st->collection_errors_total[i]);
+	}
+	family_header(b, "tc_exporter_http_requests_total", "counter",
+	              "HTTP requests answered, by status code, as of when this exposition was "
+	              "rendered.",
+	              om);
+	for (unsigned i = 0; i < TCX_HTTP_CODES; i++) {
+		row->len = 0;
+		first = 1;
+		if (tcx_http_codes[i])
+			snprintf(code, sizeof(code), "%u", tcx_http_codes[i]);
+		else
+			snprintf(code, sizeof(code), "other");
+		put_label(row, &first, "code", code);
+		sample(b, "tc_exporter_http_requests_total", row->p, row->len,
+		       st->http_requests_total[i]);
+	}
+	family_header(b, "tc_exporter_snapshot_age_seconds", "gauge",
+	              "Age of the snapshot when this exposition was rendered (once per snapshot "
+	              "and format).",
+	              om);
+	sample_double(b, "tc_exporter_snapshot_age_seconds", "", 0, st->snapshot_age_s);
+	family_header(b, "tc_exporter_config_last_reload_successful", "gauge",
+	              "1 when the last configuration (re)load succeeded, 0 when it was rejected.",
+	              om);
+	sample_double(b, "tc_exporter_config_last_reload_successful", "", 0,
+	              st->last_reload_ok ? 1 : 0);
+	family_header(b, "tc_exporter_config_last_reload_success_timestamp_seconds", "gauge",
+	              "When the configuration in use was loaded (Unix time).", om);
+	sample_double(b, "tc_exporter_config_last_reload_success_timestamp_seconds", "", 0,
+	              st->last_reload_ts);
+}
+
 int tcx_render_prometheus(const struct tcx_snapshot *s, int om, struct tcx_buf *b)
+{
+	return tcx_render_prometheus_ex(s, om, NULL, b);
+}
+
+int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int om, const struct tcx_selfstats *st,
+                             struct tcx_buf *b)
 {
 	struct render r;
 	int err = 0;
@@ -520,10 +637,14 @@ int tcx_render_prometheus(const struct tcx_snapshot *s, int om, struct tcx_buf *
 		render_free(&r);
 		return -ENOMEM;
 	}
+	if (!b->sink)
+		tcx_buf_reserve(b, estimate(&r));
 	render_actions(&r, om, b);
 	render_filters(&r, om, b);
 	render_targets(&r, om, b);
 	render_meta(&r, om, b);
+	if (st)
+		render_self(&r, om, st, b);
 	if (om)
 		tcx_buf_put(b, "# EOF\n", 6);
 	if (r.arena.err || r.row.err)

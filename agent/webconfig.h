@@ -24,11 +24,11 @@
 #include "config/config.h" /* tcx_config_err_fn */
 
 enum tcx_client_auth {
-	TCX_CLIENT_AUTH_NONE = 0,       /* NoClientCert (default) */
-	TCX_CLIENT_AUTH_REQUEST,        /* RequestClientCert */
-	TCX_CLIENT_AUTH_REQUIRE_ANY,    /* RequireAnyClientCert */
+	TCX_CLIENT_AUTH_NONE = 0,        /* NoClientCert (default) */
+	TCX_CLIENT_AUTH_REQUEST,         /* RequestClientCert */
+	TCX_CLIENT_AUTH_REQUIRE_ANY,     /* RequireAnyClientCert */
 	TCX_CLIENT_AUTH_VERIFY_IF_GIVEN, /* VerifyClientCertIfGiven */
-	TCX_CLIENT_AUTH_REQUIRE_VERIFY, /* RequireAndVerifyClientCert */
+	TCX_CLIENT_AUTH_REQUIRE_VERIFY,  /* RequireAndVerifyClientCert */
 };
 
 struct tcx_webuser {
@@ -71,13 +71,12 @@ void tcx_webconfig_unref(struct tcx_webconfig *wc);
  * Always runs one bcrypt verification on a cache miss, against a fixed dummy
  * hash for unknown users, so that timing does not reveal which users exist;
  * compares in constant time. Thread-safe. */
-int tcx_webconfig_check_password(struct tcx_webconfig *wc, const char *user,
-				 const char *password);
+int tcx_webconfig_check_password(struct tcx_webconfig *wc, const char *user, const char *password);
 
 /* mTLS: given the gnutls_session_t of a connection (as void * so this header
  * does not need GnuTLS), 0 when the client's certificate satisfies
  * client_auth, or -1 with a reason in err. */
-int tcx_webconfig_check_client_cert(const struct tcx_webconfig *wc, void *gnutls_session,
-				    char *err, size_t errlen);
+int tcx_webconfig_check_client_cert(const struct tcx_webconfig *wc, void *gnutls_session, char *err,
+                                    size_t errlen);
 
 #endif

@@ -51,7 +51,7 @@ usage_error() { # NAME ARGS...: exit 2, the hint on stderr, nothing on stdout
 usage_error unknown_long --no-such-option
 usage_error unknown_short -Z
 usage_error unknown_with_once --once --bogus
-usage_error no_args
+usage_error format_without_once --format json
 usage_error format_bogus --once --format bogus
 expect_grep format_bogus err -F "bogus"
 usage_error format_missing_arg --once --format

@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The daemon: threads, signals, reloads.
+ *
+ * Signals are blocked in every thread and taken synchronously by the main
+ * thread (sigwaitinfo), so no handler runs in an arbitrary thread. SIGHUP
+ * reloads the configuration and the web configuration: a new configuration
+ * that does not load is logged and rejected, and the running one stays. A
+ * change of listen addresses, limits or TLS material starts the new HTTP
+ * servers before the old ones stop (SO_REUSEPORT), so /metrics keeps
+ * answering. SIGTERM and SIGINT stop the collector and the servers, join
+ * every thread and exit 0. */
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "agent/daemon.h"
+#include "agent/log.h"
+#include "collectors/collect.h"
+
+struct daemon {
+	struct tcx_state st;
+	const struct tcx_daemon_opts *opts;
+	struct tcx_http *http;
+	struct tcx_http_cfg http_cfg; /* what http was started with (borrowed from cfg) */
+	struct tcx_config *http_cfg_owner;
+	pthread_t collector;
+	int ready_sent;
+	/* failures logged by the previous pass, to log changes only */
+	char *failed;
+};
+
+/* ---- systemd notification (the plain notify-socket protocol) --------------------------- */
+
+static void sd_notify_msg(const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	size_t len;
+	int fd;
+
+	if (!path || !*path)
+		return;
+	len = strlen(path);
+	if (len >= sizeof(sa.sun_path) || (path[0] != '/' && path[0] != '@'))
+		return;
+	memcpy(sa.sun_path, path, len);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0'; /* abstract namespace */
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+	           (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0)
+		log_warnx("sd_notify: %s", strerror(errno));
+	close(fd);
+}
+
+/* ---- shared state accessors ------------------------------------------------------------ */
+
+struct tcx_expo *tcx_state_expo(struct tcx_state *st)
+{
+	struct tcx_expo *e;
+
+	pthread_mutex_lock(&st->lock);
+	e = tcx_expo_ref(st->expo);
+	pthread_mutex_unlock(&st->lock);
+	return e;
+}
+
+struct tcx_webconfig *tcx_state_web(struct tcx_state *st)
+{
+	struct tcx_webconfig *w;
+
+	pthread_mutex_lock(&st->lock);
+	w = tcx_webconfig_ref(st->web);
+	pthread_mutex_unlock(&st->lock);
+	return w;
+}
+
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void tcx_state_selfstats(struct tcx_state *st, const struct tcx_snapshot *snap,
+                         struct tcx_selfstats *out)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&st->lock);
+	out->collections_total = st->collections_total;
+	memcpy(out->collection_errors_total, st->collection_errors_total,
+	       sizeof(out->collection_errors_total));
+	out->last_reload_ok = st->last_reload_ok;
+	out->last_reload_ts = st->last_reload_ts;
+	pthread_mutex_unlock(&st->lock);
+	for (unsigned i = 0; i < TCX_HTTP_CODES; i++)
+		out->http_requests_total[i] =
+		        atomic_load_explicit(&st->http_requests[i], memory_order_relaxed);
+	out->snapshot_age_s =
+	        wall_now() - ((double)snap->taken.tv_sec + (double)snap->taken.tv_nsec / 1e9);
+	if (out->snapshot_age_s < 0)
+		out->snapshot_age_s = 0;
+}
+
+double tcx_state_age(struct tcx_state *st, double *interval_s)
+{
+	double age = -1;
+
+	pthread_mutex_lock(&st->lock);
+	*interval_s = st->cfg->interval_s;
+	if (st->expo)
+		age = mono_now() -
+		      ((double)st->last_publish.tv_sec + (double)st->last_publish.tv_nsec / 1e9);
+	pthread_mutex_unlock(&st->lock);
+	return age;
+}
+
+/* ---- the collector thread --------------------------------------------------------------- */
+
+/* Log target failures when they change, not on every pass. */
+static void log_failures(struct daemon *d, const struct tcx_snapshot *s)
+{
+	struct tcx_buf b;
+
+	tcx_buf_init_mem(&b);
+	for (size_t i = 0; i < s->n_targets; i++) {
+		const struct tcx_target *t = &s->targets[i];
+
+		if (t->ok)
+			continue;
+		if (t->block)
+			tcx_buf_printf(&b, "target block %u", t->block);
+		else if (t->dev[0])
+			tcx_buf_printf(&b, "target dev %s parent %s", t->dev, t->parent_name);
+		else
+			tcx_buf_printf(&b, "target all");
+		if (t->netns[0])
+			tcx_buf_printf(&b, " netns %s", t->netns);
+		tcx_buf_printf(&b, ": %s\n", t->error);
+	}
+	tcx_buf_putc(&b, '\0');
+	if (b.err) {
+		tcx_buf_free(&b);
+		return;
+	}
+	if (!d->failed || strcmp(d->failed, b.p) != 0) {
+		char *line = b.p, *nl;
+
+		if (!b.p[0] && d->failed && d->failed[0])
+			log_info("every target collected again");
+		for (; (nl = strchr(line, '\n')); line = nl + 1) {
+			*nl = '\0';
+			log_err("%s", line);
+			*nl = '\n';
+		}
+		free(d->failed);
+		d->failed = b.p;
+	} else {
+		tcx_buf_free(&b);
+	}
+}
+
+static void *collector_main(void *arg)
+{
+	struct daemon *d = arg;
+	struct tcx_state *st = &d->st;
+	struct tcx_collector *c = tcx_collector_new(&tcx_netlink_source, NULL);
+
+	if (!c) {
+		log_err("collector: out of memory");
+		return NULL;
+	}
+	for (;;) {
+		struct tcx_config *cfg;
+		struct tcx_snapshot *s;
+		struct tcx_expo *e, *old;
+		struct timespec deadline;
+		double interval;
+
+		pthread_mutex_lock(&st->lock);
+		if (st->stop) {
+			pthread_mutex_unlock(&st->lock);
+			break;
+		}
+		cfg = tcx_config_ref(st->cfg);
+		pthread_mutex_unlock(&st->lock);
+
+		s = tcx_collect(c, cfg);
+		interval = cfg->interval_s;
+		tcx_config_unref(cfg);
+		e = s ? tcx_expo_new(s, st->resp_free) : NULL;
+		if (e) {
+			log_failures(d, s);
+			pthread_mutex_lock(&st->lock);
+			old = st->expo;
+			st->expo = e;
+			clock_gettime(CLOCK_MONOTONIC, &st->last_publish);
+			st->collections_total++;
+			for (unsigned i = 0; i < TCX_ERR__MAX; i++)
+				st->collection_errors_total[i] += s->errors[i];
+			pthread_mutex_unlock(&st->lock);
+			tcx_expo_unref(old);
+			if (!d->ready_sent) {
+				sd_notify_msg("READY=1\nSTATUS=serving");
+				d->ready_sent = 1;
+			}
+		} else {
+			log_err("collection failed: out of memory; serving the previous snapshot");
+		}
+		tcx_snapshot_unref(s);
+
+		clock_gettime(CLOCK_REALTIME, &deadline);
+		deadline.tv_sec += (time_t)interval;
+		deadline.tv_nsec += (long)((interval - (double)(time_t)interval) * 1e9);
+		if (deadline.tv_nsec >= 1000000000L) {
+			deadline.tv_sec++;
+			deadline.tv_nsec -= 1000000000L;
+		}
+		pthread_mutex_lock(&st->lock);
+		while (!st->stop && !st->collect_now &&
+		       pthread_cond_timedwait(&st->wake, &st->lock, &deadline) != ETIMEDOUT)
+			;
+		st->collect_now = 0;
+		pthread_mutex_unlock(&st->lock);
+	}
+	tcx_collector_free(c);
+	return NULL;
+}
+
+/* ---- configuration ---------------------------------------------------------------------- */
+
+static void log_config_error(void *arg, const char *msg)
+{
+	int *n = arg;
+
+	(*n)++;
+	log_err("%s", msg);
+}
+
+static int load_all(const struct tcx_daemon_opts *o, struct tcx_config **cfg,
+                    struct tcx_webconfig **web)
+{
+	int nerr = 0;
+
+	*web = NULL;
+	*cfg = o->config_path ? tcx_config_load_file(o->config_path, log_config_error, &nerr)
+	                      : tcx_config_default();
+	if (!*cfg)
+		return -1;
+	if ((*cfg)->http.web_config) {
+		*web = tcx_webconfig_load((*cfg)->http.web_config, log_config_error, &nerr);
+		if (!*web) {
+			tcx_config_unref(*cfg);
+			*cfg = NULL;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Do the HTTP servers have to be restarted for this configuration? */
+static int http_changed(const struct daemon *d, const struct tcx_http_cfg *h,
+                        const struct tcx_webconfig *w, const struct tcx_webconfig *oldw)
+{
+	const struct tcx_http_cfg *o = &d->http_cfg;
+
+	if (o->n_listen != h->n_listen || o->max_connections != h->max_connections ||
+	    o->max_connections_per_ip != h->max_connections_per_ip || o->timeout_s != h->timeout_s)
+		return 1;
+	for (size_t i = 0; i < h->n_listen; i++)
+		if (strcmp(o->listen[i], h->listen[i]) != 0)
+			return 1;
+	if (!w || !oldw)
+		return (w && w->cert_pem) || (oldw && oldw->cert_pem);
+	return !same_str(w->cert_pem, oldw->cert_pem) || !same_str(w->key_pem, oldw->key_pem) ||
+	       !same_str(w->client_ca_pem, oldw->client_ca_pem) ||
+	       w->client_auth != oldw->client_auth ||
+	       !same_str(w->tls_priorities, oldw->tls_priorities);
+}
+
+static void reload(struct daemon *d)
+{
+	struct tcx_state *st = &d->st;
+	struct tcx_config *cfg, *oldcfg;
+	struct tcx_webconfig *web, *oldweb;
+	struct tcx_http *nh = NULL;
+	char err[300];
+
+	sd_notify_msg("RELOADING=1");
+	log_info("reloading %s", d->opts->config_path ? d->opts->config_path
+	                                              : "the built-in "
+	                                                "configuration");
+	if (load_all(d->opts, &cfg, &web) < 0) {
+		log_err("reload rejected: keeping the running configuration");
+		pthread_mutex_lock(&st->lock);
+		st->last_reload_ok = 0;
+		pthread_mutex_unlock(&st->lock);
+		sd_notify_msg(
+		        "READY=1\nSTATUS=reload rejected, running the previous configuration");
+		return;
+	}
+	pthread_mutex_lock(&st->lock);
+	oldweb = tcx_webconfig_ref(st->web);
+	pthread_mutex_unlock(&st->lock);
+	if (http_changed(d, &cfg->http, web, oldweb)) {
+		nh = tcx_http_start(st, &cfg->http, web, err, sizeof(err));
+		if (!nh) {
+			log_err("reload rejected: %s; keeping the running configuration", err);
+			tcx_webconfig_unref(oldweb);
+			tcx_webconfig_unref(web);
+			tcx_config_unref(cfg);
+			pthread_mutex_lock(&st->lock);
+			st->last_reload_ok = 0;
+			pthread_mutex_unlock(&st->lock);
+			sd_notify_msg("READY=1");
+			return;
+		}
+	}
+	tcx_webconfig_unref(oldweb);
+	pthread_mutex_lock(&st->lock);
+	oldcfg = st->cfg;
+	oldweb = st->web;
+	st->cfg = cfg;
+	st->web = web;
+	st->collect_now = 1;
+	st->last_reload_ok = 1;
+	st->last_reload_ts = wall_now();
+	pthread_cond_signal(&st->wake);
+	pthread_mutex_unlock(&st->lock);
+	if (nh) {
+		tcx_http_stop(d->http); /* the new servers already listen */
+		d->http = nh;
+		tcx_config_unref(d->http_cfg_owner);
+		d->http_cfg_owner = tcx_config_ref(cfg);
+		d->http_cfg = cfg->http;
+	}
+	tcx_config_unref(oldcfg);
+	tcx_webconfig_unref(oldweb);
+	log_info("configuration reloaded");
+	sd_notify_msg("READY=1\nSTATUS=serving");
+}
+
+/* ---- main ------------------------------------------------------------------------------- */
+
+int tcx_daemon_main(const struct tcx_daemon_opts *o)
+{
+	struct daemon *d = calloc(1, sizeof(*d));
+	struct tcx_state *st;
+	sigset_t set;
+	char err[300];
+	int ret = 0, sig;
+
+	if (!d) {
+		log_err("out of memory");
+		return 1;
+	}
+	d->opts = o;
+	st = &d->st;
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every thread made below */
+	signal(SIGPIPE, SIG_IGN);
+
+	if (load_all(o, &st->cfg, &st->web) < 0) {
+		free(d);
+		return 2;
+	}
+	pthread_mutex_init(&st->lock, NULL);
+	pthread_cond_init(&st->wake, NULL);
+	tcx_bufpool_init(&st->pool);
+	st->last_reload_ok = 1;
+	st->last_reload_ts = wall_now();
+	st->resp_free = tcx_http_response_free;
+
+	d->http = tcx_http_start(st, &st->cfg->http, st->web, err, sizeof(err));
+	if (!d->http) {
+		log_err("%s", err);
+		ret = 1;
+		goto out;
+	}
+	d->http_cfg_owner = tcx_config_ref(st->cfg);
+	d->http_cfg = st->cfg->http;
+	if (pthread_create(&d->collector, NULL, collector_main, d) != 0) {
+		log_err("cannot start the collector thread");
+		ret = 1;
+		goto out;
+	}
+	log_info("tcexporter started: %zu target%s, collecting every %.3g s", st->cfg->n_targets,
+	         st->cfg->n_targets == 1 ? "" : "s", st->cfg->interval_s);
+
+	for (;;) {
+		sig = sigwaitinfo(&set, NULL);
+		if (sig < 0) {
+			if (errno == EINTR)
+				continue;
+			log_err("sigwaitinfo: %s", strerror(errno));
+			ret = 1;
+			break;
+		}
+		if (sig == SIGHUP) {
+			reload(d);
+			continue;
+		}
+		log_info("%s: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		break;
+	}
+	sd_notify_msg("STOPPING=1");
+	pthread_mutex_lock(&st->lock);
+	st->stop = 1;
+	pthread_cond_signal(&st->wake);
+	pthread_mutex_unlock(&st->lock);
+	pthread_join(d->collector, NULL);
+out:
+	tcx_http_stop(d->http);
+	tcx_expo_unref(st->expo);
+	tcx_webconfig_unref(st->web);
+	tcx_config_unref(st->cfg);
+	tcx_config_unref(d->http_cfg_owner);
+	tcx_bufpool_destroy(&st->pool); /* after the servers: their bodies return here */
+	pthread_cond_destroy(&st->wake);
+	pthread_mutex_destroy(&st->lock);
+	free(d->failed);
+	free(d);
+	return ret;
+}

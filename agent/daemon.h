@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The long-running exporter: one collector thread publishes snapshots, the
+ * HTTP server (libmicrohttpd's threads) serves expositions of the current
+ * one, and the main thread handles signals. */
+#ifndef TCX_DAEMON_H
+#define TCX_DAEMON_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "agent/expo.h"
+#include "agent/webconfig.h"
+#include "config/config.h"
+
+struct tcx_http;
+
+/* What the threads share. Pointers are swapped under `lock`; readers take a
+ * reference under it and use the object without the lock. */
+struct tcx_state {
+	pthread_mutex_t lock;
+	pthread_cond_t wake; /* the collector waits on it between passes */
+	struct tcx_config *cfg;
+	struct tcx_webconfig *web;    /* NULL: no TLS, no auth */
+	struct tcx_expo *expo;        /* NULL until the first pass is published */
+	struct timespec last_publish; /* CLOCK_MONOTONIC */
+	int stop;
+	int collect_now;
+	/* counters */
+	uint64_t collections_total;
+	uint64_t collection_errors_total[TCX_ERR__MAX];
+	atomic_uint_fast64_t http_requests[TCX_HTTP_CODES];
+	int last_reload_ok;
+	double last_reload_ts;
+	void (*resp_free)(void *); /* how the server frees its response objects */
+	struct tcx_bufpool pool;   /* rendered bodies, reused */
+};
+
+struct tcx_daemon_opts {
+	const char *config_path; /* NULL: the built-in configuration */
+	int use_syslog;
+};
+
+int tcx_daemon_main(const struct tcx_daemon_opts *o);
+
+/* For the HTTP server. */
+struct tcx_expo *tcx_state_expo(struct tcx_state *st);
+struct tcx_webconfig *tcx_state_web(struct tcx_state *st);
+void tcx_state_selfstats(struct tcx_state *st, const struct tcx_snapshot *snap,
+                         struct tcx_selfstats *out);
+/* Seconds since the last publish, or -1 before the first. */
+double tcx_state_age(struct tcx_state *st, double *interval_s);
+
+/* The HTTP servers (agent/http.c). */
+struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg *cfg,
+                                struct tcx_webconfig *web, char *err, size_t errlen);
+void tcx_http_stop(struct tcx_http *h);
+void tcx_http_response_free(void *resp);
+
+#endif

@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <zlib.h>
+
+#include "agent/expo.h"
+#include "agent/render.h"
+
+const unsigned tcx_http_codes[TCX_HTTP_CODES] = {200, 304, 400, 401, 403, 404, 405, 431, 503, 0};
+
+unsigned tcx_http_code_slot(unsigned code)
+{
+	for (unsigned i = 0; i + 1 < TCX_HTTP_CODES; i++)
+		if (tcx_http_codes[i] == code)
+			return i;
+	return TCX_HTTP_CODES - 1;
+}
+
+struct tcx_expo *tcx_expo_new(struct tcx_snapshot *snap, void (*resp_free)(void *))
+{
+	struct tcx_expo *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	atomic_init(&e->refcnt, 1);
+	pthread_mutex_init(&e->lock, NULL);
+	e->snap = tcx_snapshot_ref(snap);
+	e->resp_free = resp_free;
+	return e;
+}
+
+struct tcx_expo *tcx_expo_ref(struct tcx_expo *e)
+{
+	if (e)
+		atomic_fetch_add_explicit(&e->refcnt, 1, memory_order_relaxed);
+	return e;
+}
+
+void tcx_expo_unref(struct tcx_expo *e)
+{
+	if (!e || atomic_fetch_sub_explicit(&e->refcnt, 1, memory_order_acq_rel) != 1)
+		return;
+	for (unsigned v = 0; v < TCX_VAR__MAX; v++)
+		if (e->resp[v] && e->resp_free)
+			e->resp_free(e->resp[v]);
+	tcx_snapshot_unref(e->snap);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}
+
+/* ---- negotiation ------------------------------------------------------------------------ */
+
+/* The q of one list element ("type/sub;a=b;q=0.5"), 1 when absent. */
+static double elem_q(const char *params, size_t len)
+{
+	const char *p = params, *end = params + len;
+
+	while (p < end) {
+		const char *semi = memchr(p, ';', (size_t)(end - p));
+		const char *stop = semi ? semi : end;
+
+		while (p < stop && isspace((unsigned char)*p))
+			p++;
+		if (stop - p > 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=')
+			return strtod(p + 2, NULL);
+		p = semi ? semi + 1 : end;
+	}
+	return 1;
+}
+
+/* Does a parameter list carry version=VALUE, or no version at all? */
+static int version_ok(const char *params, size_t len, const char *want)
+{
+	const char *p = params, *end = params + len;
+	size_t wl = strlen(want);
+
+	while (p < end) {
+		const char *semi = memchr(p, ';', (size_t)(end - p));
+		const char *stop = semi ? semi : end;
+
+		while (p < stop && isspace((unsigned char)*p))
+			p++;
+		if (stop - p >= 8 && strncasecmp(p, "version=", 8) == 0) {
+			const char *v = p + 8;
+			size_t vl = (size_t)(stop - v);
+
+			while (vl && isspace((unsigned char)v[vl - 1]))
+				vl--;
+			return vl == wl && strncmp(v, want, wl) == 0;
+		}
+		p = semi ? semi + 1 : end;
+	}
+	return 1;
+}
+
+static int type_is(const char *t, size_t tl, const char *want)
+{
+	return tl == strlen(want) && strncasecmp(t, want, tl) == 0;
+}
+
+enum tcx_variant tcx_negotiate(const char *accept, const char *accept_encoding)
+{
+	double q_om = 0, q_text = 0, q_any = -1, q_gzip = 0, q_enc_any = -1;
+	const char *p;
+
+	for (p = accept; p && *p;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		const char *semi = memchr(p, ';', len);
+		const char *t = p;
+		size_t tl = semi ? (size_t)(semi - p) : len;
+		const char *params = semi ? semi + 1 : p + len;
+		size_t plen = semi ? len - tl - 1 : 0;
+		double q;
+
+		while (tl && isspace((unsigned char)*t)) {
+			t++;
+			tl--;
+		}
+		while (tl && isspace((unsigned char)t[tl - 1]))
+			tl--;
+		q = elem_q(params, plen);
+		if (type_is(t, tl, "application/openmetrics-text")) {
+			if (version_ok(params, plen, "1.0.0") && q > q_om)
+				q_om = q;
+		} else if (type_is(t, tl, "text/plain")) {
+			if (version_ok(params, plen, "0.0.4") && q > q_text)
+				q_text = q;
+		} else if (type_is(t, tl, "*/*") || type_is(t, tl, "text/*")) {
+			if (q > q_any)
+				q_any = q;
+		}
+		p = comma ? comma + 1 : NULL;
+	}
+	if (!accept || !*accept)
+		q_text = 1;
+	if (q_any >= 0 && q_text == 0)
+		q_text = q_any; /* text is what a wildcard gets */
+	for (p = accept_encoding; p && *p;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		const char *semi = memchr(p, ';', len);
+		const char *t = p;
+		size_t tl = semi ? (size_t)(semi - p) : len;
+		double q = semi ? elem_q(semi + 1, len - tl - 1) : 1;
+
+		while (tl && isspace((unsigned char)*t)) {
+			t++;
+			tl--;
+		}
+		while (tl && isspace((unsigned char)t[tl - 1]))
+			tl--;
+		if (type_is(t, tl, "gzip") || type_is(t, tl, "x-gzip"))
+			q_gzip = q;
+		else if (type_is(t, tl, "*"))
+			q_enc_any = q;
+		p = comma ? comma + 1 : NULL;
+	}
+	if (q_gzip == 0 && q_enc_any > 0 && !(accept_encoding && strstr(accept_encoding, "gzip")))
+		q_gzip = q_enc_any;
+	if (q_om > 0 && q_om > q_text)
+		return q_gzip > 0 ? TCX_VAR_OM_GZ : TCX_VAR_OM;
+	return q_gzip > 0 ? TCX_VAR_TEXT_GZ : TCX_VAR_TEXT;
+}
+
+const char *tcx_variant_content_type(enum tcx_variant v)
+{
+	return v == TCX_VAR_OM || v == TCX_VAR_OM_GZ
+	               ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+	               : "text/plain; version=0.0.4; charset=utf-8";
+}
+
+int tcx_variant_is_gzip(enum tcx_variant v)
+{
+	return v == TCX_VAR_TEXT_GZ || v == TCX_VAR_OM_GZ;
+}
+
+/* ---- buffer pool ------------------------------------------------------------------------- */
+
+#define POOL_MIN ((size_t)1 << 20) /* smaller buffers are not worth keeping */
+
+void tcx_bufpool_init(struct tcx_bufpool *pool)
+{
+	memset(pool, 0, sizeof(*pool));
+	pthread_mutex_init(&pool->lock, NULL);
+}
+
+void tcx_bufpool_destroy(struct tcx_bufpool *pool)
+{
+	for (unsigned i = 0; i < TCX_BUFPOOL_SLOTS; i++)
+		free(pool->slot[i].p);
+	pthread_mutex_destroy(&pool->lock);
+}
+
+char *tcx_bufpool_get(struct tcx_bufpool *pool, size_t want, size_t *cap)
+{
+	int best = -1;
+	char *p = NULL;
+
+	if (!pool)
+		return NULL;
+	pthread_mutex_lock(&pool->lock);
+	for (int i = 0; i < TCX_BUFPOOL_SLOTS; i++)
+		if (pool->slot[i].p && pool->slot[i].cap >= want &&
+		    (best < 0 || pool->slot[i].cap < pool->slot[best].cap))
+			best = i;
+	if (best >= 0) {
+		p = pool->slot[best].p;
+		*cap = pool->slot[best].cap;
+		pool->slot[best].p = NULL;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return p;
+}
+
+void tcx_bufpool_put(struct tcx_bufpool *pool, char *p, size_t cap)
+{
+	int slot = -1;
+
+	if (!p)
+		return;
+	if (!pool || cap < POOL_MIN) {
+		free(p);
+		return;
+	}
+	pthread_mutex_lock(&pool->lock);
+	/* An empty slot, else the smallest buffer if this one is larger. */
+	for (int i = 0; i < TCX_BUFPOOL_SLOTS; i++) {
+		if (!pool->slot[i].p) {
+			slot = i;
+			break;
+		}
+		if (pool->slot[i].cap < cap &&
+		    (slot < 0 || pool->slot[i].cap < pool->slot[slot].cap))
+			slot = i;
+	}
+	if (slot >= 0) {
+		char *old = pool->slot[slot].p;
+
+		pool->slot[slot].p = p;
+		pool->slot[slot].cap = cap;
+		p = old;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	free(p);
+}
+
+/* ---- rendering ------------------------------------------------------------------------- */
+
+/* gzip (RFC 1952) as the text is rendered: the render's buffer is a 256 KiB
+ * window that each flush compresses into the output buffer. */
+struct gz_sink {
+	z_stream z;
+	struct tcx_buf *out;
+};
+
+static int gz_write(void *arg, const char *p, size_t len)
+{
+	struct gz_sink *g = arg;
+
+	g->z.next_in = (Bytef *)(uintptr_t)p;
+	g->z.avail_in = (uInt)len;
+	while (g->z.avail_in) {
+		if (tcx_buf_reserve(g->out, 65536) < 0)
+			return ENOMEM;
+		g->z.next_out = (Bytef *)g->out->p + g->out->len;
+		g->z.avail_out = (uInt)(g->out->cap - g->out->len);
+		if (deflate(&g->z, Z_NO_FLUSH) == Z_STREAM_ERROR)
+			return EIO;
+		g->out->len = g->out->cap - g->z.avail_out;
+	}
+	return 0;
+}
+
+static int gz_finish(struct gz_sink *g)
+{
+	int r;
+
+	do {
+		if (tcx_buf_reserve(g->out, 65536) < 0)
+			return -ENOMEM;
+		g->z.next_out = (Bytef *)g->out->p + g->out->len;
+		g->z.avail_out = (uInt)(g->out->cap - g->out->len);
+		r = deflate(&g->z, Z_FINISH);
+		g->out->len = g->out->cap - g->z.avail_out;
+	} while (r == Z_OK || r == Z_BUF_ERROR);
+	return r == Z_STREAM_END ? 0 : -EIO;
+}
+
+int tcx_expo_render(const struct tcx_snapshot *s, const struct tcx_selfstats *st,
+                    enum tcx_variant v, struct tcx_bufpool *pool, struct tcx_rendered *out)
+{
+	int om = v == TCX_VAR_OM || v == TCX_VAR_OM_GZ, r;
+	/* A first guess of the size, to take a pooled buffer that fits. */
+	size_t guess = 4096 + s->n_actions * (tcx_variant_is_gzip(v) ? 64 : 1600), cap = 0;
+	char *p = tcx_bufpool_get(pool, guess, &cap);
+	struct tcx_buf b;
+
+	tcx_buf_init_mem_with(&b, p, cap);
+	if (tcx_variant_is_gzip(v)) {
+		struct gz_sink g = {.out = &b};
+		struct tcx_buf text;
+
+		/* Level 1: this text compresses well anyway, and it is done
+		 * once per snapshot. */
+		if (deflateInit2(&g.z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+			tcx_bufpool_put(pool, b.p, b.cap);
+			return -ENOMEM;
+		}
+		if (tcx_buf_init_sink(&text, gz_write, &g) < 0) {
+			deflateEnd(&g.z);
+			tcx_bufpool_put(pool, b.p, b.cap);
+			return -ENOMEM;
+		}
+		r = tcx_render_prometheus_ex(s, om, st, &text);
+		if (!r)
+			r = tcx_buf_flush(&text);
+		if (!r)
+			r = gz_finish(&g);
+		deflateEnd(&g.z);
+		tcx_buf_free(&text);
+	} else {
+		r = tcx_render_prometheus_ex(s, om, st, &b);
+	}
+	if (!r && b.err)
+		r = -b.err;
+	if (!r && tcx_buf_reserve(&b, 1) < 0)
+		r = -ENOMEM;
+	if (r < 0) {
+		tcx_bufpool_put(pool, b.p, b.cap);
+		return r;
+	}
+	b.p[b.len] = '\0'; /* not part of the body: for tests and logs */
+	out->p = b.p;
+	out->len = b.len;
+	out->cap = b.cap;
+	return 0;
+}

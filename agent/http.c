@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The HTTP server: libmicrohttpd, one daemon per listen address, each with
+ * its own small thread pool.
+ *
+ * /metrics serves the current exposition. Each of its variants is rendered
+ * once, into one MHD_Response that every request for that variant queues:
+ * MHD reference-counts responses, so the bytes are sent from the one buffer,
+ * and freed after the last connection that uses them ends, even when a newer
+ * snapshot has been published meanwhile. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <gnutls/gnutls.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "agent/buf.h"
+#include "agent/daemon.h"
+#include "agent/log.h"
+#include "agent/render.h"
+#include "config.h"
+
+struct tcx_http {
+	struct tcx_state *st;
+	struct MHD_Daemon *d[TCX_MAX_LISTEN];
+	size_t n;
+	struct tcx_webconfig *web; /* what the TLS settings of these daemons came from */
+};
+
+void tcx_http_response_free(void *resp)
+{
+	MHD_destroy_response(resp);
+}
+
+/* A rendered body, handed back to the pool when its response is freed. */
+struct body {
+	struct tcx_bufpool *pool;
+	char *p;
+	size_t cap;
+};
+
+static void free_body(void *cls)
+{
+	struct body *b = cls;
+
+	tcx_bufpool_put(b->pool, b->p, b->cap);
+	free(b);
+}
+
+static void count(struct tcx_state *st, unsigned code)
+{
+	atomic_fetch_add_explicit(&st->http_requests[tcx_http_code_slot(code)], 1,
+	                          memory_order_relaxed);
+}
+
+/* A small response made for one request. */
+static enum MHD_Result reply(struct tcx_state *st, struct MHD_Connection *c, unsigned code,
+                             const char *type, const char *body, const char *hdr,
+                             const char *hdrval)
+{
+	struct MHD_Response *r =
+	        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (hdr)
+		MHD_add_response_header(r, hdr, hdrval);
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	count(st, code);
+	return ret;
+}
+
+static enum MHD_Result serve_metrics(struct tcx_state *st, struct MHD_Connection *c)
+{
+	const char *accept =
+	        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	const char *enc =
+	        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	enum tcx_variant v = tcx_negotiate(accept, enc);
+	struct tcx_expo *e = tcx_state_expo(st);
+	enum MHD_Result ret;
+
+	if (!e)
+		return reply(st, c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
+		             "no collection has completed yet\n", "Retry-After", "1");
+	pthread_mutex_lock(&e->lock);
+	if (!e->resp[v]) {
+		struct tcx_selfstats ss;
+		struct tcx_rendered out;
+		struct MHD_Response *r = NULL;
+		struct body *body;
+		int err;
+
+		tcx_state_selfstats(st, e->snap, &ss);
+		err = tcx_expo_render(e->snap, &ss, v, &st->pool, &out);
+		if (err < 0) {
+			pthread_mutex_unlock(&e->lock);
+			tcx_expo_unref(e);
+			log_err("cannot render /metrics: %s", strerror(-err));
+			return reply(st, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			             "text/plain; charset=utf-8", "cannot render metrics\n", NULL,
+			             NULL);
+		}
+		body = malloc(sizeof(*body));
+		if (body) {
+			*body = (struct body){&st->pool, out.p, out.cap};
+			r = MHD_create_response_from_buffer_with_free_callback_cls(out.len, out.p,
+			                                                           free_body, body);
+		}
+		if (!r) {
+			free(body);
+			tcx_bufpool_put(&st->pool, out.p, out.cap);
+			pthread_mutex_unlock(&e->lock);
+			tcx_expo_unref(e);
+			return MHD_NO;
+		}
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+		                        tcx_variant_content_type(v));
+		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
+		if (tcx_variant_is_gzip(v))
+			MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+		e->resp[v] = r;
+	}
+	ret = MHD_queue_response(c, MHD_HTTP_OK, e->resp[v]);
+	pthread_mutex_unlock(&e->lock);
+	tcx_expo_unref(e);
+	count(st, MHD_HTTP_OK);
+	return ret;
+}
+
+static void html_escape(struct tcx_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<':
+			tcx_buf_puts(b, "&lt;");
+			break;
+		case '>':
+			tcx_buf_puts(b, "&gt;");
+			break;
+		case '&':
+			tcx_buf_puts(b, "&amp;");
+			break;
+		case '"':
+			tcx_buf_puts(b, "&quot;");
+			break;
+		default:
+			tcx_buf_putc(b, *s);
+		}
+	}
+}
+
+static enum MHD_Result serve_landing(struct tcx_state *st, struct MHD_Connection *c)
+{
+	struct tcx_expo *e = tcx_state_expo(st);
+	struct MHD_Response *r;
+	struct tcx_buf b;
+	enum MHD_Result ret;
+
+	tcx_buf_init_mem(&b);
+	tcx_buf_printf(&b,
+	               "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+	               "<title>tcexporter</title></head>\n<body>\n<h1>tcexporter %s</h1>\n"
+	               "<p>Linux TC action counters: <a href=\"metrics\">/metrics</a> "
+	               "(<a href=\"healthz\">/healthz</a>)</p>\n",
+	               PACKAGE_VERSION);
+	if (!e) {
+		tcx_buf_puts(&b, "<p>No collection has completed yet.</p>\n");
+	} else {
+		const struct tcx_snapshot *s = e->snap;
+
+		tcx_buf_printf(
+		        &b,
+		        "<p>Last collection: %zu action rows from %zu filters in %.3f s.</p>\n"
+		        "<table border=\"1\">\n<tr><th>netns</th><th>target</th><th>state"
+		        "</th><th>mode</th><th>filters</th><th>actions</th></tr>\n",
+		        s->n_actions, s->n_filters, s->duration_s);
+		for (size_t i = 0; i < s->n_targets; i++) {
+			const struct tcx_target *t = &s->targets[i];
+
+			tcx_buf_puts(&b, "<tr><td>");
+			html_escape(&b, t->netns);
+			tcx_buf_puts(&b, "</td><td>");
+			if (t->block)
+				tcx_buf_printf(&b, "block %u", t->block);
+			else {
+				html_escape(&b, t->dev);
+				tcx_buf_putc(&b, ' ');
+				html_escape(&b, t->parent_name);
+			}
+			tcx_buf_puts(&b, "</td><td>");
+			if (t->ok)
+				tcx_buf_puts(&b, "ok");
+			else {
+				tcx_buf_puts(&b, "failed: ");
+				html_escape(&b, t->error);
+			}
+			tcx_buf_printf(&b, "</td><td>%s</td><td>%u</td><td>%u</td></tr>\n",
+			               tcx_mode_name(t->mode), t->n_filters, t->n_actions);
+		}
+		tcx_buf_puts(&b, "</table>\n");
+		tcx_expo_unref(e);
+	}
+	tcx_buf_puts(&b, "</body></html>\n");
+	if (b.err) {
+		tcx_buf_free(&b);
+		return MHD_NO;
+	}
+	r = MHD_create_response_from_buffer(b.len, b.p, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		tcx_buf_free(&b);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	count(st, MHD_HTTP_OK);
+	return ret;
+}
+
+static enum MHD_Result serve_health(struct tcx_state *st, struct MHD_Connection *c)
+{
+	double interval, age = tcx_state_age(st, &interval);
+	char body[160];
+
+	if (age >= 0 && age < 3 * interval) {
+		snprintf(body, sizeof(body), "ok: last collection %.1f s ago\n", age);
+		return reply(st, c, MHD_HTTP_OK, "text/plain; charset=utf-8", body, NULL, NULL);
+	}
+	if (age < 0)
+		snprintf(body, sizeof(body), "stale: no collection has completed yet\n");
+	else
+		snprintf(body, sizeof(body),
+		         "stale: last collection %.1f s ago, more than 3 intervals of %.1f s\n",
+		         age, interval);
+	return reply(st, c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", body, NULL,
+	             NULL);
+}
+
+/* Basic auth and client certificates, as the web config asks. */
+static int authorized(struct tcx_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
+{
+	struct tcx_webconfig *web = tcx_state_web(h->st);
+	int ok = 1;
+
+	if (!web)
+		return 1;
+	if (web->cert_pem && web->client_auth != TCX_CLIENT_AUTH_NONE) {
+		const union MHD_ConnectionInfo *ci =
+		        MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+		char err[256] = "no TLS session", body[300];
+
+		if (!ci ||
+		    tcx_webconfig_check_client_cert(web, ci->tls_session, err, sizeof(err)) < 0) {
+			snprintf(body, sizeof(body), "forbidden: %s\n", err);
+			*ret = reply(h->st, c, MHD_HTTP_FORBIDDEN, "text/plain; charset=utf-8",
+			             body, NULL, NULL);
+			ok = 0;
+		}
+	}
+	if (ok && web->n_users) {
+		char *pass = NULL;
+		char *user = MHD_basic_auth_get_username_password(c, &pass);
+
+		if (!user || !pass || !tcx_webconfig_check_password(web, user, pass)) {
+			struct MHD_Response *r = MHD_create_response_from_buffer(
+			        13, (void *)"Unauthorized\n", MHD_RESPMEM_PERSISTENT);
+
+			if (r) {
+				MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				                        "text/plain; charset=utf-8");
+				*ret = MHD_queue_basic_auth_fail_response(c, "tcexporter", r);
+				MHD_destroy_response(r);
+			} else {
+				*ret = MHD_NO;
+			}
+			count(h->st, MHD_HTTP_UNAUTHORIZED);
+			ok = 0;
+		}
+		MHD_free(user);
+		MHD_free(pass);
+	}
+	tcx_webconfig_unref(web);
+	return ok;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
+                               const char *method, const char *version, const char *upload_data,
+                               size_t *upload_data_size, void **req_cls)
+{
+	static const int first_call = 0; /* only its address is used */
+	struct tcx_http *h = cls;
+	enum MHD_Result ret = MHD_NO;
+
+	if (!*req_cls) {
+		*req_cls = (void *)&first_call;
+		return MHD_YES;
+	}
+	if (*upload_data_size) { /* a body we have no use for */
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return reply(h->st, c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
+		             "method not allowed: use GET or HEAD\n", MHD_HTTP_HEADER_ALLOW,
+		             "GET, HEAD");
+	if (!authorized(h, c, &ret))
+		return ret;
+	if (strcmp(url, "/metrics") == 0)
+		return serve_metrics(h->st, c);
+	if (strcmp(url, "/") == 0)
+		return serve_landing(h->st, c);
+	if (strcmp(url, "/healthz") == 0)
+		return serve_health(h->st, c);
+	return reply(h->st, c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8",
+	             "not found: try /metrics\n", NULL, NULL);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	size_t n;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	log_warnx("http: %s", msg);
+}
+
+/* Start one daemon on one address. */
+static struct MHD_Daemon *start_one(struct tcx_http *h, const struct tcx_http_cfg *cfg,
+                                    struct tcx_webconfig *web, const char *addr, char *err,
+                                    size_t errlen)
+{
+	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+	struct sockaddr_storage ss;
+	struct MHD_OptionItem opts[16];
+	struct MHD_Daemon *d;
+	char host[256];
+	unsigned port;
+	int n = 0, any;
+
+	if (tcx_listen_split(addr, host, sizeof(host), &port) < 0) {
+		snprintf(err, errlen, "invalid listen address '%s'", addr);
+		return NULL;
+	}
+	memset(&ss, 0, sizeof(ss));
+	any = host[0] == '\0' || strcmp(host, "::") == 0;
+	if (any) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = in6addr_any;
+		s6->sin6_port = htons((uint16_t)port);
+		flags |= MHD_USE_DUAL_STACK;
+	} else {
+		struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
+		int r = getaddrinfo(host, NULL, &hints, &ai);
+
+		if (r != 0 || !ai) {
+			snprintf(err, errlen, "listen address '%s': %s", addr, gai_strerror(r));
+			return NULL;
+		}
+		memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
+		if (ai->ai_family == AF_INET6) {
+			((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)port);
+			flags |= MHD_USE_IPv6;
+		} else {
+			((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)port);
+		}
+		freeaddrinfo(ai);
+	}
+	/* The logger first, or MHD logs the other options' problems itself. */
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL};
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, 2, NULL};
+	opts[n++] =
+	        (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL};
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	                                    cfg->max_connections_per_ip, NULL};
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
+	                                    (intptr_t)(cfg->timeout_s + 0.5), NULL};
+	/* Reloads start the new server before stopping the old one. */
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL};
+	if (web && web->cert_pem) {
+		flags |= MHD_USE_TLS;
+		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, web->key_pem};
+		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, web->cert_pem};
+		if (web->client_ca_pem && web->client_auth != TCX_CLIENT_AUTH_NONE)
+			opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0,
+			                                    web->client_ca_pem};
+		if (web->tls_priorities)
+			opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0,
+			                                    web->tls_priorities};
+	}
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+	d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handler, h, MHD_OPTION_ARRAY, opts,
+	                     MHD_OPTION_END);
+	if (!d && any) {
+		/* No IPv6 here: fall back to IPv4 only. */
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		memset(&ss, 0, sizeof(ss));
+		s4->sin_family = AF_INET;
+		s4->sin_addr.s_addr = htonl(INADDR_ANY);
+		s4->sin_port = htons((uint16_t)port);
+		flags &= ~(unsigned)MHD_USE_DUAL_STACK;
+		d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handler, h,
+		                     MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+		if (d)
+			log_warnx("http: %s: no IPv6, listening on 0.0.0.0:%u only", addr, port);
+	}
+	if (!d)
+		snprintf(err, errlen, "cannot listen on %s: %s", addr,
+		         errno ? strerror(errno) : "libmicrohttpd refused the settings");
+	return d;
+}
+
+struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg *cfg,
+                                struct tcx_webconfig *web, char *err, size_t errlen)
+{
+	struct tcx_http *h = calloc(1, sizeof(*h));
+
+	if (!h) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	h->st = st;
+	h->web = tcx_webconfig_ref(web);
+	for (size_t i = 0; i < cfg->n_listen; i++) {
+		errno = 0;
+		h->d[h->n] = start_one(h, cfg, web, cfg->listen[i], err, errlen);
+		if (!h->d[h->n]) {
+			tcx_http_stop(h);
+			return NULL;
+		}
+		h->n++;
+		log_info("listening on %s%s", cfg->listen[i], web && web->cert_pem ? " (TLS)" : "");
+	}
+	return h;
+}
+
+void tcx_http_stop(struct tcx_http *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->n; i++)
+		MHD_stop_daemon(h->d[i]);
+	tcx_webconfig_unref(h->web);
+	free(h);
+}

@@ -1,0 +1,1319 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The web configuration file of Prometheus's exporter-toolkit: TLS, mTLS and
+ * basic auth. See webconfig.h.
+ *
+ * Loading follows config/config.c: the whole YAML document is loaded with
+ * libyaml, then walked with {key, handler} tables; every problem is reported
+ * and the walk goes on. Keys that exporter-toolkit knows but tcexporter cannot
+ * honour are errors naming the key, never silently ignored. Certificates and
+ * keys are read and checked with GnuTLS at load time, so that a bad file is
+ * reported at start-up (or reload), not at the first handshake. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <crypt.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/crypto.h>
+#include <gnutls/x509.h>
+#include <yaml.h>
+
+#include "agent/webconfig.h"
+
+#define CACHE_MAX   64         /* verified (user, password) pairs kept */
+#define DIGEST_LEN  32         /* HMAC-SHA-256 */
+#define PEM_MAX     (4u << 20) /* larger than any sane certificate bundle */
+#define BCRYPT_LEN  60         /* "$2b$10$" + 22 salt + 31 hash characters */
+#define MAX_KEYS    16         /* keys of one key_handler table */
+#define BCRYPT_HELP "htpasswd -nBC 10 \"\" | tr -d ':\\n'"
+
+/* exporter-toolkit's own dummy: unknown users cost one bcrypt too. Its cost
+ * is replaced by the highest cost among the configured users. */
+static const char dummy_hash[] = "$2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi";
+
+struct tcx_auth_cache_entry {
+	uint8_t digest[DIGEST_LEN]; /* HMAC(cache_key, len(user) | user | password) */
+};
+
+enum { TLS10, TLS11, TLS12, TLS13, N_TLS_VERSIONS };
+
+static const char *const tls_version_names[N_TLS_VERSIONS] = {"TLS10", "TLS11", "TLS12", "TLS13"};
+static const char *const tls_version_gnutls[N_TLS_VERSIONS] = {"VERS-TLS1.0", "VERS-TLS1.1",
+                                                               "VERS-TLS1.2", "VERS-TLS1.3"};
+
+/* In the order of enum tcx_client_auth. */
+static const char *const client_auth_names[] = {
+        "NoClientCert",
+        "RequestClientCert",
+        "RequireAnyClientCert",
+        "VerifyClientCertIfGiven",
+        "RequireAndVerifyClientCert",
+};
+
+struct ctx {
+	const char *name; /* the web config file, for messages */
+	tcx_config_err_fn errfn;
+	void *arg;
+	yaml_document_t *doc;
+	struct tcx_webconfig *wc;
+	unsigned errors;
+};
+
+typedef int (*key_fn)(struct ctx *c, void *obj, yaml_node_t *key, yaml_node_t *val);
+
+struct key_handler {
+	const char *key;
+	key_fn fn;
+};
+
+/* ---- error reporting ------------------------------------------------------ */
+
+/* "NAME:LINE:COL: msg" with a mark, "NAME: msg" without. */
+__attribute__((format(printf, 4, 0))) static void
+vreport(struct ctx *c, const char *name, const yaml_mark_t *m, const char *fmt, va_list ap)
+{
+	char *msg = NULL, *line = NULL;
+	int r;
+
+	c->errors++;
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		msg = NULL;
+		goto oom;
+	}
+	if (m)
+		r = asprintf(&line, "%s:%lu:%lu: %s", name, (unsigned long)m->line + 1,
+		             (unsigned long)m->column + 1, msg);
+	else
+		r = asprintf(&line, "%s: %s", name, msg);
+	if (r < 0)
+		goto oom;
+	if (c->errfn)
+		c->errfn(c->arg, line);
+	free(line);
+	free(msg);
+	return;
+oom:
+	free(msg);
+	if (c->errfn)
+		c->errfn(c->arg, "out of memory");
+}
+
+__attribute__((format(printf, 3, 4))) static void err_at(struct ctx *c, const yaml_node_t *n,
+                                                         const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(c, c->name, &n->start_mark, fmt, ap);
+	va_end(ap);
+}
+
+__attribute__((format(printf, 3, 4))) static void err_mark(struct ctx *c, const yaml_mark_t *m,
+                                                           const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(c, c->name, m, fmt, ap);
+	va_end(ap);
+}
+
+/* A problem of a file the config names: "PATH: msg". */
+__attribute__((format(printf, 3, 4))) static void err_file(struct ctx *c, const char *path,
+                                                           const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(c, path, NULL, fmt, ap);
+	va_end(ap);
+}
+
+static int oom(struct ctx *c)
+{
+	err_mark(c, NULL, "out of memory");
+	return -1;
+}
+
+/* ---- small helpers -------------------------------------------------------- */
+
+static const char *kind_name(yaml_node_type_t t)
+{
+	switch (t) {
+	case YAML_MAPPING_NODE:
+		return "a mapping";
+	case YAML_SEQUENCE_NODE:
+		return "a sequence";
+	default:
+		return "a scalar";
+	}
+}
+
+static const char *sval(const yaml_node_t *n)
+{
+	return (const char *)n->data.scalar.value;
+}
+
+static size_t slen(const yaml_node_t *n)
+{
+	return n->data.scalar.length;
+}
+
+static int has_nul(const yaml_node_t *n)
+{
+	return memchr(n->data.scalar.value, '\0', n->data.scalar.length) != NULL;
+}
+
+static yaml_node_t *node(struct ctx *c, int id)
+{
+	return yaml_document_get_node(c->doc, id);
+}
+
+/* An empty plain scalar: YAML's null (`key:` with nothing after it). */
+static int is_null(const yaml_node_t *n)
+{
+	return n->type == YAML_SCALAR_NODE && n->data.scalar.length == 0 &&
+	       n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+}
+
+/* The scalar equals s (and holds no NUL byte). */
+static int is(const yaml_node_t *n, const char *s)
+{
+	return !has_nul(n) && !strcmp(sval(n), s);
+}
+
+static int expect(struct ctx *c, const yaml_node_t *key, const yaml_node_t *val, yaml_node_type_t t)
+{
+	if (val->type == t)
+		return 0;
+	err_at(c, val, "'%s' must be %s, got %s", sval(key), kind_name(t), kind_name(val->type));
+	return -1;
+}
+
+/* A mapping, or null which stands for an empty one: 1 when null, 0 when a
+ * mapping, -1 after a report. */
+static int expect_map(struct ctx *c, const yaml_node_t *key, const yaml_node_t *val)
+{
+	if (is_null(val))
+		return 1;
+	return expect(c, key, val, YAML_MAPPING_NODE);
+}
+
+static char *xstrndup(struct ctx *c, const char *s, size_t len)
+{
+	char *p = malloc(len + 1);
+
+	if (!p) {
+		oom(c);
+		return NULL;
+	}
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+static int parse_bool(struct ctx *c, const yaml_node_t *k, const yaml_node_t *v, int *out)
+{
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (!has_nul(v) && (!strcasecmp(sval(v), "true") || !strcasecmp(sval(v), "yes"))) {
+		*out = 1;
+		return 0;
+	}
+	if (!has_nul(v) && (!strcasecmp(sval(v), "false") || !strcasecmp(sval(v), "no"))) {
+		*out = 0;
+		return 0;
+	}
+	err_at(c, v, "invalid boolean '%s' for '%s'", sval(v), sval(k));
+	return -1;
+}
+
+/* A key of exporter-toolkit that tcexporter cannot honour. */
+static int unsupported(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	err_at(c, k, "'%s' is not supported by tcexporter; remove it", sval(k));
+	return -1;
+}
+
+/* Walk a mapping, dispatching each key through tab. `where` names the mapping
+ * in messages (" in tls_server_config"), empty at the top level. Keys handled
+ * by unsupported() are known but not offered in "expected one of". */
+static int walk_mapping(struct ctx *c, yaml_node_t *map, const struct key_handler *tab, size_t n,
+                        const char *where, void *obj)
+{
+	yaml_node_t *seen[MAX_KEYS] = {NULL};
+	char expected[512];
+	yaml_node_pair_t *p;
+	size_t i, off = 0;
+	int ret = 0;
+
+	if (n > MAX_KEYS)
+		abort(); /* a program bug: raise MAX_KEYS */
+	expected[0] = '\0';
+	for (i = 0; i < n && off < sizeof(expected); i++)
+		if (tab[i].fn != unsupported)
+			off += (size_t)snprintf(expected + off, sizeof(expected) - off, "%s%s",
+			                        off ? ", " : "", tab[i].key);
+
+	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(c, p->key), *v = node(c, p->value);
+
+		if (k->type != YAML_SCALAR_NODE) {
+			err_at(c, k, "expected a scalar key, got %s", kind_name(k->type));
+			ret = -1;
+			continue;
+		}
+		for (i = 0; i < n; i++)
+			if (is(k, tab[i].key))
+				break;
+		if (i == n) {
+			err_at(c, k, "unknown key '%s'%s (expected one of: %s)", sval(k), where,
+			       expected);
+			ret = -1;
+			continue;
+		}
+		if (seen[i]) {
+			err_at(c, k, "duplicate key '%s' (first at %lu:%lu)", sval(k),
+			       (unsigned long)seen[i]->start_mark.line + 1,
+			       (unsigned long)seen[i]->start_mark.column + 1);
+			ret = -1;
+			continue;
+		}
+		seen[i] = k;
+		if (tab[i].fn(c, obj, k, v))
+			ret = -1;
+	}
+	return ret;
+}
+
+/* Compare without data-dependent branches: 1 when equal. Reads all of b
+ * whatever a holds, so the time depends on blen only. */
+static int ct_equal(const void *a, size_t alen, const void *b, size_t blen)
+{
+	const volatile unsigned char *x = a, *y = b;
+	unsigned char diff = (unsigned char)(alen != blen);
+	size_t i;
+
+	for (i = 0; i < blen; i++)
+		diff |= (unsigned char)((i < alen ? x[i] : 0) ^ y[i]);
+	return diff == 0;
+}
+
+static void free_secret(char *s)
+{
+	if (s) {
+		explicit_bzero(s, strlen(s));
+		free(s);
+	}
+}
+
+/* ---- files -------------------------------------------------------------------- */
+
+/* `name` relative to the directory of the web config file. */
+static char *resolve(struct ctx *c, const char *name)
+{
+	const char *slash = strrchr(c->name, '/');
+	char *p;
+
+	if (name[0] == '/' || !slash)
+		return xstrndup(c, name, strlen(name));
+	if (asprintf(&p, "%.*s/%s", (int)(slash - c->name), c->name, name) < 0) {
+		oom(c);
+		return NULL;
+	}
+	return p;
+}
+
+/* The whole file as a C string, or NULL after a report naming it. Buffers are
+ * wiped before they are released: the file may be a private key. */
+static char *read_all(struct ctx *c, const char *path, size_t *lenp, const char *what)
+{
+	char *buf = NULL, *nbuf;
+	size_t len = 0, cap = 0, n;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f) {
+		err_file(c, path, "cannot %s: %s", what, strerror(errno));
+		return NULL;
+	}
+	for (;;) {
+		if (cap - len < 4096) {
+			if (cap >= PEM_MAX) {
+				err_file(c, path, "larger than %u MiB", PEM_MAX >> 20);
+				goto fail;
+			}
+			nbuf = malloc(cap ? 2 * cap : 16384);
+			if (!nbuf) {
+				oom(c);
+				goto fail;
+			}
+			if (buf) {
+				memcpy(nbuf, buf, len);
+				explicit_bzero(buf, len);
+				free(buf);
+			}
+			buf = nbuf;
+			cap = cap ? 2 * cap : 16384;
+		}
+		n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	if (ferror(f)) {
+		err_file(c, path, "cannot read: %s", strerror(errno));
+		goto fail;
+	}
+	buf[len] = '\0';
+	fclose(f);
+	*lenp = len;
+	return buf;
+fail:
+	if (buf) {
+		explicit_bzero(buf, len);
+		free(buf);
+	}
+	fclose(f);
+	return NULL;
+}
+
+/* ---- tls_server_config -------------------------------------------------------- */
+
+/* Where one PEM comes from: `x_file` or inline `x`. The value nodes are set
+ * only when valid. */
+struct pem_src {
+	const char *file_key, *inline_key;
+	yaml_node_t *file_k, *file_v, *inline_k, *inline_v;
+	char *path; /* resolved file name, for messages */
+	char *pem;
+};
+
+struct tls_ps {
+	yaml_node_t *section; /* the `tls_server_config` key */
+	struct pem_src cert, key, ca;
+	yaml_node_t *auth_v, *min_v, *max_v; /* set when valid */
+	int min_given, max_given;
+	enum tcx_client_auth auth;
+	int min, max;
+};
+
+static int pem_value(struct ctx *c, yaml_node_t *k, yaml_node_t *v, yaml_node_t **kp,
+                     yaml_node_t **vp)
+{
+	*kp = k;
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (slen(v) == 0 || has_nul(v)) {
+		err_at(c, v, "'%s' must be a non-empty string", sval(k));
+		return -1;
+	}
+	*vp = v;
+	return 0;
+}
+
+static int tls_cert_file(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct tls_ps *ps = obj;
+
+	return pem_value(c, k, v, &ps->cert.file_k, &ps->cert.file_v);
+}
+
+static int tls_cert(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct tls_ps *ps = obj;
+
+	return pem_value(c, k, v, &ps->cert.inline_k, &ps->cert.inline_v);
+}
+
+static int tls_key_file(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct tls_ps *ps = obj;
+
+	return pem_value(c, k, v, &ps->key.file_k, &ps->key.file_v);
+}
+
+static int tls_key(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct tls_ps *ps = obj;
+
+	return pem_value(c, k, v, &ps->key.inline_k, &ps->key.inline_v);
+}
+
+static int tls_ca_file(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct tls_ps *ps = obj;
+
+	return pem_value(c, k, v, &ps->ca.file_k, &ps->ca.file_v);
+}
+
+static int tls_ca(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct tls_ps *ps = obj;
+
+	return pem_value(c, k, v, &ps->ca.inline_k, &ps->ca.inline_v);
+}
+
+static int tls_client_auth(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct tls_ps *ps = obj;
+	size_t i;
+
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	for (i = 0; i < sizeof(client_auth_names) / sizeof(client_auth_names[0]); i++) {
+		if (is(v, client_auth_names[i])) {
+			ps->auth = (enum tcx_client_auth)i;
+			ps->auth_v = v;
+			return 0;
+		}
+	}
+	if (is(v, "RequireClientCert")) { /* exporter-toolkit's legacy alias */
+		ps->auth = TCX_CLIENT_AUTH_REQUIRE_ANY;
+		ps->auth_v = v;
+		return 0;
+	}
+	err_at(c, v,
+	       "invalid client_auth_type '%s' (expected NoClientCert, RequestClientCert, "
+	       "RequireAnyClientCert, VerifyClientCertIfGiven or RequireAndVerifyClientCert)",
+	       sval(v));
+	return -1;
+}
+
+static int tls_version(struct ctx *c, yaml_node_t *k, yaml_node_t *v, int *out, yaml_node_t **vp)
+{
+	int i;
+
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	for (i = 0; i < N_TLS_VERSIONS; i++) {
+		if (is(v, tls_version_names[i])) {
+			*out = i;
+			*vp = v;
+			return 0;
+		}
+	}
+	err_at(c, v, "invalid %s '%s' (expected TLS10, TLS11, TLS12 or TLS13)", sval(k), sval(v));
+	return -1;
+}
+
+static int tls_min_version(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct tls_ps *ps = obj;
+
+	ps->min_given = 1;
+	return tls_version(c, k, v, &ps->min, &ps->min_v);
+}
+
+static int tls_max_version(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct tls_ps *ps = obj;
+
+	ps->max_given = 1;
+	return tls_version(c, k, v, &ps->max, &ps->max_v);
+}
+
+static const struct key_handler tls_keys[] = {
+        {"cert_file", tls_cert_file},
+        {"key_file", tls_key_file},
+        {"cert", tls_cert},
+        {"key", tls_key},
+        {"client_ca_file", tls_ca_file},
+        {"client_ca", tls_ca},
+        {"client_auth_type", tls_client_auth},
+        {"min_version", tls_min_version},
+        {"max_version", tls_max_version},
+        {"cipher_suites", unsupported},
+        {"curve_preferences", unsupported},
+        {"prefer_server_cipher_suites", unsupported},
+        {"client_allowed_sans", unsupported},
+};
+
+/* At most one of `x_file` and `x`; one of them when required. 1 when there is
+ * something to load, 0 when not, -1 after a report. */
+static int pem_given(struct ctx *c, struct tls_ps *ps, struct pem_src *s, int required)
+{
+	if (s->file_k && s->inline_k) {
+		err_at(c, s->inline_k, "at most one of '%s' and '%s' may be given", s->file_key,
+		       s->inline_key);
+		return -1;
+	}
+	if (!s->file_k && !s->inline_k) {
+		if (!required)
+			return 0;
+		err_at(c, ps->section, "tls_server_config needs '%s' or '%s'", s->file_key,
+		       s->inline_key);
+		return -1;
+	}
+	return s->file_v || s->inline_v ? 1 : -1; /* -1: already reported */
+}
+
+/* Read the file or copy the inline text into s->pem. */
+static int pem_load(struct ctx *c, struct pem_src *s)
+{
+	size_t len;
+
+	if (s->inline_v) {
+		s->pem = xstrndup(c, sval(s->inline_v), slen(s->inline_v));
+		return s->pem ? 0 : -1;
+	}
+	s->path = resolve(c, sval(s->file_v));
+	if (!s->path)
+		return -1;
+	s->pem = read_all(c, s->path, &len, "read");
+	if (!s->pem)
+		return -1;
+	if (strlen(s->pem) != len) {
+		err_file(c, s->path, "contains a NUL byte");
+		return -1;
+	}
+	return 0;
+}
+
+/* "PATH: not a PEM x: why" for a file, "FILE:L:C: 'key' is not a PEM x: why"
+ * inline. */
+static void pem_error(struct ctx *c, const struct pem_src *s, const char *what, int gerr)
+{
+	/* GnuTLS's own words for "no key in there" say nothing useful */
+	const char *why = gerr == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE
+	                          ? "No private key was found."
+	                          : gnutls_strerror(gerr);
+
+	if (s->path)
+		err_file(c, s->path, "not a PEM %s: %s", what, why);
+	else
+		err_at(c, s->inline_v, "'%s' is not a PEM %s: %s", s->inline_key, what, why);
+}
+
+static gnutls_datum_t datum(const char *s)
+{
+	gnutls_datum_t d = {(unsigned char *)(uintptr_t)s, (unsigned)strlen(s)};
+
+	return d;
+}
+
+/* One or more certificates in PEM. */
+static int check_certs(struct ctx *c, const struct pem_src *s)
+{
+	gnutls_datum_t d = datum(s->pem);
+	gnutls_x509_crt_t *crts = NULL;
+	unsigned i, n = 0;
+	int r;
+
+	r = gnutls_x509_crt_list_import2(&crts, &n, &d, GNUTLS_X509_FMT_PEM, 0);
+	if (r < 0) {
+		pem_error(c, s, "certificate", r);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		gnutls_x509_crt_deinit(crts[i]);
+	gnutls_free(crts);
+	if (n == 0) {
+		pem_error(c, s, "certificate", GNUTLS_E_NO_CERTIFICATE_FOUND);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_key(struct ctx *c, const struct pem_src *s)
+{
+	gnutls_datum_t d = datum(s->pem);
+	gnutls_x509_privkey_t pk;
+	int r;
+
+	r = gnutls_x509_privkey_init(&pk);
+	if (r < 0)
+		return oom(c);
+	r = gnutls_x509_privkey_import2(pk, &d, GNUTLS_X509_FMT_PEM, NULL, 0);
+	gnutls_x509_privkey_deinit(pk);
+	if (r < 0) {
+		pem_error(c, s, "private key", r);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_pair(struct ctx *c, const struct tls_ps *ps)
+{
+	gnutls_datum_t cd = datum(ps->cert.pem), kd = datum(ps->key.pem);
+	gnutls_certificate_credentials_t cred;
+	yaml_node_t *where = ps->key.file_v ? ps->key.file_v : ps->key.inline_v;
+	int r;
+
+	if (gnutls_certificate_allocate_credentials(&cred) < 0)
+		return oom(c);
+	r = gnutls_certificate_set_x509_key_mem(cred, &cd, &kd, GNUTLS_X509_FMT_PEM);
+	gnutls_certificate_free_credentials(cred);
+	if (r < 0) {
+		err_at(c, where, "%s and %s do not match: %s",
+		       ps->cert.file_v ? "cert_file" : "cert", ps->key.file_v ? "key_file" : "key",
+		       gnutls_strerror(r));
+		return -1;
+	}
+	return 0;
+}
+
+static int tls_priorities(struct ctx *c, struct tls_ps *ps)
+{
+	int min = ps->min < 0 ? TLS12 : ps->min, max = ps->max < 0 ? TLS13 : ps->max, v, r;
+	yaml_node_t *where = ps->max_v ? ps->max_v : ps->min_v ? ps->min_v : ps->section;
+	gnutls_priority_t prio;
+	const char *errpos = NULL;
+	char buf[128];
+	size_t off;
+
+	if (min > max) { /* only when max_version is given: the default is the highest */
+		err_at(c, where, "max_version %s is lower than min_version %s",
+		       tls_version_names[max], tls_version_names[min]);
+		return -1;
+	}
+	off = (size_t)snprintf(buf, sizeof(buf), "NORMAL:-VERS-ALL");
+	for (v = max; v >= min; v--)
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, ":+%s",
+		                        tls_version_gnutls[v]);
+	r = gnutls_priority_init(&prio, buf, &errpos);
+	if (r < 0) {
+		err_at(c, where, "GnuTLS rejects the priority string '%s': %s", buf,
+		       gnutls_strerror(r));
+		return -1;
+	}
+	gnutls_priority_deinit(prio);
+	c->wc->tls_priorities = xstrndup(c, buf, strlen(buf));
+	return c->wc->tls_priorities ? 0 : -1;
+}
+
+static int tls_finish(struct ctx *c, struct tls_ps *ps)
+{
+	struct tcx_webconfig *wc = c->wc;
+	int cert, key, ca, ret = 0;
+
+	cert = pem_given(c, ps, &ps->cert, 1);
+	key = pem_given(c, ps, &ps->key, 1);
+	ca = pem_given(c, ps, &ps->ca, 0);
+	if (ca == 0 && ps->auth_v &&
+	    (ps->auth == TCX_CLIENT_AUTH_VERIFY_IF_GIVEN ||
+	     ps->auth == TCX_CLIENT_AUTH_REQUIRE_VERIFY)) {
+		err_at(c, ps->auth_v, "client_auth_type '%s' needs client_ca_file",
+		       sval(ps->auth_v));
+		ret = -1;
+	}
+	/* an invalid version was reported: the defaults would only add noise */
+	if (ps->min_given == !!ps->min_v && ps->max_given == !!ps->max_v && tls_priorities(c, ps))
+		ret = -1;
+
+	if (cert > 0 && (pem_load(c, &ps->cert) || check_certs(c, &ps->cert)))
+		cert = -1;
+	if (key > 0 && (pem_load(c, &ps->key) || check_key(c, &ps->key)))
+		key = -1;
+	if (cert > 0 && key > 0 && check_pair(c, ps))
+		ret = -1;
+	if (ca > 0 && (pem_load(c, &ps->ca) || check_certs(c, &ps->ca)))
+		ca = -1;
+	if (cert < 0 || key < 0 || ca < 0)
+		ret = -1;
+
+	wc->cert_pem = ps->cert.pem;
+	wc->key_pem = ps->key.pem;
+	wc->client_ca_pem = ps->ca.pem;
+	wc->client_auth = ps->auth;
+	ps->cert.pem = ps->key.pem = ps->ca.pem = NULL;
+	return ret;
+}
+
+static int top_tls(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct tls_ps ps = {
+	        .section = k,
+	        .cert = {.file_key = "cert_file", .inline_key = "cert"},
+	        .key = {.file_key = "key_file", .inline_key = "key"},
+	        .ca = {.file_key = "client_ca_file", .inline_key = "client_ca"},
+	        .auth = TCX_CLIENT_AUTH_NONE,
+	        .min = -1,
+	        .max = -1,
+	};
+	int r, ret = 0;
+
+	r = expect_map(c, k, v);
+	if (r < 0)
+		return -1;
+	if (r == 0 && walk_mapping(c, v, tls_keys, sizeof(tls_keys) / sizeof(tls_keys[0]),
+	                           " in tls_server_config", &ps))
+		ret = -1;
+	if (tls_finish(c, &ps))
+		ret = -1;
+	free(ps.cert.path);
+	free(ps.key.path);
+	free(ps.ca.path);
+	return ret;
+}
+
+/* ---- http_server_config: checked, nothing to keep ------------------------------- */
+
+static int http_http2(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	int b;
+
+	/* libmicrohttpd speaks HTTP/1.1 only; http2 is an optional upgrade */
+	return parse_bool(c, k, v, &b);
+}
+
+static int header_value(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	return expect(c, k, v, YAML_SCALAR_NODE);
+}
+
+static const struct key_handler header_keys[] = {
+        {"Content-Security-Policy", header_value},   {"X-Frame-Options", header_value},
+        {"X-Content-Type-Options", header_value},    {"X-XSS-Protection", header_value},
+        {"Strict-Transport-Security", header_value},
+};
+
+static int http_headers(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	int r = expect_map(c, k, v);
+
+	if (r)
+		return r < 0 ? -1 : 0;
+	return walk_mapping(c, v, header_keys, sizeof(header_keys) / sizeof(header_keys[0]),
+	                    " in headers", NULL);
+}
+
+static const struct key_handler http_keys[] = {
+        {"http2", http_http2},
+        {"headers", http_headers},
+};
+
+static int top_http(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	int r = expect_map(c, k, v);
+
+	if (r)
+		return r < 0 ? -1 : 0;
+	return walk_mapping(c, v, http_keys, sizeof(http_keys) / sizeof(http_keys[0]),
+	                    " in http_server_config", NULL);
+}
+
+/* ---- rate_limit: only the disabled form (interval 0) ------------------------------ */
+
+/* A Go duration ("0", "1s", "1m30s", "250ms"): 1 when non-zero, 0 when zero,
+ * -1 when invalid. */
+static int parse_go_duration(const char *s, size_t len)
+{
+	static const char *const units[] = {"ns", "us", "µs", "μs", "ms", "s", "m", "h"};
+	const char *p = s, *end = s + len;
+	int nonzero = 0;
+	size_t i;
+
+	if (len == 1 && s[0] == '0')
+		return 0;
+	if (len == 0)
+		return -1;
+	while (p < end) {
+		const char *num = p;
+		int digits = 0, dot = 0;
+
+		for (; p < end && ((*p >= '0' && *p <= '9') || (*p == '.' && !dot)); p++) {
+			if (*p == '.') {
+				dot = 1;
+				continue;
+			}
+			digits++;
+			if (*p != '0')
+				nonzero = 1;
+		}
+		if (p == num || digits == 0)
+			return -1;
+		/* in this order, "ms" is tried before "m" */
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if ((size_t)(end - p) >= strlen(units[i]) &&
+			    !memcmp(p, units[i], strlen(units[i])))
+				break;
+		if (i == sizeof(units) / sizeof(units[0]))
+			return -1;
+		p += strlen(units[i]);
+	}
+	return nonzero;
+}
+
+struct rate_ps {
+	int enabled;
+};
+
+static int rate_interval(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct rate_ps *ps = obj;
+	int r;
+
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	r = has_nul(v) ? -1 : parse_go_duration(sval(v), slen(v));
+	if (r < 0) {
+		err_at(c, v, "invalid interval '%s': must be a duration such as 0, 1s or 100ms",
+		       sval(v));
+		return -1;
+	}
+	ps->enabled = r;
+	return 0;
+}
+
+static int rate_burst(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	size_t i;
+
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	for (i = 0; i < slen(v) && i < 10; i++)
+		if (sval(v)[i] < '0' || sval(v)[i] > '9')
+			break;
+	if (i == 0 || i != slen(v)) {
+		err_at(c, v, "invalid burst '%s': must be an integer from 0 to 9999999999",
+		       sval(v));
+		return -1;
+	}
+	return 0;
+}
+
+static const struct key_handler rate_keys[] = {
+        {"interval", rate_interval},
+        {"burst", rate_burst},
+};
+
+static int top_rate_limit(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct rate_ps ps = {0};
+	int r = expect_map(c, k, v);
+
+	if (r)
+		return r < 0 ? -1 : 0;
+	if (walk_mapping(c, v, rate_keys, sizeof(rate_keys) / sizeof(rate_keys[0]),
+	                 " in rate_limit", &ps))
+		return -1;
+	if (ps.enabled) {
+		/* interval: 0 disables the limiter in exporter-toolkit: that one is fine */
+		err_at(c, k,
+		       "'rate_limit' is not supported by tcexporter; remove it or set "
+		       "interval: 0");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- basic_auth_users ---------------------------------------------------------- */
+
+static int bcrypt_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       ch == '.' || ch == '/';
+}
+
+/* $2a$, $2b$ or $2y$, a cost from 04 to 31, then 53 characters; the cost, or
+ * -1. */
+static int bcrypt_cost(const char *h, size_t len)
+{
+	int cost;
+	size_t i;
+
+	if (len != BCRYPT_LEN || h[0] != '$' || h[1] != '2' ||
+	    (h[2] != 'a' && h[2] != 'b' && h[2] != 'y') || h[3] != '$' || h[4] < '0' ||
+	    h[4] > '9' || h[5] < '0' || h[5] > '9' || h[6] != '$')
+		return -1;
+	cost = (h[4] - '0') * 10 + (h[5] - '0');
+	if (cost < 4 || cost > 31)
+		return -1;
+	for (i = 7; i < len; i++)
+		if (!bcrypt_char(h[i]))
+			return -1;
+	return cost;
+}
+
+static int top_users(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	struct tcx_webconfig *wc = c->wc;
+	yaml_node_pair_t *p, *q;
+	size_t n;
+	int r, ret = 0;
+
+	r = expect_map(c, k, v);
+	if (r)
+		return r < 0 ? -1 : 0;
+	n = (size_t)(v->data.mapping.pairs.top - v->data.mapping.pairs.start);
+	if (n == 0)
+		return 0;
+	wc->users = calloc(n, sizeof(*wc->users));
+	if (!wc->users)
+		return oom(c);
+	for (p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
+		yaml_node_t *uk = node(c, p->key), *uv = node(c, p->value);
+		struct tcx_webuser *u;
+
+		if (uk->type != YAML_SCALAR_NODE) {
+			err_at(c, uk, "expected a scalar key, got %s", kind_name(uk->type));
+			ret = -1;
+			continue;
+		}
+		if (slen(uk) == 0 || has_nul(uk)) {
+			err_at(c, uk, "user name must be a non-empty string");
+			ret = -1;
+			continue;
+		}
+		for (q = v->data.mapping.pairs.start; q < p; q++) {
+			yaml_node_t *prev = node(c, q->key);
+
+			if (prev->type == YAML_SCALAR_NODE && slen(prev) == slen(uk) &&
+			    !memcmp(sval(prev), sval(uk), slen(uk)))
+				break;
+		}
+		if (q < p) {
+			err_at(c, uk, "duplicate user '%s' (first at %lu:%lu)", sval(uk),
+			       (unsigned long)node(c, q->key)->start_mark.line + 1,
+			       (unsigned long)node(c, q->key)->start_mark.column + 1);
+			ret = -1;
+			continue;
+		}
+		if (uv->type != YAML_SCALAR_NODE) {
+			err_at(c, uv, "user '%s': password must be a bcrypt hash, got %s", sval(uk),
+			       kind_name(uv->type));
+			ret = -1;
+			continue;
+		}
+		if (bcrypt_cost(sval(uv), slen(uv)) < 0) {
+			err_at(c, uv, "user '%s': password must be a bcrypt hash (" BCRYPT_HELP ")",
+			       sval(uk));
+			ret = -1;
+			continue;
+		}
+		u = &wc->users[wc->n_users];
+		u->name = xstrndup(c, sval(uk), slen(uk));
+		u->hash = xstrndup(c, sval(uv), slen(uv));
+		wc->n_users++;
+		if (!u->name || !u->hash)
+			ret = -1;
+	}
+	return ret;
+}
+
+/* ---- the document ------------------------------------------------------------ */
+
+static const struct key_handler top_keys[] = {
+        {"tls_server_config", top_tls},
+        {"http_server_config", top_http},
+        {"basic_auth_users", top_users},
+        {"rate_limit", top_rate_limit},
+};
+
+static void webconfig_free(struct tcx_webconfig *wc)
+{
+	size_t i;
+
+	if (!wc)
+		return;
+	free(wc->path);
+	free(wc->cert_pem);
+	free_secret(wc->key_pem);
+	free(wc->client_ca_pem);
+	free(wc->tls_priorities);
+	for (i = 0; i < wc->n_users; i++) {
+		free(wc->users[i].name);
+		free(wc->users[i].hash);
+	}
+	free(wc->users);
+	if (wc->cache) {
+		explicit_bzero(wc->cache, CACHE_MAX * sizeof(*wc->cache));
+		free(wc->cache);
+	}
+	explicit_bzero(wc->cache_key, sizeof(wc->cache_key));
+	pthread_mutex_destroy(&wc->lock);
+	free(wc);
+}
+
+static void syntax_error(struct ctx *c, const yaml_parser_t *parser, const char *buf, size_t len)
+{
+	const char *problem = parser->problem ? parser->problem : "out of memory";
+	yaml_mark_t m = parser->problem_mark;
+
+	if (parser->error == YAML_READER_ERROR) {
+		/* the reader gives a byte offset, not a mark */
+		size_t i, end = parser->problem_offset < len ? parser->problem_offset : len;
+
+		m.line = m.column = 0;
+		for (i = 0; i < end; i++) {
+			if (buf[i] == '\n') {
+				m.line++;
+				m.column = 0;
+			} else {
+				m.column++;
+			}
+		}
+	}
+	if (parser->context)
+		err_mark(c, &m, "YAML syntax error: %s %s", problem, parser->context);
+	else
+		err_mark(c, &m, "YAML syntax error: %s", problem);
+}
+
+static void load_document(struct ctx *c, const char *buf, size_t len)
+{
+	yaml_document_t doc, extra;
+	yaml_parser_t parser;
+	yaml_node_t *root;
+
+	if (!yaml_parser_initialize(&parser)) {
+		oom(c);
+		return;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		syntax_error(c, &parser, buf, len);
+		goto out;
+	}
+	c->doc = &doc;
+	root = yaml_document_get_root_node(&doc);
+	/* an empty file, or comments only: no TLS, no authentication */
+	if (root && !is_null(root)) {
+		if (root->type != YAML_MAPPING_NODE)
+			err_at(c, root, "expected a mapping at top level, got %s",
+			       kind_name(root->type));
+		else
+			walk_mapping(c, root, top_keys, sizeof(top_keys) / sizeof(top_keys[0]), "",
+			             NULL);
+	}
+	/* a second document would be silently ignored: refuse it */
+	if (root) {
+		if (!yaml_parser_load(&parser, &extra)) {
+			syntax_error(c, &parser, buf, len);
+		} else {
+			yaml_node_t *r = yaml_document_get_root_node(&extra);
+
+			if (r && !is_null(r))
+				err_at(c, r, "expected a single YAML document");
+			yaml_document_delete(&extra);
+		}
+	}
+	c->doc = NULL;
+	yaml_document_delete(&doc);
+out:
+	yaml_parser_delete(&parser);
+}
+
+struct tcx_webconfig *tcx_webconfig_load(const char *path, tcx_config_err_fn errfn, void *arg)
+{
+	struct ctx c = {.name = path, .errfn = errfn, .arg = arg};
+	struct tcx_webconfig *wc;
+	char *buf = NULL;
+	size_t len = 0;
+
+	wc = calloc(1, sizeof(*wc));
+	if (!wc) {
+		oom(&c);
+		return NULL;
+	}
+	atomic_init(&wc->refcnt, 1);
+	if (pthread_mutex_init(&wc->lock, NULL)) {
+		free(wc);
+		oom(&c);
+		return NULL;
+	}
+	c.wc = wc;
+	wc->path = strdup(path);
+	wc->cache = calloc(CACHE_MAX, sizeof(*wc->cache));
+	if (!wc->path || !wc->cache) {
+		oom(&c);
+		goto out;
+	}
+	if (gnutls_rnd(GNUTLS_RND_KEY, wc->cache_key, sizeof(wc->cache_key)) < 0) {
+		err_mark(&c, NULL, "cannot get random bytes from GnuTLS");
+		goto out;
+	}
+	buf = read_all(&c, path, &len, "open");
+	if (!buf)
+		goto out;
+	load_document(&c, buf, len);
+out:
+	if (buf) {
+		explicit_bzero(buf, len); /* it may hold an inline key */
+		free(buf);
+	}
+	if (c.errors) {
+		webconfig_free(wc);
+		return NULL;
+	}
+	return wc;
+}
+
+struct tcx_webconfig *tcx_webconfig_ref(struct tcx_webconfig *wc)
+{
+	if (wc)
+		atomic_fetch_add_explicit(&wc->refcnt, 1, memory_order_relaxed);
+	return wc;
+}
+
+void tcx_webconfig_unref(struct tcx_webconfig *wc)
+{
+	if (wc && atomic_fetch_sub_explicit(&wc->refcnt, 1, memory_order_acq_rel) == 1)
+		webconfig_free(wc);
+}
+
+/* ---- basic auth ------------------------------------------------------------------ */
+
+/* HMAC-SHA-256 of (length of user, user, password) with the per-load key. */
+static int cache_digest(struct tcx_webconfig *wc, const char *user, const char *password,
+                        uint8_t out[DIGEST_LEN])
+{
+	uint64_t ulen = strlen(user);
+	gnutls_hmac_hd_t h;
+
+	if (gnutls_hmac_init(&h, GNUTLS_MAC_SHA256, wc->cache_key, sizeof(wc->cache_key)) < 0)
+		return -1;
+	if (gnutls_hmac(h, &ulen, sizeof(ulen)) < 0 || gnutls_hmac(h, user, ulen) < 0 ||
+	    gnutls_hmac(h, password, strlen(password)) < 0) {
+		gnutls_hmac_deinit(h, NULL);
+		return -1;
+	}
+	gnutls_hmac_deinit(h, out);
+	return 0;
+}
+
+/* Under the lock. Looks at every entry, whatever matches. */
+static int cache_find(const struct tcx_webconfig *wc, const uint8_t digest[DIGEST_LEN])
+{
+	int found = 0;
+	size_t i;
+
+	for (i = 0; i < wc->n_cache; i++)
+		found |= ct_equal(wc->cache[i].digest, DIGEST_LEN, digest, DIGEST_LEN);
+	return found;
+}
+
+/* Under the lock. Full: the oldest entry goes. */
+static void cache_add(struct tcx_webconfig *wc, const uint8_t digest[DIGEST_LEN])
+{
+	if (cache_find(wc, digest))
+		return; /* another thread verified the same pair meanwhile */
+	if (wc->n_cache == CACHE_MAX) {
+		memmove(&wc->cache[0], &wc->cache[1], (CACHE_MAX - 1) * sizeof(*wc->cache));
+		wc->n_cache--;
+	}
+	memcpy(wc->cache[wc->n_cache++].digest, digest, DIGEST_LEN);
+}
+
+/* One bcrypt: 1 when password matches hash. */
+static int bcrypt_verify(const char *password, const char *hash)
+{
+	struct crypt_data *data = calloc(1, sizeof(*data));
+	const char *out;
+	int ok = 0;
+
+	if (!data)
+		return 0;
+	out = crypt_r(password, hash, data);
+	/* NULL or a failure token ("*0", "*1") on an invalid setting */
+	if (out && out[0] != '*')
+		ok = ct_equal(out, strlen(out), hash, strlen(hash));
+	explicit_bzero(data, sizeof(*data));
+	free(data);
+	return ok;
+}
+
+int tcx_webconfig_check_password(struct tcx_webconfig *wc, const char *user, const char *password)
+{
+	char dummy[sizeof(dummy_hash)];
+	uint8_t digest[DIGEST_LEN];
+	const char *hash = NULL;
+	int cached = 0, have_digest, ok, cost = 4, uc;
+	size_t i, ulen;
+
+	if (!wc || !user || !password)
+		return 0;
+	have_digest = cache_digest(wc, user, password, digest) == 0;
+	if (have_digest) {
+		pthread_mutex_lock(&wc->lock);
+		cached = cache_find(wc, digest);
+		pthread_mutex_unlock(&wc->lock);
+		if (cached) {
+			explicit_bzero(digest, sizeof(digest));
+			return 1;
+		}
+	}
+
+	/* every name is compared, so the time does not tell which matched */
+	ulen = strlen(user);
+	for (i = 0; i < wc->n_users; i++) {
+		const char *name = wc->users[i].name;
+
+		if (ct_equal(user, ulen, name, strlen(name)))
+			hash = wc->users[i].hash;
+		uc = bcrypt_cost(wc->users[i].hash, strlen(wc->users[i].hash));
+		if (uc > cost)
+			cost = uc;
+	}
+	if (!hash) {
+		memcpy(dummy, dummy_hash, sizeof(dummy));
+		dummy[4] = (char)('0' + (wc->n_users ? cost : 10) / 10);
+		dummy[5] = (char)('0' + (wc->n_users ? cost : 10) % 10);
+	}
+	ok = bcrypt_verify(password, hash ? hash : dummy) && hash;
+	if (ok && have_digest) {
+		pthread_mutex_lock(&wc->lock);
+		cache_add(wc, digest);
+		pthread_mutex_unlock(&wc->lock);
+	}
+	explicit_bzero(digest, sizeof(digest));
+	return ok;
+}
+
+/* ---- mTLS ------------------------------------------------------------------------ */
+
+int tcx_webconfig_check_client_cert(const struct tcx_webconfig *wc, void *gnutls_session, char *err,
+                                    size_t errlen)
+{
+	gnutls_session_t session = gnutls_session;
+	gnutls_typed_vdata_st purpose = {
+	        .type = GNUTLS_DT_KEY_PURPOSE_OID,
+	        .data = (unsigned char *)(uintptr_t)GNUTLS_KP_TLS_WWW_CLIENT,
+	};
+	const gnutls_datum_t *peers;
+	gnutls_datum_t out = {NULL, 0};
+	unsigned n = 0, status = 0;
+	int r;
+
+	if (!wc || wc->client_auth == TCX_CLIENT_AUTH_NONE ||
+	    wc->client_auth == TCX_CLIENT_AUTH_REQUEST)
+		return 0;
+	if (!session) {
+		snprintf(err, errlen, "client certificate required");
+		return -1;
+	}
+	peers = gnutls_certificate_get_peers(session, &n);
+	if (!peers || n == 0) {
+		if (wc->client_auth == TCX_CLIENT_AUTH_VERIFY_IF_GIVEN)
+			return 0;
+		snprintf(err, errlen, "client certificate required");
+		return -1;
+	}
+	if (wc->client_auth == TCX_CLIENT_AUTH_REQUIRE_ANY)
+		return 0;
+
+	/* as Go's crypto/tls: chain to the client CA, and the key purpose (when the
+	 * certificate restricts it) must allow client authentication */
+	r = gnutls_certificate_verify_peers(session, &purpose, 1, &status);
+	if (r < 0) {
+		snprintf(err, errlen, "client certificate not verified: %s", gnutls_strerror(r));
+		return -1;
+	}
+	if (status == 0)
+		return 0;
+	if (gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &out, 0) < 0 ||
+	    !out.data) {
+		snprintf(err, errlen, "client certificate not verified: status 0x%x", status);
+	} else {
+		size_t len = out.size;
+
+		while (len > 0 && (out.data[len - 1] == ' ' || out.data[len - 1] == '\n'))
+			len--;
+		snprintf(err, errlen, "client certificate not verified: %.*s", (int)len,
+		         (const char *)out.data);
+	}
+	gnutls_free(out.data);
+	return -1;
+}

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Content negotiation, variants, gzip and the daemon's own metrics. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "agent/expo.h"
+#include "agent/render.h"
+
+/* What Prometheus 2.42 sends (snmp-prometheus-http.md, section C). */
+#define PROM_ACCEPT                                                                                \
+	"application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"   \
+	"q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+
+static void test_negotiation(void **state)
+{
+	assert_int_equal(tcx_negotiate(PROM_ACCEPT, "gzip"), TCX_VAR_OM_GZ);
+	assert_int_equal(tcx_negotiate(PROM_ACCEPT, NULL), TCX_VAR_OM);
+	assert_int_equal(tcx_negotiate(NULL, NULL), TCX_VAR_TEXT);
+	assert_int_equal(tcx_negotiate("", ""), TCX_VAR_TEXT);
+	assert_int_equal(tcx_negotiate("*/*", NULL), TCX_VAR_TEXT);
+	assert_int_equal(tcx_negotiate("text/plain", "gzip, deflate"), TCX_VAR_TEXT_GZ);
+	assert_int_equal(tcx_negotiate("text/plain;version=0.0.4", "identity"), TCX_VAR_TEXT);
+	/* Only OpenMetrics 1.0.0 is served; 0.0.1 alone falls back to text. */
+	assert_int_equal(tcx_negotiate("application/openmetrics-text;version=0.0.1", NULL),
+	                 TCX_VAR_TEXT);
+	assert_int_equal(tcx_negotiate("application/openmetrics-text", NULL), TCX_VAR_OM);
+	assert_int_equal(tcx_negotiate("application/openmetrics-text; version=1.0.0; q=0.4, "
+	                               "text/plain; q=0.9",
+	                               NULL),
+	                 TCX_VAR_TEXT);
+	assert_int_equal(tcx_negotiate("Application/OpenMetrics-Text;q=0", NULL), TCX_VAR_TEXT);
+	assert_int_equal(tcx_negotiate("application/json", NULL), TCX_VAR_TEXT);
+	/* encodings */
+	assert_int_equal(tcx_negotiate(NULL, "gzip;q=0"), TCX_VAR_TEXT);
+	assert_int_equal(tcx_negotiate(NULL, "deflate, gzip;q=0.5"), TCX_VAR_TEXT_GZ);
+	assert_int_equal(tcx_negotiate(NULL, "*"), TCX_VAR_TEXT_GZ);
+	assert_int_equal(tcx_negotiate(NULL, "*, gzip;q=0"), TCX_VAR_TEXT);
+	assert_int_equal(tcx_negotiate(NULL, "br"), TCX_VAR_TEXT);
+	assert_string_equal(tcx_variant_content_type(TCX_VAR_OM_GZ),
+	                    "application/openmetrics-text; version=1.0.0; charset=utf-8");
+	assert_string_equal(tcx_variant_content_type(TCX_VAR_TEXT),
+	                    "text/plain; version=0.0.4; charset=utf-8");
+	assert_true(tcx_variant_is_gzip(TCX_VAR_TEXT_GZ));
+	assert_false(tcx_variant_is_gzip(TCX_VAR_OM));
+}
+
+static struct tcx_snapshot *small_snapshot(void)
+{
+	struct tcx_snapshot *s = tcx_snapshot_new(NULL);
+	struct tcx_target *t = tcx_snapshot_add_target(s);
+	struct tcx_filter *f = tcx_snapshot_add_filter(s);
+	struct tcx_action *a = tcx_snapshot_add_action(s);
+
+	snprintf(t->dev, sizeof(t->dev), "e0");
+	snprintf(t->parent_name, sizeof(t->parent_name), "ingress");
+	t->ok = 1;
+	f->kind = (uint8_t)tcx_snapshot_kind(s, "flower");
+	f->handle = 1;
+	f->n_actions = 1;
+	a->kind = (uint8_t)tcx_snapshot_kind(s, "gact");
+	a->order = 1;
+	a->bytes = 1234;
+	a->packets = 5;
+	return s;
+}
+
+static char *gunzip(const char *in, size_t len, size_t *outlen)
+{
+	z_stream z;
+	size_t cap = 1 << 26;
+	char *out = malloc(cap);
+
+	memset(&z, 0, sizeof(z));
+	assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+	z.next_in = (Bytef *)(uintptr_t)in;
+	z.avail_in = (uInt)len;
+	z.next_out = (Bytef *)out;
+	z.avail_out = (uInt)cap - 1;
+	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+	*outlen = z.total_out;
+	out[*outlen] = '\0';
+	inflateEnd(&z);
+	return out;
+}
+
+static void test_variants_and_gzip(void **state)
+{
+	struct tcx_snapshot *s = small_snapshot();
+	struct tcx_rendered rp, rg, ro;
+	char *plain, *gz, *unz, *om;
+	size_t plen, glen, ulen, olen;
+
+	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT, NULL, &rp), 0);
+	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT_GZ, NULL, &rg), 0);
+	plain = rp.p;
+	plen = rp.len;
+	gz = rg.p;
+	glen = rg.len;
+	assert_true(glen > 18 && (unsigned char)gz[0] == 0x1f && (unsigned char)gz[1] == 0x8b);
+	unz = gunzip(gz, glen, &ulen);
+	/* The snapshot's timestamps and durations do not change between the
+	 * two renders, so the texts are identical. */
+	assert_int_equal(ulen, plen);
+	assert_memory_equal(unz, plain, plen);
+	assert_non_null(strstr(plain, "tc_action_bytes_total{dev=\"e0\",parent=\"ingress\""));
+	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_OM, NULL, &ro), 0);
+	om = ro.p;
+	olen = ro.len;
+	assert_true(olen > 6);
+	assert_memory_equal(om + olen - 6, "# EOF\n", 6);
+	assert_null(strstr(plain, "# EOF"));
+	free(plain);
+	free(gz);
+	free(unz);
+	free(om);
+	tcx_snapshot_unref(s);
+}
+
+static void test_selfstats(void **state)
+{
+	struct tcx_snapshot *s = small_snapshot();
+	struct tcx_selfstats st = {.collections_total = 42,
+	                           .snapshot_age_s = 1.5,
+	                           .last_reload_ok = 1,
+	                           .last_reload_ts = 1700000000};
+	struct tcx_rendered r;
+	char *out;
+
+	st.collection_errors_total[TCX_ERR_NOTFOUND] = 3;
+	st.http_requests_total[tcx_http_code_slot(200)] = 7;
+	st.http_requests_total[tcx_http_code_slot(401)] = 2;
+	st.http_requests_total[tcx_http_code_slot(599)] = 1;
+	assert_int_equal(tcx_expo_render(s, &st, TCX_VAR_TEXT, NULL, &r), 0);
+	out = r.p;
+	assert_non_null(strstr(out, "# TYPE tc_exporter_collections_total counter\n"
+	                            "tc_exporter_collections_total 42\n"));
+	assert_non_null(strstr(out, "tc_exporter_collection_errors_total{cause=\"notfound\"} 3\n"));
+	assert_non_null(strstr(out, "tc_exporter_http_requests_total{code=\"200\"} 7\n"));
+	assert_non_null(strstr(out, "tc_exporter_http_requests_total{code=\"401\"} 2\n"));
+	assert_non_null(strstr(out, "tc_exporter_http_requests_total{code=\"other\"} 1\n"));
+	assert_non_null(strstr(out, "tc_exporter_snapshot_age_seconds 1.5\n"));
+	assert_non_null(strstr(out, "tc_exporter_config_last_reload_successful 1\n"));
+	assert_non_null(strstr(out, "tc_exporter_config_last_reload_success_timestamp_seconds "
+	                            "1.7e+09\n"));
+	free(out);
+	/* --once output has no daemon counters. */
+	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT, NULL, &r), 0);
+	out = r.p;
+	assert_null(strstr(out, "tc_exporter_http_requests_total"));
+	free(out);
+	tcx_snapshot_unref(s);
+}
+
+/* Enough rows for the gzip stream to cross many render windows, through a
+ * pool whose buffer is reused for the second render. */
+static void test_gzip_streaming_and_pool(void **state)
+{
+	struct tcx_snapshot *s = small_snapshot();
+	struct tcx_bufpool pool;
+	struct tcx_rendered plain, om, gz, again;
+	char *unz;
+	size_t ulen;
+
+	for (uint32_t i = 0; i < 20000; i++) {
+		struct tcx_filter *f = tcx_snapshot_add_filter(s);
+		struct tcx_action *a = tcx_snapshot_add_action(s);
+
+		f->kind = 0;
+		f->handle = i + 2;
+		f->n_actions = 1;
+		a->filter = (uint32_t)s->n_filters - 1;
+		a->kind = 1;
+		a->order = 1;
+		a->bytes = (uint64_t)i * 7919;
+	}
+	tcx_bufpool_init(&pool);
+	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT, &pool, &plain), 0);
+	assert_true(plain.len > 20000 * 6 * 100);
+	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_OM_GZ, &pool, &gz), 0);
+	assert_true(gz.len < plain.len / 10);
+	unz = gunzip(gz.p, gz.len, &ulen);
+	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_OM, NULL, &om), 0);
+	assert_int_equal(ulen, om.len);
+	assert_memory_equal(unz, om.p, om.len);
+	assert_memory_equal(unz + ulen - 6, "# EOF\n", 6);
+	free(unz);
+	free(om.p);
+	tcx_bufpool_put(&pool, plain.p, plain.cap);
+	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT, &pool, &again), 0);
+	assert_ptr_equal(again.p, plain.p); /* the pooled buffer came back */
+	assert_int_equal(again.len, plain.len);
+	tcx_bufpool_put(&pool, again.p, again.cap);
+	tcx_bufpool_put(&pool, gz.p, gz.cap);
+	tcx_bufpool_destroy(&pool);
+	tcx_snapshot_unref(s);
+}
+
+static void test_expo_refcount(void **state)
+{
+	struct tcx_snapshot *s = small_snapshot();
+	struct tcx_expo *e = tcx_expo_new(s, free);
+
+	tcx_snapshot_unref(s); /* the exposition holds its own reference */
+	e->resp[TCX_VAR_TEXT] = malloc(16);
+	assert_ptr_equal(tcx_expo_ref(e), e);
+	tcx_expo_unref(e);
+	assert_int_equal(e->snap->n_actions, 1);
+	tcx_expo_unref(e); /* frees the response through resp_free: valgrind checks */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_negotiation),
+	        cmocka_unit_test(test_variants_and_gzip),
+	        cmocka_unit_test(test_selfstats),
+	        cmocka_unit_test(test_gzip_streaming_and_pool),
+	        cmocka_unit_test(test_expo_refcount),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The terse benchmark floor (tests/vm/bench.sh): the least work that any
+ * libmnl TC exporter must do to read flower filters with a terse dump.
+ *
+ * The same as tests/bench/mnl_floor.c (one RTM_GETTFILTER dump of one device
+ * parent, with tcexporter's buffer and socket options; each reply run through
+ * libmnl's callback loop with a data callback that walks the top-level
+ * attributes and counts the messages), except that the request carries
+ * TCA_DUMP_FLAGS = TCA_DUMP_FLAGS_TERSE, as tcexporter's first dump of a
+ * target does. Nothing is decoded or printed besides the message count, on
+ * standard error.
+ *
+ * Usage: mnl_terse_floor DEV [ingress|egress] */
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef NETLINK_EXT_ACK
+#define NETLINK_EXT_ACK 11
+#endif
+#ifndef NETLINK_CAP_ACK
+#define NETLINK_CAP_ACK 10
+#endif
+#ifndef TCA_DUMP_FLAGS_TERSE
+#define TCA_DUMP_FLAGS       15
+#define TCA_DUMP_FLAGS_TERSE 0x1
+struct nla_bitfield32 {
+	__u32 value;
+	__u32 selector;
+};
+#endif
+
+#define PARENT_INGRESS 0xFFFFFFF2U
+#define PARENT_EGRESS  0xFFFFFFF3U
+
+#define NL_BUFSZ     (64 * 1024) /* as tcexporter: > the kernel's 32 KiB dump chunks */
+#define NL_RCVBUF    (1024 * 1024)
+#define NL_TIMEOUT_S 10
+
+struct floor_ctx {
+	unsigned long msgs;
+	unsigned long attrs;
+	int done;
+	int status; /* errno of NLMSG_DONE or NLMSG_ERROR, negative */
+};
+
+static char buf[NL_BUFSZ];
+
+static int attr_cb(const struct nlattr *attr, void *data)
+{
+	struct floor_ctx *f = data;
+
+	if (mnl_attr_type_valid(attr, TCA_MAX) < 0)
+		return MNL_CB_OK; /* newer than our headers: skip, as an exporter would */
+	f->attrs++;
+	return MNL_CB_OK;
+}
+
+static int data_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct floor_ctx *f = data;
+
+	if (nlh->nlmsg_type != RTM_NEWTFILTER)
+		return MNL_CB_OK;
+	if (mnl_attr_parse(nlh, sizeof(struct tcmsg), attr_cb, f) < 0)
+		return MNL_CB_ERROR;
+	f->msgs++;
+	return MNL_CB_OK;
+}
+
+/* libmnl's own NLMSG_DONE handler ignores the errno the kernel may put in
+ * the payload, so DONE and ERROR get a callback of their own. */
+static int ctl_done_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct floor_ctx *f = data;
+	const int *errp = mnl_nlmsg_get_payload(nlh);
+
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(int))) {
+		f->status = -EBADMSG;
+	} else if (nlh->nlmsg_type == NLMSG_ERROR) {
+		const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+
+		if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e)))
+			f->status = -EBADMSG;
+		else
+			f->status = e->error;
+	} else {
+		f->status = *errp;
+	}
+	f->done = 1;
+	return MNL_CB_STOP;
+}
+
+static int ctl_noop_cb(const struct nlmsghdr *nlh, void *data)
+{
+	(void)nlh;
+	(void)data;
+	return MNL_CB_OK;
+}
+
+static mnl_cb_t ctl_cbs[NLMSG_MIN_TYPE] = {
+        [NLMSG_NOOP] = ctl_noop_cb,
+        [NLMSG_ERROR] = ctl_done_cb,
+        [NLMSG_DONE] = ctl_done_cb,
+        [NLMSG_OVERRUN] = ctl_noop_cb,
+};
+
+static struct mnl_socket *open_sock(void)
+{
+	int one = 1, rcvbuf = NL_RCVBUF;
+	struct timeval tv = {.tv_sec = NL_TIMEOUT_S};
+	struct mnl_socket *sk = mnl_socket_open(NETLINK_ROUTE);
+	int fd;
+
+	if (!sk) {
+		perror("mnl_terse_floor: netlink socket");
+		return NULL;
+	}
+	fd = mnl_socket_get_fd(sk);
+	/* The same options as tcexporter, best effort as there. */
+	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (mnl_socket_bind(sk, 0, MNL_SOCKET_AUTOPID) < 0) {
+		perror("mnl_terse_floor: netlink bind");
+		mnl_socket_close(sk);
+		return NULL;
+	}
+	return sk;
+}
+
+int main(int argc, char **argv)
+{
+	struct floor_ctx f = {0};
+	struct mnl_socket *sk;
+	struct nlmsghdr *nlh;
+	struct tcmsg *tcm;
+	unsigned int ifindex, portid, seq;
+	uint32_t parent = PARENT_INGRESS;
+	struct nla_bitfield32 terse = {TCA_DUMP_FLAGS_TERSE, TCA_DUMP_FLAGS_TERSE};
+	int ret;
+
+	if (argc < 2 || argc > 3) {
+		fprintf(stderr, "Usage: mnl_terse_floor DEV [ingress|egress]\n");
+		return 2;
+	}
+	if (argc == 3) {
+		if (strcmp(argv[2], "egress") == 0) {
+			parent = PARENT_EGRESS;
+		} else if (strcmp(argv[2], "ingress") != 0) {
+			fprintf(stderr, "mnl_terse_floor: parent must be ingress or egress\n");
+			return 2;
+		}
+	}
+	ifindex = if_nametoindex(argv[1]);
+	if (!ifindex) {
+		fprintf(stderr, "mnl_terse_floor: %s: %s\n", argv[1], strerror(errno));
+		return 1;
+	}
+
+	sk = open_sock();
+	if (!sk)
+		return 1;
+	portid = mnl_socket_get_portid(sk);
+	seq = (unsigned int)time(NULL);
+
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETTFILTER;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
+	tcm->tcm_family = AF_UNSPEC;
+	tcm->tcm_ifindex = (int)ifindex;
+	tcm->tcm_parent = parent;
+	mnl_attr_put(nlh, TCA_DUMP_FLAGS, sizeof(terse), &terse);
+
+	if (mnl_socket_sendto(sk, nlh, nlh->nlmsg_len) < 0) {
+		perror("mnl_terse_floor: netlink send");
+		mnl_socket_close(sk);
+		return 1;
+	}
+	while (!f.done) {
+		ssize_t n = mnl_socket_recvfrom(sk, buf, sizeof(buf));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("mnl_terse_floor: netlink receive");
+			mnl_socket_close(sk);
+			return 1;
+		}
+		ret = mnl_cb_run2(buf, (size_t)n, seq, portid, data_cb, &f, ctl_cbs,
+		                  NLMSG_MIN_TYPE);
+		if (ret == MNL_CB_ERROR) {
+			perror("mnl_terse_floor: netlink dump");
+			mnl_socket_close(sk);
+			return 1;
+		}
+		if (ret == MNL_CB_STOP)
+			break;
+	}
+	mnl_socket_close(sk);
+	if (f.status < 0) {
+		fprintf(stderr, "mnl_terse_floor: dump failed: %s\n", strerror(-f.status));
+		return 1;
+	}
+	fprintf(stderr, "%lu\n", f.msgs);
+	return 0;
+}
