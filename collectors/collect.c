@@ -742,12 +742,3 @@ out:
 	s->duration_s = now_s() - t0;
 	return s;
 }
-
-size_t tcx_snapshot_failed_targets(const struct tcx_snapshot *s)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < s->n_targets; i++)
-		n += !s->targets[i].ok;
-	return n + (s->incomplete ? 1 : 0);
-}

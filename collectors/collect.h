@@ -34,7 +34,4 @@ void tcx_collector_free(struct tcx_collector *c);
  * per-target failures are recorded in the snapshot's targets. */
 struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg);
 
-/* Number of targets that failed in a snapshot. */
-size_t tcx_snapshot_failed_targets(const struct tcx_snapshot *s);
-
 #endif

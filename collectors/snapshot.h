@@ -121,6 +121,8 @@ void tcx_snapshot_truncate(struct tcx_snapshot *s, size_t n_filters, size_t n_ac
 /* Resolve every action's cookie through cfg: sets map and drop, and the
  * unmapped_cookies and dropped_rows counts. */
 void tcx_snapshot_classify(struct tcx_snapshot *s);
+/* Number of targets that failed (plus one when the pass was incomplete). */
+size_t tcx_snapshot_failed_targets(const struct tcx_snapshot *s);
 /* Return spare capacity once the snapshot is complete. */
 void tcx_snapshot_seal(struct tcx_snapshot *s);
 

@@ -74,7 +74,9 @@ int main(int argc, char **argv)
 	tcx_snapshot_classify(s);
 	tcx_bufpool_init(&pool);
 	printf("rows=%zu runs=%d (buffers reused through the pool, as the daemon does)\n", n, runs);
-	for (unsigned v = 0; v < 4; v++) {
+	unsigned nv = argc > 3 ? (unsigned)atoi(argv[3]) : 4;
+
+	for (unsigned v = 0; v < nv; v++) {
 		size_t len = 0;
 
 		for (int r = 0; r < runs; r++) {

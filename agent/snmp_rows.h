@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The SNMP view of a snapshot, kept apart from net-snmp so that it can be
+ * tested without an agent: stable surrogate indices per action identity,
+ * discontinuity times, and ordered lookups for GET and GETNEXT. */
+#ifndef TCX_SNMP_ROWS_H
+#define TCX_SNMP_ROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collectors/snapshot.h"
+
+/* Identities seen so far and the indices given to them; lives as long as the
+ * agent. An index is never given twice. */
+struct tcx_snmp_ids {
+	struct tcx_snmp_id *slots; /* open addressing */
+	size_t n_slots, n_used;
+	uint32_t next_index; /* the next index to give, starting at 1 */
+	uint32_t generation;
+};
+
+struct tcx_snmp_row {
+	uint32_t index;
+	uint32_t discontinuity; /* sysUpTime (hundredths of a second) of the last reset, or 0 */
+	uint32_t action;        /* index into the snapshot's actions */
+};
+
+/* The rows of one snapshot, sorted by index. */
+struct tcx_snmp_rows {
+	struct tcx_snapshot *snap; /* a reference is held */
+	struct tcx_snmp_row *rows;
+	size_t n;
+	uint32_t last_change; /* sysUpTime when a row was last added or removed */
+};
+
+void tcx_snmp_ids_init(struct tcx_snmp_ids *ids);
+void tcx_snmp_ids_free(struct tcx_snmp_ids *ids);
+
+/* Build the rows of snap. `now` is the current sysUpTime; prev (may be NULL)
+ * are the rows built last time, for last_change. Returns 0 or -ENOMEM. */
+int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uint32_t now,
+                        const struct tcx_snmp_rows *prev, struct tcx_snmp_rows *out);
+void tcx_snmp_rows_free(struct tcx_snmp_rows *r);
+
+/* The row with this index, or NULL. */
+const struct tcx_snmp_row *tcx_snmp_rows_find(const struct tcx_snmp_rows *r, uint32_t index);
+
+/* GETNEXT in a table of columns min_col..max_col, ordered (column, index):
+ * the first (column, index) after (col, index). col 0 / index 0 mean "before
+ * everything". Returns 1 and sets the outputs, or 0 past the table's end. */
+int tcx_snmp_next(const struct tcx_snmp_rows *r, unsigned min_col, unsigned max_col, unsigned col,
+                  uint32_t index, unsigned *ncol, const struct tcx_snmp_row **nrow);
+
+/* The same for a table indexed (action index, label number 1..n_labels). */
+int tcx_snmp_label_next(const struct tcx_snmp_rows *r, unsigned n_labels, unsigned min_col,
+                        unsigned max_col, unsigned col, uint32_t index, uint32_t label,
+                        unsigned *ncol, const struct tcx_snmp_row **nrow, uint32_t *nlabel);
+
+#endif

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The SNMP rows without an agent: index allocation and stability,
+ * discontinuities, GET/GETNEXT order. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/snmp_rows.h"
+
+struct spec {
+	const char *dev;
+	uint16_t pref;
+	uint32_t handle;
+	uint64_t bytes;
+	uint32_t act_index;
+};
+
+/* One target (dev0 ingress), one filter and one action per spec. */
+static struct tcx_snapshot *snap_of(const struct spec *sp, size_t n, int fail_second_target)
+{
+	struct tcx_snapshot *s = tcx_snapshot_new(NULL);
+	struct tcx_target *t = tcx_snapshot_add_target(s);
+
+	snprintf(t->dev, sizeof(t->dev), "dev0");
+	t->parent = 0xFFFFFFF2;
+	t->ok = 1;
+	if (fail_second_target) {
+		t = tcx_snapshot_add_target(s);
+		snprintf(t->dev, sizeof(t->dev), "dev1");
+		t->ok = 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct tcx_filter *f = tcx_snapshot_add_filter(s);
+		struct tcx_action *a = tcx_snapshot_add_action(s);
+
+		f->target = 0;
+		f->pref = sp[i].pref;
+		f->handle = sp[i].handle;
+		f->protocol = 0x0800;
+		f->n_actions = 1;
+		a->filter = (uint32_t)i;
+		a->order = 1;
+		a->bytes = sp[i].bytes;
+		a->packets = sp[i].bytes / 100;
+		a->index = sp[i].act_index;
+	}
+	return s;
+}
+
+static struct tcx_snmp_rows build(struct tcx_snmp_ids *ids, const struct spec *sp, size_t n,
+                                  uint32_t now, const struct tcx_snmp_rows *prev, int fail)
+{
+	struct tcx_snapshot *s = snap_of(sp, n, fail);
+	struct tcx_snmp_rows r;
+
+	assert_int_equal(tcx_snmp_rows_build(ids, s, now, prev, &r), 0);
+	tcx_snapshot_unref(s); /* the rows hold their own reference */
+	return r;
+}
+
+static uint32_t index_of(const struct tcx_snmp_rows *r, uint16_t pref)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->snap->filters[r->snap->actions[r->rows[i].action].filter].pref == pref)
+			return r->rows[i].index;
+	return 0;
+}
+
+static void test_indices_are_stable_and_never_reused(void **state)
+{
+	struct tcx_snmp_ids ids;
+	const struct spec a[] = {{"", 10, 1, 100, 0}, {"", 20, 1, 200, 0}, {"", 30, 1, 300, 0}};
+	/* 20 is deleted, 40 added, order shuffled */
+	const struct spec b[] = {{"", 40, 1, 50, 0}, {"", 30, 1, 310, 0}, {"", 10, 1, 110, 0}};
+	/* 20 comes back */
+	const struct spec c[] = {
+	        {"", 10, 1, 120, 0}, {"", 20, 1, 5, 0}, {"", 30, 1, 320, 0}, {"", 40, 1, 60, 0}};
+	struct tcx_snmp_rows r1, r2, r3, r4;
+
+	tcx_snmp_ids_init(&ids);
+	r1 = build(&ids, a, 3, 100, NULL, 0);
+	assert_int_equal(r1.n, 3);
+	assert_int_equal(index_of(&r1, 10), 1);
+	assert_int_equal(index_of(&r1, 20), 2);
+	assert_int_equal(index_of(&r1, 30), 3);
+	assert_int_equal(r1.rows[0].discontinuity, 0); /* first collection */
+	assert_int_equal(r1.last_change, 100);
+
+	r2 = build(&ids, b, 3, 200, &r1, 0);
+	assert_int_equal(r2.n, 3);
+	assert_int_equal(index_of(&r2, 10), 1);
+	assert_int_equal(index_of(&r2, 30), 3);
+	assert_int_equal(index_of(&r2, 40), 4);
+	assert_int_equal(r2.rows[0].index, 1); /* sorted by index */
+	assert_int_equal(r2.rows[1].index, 3);
+	assert_int_equal(r2.rows[2].index, 4);
+	assert_int_equal(tcx_snmp_rows_find(&r2, 4)->discontinuity, 200); /* a new row */
+	assert_int_equal(tcx_snmp_rows_find(&r2, 1)->discontinuity, 0);
+	assert_null(tcx_snmp_rows_find(&r2, 2));
+	assert_int_equal(r2.last_change, 200);
+
+	r3 = build(&ids, c, 4, 300, &r2, 0);
+	assert_int_equal(index_of(&r3, 20), 5); /* a new index, 2 is not reused */
+	assert_int_equal(index_of(&r3, 40), 4);
+	assert_int_equal(r3.last_change, 300);
+
+	/* Nothing added or removed: last_change stays. */
+	r4 = build(&ids, c, 4, 400, &r3, 0);
+	assert_int_equal(r4.last_change, 300);
+	assert_int_equal(index_of(&r4, 20), 5);
+
+	tcx_snmp_rows_free(&r1);
+	tcx_snmp_rows_free(&r2);
+	tcx_snmp_rows_free(&r3);
+	tcx_snmp_rows_free(&r4);
+	tcx_snmp_ids_free(&ids);
+}
+
+static void test_discontinuity_on_reset_and_replace(void **state)
+{
+	struct tcx_snmp_ids ids;
+	const struct spec a[] = {{"", 10, 1, 1000, 7}, {"", 20, 1, 1000, 8}, {"", 30, 1, 1000, 0}};
+	/* 10: counters went down; 20: a new action index with higher counters;
+	 * 30: grew */
+	const struct spec b[] = {{"", 10, 1, 10, 7}, {"", 20, 1, 5000, 9}, {"", 30, 1, 2000, 0}};
+	struct tcx_snmp_rows r1, r2, r3;
+
+	tcx_snmp_ids_init(&ids);
+	r1 = build(&ids, a, 3, 50, NULL, 0);
+	r2 = build(&ids, b, 3, 60, &r1, 0);
+	assert_int_equal(tcx_snmp_rows_find(&r2, 1)->discontinuity, 60);
+	assert_int_equal(tcx_snmp_rows_find(&r2, 2)->discontinuity, 60);
+	assert_int_equal(tcx_snmp_rows_find(&r2, 3)->discontinuity, 0);
+	r3 = build(&ids, b, 3, 70, &r2, 0);
+	assert_int_equal(tcx_snmp_rows_find(&r3, 1)->discontinuity, 60); /* kept */
+	tcx_snmp_rows_free(&r1);
+	tcx_snmp_rows_free(&r2);
+	tcx_snmp_rows_free(&r3);
+	tcx_snmp_ids_free(&ids);
+}
+
+static void test_failed_target_keeps_indices(void **state)
+{
+	struct tcx_snmp_ids ids;
+	const struct spec a[] = {{"", 10, 1, 1, 0}, {"", 20, 1, 2, 0}};
+	struct tcx_snmp_rows r1, r2, r3;
+
+	tcx_snmp_ids_init(&ids);
+	r1 = build(&ids, a, 2, 1, NULL, 0);
+	/* a pass in which some target failed and pref 20 is missing */
+	r2 = build(&ids, a, 1, 2, &r1, 1);
+	assert_int_equal(r2.n, 1);
+	r3 = build(&ids, a, 2, 3, &r2, 0);
+	assert_int_equal(index_of(&r3, 20), 2); /* the same index as before */
+	tcx_snmp_rows_free(&r1);
+	tcx_snmp_rows_free(&r2);
+	tcx_snmp_rows_free(&r3);
+	tcx_snmp_ids_free(&ids);
+}
+
+static void test_getnext_order(void **state)
+{
+	struct tcx_snmp_ids ids;
+	const struct spec a[] = {{"", 30, 1, 1, 0}, {"", 10, 1, 2, 0}, {"", 20, 1, 3, 0}};
+	const struct spec b[] = {{"", 10, 1, 2, 0}, {"", 20, 1, 3, 0}};
+	struct tcx_snmp_rows r1, r2;
+	const struct tcx_snmp_row *row;
+	unsigned col = 0, ncol, steps = 0;
+	uint32_t idx = 0, seen[16];
+
+	tcx_snmp_ids_init(&ids);
+	r1 = build(&ids, a, 3, 1, NULL, 0);
+	r2 = build(&ids, b, 2, 2, &r1, 0); /* indices 2 and 3 remain */
+	/* a whole walk of columns 2..4: (2,2) (2,3) (3,2) (3,3) (4,2) (4,3) */
+	while (tcx_snmp_next(&r2, 2, 4, col, idx, &ncol, &row)) {
+		assert_true(steps < 16);
+		seen[steps++] = ncol * 100 + row->index;
+		col = ncol;
+		idx = row->index;
+	}
+	assert_int_equal(steps, 6);
+	assert_int_equal(seen[0], 202);
+	assert_int_equal(seen[1], 203);
+	assert_int_equal(seen[2], 302);
+	assert_int_equal(seen[5], 403);
+	/* from inside a gap, and from past the last index of a column */
+	assert_true(tcx_snmp_next(&r2, 2, 4, 3, 1, &ncol, &row));
+	assert_int_equal(ncol * 100 + row->index, 302);
+	assert_true(tcx_snmp_next(&r2, 2, 4, 3, 99, &ncol, &row));
+	assert_int_equal(ncol * 100 + row->index, 402);
+	assert_false(tcx_snmp_next(&r2, 2, 4, 4, 3, &ncol, &row));
+	assert_false(tcx_snmp_next(&r2, 2, 4, 9, 0, &ncol, &row));
+	/* GET */
+	assert_null(tcx_snmp_rows_find(&r2, 1));
+	assert_non_null(tcx_snmp_rows_find(&r2, 3));
+
+	/* the label table, two labels per row */
+	uint32_t lab;
+	col = 0;
+	idx = 0;
+	lab = 0;
+	steps = 0;
+	while (tcx_snmp_label_next(&r2, 2, 2, 3, col, idx, lab, &ncol, &row, &lab)) {
+		assert_true(steps < 16);
+		seen[steps++] = ncol * 1000 + row->index * 10 + lab;
+		col = ncol;
+		idx = row->index;
+	}
+	assert_int_equal(steps, 8);
+	assert_int_equal(seen[0], 2021);
+	assert_int_equal(seen[1], 2022);
+	assert_int_equal(seen[2], 2031);
+	assert_int_equal(seen[4], 3021);
+	assert_int_equal(seen[7], 3032);
+	tcx_snmp_rows_free(&r1);
+	tcx_snmp_rows_free(&r2);
+	tcx_snmp_ids_free(&ids);
+}
+
+static void test_scale(void **state)
+{
+	enum { N = 20000 };
+	static struct spec sp[N];
+	struct tcx_snmp_ids ids;
+	struct tcx_snmp_rows r1, r2;
+
+	for (int i = 0; i < N; i++)
+		sp[i] = (struct spec){"", (uint16_t)(1 + i / 5000), (uint32_t)i, (uint64_t)i, 0};
+	tcx_snmp_ids_init(&ids);
+	r1 = build(&ids, sp, N, 1, NULL, 0);
+	r2 = build(&ids, sp + 1, N - 1, 2, &r1, 0);
+	assert_int_equal(r2.n, N - 1);
+	assert_int_equal(r2.rows[0].index, 2);
+	assert_int_equal(r2.rows[N - 2].index, N);
+	assert_int_equal(ids.n_used, N - 1);
+	tcx_snmp_rows_free(&r1);
+	tcx_snmp_rows_free(&r2);
+	tcx_snmp_ids_free(&ids);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_indices_are_stable_and_never_reused),
+	        cmocka_unit_test(test_discontinuity_on_reset_and_replace),
+	        cmocka_unit_test(test_failed_target_keeps_indices),
+	        cmocka_unit_test(test_getnext_order),
+	        cmocka_unit_test(test_scale),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
