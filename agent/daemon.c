@@ -22,6 +22,10 @@
 #include "agent/daemon.h"
 #include "agent/log.h"
 #include "collectors/collect.h"
+#include "config.h"
+#ifdef HAVE_SNMP
+#include "agent/snmp.h"
+#endif
 
 struct daemon {
 	struct tcx_state st;
@@ -31,6 +35,9 @@ struct daemon {
 	struct tcx_config *http_cfg_owner;
 	pthread_t collector;
 	int ready_sent;
+#ifdef HAVE_SNMP
+	struct tcx_snmp *snmp;
+#endif
 	/* failures logged by the previous pass, to log changes only */
 	char *failed;
 };
@@ -217,6 +224,9 @@ static void *collector_main(void *arg)
 				st->collection_errors_total[i] += s->errors[i];
 			pthread_mutex_unlock(&st->lock);
 			tcx_expo_unref(old);
+#ifdef HAVE_SNMP
+			tcx_snmp_notify(d->snmp);
+#endif
 			if (!d->ready_sent) {
 				sd_notify_msg("READY=1\nSTATUS=serving");
 				d->ready_sent = 1;
@@ -243,6 +253,19 @@ static void *collector_main(void *arg)
 	tcx_collector_free(c);
 	return NULL;
 }
+
+#ifdef HAVE_SNMP
+/* For the SNMP thread: the latest snapshot. */
+static struct tcx_snapshot *current_snapshot(void *arg)
+{
+	struct tcx_state *st = arg;
+	struct tcx_expo *e = tcx_state_expo(st);
+	struct tcx_snapshot *s = e ? tcx_snapshot_ref(e->snap) : NULL;
+
+	tcx_expo_unref(e);
+	return s;
+}
+#endif
 
 /* ---- configuration ---------------------------------------------------------------------- */
 
@@ -339,6 +362,10 @@ static void reload(struct daemon *d)
 		}
 	}
 	tcx_webconfig_unref(oldweb);
+	if (cfg->snmp.enabled != d->st.cfg->snmp.enabled ||
+	    cfg->snmp.ping_interval_s != d->st.cfg->snmp.ping_interval_s ||
+	    !same_str(cfg->snmp.agentx_socket, d->st.cfg->snmp.agentx_socket))
+		log_warnx("the snmp settings changed: they take effect when tcexporter restarts");
 	pthread_mutex_lock(&st->lock);
 	oldcfg = st->cfg;
 	oldweb = st->web;
@@ -384,6 +411,7 @@ int tcx_daemon_main(const struct tcx_daemon_opts *o)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every thread made below */
 	signal(SIGPIPE, SIG_IGN);
+	setenv("MIBS", "", 1); /* net-snmp: numeric OIDs, no MIB files to load */
 
 	if (load_all(o, &st->cfg, &st->web) < 0) {
 		free(d);
@@ -404,6 +432,20 @@ int tcx_daemon_main(const struct tcx_daemon_opts *o)
 	}
 	d->http_cfg_owner = tcx_config_ref(st->cfg);
 	d->http_cfg = st->cfg->http;
+	if (st->cfg->snmp.enabled) {
+#ifdef HAVE_SNMP
+		d->snmp = tcx_snmp_start(&st->cfg->snmp, current_snapshot, st);
+		if (!d->snmp) {
+			ret = 1;
+			goto out;
+		}
+#else
+		log_err("snmp is enabled in the configuration, but this tcexporter was built "
+		        "without net-snmp (configure --with-snmp)");
+		ret = 2;
+		goto out;
+#endif
+	}
 	if (pthread_create(&d->collector, NULL, collector_main, d) != 0) {
 		log_err("cannot start the collector thread");
 		ret = 1;
@@ -435,6 +477,9 @@ int tcx_daemon_main(const struct tcx_daemon_opts *o)
 	pthread_mutex_unlock(&st->lock);
 	pthread_join(d->collector, NULL);
 out:
+#ifdef HAVE_SNMP
+	tcx_snmp_stop(d->snmp);
+#endif
 	tcx_http_stop(d->http);
 	tcx_expo_unref(st->expo);
 	tcx_webconfig_unref(st->web);

@@ -172,6 +172,7 @@ int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uin
 	qsort(out->rows, out->n, sizeof(*out->rows), cmp_index);
 	out->snap = tcx_snapshot_ref(snap);
 	out->last_change = now;
+	out->built_at = now;
 	if (prev && prev->n == out->n) {
 		size_t k = 0;
 

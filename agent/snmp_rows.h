@@ -31,6 +31,7 @@ struct tcx_snmp_rows {
 	struct tcx_snmp_row *rows;
 	size_t n;
 	uint32_t last_change; /* sysUpTime when a row was last added or removed */
+	uint32_t built_at;    /* sysUpTime when these rows were built */
 };
 
 void tcx_snmp_ids_init(struct tcx_snmp_ids *ids);

@@ -1281,6 +1281,8 @@ static int http_defaults(struct ctx *c)
 		h->max_connections_per_ip = h->max_connections;
 	if (h->timeout_s == 0)
 		h->timeout_s = 10;
+	if (!c->cfg->snmp.ping_interval_s)
+		c->cfg->snmp.ping_interval_s = 5;
 	slash = strrchr(c->name, '/');
 	if (h->web_config && h->web_config[0] != '/' && slash) {
 		char *full;
@@ -1293,12 +1295,66 @@ static int http_defaults(struct ctx *c)
 	return 0;
 }
 
+/* ---- snmp ------------------------------------------------------------------- */
+
+static int snmp_enabled(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	return parse_bool(c, k, v, &c->cfg->snmp.enabled);
+}
+
+static int snmp_socket(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (slen(v) == 0 || has_nul(v)) {
+		err_at(c, v,
+		       "invalid agentx_socket '%s': expected a path or an address such as "
+		       "tcp:localhost:705",
+		       sval(v));
+		return -1;
+	}
+	c->cfg->snmp.agentx_socket = xstrndup(c, sval(v), slen(v));
+	return c->cfg->snmp.agentx_socket ? 0 : -1;
+}
+
+static int snmp_ping(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	double s;
+
+	if (expect(c, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (has_nul(v) || parse_interval(sval(v), slen(v), &s) || s < 1 || s > 3600 ||
+	    s != (double)(int)s) {
+		err_at(c, v,
+		       "invalid ping_interval '%s': must be whole seconds from 1s to 1h such as "
+		       "5s",
+		       sval(v));
+		return -1;
+	}
+	c->cfg->snmp.ping_interval_s = (int)s;
+	return 0;
+}
+
+static const struct key_handler snmp_keys[] = {
+        {"enabled", snmp_enabled},
+        {"agentx_socket", snmp_socket},
+        {"ping_interval", snmp_ping},
+};
+
+static int top_snmp(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+{
+	if (expect(c, k, v, YAML_MAPPING_NODE))
+		return -1;
+	return walk_mapping(c, v, snmp_keys, sizeof(snmp_keys) / sizeof(snmp_keys[0]), " in snmp",
+	                    NULL);
+}
+
 /* ---- the document ------------------------------------------------------------ */
 
 static const struct key_handler top_keys[] = {
         {"interval", top_interval}, {"targets", top_targets},   {"labels", top_labels},
         {"unmapped", top_unmapped}, {"cookies", defer_cookies}, {"decoders", defer_decoders},
-        {"http", top_http},
+        {"http", top_http},         {"snmp", top_snmp},
 };
 
 static void config_free(struct tcx_config *cfg)
@@ -1324,6 +1380,7 @@ static void config_free(struct tcx_config *cfg)
 	for (i = 0; i < cfg->http.n_listen; i++)
 		free(cfg->http.listen[i]);
 	free(cfg->http.web_config);
+	free(cfg->snmp.agentx_socket);
 	free(cfg->path);
 	free(cfg);
 }

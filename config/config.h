@@ -77,6 +77,13 @@ struct tcx_http_cfg {
 	double timeout_s; /* idle connections are closed after this long */
 };
 
+/* The `snmp:` section (the AgentX subagent). */
+struct tcx_snmp_cfg {
+	int enabled;
+	char *agentx_socket; /* NULL: net-snmp's default (/var/agentx/master) */
+	int ping_interval_s; /* default 5 */
+};
+
 struct tcx_config {
 	atomic_uint refcnt;
 	char *path;        /* file it came from, "<default>" for the embedded one */
@@ -93,6 +100,7 @@ struct tcx_config {
 	struct tcx_decoder *decoders;
 	size_t n_decoders;
 	struct tcx_http_cfg http;
+	struct tcx_snmp_cfg snmp;
 };
 
 /* Split a listen address into host ("" for any, brackets removed) and port.

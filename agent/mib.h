@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The OIDs of TCEXPORTER-MIB (mibs/TCEXPORTER-MIB.txt), as comma-separated
+ * integers for net-snmp `oid` arrays:
+ *
+ *	static const oid action_entry[] = {TCX_MIB_ACTION_ENTRY};
+ *
+ * Every OID derives from TCX_MIB_ROOT: moving the module (to the project's
+ * own IANA Private Enterprise Number, for instance) is a change of that one
+ * #define plus the `::=` line of the MODULE-IDENTITY in the MIB.
+ *
+ * Names follow the MIB mechanically so that tests/integration/smilint.sh can
+ * check them against it: tcxFooBar is TCX_COL_FOO_BAR (a column),
+ * TCX_SCALAR_FOO_BAR (a scalar) or TCX_MIB_FOO_BAR (a subtree);
+ * TCX_<TABLE>_MIN_COL/MAX_COL bound a table's accessible columns; an
+ * enumeration value name(n) of tcxFooBar is TCX_FOO_BAR_NAME. */
+#ifndef TCX_MIB_H
+#define TCX_MIB_H
+
+/* The root of TCEXPORTER-MIB: netSnmpPlaypen.4242, net-snmp's arc for
+ * private experimentation (1.3.6.1.4.1.8072.9999.9999), a development
+ * placement until the project has an IANA Private Enterprise Number. */
+#define TCX_MIB_ROOT 1, 3, 6, 1, 4, 1, 8072, 9999, 9999, 4242
+
+#define TCX_MIB_OBJECTS      TCX_MIB_ROOT, 1
+#define TCX_MIB_SCALARS      TCX_MIB_OBJECTS, 1
+#define TCX_MIB_ACTION_TABLE TCX_MIB_OBJECTS, 2
+#define TCX_MIB_ACTION_ENTRY TCX_MIB_ACTION_TABLE, 1
+#define TCX_MIB_LABEL_TABLE  TCX_MIB_OBJECTS, 3
+#define TCX_MIB_LABEL_ENTRY  TCX_MIB_LABEL_TABLE, 1
+
+/* Scalars, under TCX_MIB_SCALARS (instance suffix .0). */
+enum {
+	TCX_SCALAR_ACTION_ROWS = 1,              /* Gauge32 */
+	TCX_SCALAR_ACTION_TABLE_LAST_CHANGE = 2, /* TimeStamp */
+	TCX_SCALAR_LAST_COLLECTION_TIME = 3,     /* TimeStamp */
+	TCX_SCALAR_LAST_COLLECTION_STATUS = 4,   /* INTEGER, TCX_LAST_COLLECTION_STATUS_* */
+	TCX_SCALAR_TARGETS_FAILED = 5,           /* Gauge32 */
+};
+
+/* tcxLastCollectionStatus. */
+enum {
+	TCX_LAST_COLLECTION_STATUS_OK = 1,
+	TCX_LAST_COLLECTION_STATUS_PARTIAL = 2, /* some targets failed */
+	TCX_LAST_COLLECTION_STATUS_FAILED = 3,
+};
+
+/* Columns of tcxActionEntry, INDEX { tcxActionIndex }. */
+enum {
+	TCX_COL_ACTION_INDEX = 1,               /* Unsigned32, not-accessible */
+	TCX_COL_ACTION_NETNS = 2,               /* SnmpAdminString (SIZE(0..63)) */
+	TCX_COL_ACTION_DEVICE = 3,              /* DisplayString (SIZE(0..15)) */
+	TCX_COL_ACTION_IF_INDEX = 4,            /* InterfaceIndexOrZero */
+	TCX_COL_ACTION_BLOCK = 5,               /* Unsigned32 */
+	TCX_COL_ACTION_PARENT = 6,              /* DisplayString (SIZE(0..23)) */
+	TCX_COL_ACTION_CHAIN = 7,               /* Unsigned32 */
+	TCX_COL_ACTION_PREF = 8,                /* Unsigned32 (0..65535) */
+	TCX_COL_ACTION_PROTOCOL = 9,            /* DisplayString (SIZE(0..15)) */
+	TCX_COL_ACTION_CLASSIFIER = 10,         /* DisplayString (SIZE(0..15)) */
+	TCX_COL_ACTION_HANDLE = 11,             /* DisplayString (SIZE(0..31)) */
+	TCX_COL_ACTION_ORDER = 12,              /* Unsigned32 (1..32) */
+	TCX_COL_ACTION_KIND = 13,               /* DisplayString (SIZE(0..15)) */
+	TCX_COL_ACTION_COOKIE = 14,             /* OCTET STRING (SIZE(0..16)) */
+	TCX_COL_ACTION_BYTES = 15,              /* Counter64 */
+	TCX_COL_ACTION_PACKETS = 16,            /* Counter64 */
+	TCX_COL_ACTION_HW_BYTES = 17,           /* Counter64 */
+	TCX_COL_ACTION_HW_PACKETS = 18,         /* Counter64 */
+	TCX_COL_ACTION_DROPS = 19,              /* Counter32 */
+	TCX_COL_ACTION_OVERLIMITS = 20,         /* Counter32 */
+	TCX_COL_ACTION_DISCONTINUITY_TIME = 21, /* TimeStamp */
+	TCX_ACTION_MIN_COL = TCX_COL_ACTION_NETNS,
+	TCX_ACTION_MAX_COL = TCX_COL_ACTION_DISCONTINUITY_TIME,
+};
+
+/* Columns of tcxLabelEntry, INDEX { tcxActionIndex, tcxLabelNumber }. */
+enum {
+	TCX_COL_LABEL_NUMBER = 1, /* Unsigned32 (1..32), not-accessible */
+	TCX_COL_LABEL_NAME = 2,   /* SnmpAdminString (SIZE(0..255)) */
+	TCX_COL_LABEL_VALUE = 3,  /* SnmpAdminString (SIZE(0..255)) */
+	TCX_LABEL_MIN_COL = TCX_COL_LABEL_NAME,
+	TCX_LABEL_MAX_COL = TCX_COL_LABEL_VALUE,
+};
+
+#endif

@@ -1,0 +1,532 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The AgentX subagent.
+ *
+ * One thread owns every net-snmp call (net-snmp is not thread-safe). It
+ * sleeps in agent_check_and_process(); the collector wakes it through an
+ * eventfd registered with register_readfd() when it publishes a snapshot,
+ * and the thread then builds its rows (agent/snmp_rows.c) from it. Requests
+ * are answered by one handler over the whole tcxObjects subtree, with binary
+ * searches over the rows: a walk costs O(n log n).
+ *
+ * Reconnection: the AgentX ping interval is set after init_agent() (which
+ * resets it), sessions time out after a second with no retry, and a master
+ * that is absent at start or restarts is found again on the next ping. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <net-snmp/net-snmp-config.h>
+#include <net-snmp/net-snmp-includes.h>
+#include <net-snmp/agent/net-snmp-agent-includes.h>
+#include <net-snmp/agent/agent_sysORTable.h>
+
+#include "agent/log.h"
+#include "agent/mib.h"
+#include "agent/snmp.h"
+#include "agent/snmp_rows.h"
+#include "collectors/tc_parse.h"
+
+struct tcx_snmp {
+	pthread_t thread;
+	int efd;
+	atomic_int stop;
+	char *socket;
+	int ping_interval;
+	struct tcx_snapshot *(*current)(void *arg); /* a reference to the latest snapshot */
+	void *current_arg;
+	/* owned by the thread */
+	struct tcx_snmp_ids ids;
+	struct tcx_snmp_rows rows;
+	int have_rows;
+};
+
+static const oid objects_oid[] = {TCX_MIB_OBJECTS};
+static const oid scalars_oid[] = {TCX_MIB_SCALARS};
+static const oid action_oid[] = {TCX_MIB_ACTION_ENTRY};
+static const oid label_oid[] = {TCX_MIB_LABEL_ENTRY};
+static oid mib_oid[] = {TCX_MIB_ROOT}; /* net-snmp takes it non-const */
+
+#define N_OID(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- logging ---------------------------------------------------------------------------- */
+
+static int log_cb(int major, int minor, void *server_arg, void *client_arg)
+{
+	const struct snmp_log_message *m = server_arg;
+	char msg[512];
+	size_t n;
+
+	if (!m || !m->msg)
+		return 0;
+	snprintf(msg, sizeof(msg), "%s", m->msg);
+	n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		msg[--n] = '\0';
+	if (n)
+		tcx_log(m->priority <= LOG_ERR ? LOG_WARNING : m->priority, "snmp: %s", msg);
+	return 0;
+}
+
+/* ---- values ---------------------------------------------------------------------------- */
+
+static void set_str(netsnmp_variable_list *v, const char *s)
+{
+	snmp_set_var_typed_value(v, ASN_OCTET_STR, s, strlen(s));
+}
+
+static void set_u32(netsnmp_variable_list *v, u_char type, uint32_t x)
+{
+	u_long l = x;
+
+	snmp_set_var_typed_value(v, type, &l, sizeof(l));
+}
+
+static void set_c64(netsnmp_variable_list *v, uint64_t x)
+{
+	struct counter64 c = {.high = (u_long)(x >> 32), .low = (u_long)(x & 0xffffffffu)};
+
+	snmp_set_var_typed_value(v, ASN_COUNTER64, &c, sizeof(c));
+}
+
+static void action_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, unsigned col,
+                         netsnmp_variable_list *v)
+{
+	const struct tcx_snapshot *s = sn->rows.snap;
+	const struct tcx_action *a = &s->actions[row->action];
+	const struct tcx_filter *f = &s->filters[a->filter];
+	const struct tcx_target *t = &s->targets[f->target];
+	char buf[64];
+
+	switch (col) {
+	case TCX_COL_ACTION_NETNS:
+		set_str(v, t->netns);
+		break;
+	case TCX_COL_ACTION_DEVICE:
+		set_str(v, t->block ? "" : t->dev);
+		break;
+	case TCX_COL_ACTION_IF_INDEX: {
+		/* Only an interface of the agent's own namespace joins IF-MIB. */
+		long ifi = (!t->block && !t->netns[0]) ? (long)t->ifindex : 0;
+
+		snmp_set_var_typed_value(v, ASN_INTEGER, &ifi, sizeof(ifi));
+		break;
+	}
+	case TCX_COL_ACTION_BLOCK:
+		set_u32(v, ASN_UNSIGNED, t->block);
+		break;
+	case TCX_COL_ACTION_PARENT:
+		set_str(v, t->parent_name);
+		break;
+	case TCX_COL_ACTION_CHAIN:
+		set_u32(v, ASN_UNSIGNED, f->chain);
+		break;
+	case TCX_COL_ACTION_PREF:
+		set_u32(v, ASN_UNSIGNED, f->pref);
+		break;
+	case TCX_COL_ACTION_PROTOCOL:
+		set_str(v, tcx_protocol_name(f->protocol, buf, sizeof(buf)));
+		break;
+	case TCX_COL_ACTION_CLASSIFIER:
+		set_str(v, tcx_kind_name(s, f->kind));
+		break;
+	case TCX_COL_ACTION_HANDLE:
+		tcx_format_handle(tcx_kind_name(s, f->kind), f->handle, buf, sizeof(buf));
+		set_str(v, buf);
+		break;
+	case TCX_COL_ACTION_ORDER:
+		set_u32(v, ASN_UNSIGNED, a->order);
+		break;
+	case TCX_COL_ACTION_KIND:
+		set_str(v, tcx_kind_name(s, a->kind));
+		break;
+	case TCX_COL_ACTION_COOKIE:
+		snmp_set_var_typed_value(v, ASN_OCTET_STR, a->cookie, a->cookie_len);
+		break;
+	case TCX_COL_ACTION_BYTES:
+		set_c64(v, a->bytes);
+		break;
+	case TCX_COL_ACTION_PACKETS:
+		set_c64(v, a->packets);
+		break;
+	case TCX_COL_ACTION_HW_BYTES:
+		set_c64(v, a->hw_bytes);
+		break;
+	case TCX_COL_ACTION_HW_PACKETS:
+		set_c64(v, a->hw_packets);
+		break;
+	case TCX_COL_ACTION_DROPS:
+		set_u32(v, ASN_COUNTER, a->drops);
+		break;
+	case TCX_COL_ACTION_OVERLIMITS:
+		set_u32(v, ASN_COUNTER, a->overlimits);
+		break;
+	case TCX_COL_ACTION_DISCONTINUITY_TIME:
+		set_u32(v, ASN_TIMETICKS, row->discontinuity);
+		break;
+	default:
+		break;
+	}
+}
+
+static void label_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, unsigned col,
+                        uint32_t label, netsnmp_variable_list *v)
+{
+	const struct tcx_snapshot *s = sn->rows.snap;
+	const struct tcx_action *a = &s->actions[row->action];
+	const char *values[TCX_MAX_LABELS];
+	struct tcx_label_buf lb;
+
+	if (col == TCX_COL_LABEL_NAME) {
+		set_str(v, s->cfg->labels[label - 1]);
+		return;
+	}
+	tcx_labels_resolve(s->cfg, a->cookie, a->cookie_len, values, &lb);
+	set_str(v, values[label - 1]);
+}
+
+static uint32_t now_ticks(void)
+{
+	return (uint32_t)netsnmp_get_agent_uptime();
+}
+
+static void scalar_value(struct tcx_snmp *sn, unsigned which, netsnmp_variable_list *v)
+{
+	const struct tcx_snapshot *s = sn->rows.snap;
+	size_t failed = tcx_snapshot_failed_targets(s);
+	long status;
+
+	switch (which) {
+	case TCX_SCALAR_ACTION_ROWS:
+		set_u32(v, ASN_GAUGE, (uint32_t)sn->rows.n);
+		break;
+	case TCX_SCALAR_ACTION_TABLE_LAST_CHANGE:
+		set_u32(v, ASN_TIMETICKS, sn->rows.last_change);
+		break;
+	case TCX_SCALAR_LAST_COLLECTION_TIME:
+		set_u32(v, ASN_TIMETICKS, sn->rows.built_at);
+		break;
+	case TCX_SCALAR_LAST_COLLECTION_STATUS:
+		status = !failed                 ? TCX_LAST_COLLECTION_STATUS_OK
+		         : failed < s->n_targets ? TCX_LAST_COLLECTION_STATUS_PARTIAL
+		                                 : TCX_LAST_COLLECTION_STATUS_FAILED;
+		snmp_set_var_typed_value(v, ASN_INTEGER, &status, sizeof(status));
+		break;
+	case TCX_SCALAR_TARGETS_FAILED:
+		set_u32(v, ASN_GAUGE, (uint32_t)failed);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- GET / GETNEXT over the tcxObjects subtree -------------------------------------------- */
+
+/* Does oid o (len n) start with prefix p? Then *rest points past it. */
+static int has_prefix(const oid *o, size_t n, const oid *p, size_t pn)
+{
+	return n >= pn && netsnmp_oid_equals(o, pn, p, pn) == 0;
+}
+
+/* Answer one GET: 0, or -1 when there is no such instance. */
+static int do_get(struct tcx_snmp *sn, netsnmp_variable_list *v)
+{
+	const oid *o = v->name;
+	size_t n = v->name_length;
+
+	if (!sn->have_rows)
+		return -1;
+	if (has_prefix(o, n, scalars_oid, N_OID(scalars_oid))) {
+		size_t k = N_OID(scalars_oid);
+
+		if (n != k + 2 || o[k + 1] != 0 || o[k] < 1 || o[k] > TCX_SCALAR_TARGETS_FAILED)
+			return -1;
+		scalar_value(sn, (unsigned)o[k], v);
+		return 0;
+	}
+	if (has_prefix(o, n, action_oid, N_OID(action_oid))) {
+		size_t k = N_OID(action_oid);
+		const struct tcx_snmp_row *row;
+
+		if (n != k + 2 || o[k] < TCX_ACTION_MIN_COL || o[k] > TCX_ACTION_MAX_COL ||
+		    o[k + 1] > UINT32_MAX ||
+		    !(row = tcx_snmp_rows_find(&sn->rows, (uint32_t)o[k + 1])))
+			return -1;
+		action_value(sn, row, (unsigned)o[k], v);
+		return 0;
+	}
+	if (has_prefix(o, n, label_oid, N_OID(label_oid))) {
+		size_t k = N_OID(label_oid);
+		size_t nl = sn->rows.snap->cfg ? sn->rows.snap->cfg->n_labels : 0;
+		const struct tcx_snmp_row *row;
+
+		if (n != k + 3 || o[k] < TCX_LABEL_MIN_COL || o[k] > TCX_LABEL_MAX_COL ||
+		    o[k + 1] > UINT32_MAX || o[k + 2] < 1 || o[k + 2] > nl ||
+		    !(row = tcx_snmp_rows_find(&sn->rows, (uint32_t)o[k + 1])))
+			return -1;
+		label_value(sn, row, (unsigned)o[k], (uint32_t)o[k + 2], v);
+		return 0;
+	}
+	return -1;
+}
+
+/* Where a request OID stands relative to a table entry prefix: the
+ * (column, index...) to search strictly after. Returns -1 when the OID is
+ * past the whole table. */
+static int table_cursor(const oid *o, size_t n, const oid *entry, size_t en, unsigned max_col,
+                        unsigned nidx, uint32_t *col, uint32_t idx[2])
+{
+	int c = snmp_oid_compare(o, n < en ? n : en, entry, en);
+
+	idx[0] = idx[1] = 0;
+	*col = 0;
+	if (c < 0 || (c == 0 && n <= en))
+		return 0; /* before the table: start at its beginning */
+	if (c > 0)
+		return -1;
+	if (o[en] > max_col)
+		return -1;
+	*col = (uint32_t)o[en];
+	for (unsigned i = 0; i < nidx; i++) {
+		if (n <= en + 1 + i)
+			return 0;
+		if (o[en + 1 + i] > UINT32_MAX) {
+			/* past every index of this column */
+			idx[0] = UINT32_MAX;
+			idx[1] = UINT32_MAX;
+			return 0;
+		}
+		idx[i] = (uint32_t)o[en + 1 + i];
+	}
+	/* An OID longer than a whole instance is after that instance: for the
+	 * label table, (index, label) already compares as "after". */
+	return 0;
+}
+
+static void set_name(netsnmp_variable_list *v, const oid *prefix, size_t pn, const oid *tail,
+                     size_t tn)
+{
+	oid name[MAX_OID_LEN];
+
+	memcpy(name, prefix, pn * sizeof(oid));
+	memcpy(name + pn, tail, tn * sizeof(oid));
+	snmp_set_var_objid(v, name, pn + tn);
+}
+
+/* Answer one GETNEXT: 0, or -1 when nothing follows in our subtree. */
+static int do_getnext(struct tcx_snmp *sn, netsnmp_variable_list *v)
+{
+	const oid *o = v->name;
+	size_t n = v->name_length;
+	uint32_t col, idx[2];
+	unsigned ncol;
+	const struct tcx_snmp_row *row;
+
+	if (!sn->have_rows)
+		return -1;
+	/* scalars */
+	for (unsigned s = 1; s <= TCX_SCALAR_TARGETS_FAILED; s++) {
+		oid inst[2] = {s, 0};
+		oid full[MAX_OID_LEN];
+
+		memcpy(full, scalars_oid, sizeof(scalars_oid));
+		memcpy(full + N_OID(scalars_oid), inst, sizeof(inst));
+		if (snmp_oid_compare(full, N_OID(scalars_oid) + 2, o, n) > 0) {
+			set_name(v, scalars_oid, N_OID(scalars_oid), inst, 2);
+			scalar_value(sn, s, v);
+			return 0;
+		}
+	}
+	/* the action table */
+	if (table_cursor(o, n, action_oid, N_OID(action_oid), TCX_ACTION_MAX_COL, 1, &col, idx) ==
+	            0 &&
+	    tcx_snmp_next(&sn->rows, TCX_ACTION_MIN_COL, TCX_ACTION_MAX_COL, col, idx[0], &ncol,
+	                  &row)) {
+		oid tail[2] = {ncol, row->index};
+
+		set_name(v, action_oid, N_OID(action_oid), tail, 2);
+		action_value(sn, row, ncol, v);
+		return 0;
+	}
+	/* the label table */
+	{
+		size_t nl = sn->rows.snap->cfg ? sn->rows.snap->cfg->n_labels : 0;
+		uint32_t nlabel;
+
+		if (table_cursor(o, n, label_oid, N_OID(label_oid), TCX_LABEL_MAX_COL, 2, &col,
+		                 idx) == 0 &&
+		    tcx_snmp_label_next(&sn->rows, (unsigned)nl, TCX_LABEL_MIN_COL,
+		                        TCX_LABEL_MAX_COL, col, idx[0], idx[1], &ncol, &row,
+		                        &nlabel)) {
+			oid tail[3] = {ncol, row->index, nlabel};
+
+			set_name(v, label_oid, N_OID(label_oid), tail, 3);
+			label_value(sn, row, ncol, nlabel, v);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int handler(netsnmp_mib_handler *h, netsnmp_handler_registration *reg,
+                   netsnmp_agent_request_info *info, netsnmp_request_info *requests)
+{
+	struct tcx_snmp *sn = h->myvoid;
+
+	for (netsnmp_request_info *r = requests; r; r = r->next) {
+		if (r->processed)
+			continue;
+		switch (info->mode) {
+		case MODE_GET:
+			if (do_get(sn, r->requestvb) < 0)
+				netsnmp_set_request_error(info, r, SNMP_NOSUCHINSTANCE);
+			break;
+		case MODE_GETNEXT:
+			/* Nothing after it here: leave it for the next subtree. */
+			do_getnext(sn, r->requestvb);
+			break;
+		default:
+			netsnmp_set_request_error(info, r, SNMP_ERR_NOTWRITABLE);
+			break;
+		}
+	}
+	return SNMP_ERR_NOERROR;
+}
+
+/* ---- the thread ------------------------------------------------------------------------- */
+
+static void refresh(struct tcx_snmp *sn)
+{
+	struct tcx_snapshot *s = sn->current(sn->current_arg);
+	struct tcx_snmp_rows nr;
+
+	if (!s)
+		return;
+	if (tcx_snmp_rows_build(&sn->ids, s, now_ticks(), sn->have_rows ? &sn->rows : NULL, &nr) <
+	    0) {
+		log_err("snmp: out of memory; serving the previous rows");
+		tcx_snapshot_unref(s);
+		return;
+	}
+	tcx_snapshot_unref(s);
+	if (sn->have_rows)
+		tcx_snmp_rows_free(&sn->rows);
+	sn->rows = nr;
+	sn->have_rows = 1;
+}
+
+static void on_event(int fd, void *arg)
+{
+	struct tcx_snmp *sn = arg;
+	uint64_t x;
+
+	if (read(fd, &x, sizeof(x)) < 0 && errno != EAGAIN)
+		log_warnx("snmp: eventfd: %s", strerror(errno));
+	if (!atomic_load(&sn->stop))
+		refresh(sn);
+}
+
+static void *snmp_main(void *arg)
+{
+	struct tcx_snmp *sn = arg;
+	netsnmp_handler_registration *reg;
+
+	netsnmp_enable_subagent();
+	snmp_disable_log();
+	snmp_enable_calllog();
+	snmp_register_callback(SNMP_CALLBACK_LIBRARY, SNMP_CALLBACK_LOGGING, log_cb, NULL);
+	netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DONT_PERSIST_STATE, 1);
+	netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DISABLE_PERSISTENT_LOAD, 1);
+	netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DISABLE_PERSISTENT_SAVE, 1);
+	netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DONT_READ_CONFIGS, 1);
+	netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DONT_LOAD_HOST_FILES, 1);
+	netsnmp_ds_set_boolean(NETSNMP_DS_APPLICATION_ID, NETSNMP_DS_AGENT_NO_ROOT_ACCESS, 1);
+	/* Alarms run from agent_check_and_process(), not from SIGALRM. */
+	netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_ALARM_DONT_USE_SIG, 1);
+	if (sn->socket)
+		netsnmp_ds_set_string(NETSNMP_DS_APPLICATION_ID, NETSNMP_DS_AGENT_X_SOCKET,
+		                      sn->socket);
+	/* Better to lose the master than to block on it. */
+	netsnmp_ds_set_int(NETSNMP_DS_APPLICATION_ID, NETSNMP_DS_AGENT_AGENTX_TIMEOUT, 1);
+	netsnmp_ds_set_int(NETSNMP_DS_APPLICATION_ID, NETSNMP_DS_AGENT_AGENTX_RETRIES, 0);
+	init_agent("tcexporter");
+	/* init_agent() resets the ping interval: set it after. */
+	netsnmp_ds_set_int(NETSNMP_DS_APPLICATION_ID, NETSNMP_DS_AGENT_AGENTX_PING_INTERVAL,
+	                   sn->ping_interval);
+	reg = netsnmp_create_handler_registration("tcexporter", handler, objects_oid,
+	                                          N_OID(objects_oid), HANDLER_CAN_RONLY);
+	if (!reg || !reg->handler) {
+		log_err("snmp: cannot create the handler registration");
+		goto out;
+	}
+	reg->handler->myvoid = sn;
+	if (netsnmp_register_handler(reg) != MIB_REGISTERED_OK)
+		log_err("snmp: cannot register the tcexporter subtree");
+	init_snmp("tcexporter");
+	register_sysORTable(mib_oid, N_OID(mib_oid), "TCEXPORTER-MIB: Linux TC action counters");
+	register_readfd(sn->efd, on_event, sn);
+	refresh(sn);
+	log_info("snmp: AgentX subagent on %s, pinging every %d s",
+	         sn->socket ? sn->socket : "the default socket", sn->ping_interval);
+	while (!atomic_load(&sn->stop))
+		agent_check_and_process(1);
+	unregister_readfd(sn->efd);
+	unregister_sysORTable(mib_oid, N_OID(mib_oid));
+out:
+	snmp_shutdown("tcexporter");
+	shutdown_agent();
+	if (sn->have_rows)
+		tcx_snmp_rows_free(&sn->rows);
+	tcx_snmp_ids_free(&sn->ids);
+	return NULL;
+}
+
+struct tcx_snmp *tcx_snmp_start(const struct tcx_snmp_cfg *cfg,
+                                struct tcx_snapshot *(*current)(void *), void *arg)
+{
+	struct tcx_snmp *sn = calloc(1, sizeof(*sn));
+
+	if (!sn)
+		return NULL;
+	atomic_init(&sn->stop, 0);
+	sn->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	sn->socket = cfg->agentx_socket ? strdup(cfg->agentx_socket) : NULL;
+	sn->ping_interval = cfg->ping_interval_s;
+	sn->current = current;
+	sn->current_arg = arg;
+	tcx_snmp_ids_init(&sn->ids);
+	if (sn->efd < 0 || (cfg->agentx_socket && !sn->socket) ||
+	    pthread_create(&sn->thread, NULL, snmp_main, sn) != 0) {
+		log_err("snmp: cannot start the subagent thread");
+		if (sn->efd >= 0)
+			close(sn->efd);
+		free(sn->socket);
+		free(sn);
+		return NULL;
+	}
+	return sn;
+}
+
+void tcx_snmp_notify(struct tcx_snmp *sn)
+{
+	uint64_t one = 1;
+
+	if (sn && write(sn->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warnx("snmp: cannot wake the subagent: %s", strerror(errno));
+}
+
+void tcx_snmp_stop(struct tcx_snmp *sn)
+{
+	if (!sn)
+		return;
+	atomic_store(&sn->stop, 1);
+	tcx_snmp_notify(sn);
+	pthread_join(sn->thread, NULL);
+	close(sn->efd);
+	free(sn->socket);
+	free(sn);
+}
