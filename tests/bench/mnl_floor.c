@@ -8,7 +8,11 @@
  * attributes and counts the messages; nothing is decoded or printed besides
  * the count, on standard error.
  *
- * Usage: mnl_floor DEV [ingress|egress] */
+ * With --terse the request carries TCA_DUMP_FLAGS = TCA_DUMP_FLAGS_TERSE, as
+ * tcexporter's first dump of a target does: the floor for flower filters
+ * (tests/vm/bench.sh).
+ *
+ * Usage: mnl_floor [--terse] DEV [ingress|egress] */
 #include <errno.h>
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
@@ -137,10 +141,15 @@ int main(int argc, char **argv)
 	struct tcmsg *tcm;
 	unsigned int ifindex, portid, seq;
 	uint32_t parent = PARENT_INGRESS;
-	int ret;
+	int ret, terse = 0;
 
+	if (argc > 1 && strcmp(argv[1], "--terse") == 0) {
+		terse = 1;
+		argv++;
+		argc--;
+	}
 	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "Usage: mnl_floor DEV [ingress|egress]\n");
+		fprintf(stderr, "Usage: mnl_floor [--terse] DEV [ingress|egress]\n");
 		return 2;
 	}
 	if (argc == 3) {
@@ -171,6 +180,11 @@ int main(int argc, char **argv)
 	tcm->tcm_family = AF_UNSPEC;
 	tcm->tcm_ifindex = (int)ifindex;
 	tcm->tcm_parent = parent;
+	if (terse) {
+		struct nla_bitfield32 bf = {TCA_DUMP_FLAGS_TERSE, TCA_DUMP_FLAGS_TERSE};
+
+		mnl_attr_put(nlh, TCA_DUMP_FLAGS, sizeof(bf), &bf);
+	}
 
 	if (mnl_socket_sendto(sk, nlh, nlh->nlmsg_len) < 0) {
 		perror("mnl_floor: netlink send");

@@ -11,8 +11,8 @@
 # warm-up round, TCX_VM_BENCH_RUNS rounds (default 7), each running once, in
 # this order:
 #   exporter     tcexporter --once --config CFG > /dev/null   (prometheus text)
-#   terse-floor  mnl_terse_floor DEV ingress   (tests/vm/mnl_terse_floor.c, built
-#                here: a bare libmnl terse dump that only walks the messages)
+#   terse-floor  mnl_floor --terse DEV ingress (tests/bench/mnl_floor.c: a bare
+#                libmnl terse dump that only walks the messages)
 #   full-floor   mnl_floor DEV ingress         (the same, full dump; for reference)
 #   tc-brief     tc -s -br filter show dev DEV ingress > /dev/null   (terse)
 #   tc-full      tc -s filter show dev DEV ingress > /dev/null       (full)
@@ -47,8 +47,7 @@ sizes=${TCX_VM_BENCH_SIZES:-10000 50000}
 runs=${TCX_VM_BENCH_RUNS:-7}
 mem=${TCX_VM_BENCH_MEM:-1536}
 timeout_s=${TCX_VM_TIMEOUT:-1500}
-cc=${CC:-gcc}
-require_cmd "$cc" awk
+require_cmd awk
 find_python
 vm_require_tools
 vm_find_kernel
@@ -59,19 +58,12 @@ root=$WORK/root
 share=$WORK/out
 mkdir -p "$share"
 
-note "building mnl_terse_floor"
-# shellcheck disable=SC2046
-"$cc" -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -o "$WORK/mnl_terse_floor" \
-	"$here/mnl_terse_floor.c" $(pkg-config --cflags --libs libmnl 2>/dev/null || echo -lmnl) ||
-	fail "cannot build mnl_terse_floor (libmnl-dev?)"
-
 note "initramfs for $VM_KERNEL ($VM_KVER)"
 vm_init_root "$root"
 vm_add_modules "$root" cls_flower act_gact sch_ingress dummy
 vm_add_bin "$root" /sbin/tc /sbin/tc
 vm_add_bin "$root" "$TCX_BIN" /tcx/tcexporter
 vm_add_bin "$root" "$floor" /tcx/mnl_floor
-vm_add_bin "$root" "$WORK/mnl_terse_floor" /tcx/mnl_terse_floor
 # The filters, one batch file per size: distinct destination addresses,
 # distinct 16-byte cookies.
 for n in $sizes; do
@@ -114,7 +106,7 @@ ip link set b0 up
 printf 'targets:\n  - {dev: b0, parent: ingress}\n' >/tmp/c0.yaml
 for round in $(seq 0 "$runs"); do
 	timed exporter "$round" 0 /tcx/tcexporter --once --config /tmp/c0.yaml
-	timed terse-floor "$round" 0 /tcx/mnl_terse_floor b0 ingress
+	timed terse-floor "$round" 0 /tcx/mnl_floor --terse b0 ingress
 	timed full-floor "$round" 0 /tcx/mnl_floor b0 ingress
 	timed tc-brief "$round" 0 /sbin/tc -s -br filter show dev b0 ingress
 	timed tc-full "$round" 0 /sbin/tc -s filter show dev b0 ingress
@@ -137,12 +129,12 @@ for n in $sizes; do
 	# Sanity: what each reader saw.
 	/tcx/tcexporter --once --config /tmp/c.yaml --format json | wc -l >"/out/rows-$n"
 	/tcx/tcexporter --once --config /tmp/c.yaml >"/out/prom-$n"
-	/tcx/mnl_terse_floor "$dev" ingress 2>"/out/terse-msgs-$n"
+	/tcx/mnl_floor --terse "$dev" ingress 2>"/out/terse-msgs-$n"
 	/tcx/mnl_floor "$dev" ingress 2>"/out/full-msgs-$n"
 	/sbin/tc -s -br filter show dev "$dev" ingress | grep -c '^filter .* handle ' >"/out/br-$n" || true
 	for round in $(seq 0 "$runs"); do # round 0: warm-up
 		timed exporter "$round" "$n" /tcx/tcexporter --once --config /tmp/c.yaml
-		timed terse-floor "$round" "$n" /tcx/mnl_terse_floor "$dev" ingress
+		timed terse-floor "$round" "$n" /tcx/mnl_floor --terse "$dev" ingress
 		timed full-floor "$round" "$n" /tcx/mnl_floor "$dev" ingress
 		timed tc-brief "$round" "$n" /sbin/tc -s -br filter show dev "$dev" ingress
 		timed tc-full "$round" "$n" /sbin/tc -s filter show dev "$dev" ingress
@@ -178,7 +170,7 @@ for n in $sizes; do
 	br=$(cat "$share/br-$n")
 	[ "$rows" = "$n" ] || { echo "N=$n: the exporter printed $rows rows" >&2; bad=1; }
 	# N filters plus the tp header message.
-	[ "$tmsgs" = $((n + 1)) ] || { echo "N=$n: mnl_terse_floor saw $tmsgs messages" >&2; bad=1; }
+	[ "$tmsgs" = $((n + 1)) ] || { echo "N=$n: mnl_floor --terse saw $tmsgs messages" >&2; bad=1; }
 	[ "$fmsgs" = $((n + 1)) ] || { echo "N=$n: mnl_floor saw $fmsgs messages" >&2; bad=1; }
 	[ "$br" = "$n" ] || { echo "N=$n: tc -br listed $br filters" >&2; bad=1; }
 	grep -qxF "tc_scrape_collector_mode_info{dev=\"b$n\",parent=\"ingress\",mode=\"terse\"} 1" \
