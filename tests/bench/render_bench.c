@@ -38,8 +38,12 @@ int main(int argc, char **argv)
 	static const char *const names[] = {"text", "openmetrics", "text+gzip", "openmetrics+gzip"};
 	static const enum tcx_variant vars[] = {TCX_VAR_TEXT, TCX_VAR_OM, TCX_VAR_TEXT_GZ,
 	                                        TCX_VAR_OM_GZ};
-	const char *yaml = "labels: [tenant, rule]\ncookies:\n"
-	                   "  \"74637862656e63680000000000000000\": [acme, first]\n";
+	/* With two user labels from a cookie map, or (TCX_BENCH_LABELS=0) none. */
+	const char *labels = getenv("TCX_BENCH_LABELS");
+	const char *yaml = labels && strcmp(labels, "0") == 0
+	                           ? "targets: [{all: true}]\n"
+	                           : "labels: [tenant, rule]\ncookies:\n"
+	                             "  \"74637862656e63680000000000000000\": [acme, first]\n";
 	struct tcx_config *cfg =
 	        tcx_config_load_buffer("bench.yaml", yaml, strlen(yaml), config_err, NULL);
 	struct tcx_snapshot *s = tcx_snapshot_new(cfg);
