@@ -2,14 +2,12 @@
 /* The web configuration file of Prometheus's exporter-toolkit: TLS, mTLS and
  * basic auth. See webconfig.h.
  *
- * Loading follows config/config.c: the whole YAML document is loaded with
- * libyaml, then walked with {key, handler} tables; every problem is reported
- * and the walk goes on. Keys that exporter-toolkit knows but tcexporter cannot
+ * Loading follows config/config.c, with the same helpers (config/yamlutil.h):
+ * the whole YAML document is loaded with libyaml, then walked with {key,
+ * handler} tables; every problem is reported and the walk goes on. Keys that exporter-toolkit knows but tcexporter cannot
  * honour are errors naming the key, never silently ignored. Certificates and
  * keys are read and checked with GnuTLS at load time, so that a bad file is
  * reported at start-up (or reload), not at the first handshake. */
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +18,12 @@
 #include <yaml.h>
 
 #include "agent/webconfig.h"
+#include "config/yamlutil.h"
 
 #define CACHE_MAX   64         /* verified (user, password) pairs kept */
 #define DIGEST_LEN  32         /* HMAC-SHA-256 */
 #define PEM_MAX     (4u << 20) /* larger than any sane certificate bundle */
 #define BCRYPT_LEN  60         /* "$2b$10$" + 22 salt + 31 hash characters */
-#define MAX_KEYS    16         /* keys of one key_handler table */
 #define BCRYPT_HELP "htpasswd -nBC 10 \"\" | tr -d ':\\n'"
 
 /* exporter-toolkit's own dummy: unknown users cost one bcrypt too. Its cost
@@ -52,143 +50,23 @@ static const char *const client_auth_names[] = {
 };
 
 struct ctx {
-	const char *name; /* the web config file, for messages */
-	tcx_config_err_fn errfn;
-	void *arg;
-	yaml_document_t *doc;
+	struct tcx_yaml y; /* first: see config/yamlutil.h */
 	struct tcx_webconfig *wc;
-	unsigned errors;
 };
 
 typedef int (*key_fn)(struct ctx *c, void *obj, yaml_node_t *key, yaml_node_t *val);
 
 struct key_handler {
-	const char *key;
+	const char *key; /* first: tcx_yaml_walk() reads it */
 	key_fn fn;
 };
 
-/* ---- error reporting ------------------------------------------------------ */
-
-/* "NAME:LINE:COL: msg" with a mark, "NAME: msg" without. */
-__attribute__((format(printf, 4, 0))) static void
-vreport(struct ctx *c, const char *name, const yaml_mark_t *m, const char *fmt, va_list ap)
-{
-	char *msg = NULL, *line = NULL;
-	int r;
-
-	c->errors++;
-	if (vasprintf(&msg, fmt, ap) < 0) {
-		msg = NULL;
-		goto oom;
-	}
-	if (m)
-		r = asprintf(&line, "%s:%lu:%lu: %s", name, (unsigned long)m->line + 1,
-		             (unsigned long)m->column + 1, msg);
-	else
-		r = asprintf(&line, "%s: %s", name, msg);
-	if (r < 0)
-		goto oom;
-	if (c->errfn)
-		c->errfn(c->arg, line);
-	free(line);
-	free(msg);
-	return;
-oom:
-	free(msg);
-	if (c->errfn)
-		c->errfn(c->arg, "out of memory");
-}
-
-__attribute__((format(printf, 3, 4))) static void err_at(struct ctx *c, const yaml_node_t *n,
-                                                         const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(c, c->name, &n->start_mark, fmt, ap);
-	va_end(ap);
-}
-
-__attribute__((format(printf, 3, 4))) static void err_mark(struct ctx *c, const yaml_mark_t *m,
-                                                           const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(c, c->name, m, fmt, ap);
-	va_end(ap);
-}
-
-/* A problem of a file the config names: "PATH: msg". */
-__attribute__((format(printf, 3, 4))) static void err_file(struct ctx *c, const char *path,
-                                                           const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(c, path, NULL, fmt, ap);
-	va_end(ap);
-}
-
-static int oom(struct ctx *c)
-{
-	err_mark(c, NULL, "out of memory");
-	return -1;
-}
-
 /* ---- small helpers -------------------------------------------------------- */
-
-static const char *kind_name(yaml_node_type_t t)
-{
-	switch (t) {
-	case YAML_MAPPING_NODE:
-		return "a mapping";
-	case YAML_SEQUENCE_NODE:
-		return "a sequence";
-	default:
-		return "a scalar";
-	}
-}
-
-static const char *sval(const yaml_node_t *n)
-{
-	return (const char *)n->data.scalar.value;
-}
-
-static size_t slen(const yaml_node_t *n)
-{
-	return n->data.scalar.length;
-}
-
-static int has_nul(const yaml_node_t *n)
-{
-	return memchr(n->data.scalar.value, '\0', n->data.scalar.length) != NULL;
-}
-
-static yaml_node_t *node(struct ctx *c, int id)
-{
-	return yaml_document_get_node(c->doc, id);
-}
-
-/* An empty plain scalar: YAML's null (`key:` with nothing after it). */
-static int is_null(const yaml_node_t *n)
-{
-	return n->type == YAML_SCALAR_NODE && n->data.scalar.length == 0 &&
-	       n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-}
 
 /* The scalar equals s (and holds no NUL byte). */
 static int is(const yaml_node_t *n, const char *s)
 {
 	return !has_nul(n) && !strcmp(sval(n), s);
-}
-
-static int expect(struct ctx *c, const yaml_node_t *key, const yaml_node_t *val, yaml_node_type_t t)
-{
-	if (val->type == t)
-		return 0;
-	err_at(c, val, "'%s' must be %s, got %s", sval(key), kind_name(t), kind_name(val->type));
-	return -1;
 }
 
 /* A mapping, or null which stands for an empty one: 1 when null, 0 when a
@@ -200,40 +78,22 @@ static int expect_map(struct ctx *c, const yaml_node_t *key, const yaml_node_t *
 	return expect(c, key, val, YAML_MAPPING_NODE);
 }
 
-static char *xstrndup(struct ctx *c, const char *s, size_t len)
-{
-	char *p = malloc(len + 1);
-
-	if (!p) {
-		oom(c);
-		return NULL;
-	}
-	memcpy(p, s, len);
-	p[len] = '\0';
-	return p;
-}
-
-static int parse_bool(struct ctx *c, const yaml_node_t *k, const yaml_node_t *v, int *out)
-{
-	if (expect(c, k, v, YAML_SCALAR_NODE))
-		return -1;
-	if (!has_nul(v) && (!strcasecmp(sval(v), "true") || !strcasecmp(sval(v), "yes"))) {
-		*out = 1;
-		return 0;
-	}
-	if (!has_nul(v) && (!strcasecmp(sval(v), "false") || !strcasecmp(sval(v), "no"))) {
-		*out = 0;
-		return 0;
-	}
-	err_at(c, v, "invalid boolean '%s' for '%s'", sval(v), sval(k));
-	return -1;
-}
-
 /* A key of exporter-toolkit that tcexporter cannot honour. */
 static int unsupported(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 {
 	err_at(c, k, "'%s' is not supported by tcexporter; remove it", sval(k));
 	return -1;
+}
+
+static int call_handler(struct tcx_yaml *y, const void *row, void *obj, yaml_node_t *k,
+                        yaml_node_t *v)
+{
+	return ((const struct key_handler *)row)->fn((struct ctx *)y, obj, k, v);
+}
+
+static int listed(const void *row)
+{
+	return ((const struct key_handler *)row)->fn != unsupported;
 }
 
 /* Walk a mapping, dispatching each key through tab. `where` names the mapping
@@ -242,49 +102,9 @@ static int unsupported(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 static int walk_mapping(struct ctx *c, yaml_node_t *map, const struct key_handler *tab, size_t n,
                         const char *where, void *obj)
 {
-	yaml_node_t *seen[MAX_KEYS] = {NULL};
-	char expected[512];
-	yaml_node_pair_t *p;
-	size_t i, off = 0;
-	int ret = 0;
+	const struct tcx_yaml_keys keys = {tab, n, sizeof(*tab), call_handler, listed};
 
-	if (n > MAX_KEYS)
-		abort(); /* a program bug: raise MAX_KEYS */
-	expected[0] = '\0';
-	for (i = 0; i < n && off < sizeof(expected); i++)
-		if (tab[i].fn != unsupported)
-			off += (size_t)snprintf(expected + off, sizeof(expected) - off, "%s%s",
-			                        off ? ", " : "", tab[i].key);
-
-	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = node(c, p->key), *v = node(c, p->value);
-
-		if (k->type != YAML_SCALAR_NODE) {
-			err_at(c, k, "expected a scalar key, got %s", kind_name(k->type));
-			ret = -1;
-			continue;
-		}
-		for (i = 0; i < n; i++)
-			if (is(k, tab[i].key))
-				break;
-		if (i == n) {
-			err_at(c, k, "unknown key '%s'%s (expected one of: %s)", sval(k), where,
-			       expected);
-			ret = -1;
-			continue;
-		}
-		if (seen[i]) {
-			err_at(c, k, "duplicate key '%s' (first at %lu:%lu)", sval(k),
-			       (unsigned long)seen[i]->start_mark.line + 1,
-			       (unsigned long)seen[i]->start_mark.column + 1);
-			ret = -1;
-			continue;
-		}
-		seen[i] = k;
-		if (tab[i].fn(c, obj, k, v))
-			ret = -1;
-	}
-	return ret;
+	return tcx_yaml_walk(&c->y, map, &keys, where, obj);
 }
 
 /* Compare without data-dependent branches: 1 when equal. Reads all of b
@@ -306,77 +126,6 @@ static void free_secret(char *s)
 		explicit_bzero(s, strlen(s));
 		free(s);
 	}
-}
-
-/* ---- files -------------------------------------------------------------------- */
-
-/* `name` relative to the directory of the web config file. */
-static char *resolve(struct ctx *c, const char *name)
-{
-	const char *slash = strrchr(c->name, '/');
-	char *p;
-
-	if (name[0] == '/' || !slash)
-		return xstrndup(c, name, strlen(name));
-	if (asprintf(&p, "%.*s/%s", (int)(slash - c->name), c->name, name) < 0) {
-		oom(c);
-		return NULL;
-	}
-	return p;
-}
-
-/* The whole file as a C string, or NULL after a report naming it. Buffers are
- * wiped before they are released: the file may be a private key. */
-static char *read_all(struct ctx *c, const char *path, size_t *lenp, const char *what)
-{
-	char *buf = NULL, *nbuf;
-	size_t len = 0, cap = 0, n;
-	FILE *f;
-
-	f = fopen(path, "re");
-	if (!f) {
-		err_file(c, path, "cannot %s: %s", what, strerror(errno));
-		return NULL;
-	}
-	for (;;) {
-		if (cap - len < 4096) {
-			if (cap >= PEM_MAX) {
-				err_file(c, path, "larger than %u MiB", PEM_MAX >> 20);
-				goto fail;
-			}
-			nbuf = malloc(cap ? 2 * cap : 16384);
-			if (!nbuf) {
-				oom(c);
-				goto fail;
-			}
-			if (buf) {
-				memcpy(nbuf, buf, len);
-				explicit_bzero(buf, len);
-				free(buf);
-			}
-			buf = nbuf;
-			cap = cap ? 2 * cap : 16384;
-		}
-		n = fread(buf + len, 1, cap - len - 1, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		err_file(c, path, "cannot read: %s", strerror(errno));
-		goto fail;
-	}
-	buf[len] = '\0';
-	fclose(f);
-	*lenp = len;
-	return buf;
-fail:
-	if (buf) {
-		explicit_bzero(buf, len);
-		free(buf);
-	}
-	fclose(f);
-	return NULL;
 }
 
 /* ---- tls_server_config -------------------------------------------------------- */
@@ -561,7 +310,7 @@ static int pem_load(struct ctx *c, struct pem_src *s)
 	s->path = resolve(c, sval(s->file_v));
 	if (!s->path)
 		return -1;
-	s->pem = read_all(c, s->path, &len, "read");
+	s->pem = tcx_yaml_read_file(&c->y, s->path, "read", PEM_MAX, &len);
 	if (!s->pem)
 		return -1;
 	if (strlen(s->pem) != len) {
@@ -965,9 +714,7 @@ static int top_users(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 				break;
 		}
 		if (q < p) {
-			err_at(c, uk, "duplicate user '%s' (first at %lu:%lu)", sval(uk),
-			       (unsigned long)node(c, q->key)->start_mark.line + 1,
-			       (unsigned long)node(c, q->key)->start_mark.column + 1);
+			err_dup(c, uk, "user", sval(uk), node(c, q->key));
 			ret = -1;
 			continue;
 		}
@@ -1027,78 +774,16 @@ static void webconfig_free(struct tcx_webconfig *wc)
 	free(wc);
 }
 
-static void syntax_error(struct ctx *c, const yaml_parser_t *parser, const char *buf, size_t len)
+static int load_root(struct tcx_yaml *y, yaml_node_t *root)
 {
-	const char *problem = parser->problem ? parser->problem : "out of memory";
-	yaml_mark_t m = parser->problem_mark;
-
-	if (parser->error == YAML_READER_ERROR) {
-		/* the reader gives a byte offset, not a mark */
-		size_t i, end = parser->problem_offset < len ? parser->problem_offset : len;
-
-		m.line = m.column = 0;
-		for (i = 0; i < end; i++) {
-			if (buf[i] == '\n') {
-				m.line++;
-				m.column = 0;
-			} else {
-				m.column++;
-			}
-		}
-	}
-	if (parser->context)
-		err_mark(c, &m, "YAML syntax error: %s %s", problem, parser->context);
-	else
-		err_mark(c, &m, "YAML syntax error: %s", problem);
-}
-
-static void load_document(struct ctx *c, const char *buf, size_t len)
-{
-	yaml_document_t doc, extra;
-	yaml_parser_t parser;
-	yaml_node_t *root;
-
-	if (!yaml_parser_initialize(&parser)) {
-		oom(c);
-		return;
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		syntax_error(c, &parser, buf, len);
-		goto out;
-	}
-	c->doc = &doc;
-	root = yaml_document_get_root_node(&doc);
-	/* an empty file, or comments only: no TLS, no authentication */
-	if (root && !is_null(root)) {
-		if (root->type != YAML_MAPPING_NODE)
-			err_at(c, root, "expected a mapping at top level, got %s",
-			       kind_name(root->type));
-		else
-			walk_mapping(c, root, top_keys, sizeof(top_keys) / sizeof(top_keys[0]), "",
-			             NULL);
-	}
-	/* a second document would be silently ignored: refuse it */
-	if (root) {
-		if (!yaml_parser_load(&parser, &extra)) {
-			syntax_error(c, &parser, buf, len);
-		} else {
-			yaml_node_t *r = yaml_document_get_root_node(&extra);
-
-			if (r && !is_null(r))
-				err_at(c, r, "expected a single YAML document");
-			yaml_document_delete(&extra);
-		}
-	}
-	c->doc = NULL;
-	yaml_document_delete(&doc);
-out:
-	yaml_parser_delete(&parser);
+	walk_mapping((struct ctx *)y, root, top_keys, sizeof(top_keys) / sizeof(top_keys[0]), "",
+	             NULL);
+	return 0;
 }
 
 struct tcx_webconfig *tcx_webconfig_load(const char *path, tcx_config_err_fn errfn, void *arg)
 {
-	struct ctx c = {.name = path, .errfn = errfn, .arg = arg};
+	struct ctx c = {.y = {.name = path, .errfn = errfn, .arg = arg}};
 	struct tcx_webconfig *wc;
 	char *buf = NULL;
 	size_t len = 0;
@@ -1125,16 +810,17 @@ struct tcx_webconfig *tcx_webconfig_load(const char *path, tcx_config_err_fn err
 		err_mark(&c, NULL, "cannot get random bytes from GnuTLS");
 		goto out;
 	}
-	buf = read_all(&c, path, &len, "open");
+	buf = tcx_yaml_read_file(&c.y, path, "open", PEM_MAX, &len);
 	if (!buf)
 		goto out;
-	load_document(&c, buf, len);
+	/* an empty file, or comments only: no TLS, no authentication */
+	tcx_yaml_load(&c.y, buf, len, NULL, load_root);
 out:
 	if (buf) {
 		explicit_bzero(buf, len); /* it may hold an inline key */
 		free(buf);
 	}
-	if (c.errors) {
+	if (c.y.errors) {
 		webconfig_free(wc);
 		return NULL;
 	}

@@ -7,8 +7,6 @@
  * later in the file; they are validated after all top-level keys were read.
  * Every problem is reported and the walk goes on; the config is returned only
  * if there was none. */
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +14,7 @@
 #include <yaml.h>
 
 #include "config/config.h"
+#include "config/yamlutil.h"
 
 /* Defined in labels.c, shared by the index builder here and the lookup there.
  * (Not in config.h: it is an implementation detail of the cookie index.) */
@@ -30,12 +29,8 @@
 #define TC_PARENT_ROOT    0u          /* a dump's "root qdisc" selector */
 
 struct ctx {
-	const char *name; /* file name for messages */
-	tcx_config_err_fn errfn;
-	void *arg;
-	yaml_document_t *doc;
+	struct tcx_yaml y; /* first: see config/yamlutil.h */
 	struct tcx_config *cfg;
-	unsigned errors;
 	int labels_bad;        /* `labels` had errors: skip checks against it */
 	yaml_node_t *cookies;  /* deferred until `labels` is known */
 	yaml_node_t *decoders; /* likewise */
@@ -44,176 +39,11 @@ struct ctx {
 typedef int (*key_fn)(struct ctx *c, void *obj, yaml_node_t *key, yaml_node_t *val);
 
 struct key_handler {
-	const char *key;
+	const char *key; /* first: tcx_yaml_walk() reads it */
 	key_fn fn;
 };
 
-#define MAX_KEYS 32 /* keys of one key_handler table */
-
-/* ---- error reporting ------------------------------------------------------ */
-
-__attribute__((format(printf, 3, 0))) static void vreport(struct ctx *c, const yaml_mark_t *m,
-                                                          const char *fmt, va_list ap)
-{
-	char *msg = NULL, *line = NULL;
-	int r;
-
-	c->errors++;
-	if (vasprintf(&msg, fmt, ap) < 0) {
-		msg = NULL;
-		goto oom;
-	}
-	if (m)
-		r = asprintf(&line, "%s:%lu:%lu: %s", c->name, (unsigned long)m->line + 1,
-		             (unsigned long)m->column + 1, msg);
-	else
-		r = asprintf(&line, "%s: %s", c->name, msg);
-	if (r < 0)
-		goto oom;
-	if (c->errfn)
-		c->errfn(c->arg, line);
-	free(line);
-	free(msg);
-	return;
-oom:
-	free(msg);
-	if (c->errfn)
-		c->errfn(c->arg, "out of memory");
-}
-
-__attribute__((format(printf, 3, 4))) static void err_at(struct ctx *c, const yaml_node_t *n,
-                                                         const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(c, &n->start_mark, fmt, ap);
-	va_end(ap);
-}
-
-__attribute__((format(printf, 3, 4))) static void err_mark(struct ctx *c, const yaml_mark_t *m,
-                                                           const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(c, m, fmt, ap);
-	va_end(ap);
-}
-
-static int oom(struct ctx *c)
-{
-	err_mark(c, NULL, "out of memory");
-	return -1;
-}
-
 /* ---- small helpers -------------------------------------------------------- */
-
-static const char *kind_name(yaml_node_type_t t)
-{
-	switch (t) {
-	case YAML_MAPPING_NODE:
-		return "a mapping";
-	case YAML_SEQUENCE_NODE:
-		return "a sequence";
-	default:
-		return "a scalar";
-	}
-}
-
-static const char *sval(const yaml_node_t *n)
-{
-	return (const char *)n->data.scalar.value;
-}
-
-static size_t slen(const yaml_node_t *n)
-{
-	return n->data.scalar.length;
-}
-
-/* The scalar holds a NUL byte (e.g. "a\0b"): it cannot be a C string. */
-static int has_nul(const yaml_node_t *n)
-{
-	return memchr(n->data.scalar.value, '\0', n->data.scalar.length) != NULL;
-}
-
-static yaml_node_t *node(struct ctx *c, int id)
-{
-	return yaml_document_get_node(c->doc, id);
-}
-
-static size_t n_items(const yaml_node_t *seq)
-{
-	return (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
-}
-
-static size_t n_pairs(const yaml_node_t *map)
-{
-	return (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
-}
-
-/* An empty plain scalar: YAML's null (`key:` with nothing after it). */
-static int is_null(const yaml_node_t *n)
-{
-	return n->type == YAML_SCALAR_NODE && n->data.scalar.length == 0 &&
-	       n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-}
-
-/* Check the value of `key` is of type t; report "'key' must be ..." if not. */
-static int expect(struct ctx *c, const yaml_node_t *key, const yaml_node_t *val, yaml_node_type_t t)
-{
-	if (val->type == t)
-		return 0;
-	err_at(c, val, "'%s' must be %s, got %s", sval(key), kind_name(t), kind_name(val->type));
-	return -1;
-}
-
-static char *xstrndup(struct ctx *c, const char *s, size_t len)
-{
-	char *p = malloc(len + 1);
-
-	if (!p) {
-		oom(c);
-		return NULL;
-	}
-	memcpy(p, s, len);
-	p[len] = '\0';
-	return p;
-}
-
-/* Decimal integer in [min, max], digits only. */
-static int parse_uint(const yaml_node_t *v, uint64_t min, uint64_t max, uint64_t *out)
-{
-	const char *s = sval(v);
-	size_t i, len = slen(v);
-	uint64_t x = 0;
-
-	if (len == 0 || len > 20)
-		return -1;
-	for (i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		if (x > (UINT64_MAX - 9) / 10)
-			return -1;
-		x = x * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (x < min || x > max)
-		return -1;
-	*out = x;
-	return 0;
-}
-
-static int uint_value(struct ctx *c, const yaml_node_t *k, const yaml_node_t *v, uint64_t min,
-                      uint64_t max, uint64_t *out)
-{
-	if (expect(c, k, v, YAML_SCALAR_NODE))
-		return -1;
-	if (parse_uint(v, min, max, out) == 0)
-		return 0;
-	err_at(c, v, "invalid %s '%s': must be an integer from %llu to %llu", sval(k), sval(v),
-	       (unsigned long long)min, (unsigned long long)max);
-	return -1;
-}
 
 static int hexval(char ch)
 {
@@ -306,53 +136,20 @@ static int find_label(const struct tcx_config *cfg, const char *name)
 	return -1;
 }
 
+static int call_handler(struct tcx_yaml *y, const void *row, void *obj, yaml_node_t *k,
+                        yaml_node_t *v)
+{
+	return ((const struct key_handler *)row)->fn((struct ctx *)y, obj, k, v);
+}
+
 /* Walk a mapping, dispatching each key through tab. `where` names the mapping
  * in messages (" in target"), empty at the top level. */
 static int walk_mapping(struct ctx *c, yaml_node_t *map, const struct key_handler *tab, size_t n,
                         const char *where, void *obj)
 {
-	yaml_node_t *seen[MAX_KEYS] = {NULL}; /* first occurrence of each key */
-	char expected[512];
-	yaml_node_pair_t *p;
-	size_t i, off = 0;
-	int ret = 0;
+	const struct tcx_yaml_keys keys = {tab, n, sizeof(*tab), call_handler, NULL};
 
-	if (n > MAX_KEYS)
-		abort(); /* a program bug: raise MAX_KEYS */
-	expected[0] = '\0';
-	for (i = 0; i < n && off < sizeof(expected); i++)
-		off += (size_t)snprintf(expected + off, sizeof(expected) - off, "%s%s",
-		                        i ? ", " : "", tab[i].key);
-
-	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = node(c, p->key), *v = node(c, p->value);
-
-		if (k->type != YAML_SCALAR_NODE) {
-			err_at(c, k, "expected a scalar key, got %s", kind_name(k->type));
-			ret = -1;
-			continue;
-		}
-		for (i = 0; i < n; i++)
-			if (!has_nul(k) && !strcmp(sval(k), tab[i].key))
-				break;
-		if (i == n) {
-			err_at(c, k, "unknown key '%s'%s (expected one of: %s)", sval(k), where,
-			       expected);
-			ret = -1;
-			continue;
-		}
-		if (seen[i]) {
-			err_at(c, k, "duplicate key '%s' (first at %lu:%lu)", sval(k),
-			       (unsigned long)seen[i]->start_mark.line + 1,
-			       (unsigned long)seen[i]->start_mark.column + 1);
-			ret = -1;
-			continue;
-		}
-		seen[i] = k;
-		if (tab[i].fn(c, obj, k, v))
-			ret = -1;
-	}
-	return ret;
+	return tcx_yaml_walk(&c->y, map, &keys, where, obj);
 }
 
 /* ---- interval, unmapped ------------------------------------------------------ */
@@ -394,22 +191,6 @@ struct target_ps {
 	int dev_given; /* `dev` was written (even if invalid) */
 	yaml_node_t *parent_key;
 };
-
-static int parse_bool(struct ctx *c, const yaml_node_t *k, const yaml_node_t *v, int *out)
-{
-	if (expect(c, k, v, YAML_SCALAR_NODE))
-		return -1;
-	if (!has_nul(v) && (!strcasecmp(sval(v), "true") || !strcasecmp(sval(v), "yes"))) {
-		*out = 1;
-		return 0;
-	}
-	if (!has_nul(v) && (!strcasecmp(sval(v), "false") || !strcasecmp(sval(v), "no"))) {
-		*out = 0;
-		return 0;
-	}
-	err_at(c, v, "invalid boolean '%s' for '%s'", sval(v), sval(k));
-	return -1;
-}
 
 static int tgt_all(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 {
@@ -702,9 +483,7 @@ static int cookie_values(struct ctx *c, const char *hex, yaml_node_t *v, yaml_no
 				continue;
 			}
 			if (vals[l]) {
-				err_at(c, lk, "duplicate key '%s' (first at %lu:%lu)", sval(lk),
-				       (unsigned long)first[l]->start_mark.line + 1,
-				       (unsigned long)first[l]->start_mark.column + 1);
+				err_dup(c, lk, "key", sval(lk), first[l]);
 				ret = -1;
 				continue;
 			}
@@ -820,9 +599,7 @@ static int load_cookies(struct ctx *c)
 		if (cfg->slots[i] != UINT32_MAX) {
 			const yaml_node_t *first = keys[cfg->slots[i]];
 
-			err_at(c, k, "duplicate cookie '%s' (first at %lu:%lu)", hex,
-			       (unsigned long)first->start_mark.line + 1,
-			       (unsigned long)first->start_mark.column + 1);
+			err_dup(c, k, "cookie", hex, first);
 			ret = -1;
 			continue;
 		}
@@ -1265,7 +1042,7 @@ static int top_http(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 static int http_defaults(struct ctx *c)
 {
 	struct tcx_http_cfg *h = &c->cfg->http;
-	const char *slash;
+	char *full;
 
 	if (!h->n_listen) {
 		h->listen[0] = strdup(TCX_LISTEN_DEFAULT);
@@ -1283,12 +1060,10 @@ static int http_defaults(struct ctx *c)
 		h->timeout_s = 10;
 	if (!c->cfg->snmp.ping_interval_s)
 		c->cfg->snmp.ping_interval_s = 5;
-	slash = strrchr(c->name, '/');
-	if (h->web_config && h->web_config[0] != '/' && slash) {
-		char *full;
-
-		if (asprintf(&full, "%.*s/%s", (int)(slash - c->name), c->name, h->web_config) < 0)
-			return oom(c);
+	if (h->web_config) {
+		full = resolve(c, h->web_config);
+		if (!full)
+			return -1;
 		free(h->web_config);
 		h->web_config = full;
 	}
@@ -1385,151 +1160,58 @@ static void config_free(struct tcx_config *cfg)
 	free(cfg);
 }
 
-static int load_root(struct ctx *c, yaml_node_t *root)
+/* tcx_yaml_load() calls it with a mapping; -1 only when cfg cannot be had. */
+static int load_root(struct tcx_yaml *y, yaml_node_t *root)
 {
-	int ret = 0;
+	struct ctx *c = (struct ctx *)y;
+	struct tcx_config *cfg;
 
-	if (root->type != YAML_MAPPING_NODE) {
-		err_at(c, root, "expected a mapping at top level, got %s", kind_name(root->type));
-		return -1;
-	}
-	if (walk_mapping(c, root, top_keys, sizeof(top_keys) / sizeof(top_keys[0]), "", NULL))
-		ret = -1;
-	if (!c->cfg->targets && default_targets(c))
-		ret = -1;
-	if (c->cookies && load_cookies(c))
-		ret = -1;
-	if (c->decoders && load_decoders(c))
-		ret = -1;
-	if (http_defaults(c))
-		ret = -1;
-	return ret;
-}
-
-static void syntax_error(struct ctx *c, const yaml_parser_t *parser, const char *buf, size_t len)
-{
-	const char *problem = parser->problem ? parser->problem : "out of memory";
-	yaml_mark_t m = parser->problem_mark;
-
-	if (parser->error == YAML_READER_ERROR) {
-		/* the reader gives a byte offset, not a mark */
-		size_t i, end = parser->problem_offset < len ? parser->problem_offset : len;
-
-		m.line = m.column = 0;
-		for (i = 0; i < end; i++) {
-			if (buf[i] == '\n') {
-				m.line++;
-				m.column = 0;
-			} else {
-				m.column++;
-			}
-		}
-	}
-	if (parser->context)
-		err_mark(c, &m, "YAML syntax error: %s %s", problem, parser->context);
-	else
-		err_mark(c, &m, "YAML syntax error: %s", problem);
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg)
+		return oom(c);
+	atomic_init(&cfg->refcnt, 1);
+	cfg->interval_s = TCX_INTERVAL_DEFAULT;
+	cfg->unmapped = TCX_UNMAPPED_EXPORT;
+	cfg->path = strdup(y->name);
+	if (!cfg->path)
+		oom(c);
+	c->cfg = cfg;
+	walk_mapping(c, root, top_keys, sizeof(top_keys) / sizeof(top_keys[0]), "", NULL);
+	if (!cfg->targets)
+		default_targets(c);
+	if (c->cookies)
+		load_cookies(c);
+	if (c->decoders)
+		load_decoders(c);
+	http_defaults(c);
+	return 0;
 }
 
 struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, size_t len,
                                           tcx_config_err_fn errfn, void *arg)
 {
-	struct ctx c = {.name = name, .errfn = errfn, .arg = arg};
-	const yaml_mark_t start = {0, 0, 0};
-	struct tcx_config *cfg = NULL;
-	yaml_document_t doc, extra;
-	yaml_parser_t parser;
-	yaml_node_t *root;
-	int have_doc = 0;
+	struct ctx c = {.y = {.name = name, .errfn = errfn, .arg = arg}};
 
-	if (!yaml_parser_initialize(&parser)) {
-		oom(&c);
+	tcx_yaml_load(&c.y, buf, len, "empty configuration", load_root);
+	if (c.y.errors) {
+		config_free(c.cfg);
 		return NULL;
 	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		syntax_error(&c, &parser, buf, len);
-		goto out;
-	}
-	have_doc = 1;
-	c.doc = &doc;
-	root = yaml_document_get_root_node(&doc);
-	if (!root || is_null(root)) {
-		err_mark(&c, &start, "empty configuration");
-		goto out;
-	}
-
-	cfg = calloc(1, sizeof(*cfg));
-	if (!cfg) {
-		oom(&c);
-		goto out;
-	}
-	atomic_init(&cfg->refcnt, 1);
-	cfg->interval_s = TCX_INTERVAL_DEFAULT;
-	cfg->unmapped = TCX_UNMAPPED_EXPORT;
-	cfg->path = strdup(name);
-	if (!cfg->path)
-		oom(&c);
-	c.cfg = cfg;
-	load_root(&c, root);
-
-	/* a second document would be silently ignored: refuse it */
-	if (!yaml_parser_load(&parser, &extra)) {
-		syntax_error(&c, &parser, buf, len);
-	} else {
-		yaml_node_t *r = yaml_document_get_root_node(&extra);
-
-		if (r && !is_null(r)) /* a trailing "---" alone is harmless */
-			err_at(&c, r, "expected a single YAML document");
-		yaml_document_delete(&extra);
-	}
-out:
-	if (c.errors) {
-		config_free(cfg);
-		cfg = NULL;
-	}
-	if (have_doc)
-		yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
-	return cfg;
+	return c.cfg;
 }
 
 struct tcx_config *tcx_config_load_file(const char *path, tcx_config_err_fn errfn, void *arg)
 {
-	struct ctx c = {.name = path, .errfn = errfn, .arg = arg};
-	struct tcx_config *cfg = NULL;
-	char *buf = NULL, *nbuf;
-	size_t len = 0, cap = 0, n;
-	FILE *f;
+	struct tcx_yaml y = {.name = path, .errfn = errfn, .arg = arg};
+	struct tcx_config *cfg;
+	size_t len;
+	char *buf;
 
-	f = fopen(path, "re");
-	if (!f) {
-		err_mark(&c, NULL, "cannot open: %s", strerror(errno));
+	buf = tcx_yaml_read_file(&y, path, "open", 0, &len);
+	if (!buf)
 		return NULL;
-	}
-	for (;;) {
-		if (cap - len < 4096) {
-			cap = cap ? 2 * cap : 65536;
-			nbuf = realloc(buf, cap);
-			if (!nbuf) {
-				oom(&c);
-				goto out;
-			}
-			buf = nbuf;
-		}
-		n = fread(buf + len, 1, cap - len, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		err_mark(&c, NULL, "cannot read: %s", strerror(errno));
-		goto out;
-	}
 	cfg = tcx_config_load_buffer(path, buf, len, errfn, arg);
-out:
 	free(buf);
-	fclose(f);
 	return cfg;
 }
 
