@@ -439,26 +439,26 @@ static size_t estimate(const struct render *r)
 
 static void render_filters(const struct render *r, int om, struct tcx_buf *b)
 {
+	static const char *const flag_labels[] = {",skip_hw=\"", ",skip_sw=\"", ",in_hw=\"",
+	                                          ",not_in_hw=\""};
 	const struct tcx_snapshot *s = r->s;
-	char flags[64];
 
+	/* One family for the flags, each a label of its own, so that a query
+	 * compares values (in_hw="true") instead of matching substrings. */
 	family_header(b, "tc_filter_flags_info", "info",
-	              "Flags of a TC filter (skip_hw, skip_sw, in_hw, not_in_hw), one series per "
-	              "filter.",
+	              "Flags of a TC filter, one series per filter: skip_hw, skip_sw, in_hw "
+	              "(offloaded to hardware) and not_in_hw, each true or false.",
 	              om);
 	for (size_t i = 0; i < s->n_filters; i++) {
+		uint32_t flags = s->filters[i].flags;
+
 		tcx_buf_put(b, "tc_filter_flags_info{", 21);
 		filter_labels(b, r, (uint32_t)i);
-		tcx_flags_string(s->filters[i].flags, flags, sizeof(flags));
-		PUT_RAW(b, ",flags=\"", flags, strlen(flags));
+		for (unsigned k = 0; k < 4; k++) {
+			tcx_buf_puts(b, flag_labels[k]);
+			tcx_buf_puts(b, (flags & (1u << k)) ? "true\"" : "false\"");
+		}
 		sample_end(b, 1);
-	}
-	family_header(b, "tc_filter_in_hw", "gauge",
-	              "1 when the filter is offloaded to hardware (in_hw), else 0.", om);
-	for (size_t i = 0; i < s->n_filters; i++) {
-		tcx_buf_put(b, "tc_filter_in_hw{", 16);
-		filter_labels(b, r, (uint32_t)i);
-		sample_end(b, (s->filters[i].flags & TCX_FLAG_IN_HW) ? 1 : 0);
 	}
 }
 

@@ -176,12 +176,13 @@ static void test_prometheus_filters_targets_meta(void **state)
 	assert_contains(out, "# TYPE tc_filter_flags_info gauge\n"
 	                     "tc_filter_flags_info{dev=\"v0\",parent=\"ingress\",chain=\"0\","
 	                     "protocol=\"ip\",pref=\"10\",kind=\"u32\",handle=\"800::800\","
-	                     "flags=\"not_in_hw\"} 1\n"
+	                     "skip_hw=\"false\",skip_sw=\"false\",in_hw=\"false\","
+	                     "not_in_hw=\"true\"} 1\n"
 	                     "tc_filter_flags_info{dev=\"v0\",parent=\"ingress\",chain=\"3\","
 	                     "protocol=\"all\",pref=\"20\",kind=\"flower\",handle=\"0x1\","
-	                     "flags=\"skip_sw,in_hw\"} 1\n");
-	assert_contains(out, "tc_filter_in_hw{dev=\"v0\",parent=\"ingress\",chain=\"3\","
-	                     "protocol=\"all\",pref=\"20\",kind=\"flower\",handle=\"0x1\"} 1\n");
+	                     "skip_hw=\"false\",skip_sw=\"true\",in_hw=\"true\","
+	                     "not_in_hw=\"false\"} 1\n");
+	assert_null(strstr(out, "tc_filter_in_hw"));
 	assert_contains(out, "tc_scrape_collector_success{dev=\"v0\",parent=\"ingress\"} 1\n"
 	                     "tc_scrape_collector_success{block=\"22\",netns=\"blue\"} 0\n");
 	assert_contains(out, "tc_scrape_collector_actions{dev=\"v0\",parent=\"ingress\"} 3\n");
