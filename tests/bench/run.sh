@@ -19,8 +19,11 @@
 #
 # Filter shape: u32 inserts into one hash bucket in quadratic time (10k
 # filters take ~1 s, 50k ~60 s), so filters are spread over several prefs,
-# TCX_BENCH_PER_PREF (default 5000) per pref: one u32 tp (and one root hash
-# table) per pref; 50k filters take ~1.5 s that way.
+# TCX_BENCH_PER_PREF (default 4000) per pref: one u32 tp (and one root hash
+# table) per pref; 50k filters take ~1.5 s that way. Keep it under 4096: the
+# node part of a u32 handle has 12 bits, and past 4095 filters in one hash
+# table the kernel hands out the same handle again (800::fff), so that
+# filters can then be told apart only by their cookies.
 #
 # Targets: exporter/floor <= 1.3, tc/exporter >= 2.0, RSS <= 300 bytes per
 # action row. Missing a target is reported, not failed: the exit status is 0
@@ -209,7 +212,7 @@ main() {
 	fi
 
 	sizes=${TCX_BENCH_SIZES:-10000 50000}
-	per=${TCX_BENCH_PER_PREF:-5000}
+	per=${TCX_BENCH_PER_PREF:-4000}
 	[[ $per =~ ^[1-9][0-9]*$ ]] || die "TCX_BENCH_PER_PREF must be a positive integer"
 	for n in $sizes; do
 		[[ $n =~ ^[1-9][0-9]*$ ]] || die "TCX_BENCH_SIZES: '$n' is not a positive integer"

@@ -1,0 +1,489 @@
+#!/usr/bin/env python3
+"""Checks of the SNMP tests (tests/snmp/*.sh): parses an snmpbulkwalk of the
+TCEXPORTER-MIB subtree, `tc -s -j filter show` output and the daemon's
+/metrics text, and compares them. Standard library only.
+
+Walk files come from `snmpbulkwalk -v2c -On -Ox` (numeric OIDs, octet
+strings in hex).
+
+Subcommands (exit 0 when every check passes, 1 with the reasons otherwise):
+
+  check-walk --walk W --tc DEV PARENT TCJSON [--tc ...] --metrics M
+             [--labels a,b --cookie-map JSON] [--min-bytes N]
+      the action table holds exactly the actions tc lists, with equal
+      counters, cookie, kinds and ifIndex; /metrics has the same rows and
+      counters; the label table has the right names and values (the cookie
+      map, "" for an unmapped cookie) and they equal /metrics' labels; the
+      scalars say rows = number of rows, status ok(1), 0 targets failed;
+      every column has its SMI type. --min-bytes: some row's bytes must be at
+      least N (a Counter64 above 2^32).
+
+  rows --walk W
+      prints identity -> {index, bytes, discontinuity, ...} as JSON.
+
+  check-change --before W1 --after W2 --gone PREF[,PREF] --new PREF[,PREF]
+      rows present in both keep their index; the rows of the filters at the
+      --gone prefs are gone (and only they), the rows at the --new prefs are
+      new (and only they), with indices above every index of W1 and a
+      non-zero discontinuity time; tcxActionTableLastChange increased.
+
+  tc-counters TCJSON
+      prints the counters of every action of a tc -s -j output.
+
+  check-replace --before W1 --after W2 --pref P [--cookie HEX]
+      the rows at pref P keep their index, their counters restarted (lower
+      than before), their discontinuity time increased; every other row is
+      unchanged in index and discontinuity; --cookie: the new cookie.
+"""
+
+import argparse
+import json
+import os
+import re
+import socket
+import sys
+
+ROOT = (1, 3, 6, 1, 4, 1, 8072, 9999, 9999, 4242)
+SCALARS = ROOT + (1, 1)
+ACTION = ROOT + (1, 2, 1)
+LABEL = ROOT + (1, 3, 1)
+
+COL = dict(netns=2, device=3, ifindex=4, block=5, parent=6, chain=7, pref=8, protocol=9,
+           classifier=10, handle=11, order=12, kind=13, cookie=14, bytes=15, packets=16,
+           hw_bytes=17, hw_packets=18, drops=19, overlimits=20, discontinuity=21)
+NAME = {v: k for k, v in COL.items()}
+# SMI type of every column as net-snmp prints it (Unsigned32 is Gauge32 on the
+# wire; InterfaceIndexOrZero is an INTEGER).
+COL_TYPE = {2: "STRING", 3: "STRING", 4: "INTEGER", 5: "Gauge32", 6: "STRING", 7: "Gauge32",
+            8: "Gauge32", 9: "STRING", 10: "STRING", 11: "STRING", 12: "Gauge32", 13: "STRING",
+            14: "STRING", 15: "Counter64", 16: "Counter64", 17: "Counter64", 18: "Counter64",
+            19: "Counter32", 20: "Counter32", 21: "Timeticks"}
+SCALAR_TYPE = {1: "Gauge32", 2: "Timeticks", 3: "Timeticks", 4: "INTEGER", 5: "Gauge32"}
+IDENT = ("device", "parent", "chain", "pref", "protocol", "handle", "order")
+COUNTERS = ("bytes", "packets", "drops", "overlimits")
+
+
+class Fail(Exception):
+    pass
+
+
+# ---- walks -------------------------------------------------------------------------------
+
+LINE = re.compile(r'^(\.[0-9.]+) = (?:([A-Za-z][A-Za-z0-9-]*): ?)?(.*)$')
+
+
+def parse_walk(path):
+    """{scalars: {n: (type, value)}, rows: {index: {col: (type, value)}},
+    labels: {index: {num: {col: (type, value)}}}}; strings are bytes."""
+    entries = []
+    with open(path) as f:
+        for raw in f:
+            line = raw.rstrip("\n")
+            m = LINE.match(line)
+            if m:
+                entries.append([m.group(1), m.group(2), m.group(3)])
+            elif entries and entries[-1][1] == "Hex-STRING" and re.match(r'^[0-9A-Fa-f ]*$', line):
+                entries[-1][2] += " " + line  # -Ox wraps long strings
+            elif line.strip():
+                raise Fail("%s: cannot parse line %r" % (path, line))
+    w = {"scalars": {}, "rows": {}, "labels": {}, "order": []}
+    seen = set()
+    for oid_s, typ, val in entries:
+        oid = tuple(int(x) for x in oid_s.strip(".").split("."))
+        if oid in seen:
+            raise Fail("%s: %s twice in the walk" % (path, oid_s))
+        seen.add(oid)
+        w["order"].append(oid)
+        if typ in ("Hex-STRING", "STRING") or (typ is None and val == '""'):
+            if typ == "STRING":
+                v = json.loads(val).encode() if val.startswith('"') else val.encode()
+            else:
+                v = bytes.fromhex(val.replace(" ", "")) if typ else b""
+            typ = "STRING"
+        elif typ is None:
+            raise Fail("%s: no type in %s = %s" % (path, oid_s, val))
+        elif typ == "Timeticks":
+            m = re.match(r'^\(?(\d+)\)?', val)
+            if not m:
+                raise Fail("%s: bad Timeticks %r" % (path, val))
+            v = int(m.group(1))
+        else:
+            try:
+                v = int(val.split()[0])
+            except (ValueError, IndexError):
+                raise Fail("%s: %s = %s: %s" % (path, oid_s, typ, val))
+        if oid[:len(SCALARS)] == SCALARS and len(oid) == len(SCALARS) + 2 and oid[-1] == 0:
+            w["scalars"][oid[len(SCALARS)]] = (typ, v)
+        elif oid[:len(ACTION)] == ACTION and len(oid) == len(ACTION) + 2:
+            col, idx = oid[len(ACTION):]
+            w["rows"].setdefault(idx, {})[col] = (typ, v)
+        elif oid[:len(LABEL)] == LABEL and len(oid) == len(LABEL) + 3:
+            col, idx, num = oid[len(LABEL):]
+            w["labels"].setdefault(idx, {}).setdefault(num, {})[col] = (typ, v)
+        elif oid[:len(ROOT)] == ROOT:
+            raise Fail("%s: unexpected OID %s" % (path, oid_s))
+    # A bulk walk must come back in lexicographic order.
+    if w["order"] != sorted(w["order"]):
+        raise Fail("%s: the walk is not in OID order" % path)
+    return w
+
+
+def walk_rows(w, errors):
+    """identity -> row dict (column names -> plain values), checking types."""
+    rows = {}
+    for idx, cols in sorted(w["rows"].items()):
+        missing = sorted(set(COL_TYPE) - set(cols))
+        if missing:
+            errors.append("row %d lacks the columns %s" % (idx, missing))
+            continue
+        r = {"index": idx}
+        for c, (typ, v) in cols.items():
+            if COL_TYPE.get(c) != typ:
+                errors.append("row %d column %d (%s) has type %s, expected %s"
+                              % (idx, c, NAME.get(c, "?"), typ, COL_TYPE.get(c)))
+            if typ == "STRING" and c != COL["cookie"]:
+                v = v.decode("utf-8", "replace")
+            elif c == COL["cookie"]:
+                v = v.hex()
+            r[NAME[c]] = v
+        key = ident_key(r)
+        if key in rows:
+            errors.append("rows %d and %d have the same identity %s"
+                          % (rows[key]["index"], idx, key))
+        rows[key] = r
+    return rows
+
+
+def ident_key(r):
+    return "%s|%s|%s|%s|%s|%s|%s" % tuple(r[k] for k in IDENT)
+
+
+def walk_labels(w):
+    """index -> [(name, value), ...] in label-number order (strings)."""
+    out = {}
+    for idx, nums in w["labels"].items():
+        lst = []
+        for num in sorted(nums):
+            cols = nums[num]
+            lst.append((num, cols.get(2, (None, b""))[1].decode("utf-8", "replace"),
+                        cols.get(3, (None, b""))[1].decode("utf-8", "replace"),
+                        cols.get(2, ("?",))[0], cols.get(3, ("?",))[0]))
+        out[idx] = lst
+    return out
+
+
+# ---- tc --------------------------------------------------------------------------------
+
+def tc_rows(dev, parent, path, errors):
+    with open(path) as f:
+        text = f.read().strip()
+    rows = {}
+    for e in json.loads(text) if text else []:
+        opts = e.get("options") or {}
+        for a in opts.get("actions") or []:
+            r = {"device": dev, "parent": parent, "chain": e.get("chain", 0), "pref": e["pref"],
+                 "protocol": e["protocol"], "handle": opts.get("fh"), "order": a["order"],
+                 "classifier": e["kind"], "kind": a["kind"], "cookie": a.get("cookie", ""),
+                 "action_index": a.get("index")}
+            st = a.get("stats") or {}
+            for c in COUNTERS:
+                r[c] = st.get(c, 0)
+            r["hw_bytes"] = st.get("hw_bytes", 0)
+            r["hw_packets"] = st.get("hw_packets", 0)
+            k = ident_key(r)
+            if k in rows and rows[k] != r:
+                errors.append("tc lists %s twice with different values" % k)
+            rows[k] = r
+    return rows
+
+
+# ---- /metrics ------------------------------------------------------------------------------
+
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+LABEL_RE = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?')
+
+
+def unescape(s):
+    return re.sub(r'\\(.)', lambda m: "\n" if m.group(1) == "n" else m.group(1), s)
+
+
+def parse_metrics(path):
+    """identity -> {labels: {...}, bytes:, packets:, ...} of tc_action_*_total."""
+    rows = {}
+    fam = {"tc_action_bytes_total": "bytes", "tc_action_packets_total": "packets",
+           "tc_action_drops_total": "drops", "tc_action_overlimits_total": "overlimits",
+           "tc_action_hw_bytes_total": "hw_bytes", "tc_action_hw_packets_total": "hw_packets"}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            m = SAMPLE.match(line)
+            if not m:
+                raise Fail("%s: cannot parse %r" % (path, line))
+            if m.group(1) not in fam:
+                continue
+            labels = {k: unescape(v) for k, v in LABEL_RE.findall(m.group(2) or "")}
+            r = {"device": labels.get("dev"), "parent": labels.get("parent"),
+                 "chain": int(labels.get("chain", 0)), "pref": int(labels["pref"]),
+                 "protocol": labels.get("protocol"), "handle": labels.get("handle"),
+                 "order": int(labels["order"])}
+            k = ident_key(r)
+            d = rows.setdefault(k, {"labels": labels})
+            v = m.group(3)
+            # Integers must be printed exactly (no float rounding above 2^53
+            # either): accept an integer or an exact float spelling.
+            d[fam[m.group(1)]] = int(v) if re.match(r'^\d+$', v) else int(float(v))
+            d.setdefault("raw", {})[fam[m.group(1)]] = v
+    return rows
+
+
+# ---- commands ------------------------------------------------------------------------------
+
+def cmd_check_walk(a):
+    errors = []
+    w = parse_walk(a.walk)
+    rows = walk_rows(w, errors)
+    labels = walk_labels(w)
+    tc = {}
+    for dev, parent, path in a.tc:
+        tc.update(tc_rows(dev, parent, path, errors))
+    prom = parse_metrics(a.metrics)
+    names = a.labels.split(",") if a.labels else []
+    cmap = {}
+    if a.cookie_map:
+        with open(a.cookie_map) as f:
+            cmap = {k.lower(): v for k, v in json.load(f).items()}
+
+    # scalars
+    for n, typ in SCALAR_TYPE.items():
+        if n not in w["scalars"]:
+            errors.append("scalar %d missing from the walk" % n)
+        elif w["scalars"][n][0] != typ:
+            errors.append("scalar %d has type %s, expected %s" % (n, w["scalars"][n][0], typ))
+    sc = {n: v for n, (t, v) in w["scalars"].items()}
+    if sc.get(1) != len(w["rows"]):
+        errors.append("tcxActionRows = %s, the table has %d rows" % (sc.get(1), len(w["rows"])))
+    if sc.get(4) != 1:
+        errors.append("tcxLastCollectionStatus = %s, expected ok(1)" % sc.get(4))
+    if sc.get(5) != 0:
+        errors.append("tcxTargetsFailed = %s, expected 0" % sc.get(5))
+
+    # the same set of rows everywhere
+    for what, other in (("tc", tc), ("/metrics", prom)):
+        for k in sorted(set(rows) - set(other)):
+            errors.append("SNMP row %d %s is not in %s" % (rows[k]["index"], k, what))
+        for k in sorted(set(other) - set(rows)):
+            errors.append("%s has %s, the SNMP table has not" % (what, k))
+    if a.expect_rows is not None and len(rows) != a.expect_rows:
+        errors.append("%d SNMP rows, expected %d" % (len(rows), a.expect_rows))
+
+    ifindex = {}
+    for k in sorted(set(rows) & set(tc)):
+        r, t = rows[k], tc[k]
+        p = prom.get(k, {})
+        dev = r["device"]
+        if dev not in ifindex:
+            try:  # (not /sys/class/net: sysfs may belong to another netns)
+                ifindex[dev] = socket.if_nametoindex(dev)
+            except OSError:
+                ifindex[dev] = None
+        for c in COUNTERS + ("hw_bytes", "hw_packets"):
+            if r[c] != t[c]:
+                errors.append("row %d %s: %s = %d over SNMP, tc says %d"
+                              % (r["index"], k, c, r[c], t[c]))
+            if p and p.get(c) != r[c]:
+                errors.append("row %d %s: %s = %d over SNMP, /metrics says %s"
+                              % (r["index"], k, c, r[c], p.get("raw", {}).get(c)))
+        for c in ("cookie", "kind", "classifier"):
+            if r[c] != t[c]:
+                errors.append("row %d %s: %s = %r over SNMP, tc says %r"
+                              % (r["index"], k, c, r[c], t[c]))
+        if p and p["labels"].get("cookie", "") != r["cookie"]:
+            errors.append("row %d: cookie %r, /metrics says %r"
+                          % (r["index"], r["cookie"], p["labels"].get("cookie")))
+        if r["ifindex"] != ifindex[dev]:
+            errors.append("row %d: ifIndex %d, %s has %s" % (r["index"], r["ifindex"], dev,
+                                                              ifindex[dev]))
+        if r["netns"] != "" or r["block"] != 0:
+            errors.append("row %d: netns %r block %d, expected '' and 0"
+                          % (r["index"], r["netns"], r["block"]))
+        # labels
+        got = labels.get(r["index"], [])
+        want_vals = cmap.get(r["cookie"]) if r["cookie"] else None
+        if isinstance(want_vals, dict):
+            want_vals = [want_vals.get(n, "") for n in names]
+        if want_vals is None:
+            want_vals = [""] * len(names)
+        want = [(i + 1, n, v) for i, (n, v) in enumerate(zip(names, want_vals))]
+        if [(x[0], x[1], x[2]) for x in got] != want:
+            errors.append("row %d %s: label rows %s, expected %s"
+                          % (r["index"], k, [x[:3] for x in got], want))
+        for x in got:
+            if x[3] != "STRING" or x[4] != "STRING":
+                errors.append("row %d label %d: types %s/%s" % (r["index"], x[0], x[3], x[4]))
+        if p:
+            pl = [(i + 1, n, p["labels"].get(n)) for i, n in enumerate(names)]
+            if pl != want:
+                errors.append("row %d: /metrics labels %s, expected %s" % (r["index"], pl, want))
+    for idx in sorted(set(labels) - set(w["rows"])):
+        errors.append("label rows for index %d, which is not in the action table" % idx)
+
+    if a.min_bytes is not None and not any(r["bytes"] >= a.min_bytes for r in rows.values()):
+        errors.append("no row has bytes >= %d" % a.min_bytes)
+
+    print("%d SNMP rows (%d varbinds), %d tc actions, %d /metrics rows, labels %s"
+          % (len(rows), len(w["order"]), len(tc), len(prom), names or "none"))
+    for k, r in sorted(rows.items(), key=lambda kv: kv[1]["index"]):
+        print("  %4d %-40s cookie=%-32s bytes=%-11d pkts=%-6d ovl=%-6d labels=%s"
+              % (r["index"], k, r["cookie"] or "-", r["bytes"], r["packets"], r["overlimits"],
+                 [x[2] for x in labels.get(r["index"], [])]))
+    if len({r["bytes"] for r in rows.values()}) < min(3, len(rows)):
+        errors.append("the byte counters hardly differ: traffic did not reach the filters?")
+    return errors
+
+
+def row_summary(path):
+    errors = []
+    w = parse_walk(path)
+    rows = walk_rows(w, errors)
+    if errors:
+        raise Fail("; ".join(errors))
+    return w, rows
+
+
+def cmd_rows(a):
+    _, rows = row_summary(a.walk)
+    print(json.dumps(rows, indent=1, sort_keys=True))
+    return []
+
+
+def prefs(s):
+    return {int(x) for x in s.split(",") if x}
+
+
+def cmd_check_change(a):
+    errors = []
+    w1, r1 = row_summary(a.before)
+    w2, r2 = row_summary(a.after)
+    gone, new = prefs(a.gone), prefs(a.new)
+    max1 = max((r["index"] for r in r1.values()), default=0)
+    for k in sorted(set(r1) & set(r2)):
+        if r1[k]["index"] != r2[k]["index"]:
+            errors.append("%s: index %d became %d" % (k, r1[k]["index"], r2[k]["index"]))
+        if r1[k]["discontinuity"] != r2[k]["discontinuity"]:
+            errors.append("%s: discontinuity time %d became %d (counters did not reset)"
+                          % (k, r1[k]["discontinuity"], r2[k]["discontinuity"]))
+    for k in sorted(set(r1) - set(r2)):
+        if r1[k]["pref"] not in gone:
+            errors.append("%s (index %d) disappeared" % (k, r1[k]["index"]))
+    for k in sorted(k for k in r1 if r1[k]["pref"] in gone):
+        if k in r2:
+            errors.append("%s (pref %d) was deleted but is still there" % (k, r1[k]["pref"]))
+    old_idx = {r["index"] for r in r1.values()}
+    for k in sorted(set(r2) - set(r1)):
+        r = r2[k]
+        if r["pref"] not in new:
+            errors.append("%s (index %d) appeared" % (k, r["index"]))
+        if r["index"] <= max1:
+            errors.append("new row %s has index %d, not above the previous maximum %d"
+                          % (k, r["index"], max1))
+        if r["index"] in old_idx:
+            errors.append("new row %s reuses index %d" % (k, r["index"]))
+        if r["discontinuity"] <= 0:
+            errors.append("new row %s: discontinuity time 0" % k)
+    if not [k for k in r2 if r2[k]["pref"] in new and k not in r1]:
+        errors.append("no new row at pref(s) %s" % sorted(new))
+    lc1, lc2 = w1["scalars"][2][1], w2["scalars"][2][1]
+    if lc2 <= lc1:
+        errors.append("tcxActionTableLastChange did not increase: %d -> %d" % (lc1, lc2))
+    if w2["scalars"][1][1] != len(r2):
+        errors.append("tcxActionRows = %d, %d rows" % (w2["scalars"][1][1], len(r2)))
+    print("before: %d rows (indices %s), after: %d rows (indices %s); lastChange %d -> %d"
+          % (len(r1), sorted(old_idx), len(r2), sorted(r["index"] for r in r2.values()), lc1, lc2))
+    return errors
+
+
+def cmd_check_replace(a):
+    errors = []
+    w1, r1 = row_summary(a.before)
+    w2, r2 = row_summary(a.after)
+    if set(r1) != set(r2):
+        errors.append("the identities changed: gone %s, new %s"
+                      % (sorted(set(r1) - set(r2)), sorted(set(r2) - set(r1))))
+    hit = 0
+    for k in sorted(set(r1) & set(r2)):
+        x, y = r1[k], r2[k]
+        if x["index"] != y["index"]:
+            errors.append("%s: index %d became %d" % (k, x["index"], y["index"]))
+        if x["pref"] == a.pref:
+            hit += 1
+            if not y["discontinuity"] > x["discontinuity"]:
+                errors.append("%s: discontinuity time %d -> %d, expected an increase"
+                              % (k, x["discontinuity"], y["discontinuity"]))
+            if not (y["bytes"] < x["bytes"] and y["packets"] < x["packets"]):
+                errors.append("%s: counters %d/%d -> %d/%d, expected a restart"
+                              % (k, x["bytes"], x["packets"], y["bytes"], y["packets"]))
+            if a.cookie is not None and y["cookie"] != a.cookie.lower():
+                errors.append("%s: cookie %s, expected %s" % (k, y["cookie"], a.cookie))
+            print("replaced %s: index %d, bytes %d -> %d, discontinuity %d -> %d, cookie %s -> %s"
+                  % (k, y["index"], x["bytes"], y["bytes"], x["discontinuity"],
+                     y["discontinuity"], x["cookie"], y["cookie"]))
+        elif x["discontinuity"] != y["discontinuity"]:
+            errors.append("%s (not replaced): discontinuity %d -> %d"
+                          % (k, x["discontinuity"], y["discontinuity"]))
+    if not hit:
+        errors.append("no row at pref %d" % a.pref)
+    return errors
+
+
+def cmd_tc_counters(a):
+    """The counters of a tc -s -j output, one action per line (for
+    comparisons that must ignore the installed/last_used times)."""
+    errors = []
+    rows = tc_rows("-", "-", a.json, errors)
+    for k in sorted(rows):
+        print(k, *[rows[k][c] for c in COUNTERS + ("hw_bytes", "hw_packets")])
+    return errors
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("check-walk")
+    c.add_argument("--walk", required=True)
+    c.add_argument("--tc", nargs=3, action="append", required=True,
+                   metavar=("DEV", "PARENT", "JSON"))
+    c.add_argument("--metrics", required=True)
+    c.add_argument("--labels", default="")
+    c.add_argument("--cookie-map")
+    c.add_argument("--expect-rows", type=int)
+    c.add_argument("--min-bytes", type=int)
+    c = sub.add_parser("rows")
+    c.add_argument("--walk", required=True)
+    c = sub.add_parser("check-change")
+    c.add_argument("--before", required=True)
+    c.add_argument("--after", required=True)
+    c.add_argument("--gone", required=True)
+    c.add_argument("--new", required=True)
+    c = sub.add_parser("check-replace")
+    c.add_argument("--before", required=True)
+    c.add_argument("--after", required=True)
+    c.add_argument("--pref", type=int, required=True)
+    c.add_argument("--cookie")
+    c = sub.add_parser("tc-counters")
+    c.add_argument("json")
+    a = p.parse_args()
+    try:
+        errors = {"check-walk": cmd_check_walk, "rows": cmd_rows, "check-change": cmd_check_change,
+                  "check-replace": cmd_check_replace,
+                  "tc-counters": cmd_tc_counters}[a.cmd](a)
+    except Fail as e:
+        errors = [str(e)]
+    for e in errors:
+        print("MISMATCH: " + e, file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
