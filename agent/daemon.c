@@ -214,6 +214,7 @@ static void *collector_main(void *arg)
 		tcx_config_unref(cfg);
 		e = s ? tcx_expo_new(s, st->resp_free) : NULL;
 		if (e) {
+			tcx_http_prerender(st, e);
 			log_failures(d, s);
 			pthread_mutex_lock(&st->lock);
 			old = st->expo;
@@ -348,7 +349,22 @@ static void reload(struct daemon *d)
 	oldweb = tcx_webconfig_ref(st->web);
 	pthread_mutex_unlock(&st->lock);
 	if (http_changed(d, &cfg->http, web, oldweb)) {
-		nh = tcx_http_start(st, &cfg->http, web, err, sizeof(err));
+		nh = tcx_http_start(st, &cfg->http, web, d->http, err, sizeof(err));
+		if (!nh && tcx_http_handed_over(d->http)) {
+			/* Some old servers stopped accepting already: serve the old
+			 * settings from fresh servers (SO_REUSEPORT), then retire
+			 * the old ones. */
+			char err2[300];
+			struct tcx_http *again =
+			        tcx_http_start(st, &d->http_cfg, oldweb, NULL, err2, sizeof(err2));
+
+			if (again) {
+				tcx_http_stop(d->http);
+				d->http = again;
+			} else {
+				log_err("cannot restore the HTTP servers: %s", err2);
+			}
+		}
 		if (!nh) {
 			log_err("reload rejected: %s; keeping the running configuration", err);
 			tcx_webconfig_unref(oldweb);
@@ -377,7 +393,7 @@ static void reload(struct daemon *d)
 	pthread_cond_signal(&st->wake);
 	pthread_mutex_unlock(&st->lock);
 	if (nh) {
-		tcx_http_stop(d->http); /* the new servers already listen */
+		tcx_http_stop(d->http); /* drains what it still has; the new ones listen */
 		d->http = nh;
 		tcx_config_unref(d->http_cfg_owner);
 		d->http_cfg_owner = tcx_config_ref(cfg);
@@ -424,7 +440,7 @@ int tcx_daemon_main(const struct tcx_daemon_opts *o)
 	st->last_reload_ts = wall_now();
 	st->resp_free = tcx_http_response_free;
 
-	d->http = tcx_http_start(st, &st->cfg->http, st->web, err, sizeof(err));
+	d->http = tcx_http_start(st, &st->cfg->http, st->web, NULL, err, sizeof(err));
 	if (!d->http) {
 		log_err("%s", err);
 		ret = 1;

@@ -35,6 +35,7 @@ struct tcx_state {
 	double last_reload_ts;
 	void (*resp_free)(void *); /* how the server frees its response objects */
 	struct tcx_bufpool pool;   /* rendered bodies, reused */
+	atomic_uint wanted;        /* variants clients asked for: rendered before publishing */
 };
 
 struct tcx_daemon_opts {
@@ -53,9 +54,19 @@ void tcx_state_selfstats(struct tcx_state *st, const struct tcx_snapshot *snap,
 double tcx_state_age(struct tcx_state *st, double *interval_s);
 
 /* The HTTP servers (agent/http.c). */
+/* Start the servers of cfg. With prev, a server for an address prev already
+ * serves takes over prev's listen socket (prev stops accepting there). */
 struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg *cfg,
-                                struct tcx_webconfig *web, char *err, size_t errlen);
+                                struct tcx_webconfig *web, struct tcx_http *prev, char *err,
+                                size_t errlen);
+/* Did tcx_http_start() take any listen socket over from h? */
+int tcx_http_handed_over(const struct tcx_http *h);
+/* Stop; servers that handed their socket over finish their requests first. */
 void tcx_http_stop(struct tcx_http *h);
 void tcx_http_response_free(void *resp);
+/* Render, in the calling thread, every variant clients have asked for, into
+ * an exposition that is not published yet: the first request after a
+ * collection then waits for nothing. */
+void tcx_http_prerender(struct tcx_state *st, struct tcx_expo *e);
 
 #endif

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "agent/buf.h"
 #include "agent/daemon.h"
@@ -28,6 +29,8 @@
 struct tcx_http {
 	struct tcx_state *st;
 	struct MHD_Daemon *d[TCX_MAX_LISTEN];
+	const char *addr[TCX_MAX_LISTEN]; /* borrowed from the configuration */
+	int quiesced[TCX_MAX_LISTEN];     /* its listen socket went to a successor */
 	size_t n;
 	struct tcx_webconfig *web; /* what the TLS settings of these daemons came from */
 };
@@ -78,6 +81,54 @@ static enum MHD_Result reply(struct tcx_state *st, struct MHD_Connection *c, uns
 	return ret;
 }
 
+/* Render variant v of e into e->resp[v] (the caller holds e->lock, or e is
+ * not published yet). Returns 0 or -errno. */
+static int make_response(struct tcx_state *st, struct tcx_expo *e, enum tcx_variant v)
+{
+	struct tcx_selfstats ss;
+	struct tcx_rendered out;
+	struct MHD_Response *r = NULL;
+	struct body *body;
+	int err;
+
+	tcx_state_selfstats(st, e->snap, &ss);
+	err = tcx_expo_render(e->snap, &ss, v, &st->pool, &out);
+	if (err < 0)
+		return err;
+	body = malloc(sizeof(*body));
+	if (body) {
+		*body = (struct body){&st->pool, out.p, out.cap};
+		r = MHD_create_response_from_buffer_with_free_callback_cls(out.len, out.p,
+		                                                           free_body, body);
+	}
+	if (!r) {
+		free(body);
+		tcx_bufpool_put(&st->pool, out.p, out.cap);
+		return -ENOMEM;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, tcx_variant_content_type(v));
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
+	if (tcx_variant_is_gzip(v))
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	e->resp[v] = r;
+	return 0;
+}
+
+void tcx_http_prerender(struct tcx_state *st, struct tcx_expo *e)
+{
+	unsigned wanted = atomic_load_explicit(&st->wanted, memory_order_relaxed);
+
+	for (unsigned v = 0; v < TCX_VAR__MAX; v++) {
+		int err;
+
+		if (!(wanted & (1u << v)) || e->resp[v])
+			continue;
+		err = make_response(st, e, (enum tcx_variant)v);
+		if (err < 0)
+			log_err("cannot render /metrics: %s", strerror(-err));
+	}
+}
+
 static enum MHD_Result serve_metrics(struct tcx_state *st, struct MHD_Connection *c)
 {
 	const char *accept =
@@ -87,47 +138,20 @@ static enum MHD_Result serve_metrics(struct tcx_state *st, struct MHD_Connection
 	enum tcx_variant v = tcx_negotiate(accept, enc);
 	struct tcx_expo *e = tcx_state_expo(st);
 	enum MHD_Result ret;
+	int err;
 
 	if (!e)
 		return reply(st, c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
 		             "no collection has completed yet\n", "Retry-After", "1");
+	/* From now on the collector renders this variant before it publishes. */
+	atomic_fetch_or_explicit(&st->wanted, 1u << v, memory_order_relaxed);
 	pthread_mutex_lock(&e->lock);
-	if (!e->resp[v]) {
-		struct tcx_selfstats ss;
-		struct tcx_rendered out;
-		struct MHD_Response *r = NULL;
-		struct body *body;
-		int err;
-
-		tcx_state_selfstats(st, e->snap, &ss);
-		err = tcx_expo_render(e->snap, &ss, v, &st->pool, &out);
-		if (err < 0) {
-			pthread_mutex_unlock(&e->lock);
-			tcx_expo_unref(e);
-			log_err("cannot render /metrics: %s", strerror(-err));
-			return reply(st, c, MHD_HTTP_SERVICE_UNAVAILABLE,
-			             "text/plain; charset=utf-8", "cannot render metrics\n", NULL,
-			             NULL);
-		}
-		body = malloc(sizeof(*body));
-		if (body) {
-			*body = (struct body){&st->pool, out.p, out.cap};
-			r = MHD_create_response_from_buffer_with_free_callback_cls(out.len, out.p,
-			                                                           free_body, body);
-		}
-		if (!r) {
-			free(body);
-			tcx_bufpool_put(&st->pool, out.p, out.cap);
-			pthread_mutex_unlock(&e->lock);
-			tcx_expo_unref(e);
-			return MHD_NO;
-		}
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-		                        tcx_variant_content_type(v));
-		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
-		if (tcx_variant_is_gzip(v))
-			MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-		e->resp[v] = r;
+	if (!e->resp[v] && (err = make_response(st, e, v)) < 0) {
+		pthread_mutex_unlock(&e->lock);
+		tcx_expo_unref(e);
+		log_err("cannot render /metrics: %s", strerror(-err));
+		return reply(st, c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
+		             "cannot render metrics\n", NULL, NULL);
 	}
 	ret = MHD_queue_response(c, MHD_HTTP_OK, e->resp[v]);
 	pthread_mutex_unlock(&e->lock);
@@ -333,15 +357,22 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	n = strlen(msg);
 	while (n && msg[n - 1] == '\n')
 		msg[--n] = '\0';
-	log_warnx("http: %s", msg);
+	/* Per-connection events a client can cause at will: not warnings, or
+	 * one client could flood the log. */
+	if (strstr(msg, "connection limit") || strstr(msg, "handshake") || strstr(msg, "TLS") ||
+	    strstr(msg, "closed"))
+		log_debug("http: %s", msg);
+	else
+		log_warnx("http: %s", msg);
 }
 
 /* Start one daemon on one address. */
 static struct MHD_Daemon *start_one(struct tcx_http *h, const struct tcx_http_cfg *cfg,
-                                    struct tcx_webconfig *web, const char *addr, char *err,
-                                    size_t errlen)
+                                    struct tcx_webconfig *web, const char *addr, int listen_fd,
+                                    char *err, size_t errlen)
 {
-	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+	/* ITC: MHD_quiesce_daemon() needs it, for reloads. */
+	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	struct sockaddr_storage ss;
 	struct MHD_OptionItem opts[16];
 	struct MHD_Daemon *d;
@@ -381,7 +412,10 @@ static struct MHD_Daemon *start_one(struct tcx_http *h, const struct tcx_http_cf
 	}
 	/* The logger first, or MHD logs the other options' problems itself. */
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL};
-	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
+	if (listen_fd >= 0) /* taken over from the server this one replaces */
+		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL};
+	else
+		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, 2, NULL};
 	opts[n++] =
 	        (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL};
@@ -405,7 +439,7 @@ static struct MHD_Daemon *start_one(struct tcx_http *h, const struct tcx_http_cf
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 	d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handler, h, MHD_OPTION_ARRAY, opts,
 	                     MHD_OPTION_END);
-	if (!d && any) {
+	if (!d && any && listen_fd < 0) {
 		/* No IPv6 here: fall back to IPv4 only. */
 		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
 
@@ -426,7 +460,8 @@ static struct MHD_Daemon *start_one(struct tcx_http *h, const struct tcx_http_cf
 }
 
 struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg *cfg,
-                                struct tcx_webconfig *web, char *err, size_t errlen)
+                                struct tcx_webconfig *web, struct tcx_http *prev, char *err,
+                                size_t errlen)
 {
 	struct tcx_http *h = calloc(1, sizeof(*h));
 
@@ -437,24 +472,60 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
 	h->st = st;
 	h->web = tcx_webconfig_ref(web);
 	for (size_t i = 0; i < cfg->n_listen; i++) {
+		int fd = -1;
+
+		/* The same address as a running server: take over its listen
+		 * socket, so that no connection is refused or reset meanwhile;
+		 * the old server stops accepting and finishes what it has. */
+		for (size_t j = 0; prev && j < prev->n; j++) {
+			if (prev->quiesced[j] || strcmp(prev->addr[j], cfg->listen[i]) != 0)
+				continue;
+			fd = MHD_quiesce_daemon(prev->d[j]);
+			if (fd != MHD_INVALID_SOCKET)
+				prev->quiesced[j] = 1;
+			else
+				fd = -1;
+			break;
+		}
 		errno = 0;
-		h->d[h->n] = start_one(h, cfg, web, cfg->listen[i], err, errlen);
+		h->d[h->n] = start_one(h, cfg, web, cfg->listen[i], fd, err, errlen);
 		if (!h->d[h->n]) {
+			if (fd >= 0)
+				close(fd);
 			tcx_http_stop(h);
 			return NULL;
 		}
-		h->n++;
+		h->addr[h->n++] = cfg->listen[i];
 		log_info("listening on %s%s", cfg->listen[i], web && web->cert_pem ? " (TLS)" : "");
 	}
 	return h;
+}
+
+int tcx_http_handed_over(const struct tcx_http *h)
+{
+	for (size_t i = 0; h && i < h->n; i++)
+		if (h->quiesced[i])
+			return 1;
+	return 0;
 }
 
 void tcx_http_stop(struct tcx_http *h)
 {
 	if (!h)
 		return;
-	for (size_t i = 0; i < h->n; i++)
+	for (size_t i = 0; i < h->n; i++) {
+		/* A server whose socket went to a successor finishes the
+		 * requests it has first (for up to 2 s). */
+		for (int w = 0; h->quiesced[i] && w < 200; w++) {
+			const union MHD_DaemonInfo *di =
+			        MHD_get_daemon_info(h->d[i], MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+
+			if (!di || di->num_connections == 0)
+				break;
+			usleep(10000);
+		}
 		MHD_stop_daemon(h->d[i]);
+	}
 	tcx_webconfig_unref(h->web);
 	free(h);
 }
