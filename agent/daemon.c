@@ -214,15 +214,18 @@ static void *collector_main(void *arg)
 		tcx_config_unref(cfg);
 		e = s ? tcx_expo_new(s, st->resp_free) : NULL;
 		if (e) {
+			/* Count this pass first: its own exposition includes it. */
+			pthread_mutex_lock(&st->lock);
+			st->collections_total++;
+			for (unsigned i = 0; i < TCX_ERR__MAX; i++)
+				st->collection_errors_total[i] += s->errors[i];
+			pthread_mutex_unlock(&st->lock);
 			tcx_http_prerender(st, e);
 			log_failures(d, s);
 			pthread_mutex_lock(&st->lock);
 			old = st->expo;
 			st->expo = e;
 			clock_gettime(CLOCK_MONOTONIC, &st->last_publish);
-			st->collections_total++;
-			for (unsigned i = 0; i < TCX_ERR__MAX; i++)
-				st->collection_errors_total[i] += s->errors[i];
 			pthread_mutex_unlock(&st->lock);
 			tcx_expo_unref(old);
 #ifdef HAVE_SNMP

@@ -137,7 +137,9 @@ while [ "$SECONDS" -lt "$end" ]; do
 	sleep 0.25
 done
 c1=$(collections "$WORK/m-down.txt")
-{ [ -n "$c0" ] && [ -n "$c1" ] && [ "$c1" -ge $((c0 + 2)) ]; } ||
+# At least one more collection in the ~3 s (interval 1 s; a loaded machine
+# may fit only one): the collector did not wait for snmpd.
+{ [ -n "$c0" ] && [ -n "$c1" ] && [ "$c1" -ge $((c0 + 1)) ]; } ||
 	fail "the collector stalled while snmpd was down: tc_exporter_collections_total $c0 -> $c1"
 note "$n_ok scrapes answered while snmpd was down; collections $c0 -> $c1"
 alive "$TCX_PID" tcx
