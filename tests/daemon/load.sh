@@ -151,9 +151,17 @@ grep -qE '^tc_action_bytes_total\{.*cookie="74637862656e63680000000000000001",te
 sleep 1.5
 rss_idle=$(vmrss "$pid")
 note "VmRSS: $rss0 kB after warm-up, $rss1 kB at the end (max $rssmax kB; idle 1.5 s later: $rss_idle kB)"
-awk -v a="$rss0" -v b="$rss1" 'BEGIN { exit !(b <= a * 1.10) }' ||
-	fail "VmRSS grew by more than 10% under load: $rss0 kB after warm-up, $rss1 kB at the end;" \
-		"samples (ms kB): $(tr '\n' ' ' <"$WORK/rss.samples")"
+if ldd "$TCX_BIN" 2>/dev/null | grep -q -e libasan -e libtsan; then
+	# ASan keeps freed memory in quarantine (256 MB by default), so resident
+	# memory grows with every freed body until that fills: not a measure of
+	# the daemon's. The same run's -Werror build checks it; leaks are checked
+	# by LeakSanitizer at exit here and by valgrind in reload.sh.
+	note "a sanitizer build: the RSS bound is checked by the plain build"
+else
+	awk -v a="$rss0" -v b="$rss1" 'BEGIN { exit !(b <= a * 1.10) }' ||
+		fail "VmRSS grew by more than 10% under load: $rss0 kB after warm-up, $rss1 kB at the end;" \
+			"samples (ms kB): $(tr '\n' ' ' <"$WORK/rss.samples")"
+fi
 
 note "SIGTERM under load (wrk, and 20 clients that do not read their answer): exit 0 within 2 s"
 timeout 60 wrk -t2 -c64 -d10s --timeout 10s "$base/metrics" >/dev/null 2>&1 &
