@@ -17,17 +17,6 @@
 
 TCXD_PIDS=()
 
-# in_netns VAR ARGS...: unless VAR=1 is already set, re-executes this script
-# (with ARGS) under `unshare ARGS` with VAR=1. Call it after the checks that
-# decide on a skip, so that a skip happens outside the namespace.
-in_netns() {
-	local var=$1
-	shift
-	if [ "${!var:-}" != 1 ]; then
-		export "$var=1"
-		exec unshare "$@" -- "$BASH" "$0"
-	fi
-}
 
 # netns_basics: loopback up, no IPv6 autoconfiguration noise (no router
 # solicitations, DAD or MLD that would count as traffic).
@@ -85,25 +74,7 @@ bg_start() {
 	TCXD_PIDS+=("$BG_PID")
 }
 
-# proc_state PID: the state letter of PID (R, S, Z...), empty when gone.
-proc_state() {
-	sed -n 's/^.*) \([A-Za-z]\).*/\1/p' "/proc/$1/stat" 2>/dev/null || true
-}
 
-# wait_gone PID SECONDS: waits for PID to exit (returns 1 on timeout).
-wait_gone() {
-	local pid=$1 deadline=$((SECONDS + $2))
-	while kill -0 "$pid" 2>/dev/null; do
-		# A zombie child of ours counts as gone once reaped by `wait`.
-		if [ "$(proc_state "$pid")" = Z ]; then
-			wait "$pid" 2>/dev/null || true
-			return 0
-		fi
-		[ "$SECONDS" -lt "$deadline" ] || return 1
-		sleep 0.05
-	done
-	return 0
-}
 
 # free_ports N: N distinct free TCP ports on 127.0.0.1, one per line.
 free_ports() {

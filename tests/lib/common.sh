@@ -140,3 +140,38 @@ expect_empty() {
 		fail "$1: std$2 should be empty"
 	fi
 }
+
+# in_netns VAR [UNSHARE ARGS...]: unless VAR=1 is already set, re-executes
+# this script under `unshare ARGS` (default -n) with VAR=1. Call it after
+# the checks that decide on a skip, so that a skip happens outside.
+in_netns() {
+	local var=$1
+	shift
+	[ $# -gt 0 ] || set -- -n
+	if [ "${!var:-}" != 1 ]; then
+		export "$var=1"
+		exec unshare "$@" -- "$BASH" "$0"
+	fi
+}
+
+# proc_state PID: the state letter of PID (R, S, Z...), empty when gone.
+proc_state() {
+	sed -n 's/^.*) \([A-Za-z]\).*/\1/p' "/proc/$1/stat" 2>/dev/null || true
+}
+
+# wait_gone PID SECONDS: waits for PID to exit (returns 1 on timeout). It
+# does not `wait` for a child that exits normally, so that the caller can
+# still collect its exit status with `wait PID`.
+wait_gone() {
+	local pid=$1 deadline=$((SECONDS + $2))
+	while kill -0 "$pid" 2>/dev/null; do
+		# A zombie child of ours counts as gone once reaped by `wait`.
+		if [ "$(proc_state "$pid")" = Z ]; then
+			wait "$pid" 2>/dev/null || true
+			return 0
+		fi
+		[ "$SECONDS" -lt "$deadline" ] || return 1
+		sleep 0.05
+	done
+	return 0
+}

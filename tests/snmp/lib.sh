@@ -46,15 +46,6 @@ snmp_prereqs() {
 	fi
 }
 
-# in_netns VAR: unless VAR=1 is already set, re-executes this script under
-# `unshare -n` with VAR=1. Call it after snmp_prereqs.
-in_netns() {
-	local var=$1
-	if [ "${!var:-}" != 1 ]; then
-		export "$var=1"
-		exec unshare -n -- "$BASH" "$0"
-	fi
-}
 
 # snmpt_setup: inside the namespace: loopback up, no IPv6 noise, the work
 # directory, the exit trap, private directories for net-snmp's tools.
@@ -117,25 +108,7 @@ bg_start() {
 	SNMPT_PIDS+=("$BG_PID")
 }
 
-# proc_state PID: the state letter of PID (R, S, Z...), empty when gone.
-proc_state() {
-	sed -n 's/^.*) \([A-Za-z]\).*/\1/p' "/proc/$1/stat" 2>/dev/null || true
-}
 
-# wait_gone PID SECONDS: waits for PID to exit (returns 1 on timeout).
-wait_gone() {
-	local pid=$1 deadline=$((SECONDS + $2))
-	while kill -0 "$pid" 2>/dev/null; do
-		if [ "$(proc_state "$pid")" = Z ]; then
-			wait "$pid" 2>/dev/null || true
-			return 0
-		fi
-		[ "$SECONDS" -lt "$deadline" ] || return 1
-		sleep 0.05
-	done
-	wait "$pid" 2>/dev/null || true
-	return 0
-}
 
 # alive PID NAME: fails the test when PID has died.
 alive() {
