@@ -96,20 +96,6 @@ static void put_raw(struct tcx_buf *b, const char *name_eq_quote, size_t nlen, c
 
 #define PUT_RAW(b, lit, v, vlen) put_raw((b), lit, sizeof(lit) - 1, (v), (vlen))
 
-static size_t fmt_u32(char *out, uint32_t v)
-{
-	char tmp[10];
-	size_t n = 0, i = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		out[i++] = tmp[--n];
-	return i;
-}
-
 /* dev/parent or block, then netns: identifies a target. */
 static void target_labels(struct tcx_buf *b, const struct tcx_target *t)
 {
@@ -126,24 +112,6 @@ static void target_labels(struct tcx_buf *b, const struct tcx_target *t)
 	}
 	if (t->netns[0])
 		put_label(b, &first, "netns", t->netns);
-}
-
-/* The part of a filter's labels after its target's:
- * ,chain="0",protocol="ip",pref="10",kind="u32",handle="800::800" */
-static void filter_part(struct tcx_buf *b, const struct tcx_snapshot *s, const struct tcx_filter *f)
-{
-	const char *kind = tcx_kind_name(s, f->kind);
-	char tmp[32];
-	const char *proto;
-	int first = 0;
-
-	PUT_RAW(b, ",chain=\"", tmp, fmt_u32(tmp, f->chain));
-	proto = tcx_protocol_name(f->protocol, tmp, sizeof(tmp));
-	PUT_RAW(b, ",protocol=\"", proto, strlen(proto));
-	PUT_RAW(b, ",pref=\"", tmp, fmt_u32(tmp, f->pref));
-	put_label(b, &first, "kind", kind);
-	tcx_format_handle(kind, f->handle, tmp, sizeof(tmp));
-	PUT_RAW(b, ",handle=\"", tmp, strlen(tmp));
 }
 
 /* Everything a render pass builds once and copies per sample, in one arena:
@@ -167,6 +135,25 @@ struct render {
 	struct tcx_buf row; /* scratch for one-off label sets */
 };
 
+/* The part of a filter's labels after its target's:
+ * ,chain="0",protocol="ip",pref="10",kind="u32",handle="800::800" */
+static void filter_part(struct tcx_buf *b, const struct render *r, const struct tcx_filter *f)
+{
+	const char *kind = tcx_kind_name(r->s, f->kind);
+	char tmp[32];
+	const char *proto;
+
+	PUT_RAW(b, ",chain=\"", tmp, tcx_fmt_u64(tmp, f->chain));
+	proto = tcx_protocol_name(f->protocol, tmp, sizeof(tmp));
+	PUT_RAW(b, ",protocol=\"", proto, strlen(proto));
+	PUT_RAW(b, ",pref=\"", tmp, tcx_fmt_u64(tmp, f->pref));
+	/* the kind, escaped once per render in r->names */
+	PUT_RAW(b, ",kind=\"", r->names.p + r->kind_off[f->kind],
+	        r->kind_off[f->kind + 1] - r->kind_off[f->kind]);
+	tcx_format_handle(kind, f->handle, tmp, sizeof(tmp));
+	PUT_RAW(b, ",handle=\"", tmp, strlen(tmp));
+}
+
 /* The part of an action's labels after its filter's:
  * ,order="1",action="mirred",cookie="0a0b" and the user labels. */
 static void action_part(struct tcx_buf *b, const struct render *r, const struct tcx_action *a)
@@ -175,7 +162,7 @@ static void action_part(struct tcx_buf *b, const struct render *r, const struct 
 	const struct tcx_config *cfg = r->s->cfg;
 	char tmp[2 * TCX_COOKIE_MAX + 1];
 
-	PUT_RAW(b, ",order=\"", tmp, fmt_u32(tmp, a->order));
+	PUT_RAW(b, ",order=\"", tmp, tcx_fmt_u64(tmp, a->order));
 	tcx_buf_put(b, ",action=\"", 9);
 	tcx_buf_put(b, r->names.p + r->kind_off[a->kind],
 	            r->kind_off[a->kind + 1] - r->kind_off[a->kind]);
@@ -242,7 +229,7 @@ static int render_init(struct render *r, const struct tcx_snapshot *s)
 
 		if (fi < s->n_filters) {
 			r->flt_off[fi] = (uint32_t)r->arena.len;
-			filter_part(&r->arena, s, &s->filters[fi]);
+			filter_part(&r->arena, r, &s->filters[fi]);
 			r->flt_len[fi] = (uint16_t)(r->arena.len - r->flt_off[fi]);
 		}
 		for (; ai < s->n_actions && (fi == s->n_filters || s->actions[ai].filter == fi);
@@ -253,7 +240,7 @@ static int render_init(struct render *r, const struct tcx_snapshot *s)
 				r->act_off[ai] = r->flt_off[fi];
 			} else {
 				r->act_off[ai] = (uint32_t)r->arena.len;
-				filter_part(&r->arena, s, &s->filters[a->filter]);
+				filter_part(&r->arena, r, &s->filters[a->filter]);
 			}
 			if (!a->drop)
 				action_part(&r->arena, r, a);
