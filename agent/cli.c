@@ -213,7 +213,7 @@ int tcx_main(int argc, char **argv)
 	if (o.once)
 		return run_once(&o);
 	{
-		struct tcx_daemon_opts d = {.config_path = o.config, .use_syslog = o.syslog};
+		struct tcx_daemon_opts d = {.config_path = o.config};
 
 		if (o.syslog)
 			tcx_log_use_syslog();

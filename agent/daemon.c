@@ -212,7 +212,7 @@ static void *collector_main(void *arg)
 		s = tcx_collect(c, cfg);
 		interval = cfg->interval_s;
 		tcx_config_unref(cfg);
-		e = s ? tcx_expo_new(s, st->resp_free) : NULL;
+		e = s ? tcx_expo_new(s, tcx_http_response_free) : NULL;
 		if (e) {
 			/* Count this pass first: its own exposition includes it. */
 			pthread_mutex_lock(&st->lock);
@@ -441,7 +441,6 @@ int tcx_daemon_main(const struct tcx_daemon_opts *o)
 	tcx_bufpool_init(&st->pool);
 	st->last_reload_ok = 1;
 	st->last_reload_ts = wall_now();
-	st->resp_free = tcx_http_response_free;
 
 	d->http = tcx_http_start(st, &st->cfg->http, st->web, NULL, err, sizeof(err));
 	if (!d->http) {

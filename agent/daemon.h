@@ -33,14 +33,12 @@ struct tcx_state {
 	atomic_uint_fast64_t http_requests[TCX_HTTP_CODES];
 	int last_reload_ok;
 	double last_reload_ts;
-	void (*resp_free)(void *); /* how the server frees its response objects */
-	struct tcx_bufpool pool;   /* rendered bodies, reused */
-	atomic_uint wanted;        /* variants clients asked for: rendered before publishing */
+	struct tcx_bufpool pool; /* rendered bodies, reused */
+	atomic_uint wanted;      /* variants clients asked for: rendered before publishing */
 };
 
 struct tcx_daemon_opts {
 	const char *config_path; /* NULL: the built-in configuration */
-	int use_syslog;
 };
 
 int tcx_daemon_main(const struct tcx_daemon_opts *o);
