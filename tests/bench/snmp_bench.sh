@@ -83,7 +83,7 @@ if [[ ${TCX_SNMP_BENCH_INSIDE:-} != 1 ]]; then
 	{ [[ $PER =~ ^[1-9][0-9]*$ ]] && ((PER <= 4095)); } ||
 		die "TCX_BENCH_PER_PREF must be 1..4095 (u32 node IDs have 12 bits)"
 	snmp_prereqs
-	if ldd "$TCX_BIN" 2>/dev/null | grep -q 'lib[at]san\|libubsan'; then
+	if grep -q 'lib[at]san\|libubsan' <<<"$(ldd "$TCX_BIN" 2>/dev/null)"; then
 		echo "bench: WARNING: $TCX_BIN is built with sanitizers: times are not representative" >&2
 	fi
 	export TCX_SNMP_BENCH_INSIDE=1

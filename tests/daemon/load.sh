@@ -151,7 +151,7 @@ grep -qE '^tc_action_bytes_total\{.*cookie="74637862656e63680000000000000001",te
 sleep 1.5
 rss_idle=$(vmrss "$pid")
 note "VmRSS: $rss0 kB after warm-up, $rss1 kB at the end (max $rssmax kB; idle 1.5 s later: $rss_idle kB)"
-if ldd "$TCX_BIN" 2>/dev/null | grep -q -e libasan -e libtsan; then
+if grep -q -e libasan -e libtsan <<<"$(ldd "$TCX_BIN" 2>/dev/null)"; then
 	# ASan keeps freed memory in quarantine (256 MB by default), so resident
 	# memory grows with every freed body until that fills: not a measure of
 	# the daemon's. The same run's -Werror build checks it; leaks are checked

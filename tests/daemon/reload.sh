@@ -375,7 +375,7 @@ done
 vg_note="skipped"
 if ! command -v valgrind >/dev/null 2>&1; then
 	note "valgrind is not installed: the valgrind part is skipped"
-elif ldd "$TCX_BIN" 2>/dev/null | grep -q -e libasan -e libubsan -e libtsan; then
+elif grep -q -e libasan -e libubsan -e libtsan <<<"$(ldd "$TCX_BIN" 2>/dev/null)"; then
 	note "a sanitizer build: the valgrind part is skipped"
 else
 	note "under valgrind: collections, scrapes, a reload, TLS, then SIGTERM"

@@ -41,7 +41,7 @@ snmp_prereqs() {
 	if [ -n "${TCX_BUILDDIR:-}" ] && [ -f "$TCX_BUILDDIR/config.h" ]; then
 		grep -q '^#define HAVE_SNMP 1' "$TCX_BUILDDIR/config.h" ||
 			skip "tcexporter was built without the AgentX subagent (configure --with-snmp)"
-	elif ! ldd "$TCX_BIN" 2>/dev/null | grep -q netsnmpagent; then
+	elif ! grep -q netsnmpagent <<<"$(ldd "$TCX_BIN" 2>/dev/null)"; then
 		skip "$TCX_BIN is not linked with net-snmp's agent library"
 	fi
 }
