@@ -25,6 +25,17 @@ int tcx_render_prometheus(const struct tcx_snapshot *s, int openmetrics, struct 
 struct tcx_selfstats;
 int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int openmetrics,
                              const struct tcx_selfstats *st, struct tcx_buf *b);
+/* How to render: threads 0 picks (two threads for a large snapshot rendered
+ * to a sink, when two CPUs are available), 1 forces one, 2 forces two (a
+ * sink only; a growing buffer is always written by one); chunk_rows 0 is
+ * the default size of the chunks the two threads take in turn. */
+struct tcx_render_opts {
+	unsigned threads;
+	size_t chunk_rows;
+};
+int tcx_render_prometheus_opts(const struct tcx_snapshot *s, int openmetrics,
+                               const struct tcx_selfstats *st, struct tcx_buf *b,
+                               const struct tcx_render_opts *o);
 int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b);
 
 const char *tcx_mode_name(enum tcx_dump_mode m);

@@ -4,8 +4,16 @@
  * Samples of one family must stand together, so each family walks every
  * row. The label set of a row is rebuilt for each family rather than kept:
  * keeping it would cost more memory per row than the row itself. The parts
- * that many rows share (target, filter) are built once and copied. */
+ * that many rows share (target, filter) are built once and copied.
+ *
+ * A large snapshot rendered to a sink (the --once output, a gzip stream) is
+ * rendered by two threads: each builds the labels of half the rows, then
+ * the samples are cut into chunks that the threads render in turn and hand
+ * to the sink in order, so that the output is the same byte for byte. */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,8 +131,11 @@ static void target_labels(struct tcx_buf *b, const struct tcx_target *t)
  * the render runs. */
 struct render {
 	const struct tcx_snapshot *s;
-	struct tcx_buf arena;
-	uint32_t *tgt_off; /* n_targets + 1 offsets into arena (it stays < 4 GiB) */
+	/* [0]: the targets' labels and the first part's rows; [1]: the rows of
+	 * the second part, built by the second thread. */
+	struct tcx_buf arena[2];
+	size_t fmid, amid; /* filters and actions from here on are in arena[1] */
+	uint32_t *tgt_off; /* n_targets + 1 offsets into arena[0] (each arena stays < 4 GiB) */
 	uint32_t *flt_off; /* per filter: its labels (after the target's) */
 	uint16_t *flt_len;
 	uint32_t *act_off; /* per action: its filter's labels and its own */
@@ -134,6 +145,16 @@ struct render {
 	size_t lbl_off[TCX_MAX_LABELS + 1];
 	struct tcx_buf row; /* scratch for one-off label sets */
 };
+
+static inline const char *flt_labels(const struct render *r, size_t fi)
+{
+	return r->arena[fi >= r->fmid].p + r->flt_off[fi];
+}
+
+static inline const char *act_labels(const struct render *r, size_t ai)
+{
+	return r->arena[ai >= r->amid].p + r->act_off[ai];
+}
 
 /* The part of a filter's labels after its target's:
  * ,chain="0",protocol="ip",pref="10",kind="u32",handle="800::800" */
@@ -186,16 +207,64 @@ static void action_part(struct tcx_buf *b, const struct render *r, const struct 
 	}
 }
 
-static int render_init(struct render *r, const struct tcx_snapshot *s)
+/* The labels of filters [f_from, f_to) and actions [a_from, a_to) into
+ * arena[part]. Actions follow their filter in a snapshot; any that do not
+ * (or whose filter is in the other part) get their filter's labels copied in
+ * front of their own. */
+static int build_rows(struct render *r, unsigned part, size_t f_from, size_t f_to, size_t a_from,
+                      size_t a_to)
+{
+	const struct tcx_snapshot *s = r->s;
+	struct tcx_buf *ar = &r->arena[part];
+
+	for (size_t fi = f_from, ai = a_from; fi <= f_to; fi++) {
+		size_t first = ai;
+
+		if (fi < f_to) {
+			r->flt_off[fi] = (uint32_t)ar->len;
+			filter_part(ar, r, &s->filters[fi]);
+			r->flt_len[fi] = (uint16_t)(ar->len - r->flt_off[fi]);
+		}
+		for (; ai < a_to && (fi == f_to || s->actions[ai].filter == fi); ai++) {
+			const struct tcx_action *a = &s->actions[ai];
+
+			if (ai == first && fi < f_to) {
+				r->act_off[ai] = r->flt_off[fi];
+			} else {
+				r->act_off[ai] = (uint32_t)ar->len;
+				filter_part(ar, r, &s->filters[a->filter]);
+			}
+			if (!a->drop)
+				action_part(ar, r, a);
+			r->act_len[ai] = (uint32_t)(ar->len - r->act_off[ai]);
+		}
+		if (ar->len > UINT32_MAX)
+			return -1;
+	}
+	return ar->err ? -1 : 0;
+}
+
+/* Everything but the rows' labels; parts: 1, or 2 (the caller builds the
+ * second part with build_rows(r, 1, ...)). */
+static int render_init(struct render *r, const struct tcx_snapshot *s, unsigned parts)
 {
 	const struct tcx_config *cfg = s->cfg;
 	size_t n_labels = cfg ? cfg->n_labels : 0;
 
 	memset(r, 0, sizeof(*r));
 	r->s = s;
-	tcx_buf_init_mem(&r->arena);
+	tcx_buf_init_mem(&r->arena[0]);
+	tcx_buf_init_mem(&r->arena[1]);
 	tcx_buf_init_mem(&r->names);
 	tcx_buf_init_mem(&r->row);
+	r->fmid = s->n_filters;
+	r->amid = s->n_actions;
+	if (parts > 1 && s->n_filters > 1) {
+		r->fmid = s->n_filters / 2;
+		r->amid = s->filters[r->fmid].first_action;
+		if (r->amid > s->n_actions)
+			r->amid = s->n_actions;
+	}
 	r->tgt_off = malloc((s->n_targets + 1) * sizeof(*r->tgt_off));
 	r->flt_off = malloc((s->n_filters + 1) * sizeof(*r->flt_off));
 	r->flt_len = malloc((s->n_filters + 1) * sizeof(*r->flt_len));
@@ -204,10 +273,10 @@ static int render_init(struct render *r, const struct tcx_snapshot *s)
 	if (!r->tgt_off || !r->flt_off || !r->flt_len || !r->act_off || !r->act_len)
 		return -1;
 	for (size_t i = 0; i < s->n_targets; i++) {
-		r->tgt_off[i] = (uint32_t)r->arena.len;
-		target_labels(&r->arena, &s->targets[i]);
+		r->tgt_off[i] = (uint32_t)r->arena[0].len;
+		target_labels(&r->arena[0], &s->targets[i]);
 	}
-	r->tgt_off[s->n_targets] = (uint32_t)r->arena.len;
+	r->tgt_off[s->n_targets] = (uint32_t)r->arena[0].len;
 	for (unsigned k = 0; k < s->n_kinds; k++) {
 		r->kind_off[k] = r->names.len;
 		tcx_buf_escape_label(&r->names, s->kinds[k]);
@@ -220,41 +289,15 @@ static int render_init(struct render *r, const struct tcx_snapshot *s)
 		tcx_buf_put(&r->names, "=\"", 2);
 	}
 	r->lbl_off[n_labels] = r->names.len;
-	if (r->names.err)
+	if (r->names.err || r->arena[0].err)
 		return -1;
-	/* Actions follow their filter in a snapshot; any that do not get their
-	 * filter's labels copied in front of their own. */
-	for (size_t fi = 0, ai = 0; fi <= s->n_filters; fi++) {
-		size_t first = ai;
-
-		if (fi < s->n_filters) {
-			r->flt_off[fi] = (uint32_t)r->arena.len;
-			filter_part(&r->arena, r, &s->filters[fi]);
-			r->flt_len[fi] = (uint16_t)(r->arena.len - r->flt_off[fi]);
-		}
-		for (; ai < s->n_actions && (fi == s->n_filters || s->actions[ai].filter == fi);
-		     ai++) {
-			const struct tcx_action *a = &s->actions[ai];
-
-			if (ai == first && fi < s->n_filters) {
-				r->act_off[ai] = r->flt_off[fi];
-			} else {
-				r->act_off[ai] = (uint32_t)r->arena.len;
-				filter_part(&r->arena, r, &s->filters[a->filter]);
-			}
-			if (!a->drop)
-				action_part(&r->arena, r, a);
-			r->act_len[ai] = (uint32_t)(r->arena.len - r->act_off[ai]);
-		}
-	}
-	if (r->arena.len > UINT32_MAX)
-		return -1;
-	return r->arena.err ? -1 : 0;
+	return 0;
 }
 
 static void render_free(struct render *r)
 {
-	tcx_buf_free(&r->arena);
+	tcx_buf_free(&r->arena[0]);
+	tcx_buf_free(&r->arena[1]);
 	tcx_buf_free(&r->names);
 	tcx_buf_free(&r->row);
 	free(r->tgt_off);
@@ -264,17 +307,17 @@ static void render_free(struct render *r)
 	free(r->act_len);
 }
 
-static inline void put_arena(struct tcx_buf *b, const struct render *r, const uint32_t *off,
-                             size_t i)
+/* The labels of target ti. */
+static inline void put_target(struct tcx_buf *b, const struct render *r, size_t ti)
 {
-	tcx_buf_put(b, r->arena.p + off[i], off[i + 1] - off[i]);
+	tcx_buf_put(b, r->arena[0].p + r->tgt_off[ti], r->tgt_off[ti + 1] - r->tgt_off[ti]);
 }
 
 /* The whole label set of a filter. */
 static void filter_labels(struct tcx_buf *b, const struct render *r, uint32_t fi)
 {
-	put_arena(b, r, r->tgt_off, r->s->filters[fi].target);
-	tcx_buf_put(b, r->arena.p + r->flt_off[fi], r->flt_len[fi]);
+	put_target(b, r, r->s->filters[fi].target);
+	tcx_buf_put(b, flt_labels(r, fi), r->flt_len[fi]);
 }
 
 /* ---- families -------------------------------------------------------------------------- */
@@ -382,26 +425,36 @@ static inline void put_sample2(struct tcx_buf *b, const char *name, size_t nlen,
 	b->len = (size_t)(p - b->p);
 }
 
-static void render_actions(const struct render *r, int om, struct tcx_buf *b)
+/* Samples of action family f for actions [from, to). */
+static void action_rows(const struct render *r, unsigned f, size_t from, size_t to,
+                        struct tcx_buf *b)
 {
 	const struct tcx_snapshot *s = r->s;
-	const char *arena = r->arena.p;
+	const char *name = action_families[f].name, *tgt = r->arena[0].p;
+	size_t nlen = strlen(name);
 
+	for (size_t i = from; i < to; i++) {
+		const struct tcx_action *a = &s->actions[i];
+		uint32_t fi = a->filter, ti = s->filters[fi].target;
+
+		if (a->drop)
+			continue;
+		put_sample2(b, name, nlen, tgt + r->tgt_off[ti],
+		            r->tgt_off[ti + 1] - r->tgt_off[ti], act_labels(r, i), r->act_len[i],
+		            action_value(a, f));
+	}
+}
+
+static void action_header(struct tcx_buf *b, unsigned f, int om)
+{
+	family_header(b, action_families[f].name, "counter", action_families[f].help, om);
+}
+
+static void render_actions(const struct render *r, int om, struct tcx_buf *b)
+{
 	for (unsigned f = F_BYTES; f <= F_HW_PACKETS; f++) {
-		const char *name = action_families[f].name;
-		size_t nlen = strlen(name);
-
-		family_header(b, name, "counter", action_families[f].help, om);
-		for (size_t i = 0; i < s->n_actions; i++) {
-			const struct tcx_action *a = &s->actions[i];
-			uint32_t fi = a->filter, ti = s->filters[fi].target;
-
-			if (a->drop)
-				continue;
-			put_sample2(b, name, nlen, arena + r->tgt_off[ti],
-			            r->tgt_off[ti + 1] - r->tgt_off[ti], arena + r->act_off[i],
-			            r->act_len[i], action_value(a, f));
-		}
+		action_header(b, f, om);
+		action_rows(r, f, 0, r->s->n_actions, b);
 	}
 }
 
@@ -424,19 +477,24 @@ static size_t estimate(const struct render *r)
 	return est;
 }
 
-static void render_filters(const struct render *r, int om, struct tcx_buf *b)
+/* One family for the flags, each a label of its own, so that a query
+ * compares values (in_hw="true") instead of matching substrings. */
+static void flags_header(struct tcx_buf *b, int om)
+{
+	family_header(b, "tc_filter_flags_info", "info",
+	              "Flags of a TC filter, one series per filter: skip_hw, skip_sw, in_hw "
+	              "(offloaded to hardware) and not_in_hw, each true or false.",
+	              om);
+}
+
+/* Samples of the flags family for filters [from, to). */
+static void flags_rows(const struct render *r, size_t from, size_t to, struct tcx_buf *b)
 {
 	static const char *const flag_labels[] = {",skip_hw=\"", ",skip_sw=\"", ",in_hw=\"",
 	                                          ",not_in_hw=\""};
 	const struct tcx_snapshot *s = r->s;
 
-	/* One family for the flags, each a label of its own, so that a query
-	 * compares values (in_hw="true") instead of matching substrings. */
-	family_header(b, "tc_filter_flags_info", "info",
-	              "Flags of a TC filter, one series per filter: skip_hw, skip_sw, in_hw "
-	              "(offloaded to hardware) and not_in_hw, each true or false.",
-	              om);
-	for (size_t i = 0; i < s->n_filters; i++) {
+	for (size_t i = from; i < to; i++) {
 		uint32_t flags = s->filters[i].flags;
 
 		tcx_buf_put(b, "tc_filter_flags_info{", 21);
@@ -447,6 +505,169 @@ static void render_filters(const struct render *r, int om, struct tcx_buf *b)
 		}
 		sample_end(b, 1);
 	}
+}
+
+static void render_filters(const struct render *r, int om, struct tcx_buf *b)
+{
+	flags_header(b, om);
+	flags_rows(r, 0, r->s->n_filters, b);
+}
+
+/* ---- two threads ------------------------------------------------------------------------ */
+
+#define ROW_FAMILIES (F_HW_PACKETS + 2) /* the action counters, then the flags */
+
+/* The row families cut into chunks, numbered in output order: item g is
+ * rendered by thread g % 2 into its own buffer, and written when the turn
+ * reaches g. */
+struct par {
+	struct render *r;
+	int om;
+	struct tcx_buf *out; /* a sink: the chunks go straight to it */
+	size_t chunk;        /* rows per chunk */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned inits_done; /* both halves of the labels built */
+	int init_failed;
+	size_t turn; /* the item to write next */
+	int err;     /* first failure (errno): later items are skipped */
+};
+
+static size_t family_rows(const struct render *r, unsigned fam)
+{
+	return fam < ROW_FAMILIES - 1 ? r->s->n_actions : r->s->n_filters;
+}
+
+static void par_emit(struct par *p, unsigned t, struct tcx_buf *priv)
+{
+	const struct render *r = p->r;
+	size_t g = 0;
+
+	pthread_mutex_lock(&p->lock);
+	while (p->inits_done < 2)
+		pthread_cond_wait(&p->cond, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+	if (p->init_failed)
+		return;
+	for (unsigned fam = 0; fam < ROW_FAMILIES; fam++) {
+		size_t n = family_rows(r, fam);
+
+		for (size_t from = 0; from == 0 || from < n; from += p->chunk, g++) {
+			size_t to = n - from > p->chunk ? from + p->chunk : n;
+			int e = 0;
+
+			if (g % 2 != t)
+				continue;
+			priv->len = 0;
+			if (fam < ROW_FAMILIES - 1) {
+				if (from == 0)
+					action_header(priv, fam, p->om);
+				action_rows(r, fam, from, to, priv);
+			} else {
+				if (from == 0)
+					flags_header(priv, p->om);
+				flags_rows(r, from, to, priv);
+			}
+			pthread_mutex_lock(&p->lock);
+			while (p->turn != g)
+				pthread_cond_wait(&p->cond, &p->lock);
+			pthread_mutex_unlock(&p->lock);
+			/* Our turn: the other thread waits for the next one. */
+			if (priv->err)
+				e = priv->err;
+			else if (!p->err && priv->len)
+				e = p->out->sink(p->out->sink_arg, priv->p, priv->len);
+			pthread_mutex_lock(&p->lock);
+			if (e && !p->err)
+				p->err = e;
+			p->turn++;
+			pthread_cond_broadcast(&p->cond);
+			pthread_mutex_unlock(&p->lock);
+		}
+	}
+}
+
+static void par_init_done(struct par *p, int failed)
+{
+	pthread_mutex_lock(&p->lock);
+	if (failed)
+		p->init_failed = 1;
+	p->inits_done++;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void *par_worker(void *arg)
+{
+	struct par *p = arg;
+	struct render *r = p->r;
+	struct tcx_buf priv;
+
+	tcx_buf_init_mem(&priv);
+	par_init_done(p, build_rows(r, 1, r->fmid, r->s->n_filters, r->amid, r->s->n_actions) < 0);
+	par_emit(p, 1, &priv);
+	tcx_buf_free(&priv);
+	return NULL;
+}
+
+/* The row families by two threads; the second part of r's labels is built
+ * here too. Returns 0, -ENOMEM, or the sink's -errno. */
+static int render_rows_par(struct render *r, int om, struct tcx_buf *b, size_t chunk)
+{
+	struct par p = {.r = r, .om = om, .out = b, .chunk = chunk ? chunk : 1};
+	struct tcx_buf priv;
+	sigset_t all, old;
+	pthread_t th;
+	int err;
+
+	if (tcx_buf_flush(b) < 0)
+		return -b->err;
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.cond, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&th, NULL, par_worker, &p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		pthread_cond_destroy(&p.cond);
+		pthread_mutex_destroy(&p.lock);
+		/* No second thread: build its part here and go on alone. */
+		if (build_rows(r, 1, r->fmid, r->s->n_filters, r->amid, r->s->n_actions) < 0 ||
+		    build_rows(r, 0, 0, r->fmid, 0, r->amid) < 0)
+			return -ENOMEM;
+		render_actions(r, om, b);
+		render_filters(r, om, b);
+		return 0;
+	}
+	tcx_buf_init_mem(&priv);
+	par_init_done(&p, build_rows(r, 0, 0, r->fmid, 0, r->amid) < 0);
+	par_emit(&p, 0, &priv);
+	pthread_join(th, NULL);
+	tcx_buf_free(&priv);
+	pthread_cond_destroy(&p.cond);
+	pthread_mutex_destroy(&p.lock);
+	if (p.init_failed)
+		return -ENOMEM;
+	if (p.err == ENOMEM)
+		return -ENOMEM;
+	if (p.err) {
+		b->err = p.err;
+		return -p.err;
+	}
+	return 0;
+}
+
+/* Two threads pay off from a few thousand rows, with a CPU for each. */
+#define PAR_MIN_ROWS   4096
+#define PAR_CHUNK_ROWS 2048
+
+static int cpus_available(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return 1;
+	return CPU_COUNT(&set);
 }
 
 /* A gauge with a fractional value. */
@@ -490,7 +711,7 @@ static void render_targets(struct render *r, int om, struct tcx_buf *b)
 			int first = 0;
 
 			row->len = 0;
-			put_arena(row, r, r->tgt_off, i);
+			put_target(row, r, i);
 			switch (k) {
 			case 0:
 				sample(b, fams[k].name, row->p, row->len, t->ok ? 1 : 0);
@@ -614,30 +835,53 @@ int tcx_render_prometheus(const struct tcx_snapshot *s, int om, struct tcx_buf *
 	return tcx_render_prometheus_ex(s, om, NULL, b);
 }
 
-int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int om, const struct tcx_selfstats *st,
-                             struct tcx_buf *b)
+int tcx_render_prometheus_opts(const struct tcx_snapshot *s, int om, const struct tcx_selfstats *st,
+                               struct tcx_buf *b, const struct tcx_render_opts *o)
 {
+	unsigned threads = o ? o->threads : 0;
 	struct render r;
 	int err = 0;
 
-	if (render_init(&r, s) < 0) {
+	if (!b->sink)
+		threads = 1; /* a growing buffer: one thread writes it */
+	else if (!threads)
+		threads =
+		        s->n_actions + s->n_filters >= PAR_MIN_ROWS && cpus_available() > 1 ? 2 : 1;
+	if (render_init(&r, s, threads) < 0) {
 		render_free(&r);
 		return -ENOMEM;
 	}
-	if (!b->sink)
-		tcx_buf_reserve(b, estimate(&r));
-	render_actions(&r, om, b);
-	render_filters(&r, om, b);
+	if (threads > 1) {
+		err = render_rows_par(&r, om, b,
+		                      o && o->chunk_rows ? o->chunk_rows : PAR_CHUNK_ROWS);
+	} else if (build_rows(&r, 0, 0, s->n_filters, 0, s->n_actions) < 0) {
+		err = -ENOMEM;
+	} else {
+		if (!b->sink)
+			tcx_buf_reserve(b, estimate(&r));
+		render_actions(&r, om, b);
+		render_filters(&r, om, b);
+	}
+	if (err) {
+		render_free(&r);
+		return err;
+	}
 	render_targets(&r, om, b);
 	render_meta(&r, om, b);
 	if (st)
 		render_self(&r, om, st, b);
 	if (om)
 		tcx_buf_put(b, "# EOF\n", 6);
-	if (r.arena.err || r.row.err)
+	if (r.row.err)
 		err = -ENOMEM;
 	render_free(&r);
 	if (err)
 		return err;
 	return b->err ? -b->err : 0;
+}
+
+int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int om, const struct tcx_selfstats *st,
+                             struct tcx_buf *b)
+{
+	return tcx_render_prometheus_opts(s, om, st, b, NULL);
 }

@@ -5,7 +5,12 @@
  * in the DONE payload (an aborted terse dump ends that way), so control
  * messages get their own callbacks here. The receive buffer holds a whole
  * 32 KiB dump chunk, and the socket is kept for the next dump so that the
- * kernel sizes its first chunk from the previous reads. */
+ * kernel sizes its first chunk from the previous reads.
+ *
+ * A reply longer than one chunk is received by a reader thread (nlpipe.c)
+ * while this thread parses: the kernel builds each chunk inside the recvmsg()
+ * that takes the one before, so receiving and parsing on one thread would
+ * leave the kernel idle while the parser runs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libmnl/libmnl.h>
@@ -19,6 +24,7 @@
 #include <unistd.h>
 
 #include "collectors/collect.h"
+#include "collectors/nlpipe.h"
 #include "collectors/tc_parse.h"
 
 #ifndef NETLINK_EXT_ACK
@@ -31,12 +37,15 @@
 #define NL_BUFSZ     (64 * 1024) /* > the kernel's 32 KiB dump chunks */
 #define NL_RCVBUF    (1024 * 1024)
 #define NL_TIMEOUT_S 10
+#define NL_SLOTS     8 /* chunks the reader may receive ahead of the parser */
 
 struct nl_src {
 	struct mnl_socket *sk;
 	unsigned int portid;
 	unsigned int seq;
-	int broken; /* a dump was cut off: the socket may hold stale replies */
+	int broken;              /* a dump was cut off: the socket may hold stale replies */
+	struct tcx_nlpipe *pipe; /* made for the first reply of several chunks */
+	int no_pipe;             /* it could not be made: receive inline */
 	char buf[NL_BUFSZ];
 };
 
@@ -175,8 +184,42 @@ static void nl_close(void *src)
 
 	if (!s)
 		return;
+	tcx_nlpipe_free(s->pipe);
 	nl_close_sock(s);
 	free(s);
+}
+
+/* One read of the socket: the chunk's length, or -errno. */
+static ssize_t nl_read(void *arg, void *buf, size_t len)
+{
+	struct nl_src *s = arg;
+	ssize_t n = mnl_socket_recvfrom(s->sk, buf, len);
+
+	return n < 0 ? -errno : n;
+}
+
+/* Parse one chunk: 1 when the reply is complete, 0 for more, or -errno. */
+static int nl_chunk(struct nl_src *s, struct dump_ctx *d, const void *buf, ssize_t n)
+{
+	int ret;
+
+	if (n <= 0) {
+		if (n == 0)
+			n = -EPROTO; /* a netlink socket has no end of file */
+		snprintf(d->err, d->errlen, "netlink receive: %s",
+		         n == -EAGAIN ? "timed out" : strerror((int)-n));
+		return (int)n;
+	}
+	ret = mnl_cb_run2(buf, (size_t)n, s->seq, s->portid, data_cb, d, ctl_cbs, NLMSG_MIN_TYPE);
+	if (ret == MNL_CB_ERROR) {
+		/* EINTR: NLM_F_DUMP_INTR (never set by TC dumps today);
+		 * ESRCH/EPROTO: a reply that is not ours. */
+		ret = errno ? -errno : -EPROTO;
+		if (!d->err[0])
+			snprintf(d->err, d->errlen, "netlink dump: %s", strerror(-ret));
+		return ret;
+	}
+	return d->done || ret == MNL_CB_STOP;
 }
 
 static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char *err,
@@ -184,6 +227,8 @@ static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, cha
 {
 	struct nl_src *s = src;
 	struct dump_ctx d = {.cb = cb, .data = data, .err = err, .errlen = errlen};
+	const void *chunk;
+	ssize_t n;
 	int ret;
 
 	if (errlen)
@@ -201,33 +246,49 @@ static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, cha
 		snprintf(err, errlen, "netlink send: %s", strerror(errno));
 		return ret;
 	}
-	for (;;) {
-		ssize_t n = mnl_socket_recvfrom(s->sk, s->buf, sizeof(s->buf));
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			snprintf(err, errlen, "netlink receive: %s",
-			         errno == EAGAIN ? "timed out" : strerror(errno));
-			s->broken = 1;
-			return ret;
-		}
-		ret = mnl_cb_run2(s->buf, (size_t)n, s->seq, s->portid, data_cb, &d, ctl_cbs,
-		                  NLMSG_MIN_TYPE);
-		if (ret == MNL_CB_ERROR) {
-			/* EINTR: NLM_F_DUMP_INTR (never set by TC dumps today);
-			 * ESRCH/EPROTO: a reply that is not ours. */
-			ret = errno ? -errno : -EPROTO;
-			if (!err[0])
-				snprintf(err, errlen, "netlink dump: %s", strerror(-ret));
-			s->broken = 1;
-			return ret;
-		}
-		if (d.done || ret == MNL_CB_STOP)
-			break;
+	/* The first chunk here: a reply that fits in it never wakes the
+	 * reader. */
+	do
+		n = nl_read(s, s->buf, sizeof(s->buf));
+	while (n == -EINTR);
+	if (n > 0 && !s->pipe && !s->no_pipe && !tcx_nlpipe_chunk_ends(s->buf, (size_t)n)) {
+		s->pipe = tcx_nlpipe_new(nl_read, s, NL_BUFSZ, NL_SLOTS);
+		s->no_pipe = !s->pipe;
 	}
-	return d.status;
+	if (n <= 0 || tcx_nlpipe_chunk_ends(s->buf, (size_t)n) || !s->pipe) {
+		/* One chunk, or no reader: receive and parse inline. */
+		for (chunk = s->buf;;) {
+			ret = nl_chunk(s, &d, chunk, n);
+			if (ret)
+				break;
+			do
+				n = nl_read(s, s->buf, sizeof(s->buf));
+			while (n == -EINTR);
+		}
+		if (ret < 0) {
+			s->broken = 1;
+			return ret;
+		}
+		return d.status;
+	}
+	tcx_nlpipe_start(s->pipe);
+	for (chunk = s->buf;;) {
+		ret = nl_chunk(s, &d, chunk, n);
+		if (ret)
+			break;
+		n = tcx_nlpipe_next(s->pipe, &chunk);
+		if (n == 0) {
+			/* The reader saw the end in a chunk the parser did not
+			 * take as one (a reply that is not ours). */
+			ret = -EPROTO;
+			snprintf(err, errlen, "netlink dump: reply ended without NLMSG_DONE");
+			break;
+		}
+	}
+	/* Stopped early: take the rest of the reply off the socket. */
+	if (tcx_nlpipe_drain(s->pipe) < 0 || ret < 0)
+		s->broken = 1;
+	return ret < 0 ? ret : d.status;
 }
 
 const struct tcx_source_ops tcx_netlink_source = {

@@ -408,6 +408,41 @@ tcmp json --exporter "$WORK/f_gone_default.out" \
 	--dev "" v1 1: 1: --dev "" v1 egress egress --block "" 22 --block "" 23 ||
 	fail "f_gone_default: rows differ from tc"
 
+# ---- a large device ---------------------------------------------------------------------------
+# 3000 filters make a reply of some 1.2 MB, about 40 chunks: the collector's
+# reader thread receives while the parser runs (collectors/nlpipe.c), and the
+# Prometheus text (6000 rows and more) is rendered by two threads. The small
+# target after it is dumped on the same socket, inline.
+note "a device with 3000 filters (a reply of many chunks), then a small one on the same socket"
+ip link add vL0 type veth peer name vL1
+ip link set vL0 up
+ip link set vL1 up
+tc qdisc add dev vL0 clsact
+awk 'BEGIN {
+	for (i = 0; i < 3000; i++)
+		printf "filter add dev vL0 ingress pref %d protocol ip u32 match ip dst 10.77.%d.%d/32 " \
+		       "action mirred egress mirror dev vL1 cookie 6c61726765%08x\n",
+		       1 + int(i / 1500), int(i / 256), i % 256, i
+}' >"$WORK/large.batch"
+tc -batch "$WORK/large.batch"
+cat >"$WORK/large.yaml" <<'YAML'
+targets:
+  - {dev: vL0, parent: ingress}
+  - {dev: v0p, parent: ingress}
+YAML
+run_tcx large_json --once --config "$WORK/large.yaml" --format json
+run_tcx large_prom --once --config "$WORK/large.yaml"
+for r in large_json large_prom; do
+	expect_rc $r 0
+	expect_empty $r err
+done
+tcmp json --exporter "$WORK/large_json.out" --dev "" vL0 ingress ingress --dev "" v0p ingress ingress \
+	--expect-rows $((3000 + $(grep -c '"dev":"v0p"' "$WORK/large_json.out"))) ||
+	fail "large_json: rows differ from tc"
+tcmp prom --exporter "$WORK/large_prom.out" --dev "" vL0 ingress ingress --dev "" v0p ingress ingress \
+	--expect-rows $((3000 + $(grep -c '"dev":"v0p"' "$WORK/large_json.out"))) ||
+	fail "large_prom: rows differ from tc"
+
 end=$(date +%s%N)
 echo "netns_once: all checks passed in $(((end - start) / 1000000)) ms" \
 	"(the 5 tcexporter runs of the main comparison: $(((t_runs_end - t_runs) / 1000000)) ms)"

@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -360,6 +361,135 @@ static void test_many_rows(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* A sink that collects into memory, or fails with fail_errno from call
+ * number fail_at (1-based) on. */
+struct mem_sink {
+	char *p;
+	size_t len;
+	unsigned calls, fail_at;
+	int fail_errno;
+};
+
+static int mem_sink_write(void *arg, const char *p, size_t len)
+{
+	struct mem_sink *m = arg;
+
+	m->calls++;
+	if (m->fail_at && m->calls >= m->fail_at)
+		return m->fail_errno;
+	m->p = realloc(m->p, m->len + len);
+	assert_non_null(m->p);
+	memcpy(m->p + m->len, p, len);
+	m->len += len;
+	return 0;
+}
+
+static int render_to_sink(const struct tcx_snapshot *s, int om, unsigned threads, size_t chunk,
+                          struct mem_sink *m)
+{
+	struct tcx_render_opts o = {.threads = threads, .chunk_rows = chunk};
+	struct tcx_buf b;
+	int r;
+
+	assert_int_equal(tcx_buf_init_sink(&b, mem_sink_write, m), 0);
+	r = tcx_render_prometheus_opts(s, om, NULL, &b, &o);
+	if (!r)
+		r = tcx_buf_flush(&b);
+	tcx_buf_free(&b);
+	return r;
+}
+
+/* The example snapshot plus n filters of 0 to 3 actions each, some rows
+ * dropped, and one action that does not follow its filter. */
+static struct tcx_snapshot *big_snapshot(uint32_t n)
+{
+	struct tcx_snapshot *s = make_snapshot(yaml);
+	struct tcx_action *a;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct tcx_filter *f = tcx_snapshot_add_filter(s);
+
+		f->target = i % 3 == 0 ? 1 : 0;
+		f->chain = i % 5;
+		f->pref = (uint16_t)(40 + i % 7);
+		f->protocol = 0x0800;
+		f->handle = 0x80000800 + i;
+		f->kind = (uint8_t)tcx_snapshot_kind(s, "u32");
+		f->flags = i & 0xf;
+		f->n_actions = (uint16_t)(i % 4);
+		f->first_action = (uint32_t)s->n_actions;
+		for (uint16_t o = 1; o <= f->n_actions; o++) {
+			a = tcx_snapshot_add_action(s);
+			a->filter = (uint32_t)s->n_filters - 1;
+			a->order = o;
+			a->kind = (uint8_t)tcx_snapshot_kind(s, o == 2 ? "police" : "mirred");
+			a->cookie_len = (uint8_t)(i % 17);
+			memset(a->cookie, (int)(i & 0xff), a->cookie_len);
+			if (i == 77)
+				memcpy(a->cookie, "\x00\x11\x22\x33\x44\x55\x66\x77", 8);
+			a->bytes = (uint64_t)i * 1000 + o;
+			a->packets = i;
+			a->drops = o;
+		}
+	}
+	a = tcx_snapshot_add_action(s); /* belongs to filter 1, far behind it */
+	a->filter = 1;
+	a->order = 2;
+	a->kind = (uint8_t)tcx_snapshot_kind(s, "gact");
+	a->bytes = 5;
+	tcx_snapshot_classify(s);
+	for (size_t i = 0; i < s->n_actions; i += 11)
+		s->actions[i].drop = 1;
+	return s;
+}
+
+/* Two threads, in chunks of any size, write what one thread writes, byte
+ * for byte, in both formats. */
+static void test_two_threads_same_bytes(void **state)
+{
+	struct tcx_snapshot *s = big_snapshot(700);
+	static const size_t chunks[] = {3, 64, 0, 1u << 20};
+
+	for (int om = 0; om <= 1; om++) {
+		struct tcx_buf mem;
+		struct mem_sink one = {0};
+
+		tcx_buf_init_mem(&mem);
+		assert_int_equal(tcx_render_prometheus(s, om, &mem), 0);
+		assert_true(mem.len > 300000);
+		assert_int_equal(render_to_sink(s, om, 1, 0, &one), 0);
+		assert_int_equal(one.len, mem.len);
+		assert_memory_equal(one.p, mem.p, mem.len);
+		for (size_t k = 0; k < sizeof(chunks) / sizeof(chunks[0]); k++) {
+			struct mem_sink two = {0};
+
+			assert_int_equal(render_to_sink(s, om, 2, chunks[k], &two), 0);
+			assert_int_equal(two.len, mem.len);
+			assert_memory_equal(two.p, mem.p, mem.len);
+			free(two.p);
+		}
+		free(one.p);
+		tcx_buf_free(&mem);
+	}
+	tcx_snapshot_unref(s);
+}
+
+/* A sink that fails stops both threads, whichever holds the failing chunk,
+ * and the render reports the sink's errno. */
+static void test_two_threads_sink_error(void **state)
+{
+	struct tcx_snapshot *s = big_snapshot(700);
+
+	for (unsigned at = 1; at <= 4; at++) {
+		struct mem_sink m = {.fail_at = at, .fail_errno = EPIPE};
+
+		assert_int_equal(render_to_sink(s, 0, 2, 64, &m), -EPIPE);
+		assert_int_equal(m.calls, at); /* nothing written after the failure */
+		free(m.p);
+	}
+	tcx_snapshot_unref(s);
+}
+
 static void test_escape_and_u64(void **state)
 {
 	struct tcx_buf b;
@@ -387,6 +517,8 @@ int main(void)
 	        cmocka_unit_test(test_json_lines),
 	        cmocka_unit_test(test_buf_streams_through_fd),
 	        cmocka_unit_test(test_many_rows),
+	        cmocka_unit_test(test_two_threads_same_bytes),
+	        cmocka_unit_test(test_two_threads_sink_error),
 	        cmocka_unit_test(test_escape_and_u64),
 	};
 

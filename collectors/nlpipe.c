@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The receive pipeline: a single producer (the reader thread) and a single
+ * consumer (the caller) around a ring of buffers, under one mutex. Each side
+ * sleeps only when it must (ring empty, ring full) and is woken only when
+ * the other side is known to sleep, so that a dump that the parser keeps up
+ * with costs about one wake-up per chunk. */
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/netlink.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "collectors/nlpipe.h"
+
+struct slot {
+	ssize_t len; /* > 0: a chunk; < 0: -errno of the read */
+	char *buf;
+};
+
+struct tcx_nlpipe {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t to_reader;   /* start, room in the ring, or exit */
+	pthread_cond_t to_consumer; /* a chunk, or the end of the reply */
+	tcx_nlpipe_read_fn read;
+	void *arg;
+	size_t bufsz;
+	unsigned nslots;
+	struct slot *slots;
+	/* under lock */
+	unsigned head, count; /* next slot to hand over; chunks in the ring */
+	int active;           /* the reader owns the reply: it has not read its end yet */
+	int reader_waits, consumer_waits;
+	int exit;
+	/* consumer's side */
+	int held;  /* a chunk from next() not yet given back */
+	int ended; /* the last chunk has been handed over */
+};
+
+int tcx_nlpipe_chunk_ends(const void *buf, size_t len)
+{
+	int left = (int)len;
+	const struct nlmsghdr *nlh = buf;
+
+	if (len > (size_t)INT32_MAX)
+		return 1;
+	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left))
+		if (nlh->nlmsg_type == NLMSG_DONE || nlh->nlmsg_type == NLMSG_ERROR)
+			return 1;
+	return left != 0; /* trailing bytes that are no message */
+}
+
+static void *reader_main(void *arg)
+{
+	struct tcx_nlpipe *p = arg;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		struct slot *sl;
+		ssize_t n;
+
+		while (!p->exit && (!p->active || p->count == p->nslots)) {
+			p->reader_waits = 1;
+			pthread_cond_wait(&p->to_reader, &p->lock);
+			p->reader_waits = 0;
+		}
+		if (p->exit)
+			break;
+		/* The slot after the queued ones is the reader's alone. */
+		sl = &p->slots[(p->head + p->count) % p->nslots];
+		pthread_mutex_unlock(&p->lock);
+
+		do
+			n = p->read(p->arg, sl->buf, p->bufsz);
+		while (n == -EINTR);
+
+		pthread_mutex_lock(&p->lock);
+		sl->len = n;
+		p->count++;
+		if (n <= 0 || tcx_nlpipe_chunk_ends(sl->buf, (size_t)n)) {
+			if (n == 0)
+				sl->len = -EPIPE; /* the socket cannot end; never a chunk */
+			p->active = 0;
+		}
+		if (p->consumer_waits)
+			pthread_cond_signal(&p->to_consumer);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+struct tcx_nlpipe *tcx_nlpipe_new(tcx_nlpipe_read_fn read, void *arg, size_t bufsz,
+                                  unsigned nslots)
+{
+	struct tcx_nlpipe *p;
+	sigset_t all, old;
+	int err;
+
+	if (!read || !bufsz || nslots < 2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->read = read;
+	p->arg = arg;
+	p->bufsz = bufsz;
+	p->nslots = nslots;
+	p->ended = 1;
+	p->slots = calloc(nslots, sizeof(*p->slots));
+	if (!p->slots)
+		goto fail;
+	for (unsigned i = 0; i < nslots; i++) {
+		p->slots[i].buf = malloc(bufsz);
+		if (!p->slots[i].buf)
+			goto fail;
+	}
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->to_reader, NULL);
+	pthread_cond_init(&p->to_consumer, NULL);
+	/* Signals are the main thread's business (the daemon takes them with
+	 * sigwaitinfo); the reader must never be picked to run a handler. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&p->thread, NULL, reader_main, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		pthread_cond_destroy(&p->to_consumer);
+		pthread_cond_destroy(&p->to_reader);
+		pthread_mutex_destroy(&p->lock);
+		errno = err;
+		goto fail;
+	}
+	return p;
+fail:
+	err = errno;
+	if (p->slots)
+		for (unsigned i = 0; i < nslots; i++)
+			free(p->slots[i].buf);
+	free(p->slots);
+	free(p);
+	errno = err;
+	return NULL;
+}
+
+void tcx_nlpipe_free(struct tcx_nlpipe *p)
+{
+	if (!p)
+		return;
+	if (!p->ended)
+		tcx_nlpipe_drain(p);
+	pthread_mutex_lock(&p->lock);
+	p->exit = 1;
+	pthread_cond_signal(&p->to_reader);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	pthread_cond_destroy(&p->to_consumer);
+	pthread_cond_destroy(&p->to_reader);
+	pthread_mutex_destroy(&p->lock);
+	for (unsigned i = 0; i < p->nslots; i++)
+		free(p->slots[i].buf);
+	free(p->slots);
+	free(p);
+}
+
+void tcx_nlpipe_start(struct tcx_nlpipe *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->head = 0;
+	p->count = 0;
+	p->active = 1;
+	p->held = 0;
+	p->ended = 0;
+	if (p->reader_waits)
+		pthread_cond_signal(&p->to_reader);
+	pthread_mutex_unlock(&p->lock);
+}
+
+ssize_t tcx_nlpipe_next(struct tcx_nlpipe *p, const void **buf)
+{
+	struct slot *sl;
+	ssize_t n;
+
+	if (p->ended)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	if (p->held) {
+		/* Give the previous chunk back. */
+		p->head = (p->head + 1) % p->nslots;
+		p->count--;
+		p->held = 0;
+		if (p->reader_waits)
+			pthread_cond_signal(&p->to_reader);
+	}
+	while (p->count == 0) {
+		p->consumer_waits = 1;
+		pthread_cond_wait(&p->to_consumer, &p->lock);
+		p->consumer_waits = 0;
+	}
+	sl = &p->slots[p->head];
+	n = sl->len;
+	p->held = 1;
+	if (p->count == 1 && !p->active)
+		p->ended = 1; /* the reader stopped after this one */
+	pthread_mutex_unlock(&p->lock);
+	*buf = sl->buf;
+	return n;
+}
+
+int tcx_nlpipe_drain(struct tcx_nlpipe *p)
+{
+	int ret = 0;
+
+	while (!p->ended) {
+		const void *buf;
+		ssize_t n = tcx_nlpipe_next(p, &buf);
+
+		if (n < 0)
+			ret = (int)n;
+	}
+	return ret;
+}
