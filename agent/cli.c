@@ -34,6 +34,7 @@ static void usage(FILE *out)
 	        "  -f, --format FORMAT       output of --once: prometheus (default), openmetrics\n"
 	        "                            or json (one object per action row and line)\n"
 	        "  -t, --check-config FILE   validate FILE, report every problem and exit\n"
+	        "  -s, --syslog              the daemon: log to syslog instead of standard error\n"
 	        "  -h, --help                show this help and exit\n"
 	        "  -V, --version             show the version and exit\n"
 	        "\n"
@@ -52,6 +53,7 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 	        {"config", required_argument, NULL, 'c'},
 	        {"format", required_argument, NULL, 'f'},
 	        {"check-config", required_argument, NULL, 't'},
+	        {"syslog", no_argument, NULL, 's'},
 	        {"help", no_argument, NULL, 'h'},
 	        {"version", no_argument, NULL, 'V'},
 	        {NULL, 0, NULL, 0},
