@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Command line: option parsing and the --once and --check-config modes. */
+/* Command line: option parsing, the --once and --check-config modes, and the
+ * daemon, which runs from a module loaded on demand (agent/module.h). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,8 +8,8 @@
 #include <unistd.h>
 
 #include "agent/cli.h"
-#include "agent/daemon.h"
 #include "agent/log.h"
+#include "agent/module.h"
 #include "agent/render.h"
 #include "collectors/collect.h"
 #include "config.h"
@@ -215,10 +216,17 @@ int tcx_main(int argc, char **argv)
 	if (o.once)
 		return run_once(&o);
 	{
-		struct tcx_daemon_opts d = {.config_path = o.config};
+		/* The daemon is a module with its own copy of log.c: it gets the
+		 * logging choices here, not through this process's log state. */
+		struct tcx_daemon_opts d = {
+		        .abi = TCX_DAEMON_ABI,
+		        .config_path = o.config,
+		        .syslog = o.syslog,
+		};
 
 		if (o.syslog)
-			tcx_log_use_syslog();
-		return tcx_daemon_main(&d);
+			tcx_log_use_syslog(); /* for the messages of the loader below */
+		d.log_level = tcx_log_get_level();
+		return tcx_run_daemon_module(&d);
 	}
 }
