@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Command line: option parsing and the --once and --check-config modes. */
+/* Command line: option parsing, the --once and --check-config modes, and the
+ * daemon, which runs from a module loaded on demand (agent/module.h). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,8 +8,8 @@
 #include <unistd.h>
 
 #include "agent/cli.h"
-#include "agent/daemon.h"
 #include "agent/log.h"
+#include "agent/module.h"
 #include "agent/render.h"
 #include "collectors/collect.h"
 #include "config.h"
@@ -34,6 +35,7 @@ static void usage(FILE *out)
 	        "  -f, --format FORMAT       output of --once: prometheus (default), openmetrics\n"
 	        "                            or json (one object per action row and line)\n"
 	        "  -t, --check-config FILE   validate FILE, report every problem and exit\n"
+	        "  -s, --syslog              the daemon: log to syslog instead of standard error\n"
 	        "  -h, --help                show this help and exit\n"
 	        "  -V, --version             show the version and exit\n"
 	        "\n"
@@ -52,6 +54,7 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 	        {"config", required_argument, NULL, 'c'},
 	        {"format", required_argument, NULL, 'f'},
 	        {"check-config", required_argument, NULL, 't'},
+	        {"syslog", no_argument, NULL, 's'},
 	        {"help", no_argument, NULL, 'h'},
 	        {"version", no_argument, NULL, 'V'},
 	        {NULL, 0, NULL, 0},
@@ -213,10 +216,17 @@ int tcx_main(int argc, char **argv)
 	if (o.once)
 		return run_once(&o);
 	{
-		struct tcx_daemon_opts d = {.config_path = o.config};
+		/* The daemon is a module with its own copy of log.c: it gets the
+		 * logging choices here, not through this process's log state. */
+		struct tcx_daemon_opts d = {
+		        .abi = TCX_DAEMON_ABI,
+		        .config_path = o.config,
+		        .syslog = o.syslog,
+		};
 
 		if (o.syslog)
-			tcx_log_use_syslog();
-		return tcx_daemon_main(&d);
+			tcx_log_use_syslog(); /* for the messages of the loader below */
+		d.log_level = tcx_log_get_level();
+		return tcx_run_daemon_module(&d);
 	}
 }

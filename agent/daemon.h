@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The long-running exporter: one collector thread publishes snapshots, the
  * HTTP server (libmicrohttpd's threads) serves expositions of the current
- * one, and the main thread handles signals. */
+ * one, and the main thread handles signals. Built into the daemon module
+ * (agent/module.h), not into the executable. */
 #ifndef TCX_DAEMON_H
 #define TCX_DAEMON_H
 
@@ -11,6 +12,7 @@
 #include <time.h>
 
 #include "agent/expo.h"
+#include "agent/module.h"
 #include "agent/webconfig.h"
 #include "config/config.h"
 
@@ -37,10 +39,7 @@ struct tcx_state {
 	atomic_uint wanted;      /* variants clients asked for: rendered before publishing */
 };
 
-struct tcx_daemon_opts {
-	const char *config_path; /* NULL: the built-in configuration */
-};
-
+/* Run the daemon (logging is already set up); returns the exit status. */
 int tcx_daemon_main(const struct tcx_daemon_opts *o);
 
 /* For the HTTP server. */

@@ -9,16 +9,6 @@
 #include "agent/expo.h"
 #include "agent/render.h"
 
-const unsigned tcx_http_codes[TCX_HTTP_CODES] = {200, 304, 400, 401, 403, 404, 405, 431, 503, 0};
-
-unsigned tcx_http_code_slot(unsigned code)
-{
-	for (unsigned i = 0; i + 1 < TCX_HTTP_CODES; i++)
-		if (tcx_http_codes[i] == code)
-			return i;
-	return TCX_HTTP_CODES - 1;
-}
-
 struct tcx_expo *tcx_expo_new(struct tcx_snapshot *snap, void (*resp_free)(void *))
 {
 	struct tcx_expo *e = calloc(1, sizeof(*e));

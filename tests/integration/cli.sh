@@ -1,6 +1,7 @@
 #!/bin/bash
 # Command line behaviour that needs no kernel access: --help, --version,
-# usage errors (exit 2) and --check-config on valid and invalid files.
+# usage errors (exit 2), --check-config on valid and invalid files, and the
+# split between the executable and the daemon module it loads.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
@@ -8,6 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 require_bin
 make_workdir
+unset TCEXPORTER_MODULE
 srcdir=${TCX_SRCDIR:-$here/../..}
 example=$srcdir/config/tcexporter.yaml
 [ -f "$example" ] || fail "example configuration $example not found (TCX_SRCDIR=${TCX_SRCDIR:-unset})"
@@ -146,5 +148,99 @@ run_tcx once_missing --once --config "$WORK/does-not-exist.yaml"
 expect_rc once_missing 2
 expect_grep once_missing err -F "does-not-exist.yaml"
 expect_empty once_missing out
+
+note "the executable links none of the daemon's libraries; the module does"
+require_cmd readelf ldd
+module=$(dirname "$TCX_BIN")/tcexporter-daemon.so
+[ -f "$module" ] || fail "the daemon module $module is not next to $TCX_BIN"
+needed() { # FILE: its DT_NEEDED entries, one a line
+	readelf -d "$1" | sed -n 's/^.*(NEEDED).*\[\(.*\)\]$/\1/p'
+}
+exe_needed=$(needed "$TCX_BIN")
+grep -q '^libmnl\.so' <<<"$exe_needed" ||
+	fail "readelf -d $TCX_BIN does not list libmnl: $exe_needed"
+forbidden="libmicrohttpd libgnutls libnetsnmp libz libcrypt"
+if grep -qE '^lib(a|hwa|t|ub|m)san\.so' <<<"$exe_needed"; then
+	# The sanitizer runtime's crypt_r interceptor needs libcrypt loaded
+	# at startup (configure.ac).
+	note "a sanitizer build: the executable may need libcrypt"
+	forbidden=${forbidden% libcrypt}
+fi
+for lib in $forbidden; do
+	if grep -q "^$lib\.so" <<<"$exe_needed"; then
+		fail "$TCX_BIN needs $lib (for the daemon module only): $(tr '\n' ' ' <<<"$exe_needed")"
+	fi
+done
+mod_needed=$(needed "$module")
+for lib in libmicrohttpd libgnutls libz libcrypt libmnl libyaml; do
+	grep -q "^$lib[-.]" <<<"$mod_needed" ||
+		fail "$module does not need $lib: $(tr '\n' ' ' <<<"$mod_needed")"
+done
+if [ -n "${TCX_BUILDDIR:-}" ] && grep -q '^#define HAVE_SNMP 1' "$TCX_BUILDDIR/config.h"; then
+	grep -q '^libnetsnmpagent\.so' <<<"$mod_needed" ||
+		fail "$module does not need libnetsnmpagent: $(tr '\n' ' ' <<<"$mod_needed")"
+fi
+# Only the two entry points are exported: the module's copy of the core
+# code never binds to the executable's, nor the other way round.
+exported=$(readelf --dyn-syms -W "$module" | awk '$7 != "UND" && $8 ~ /^tcx_/ {print $8}' | sort)
+[ "$exported" = "$(printf 'tcx_module_daemon_main\ntcx_module_id')" ] ||
+	fail "$module exports other tcx_ symbols than its entry points: $(tr '\n' ' ' <<<"$exported")"
+
+note "the daemon runs from the module next to the executable"
+# A configuration that does not exist: exit 2 from the daemon, so none of
+# these starts a server. The module not loading is exit 1.
+nocfg=$WORK/does-not-exist.yaml
+run_tcx daemon_nocfg --config "$nocfg"
+expect_rc daemon_nocfg 2
+expect_grep daemon_nocfg err -F "$nocfg"
+TCEXPORTER_MODULE=$module run_tcx daemon_env_nocfg --config "$nocfg"
+expect_rc daemon_env_nocfg 2
+expect_grep daemon_env_nocfg err -F "$nocfg"
+# --syslog reaches the module (its own copy of the logging code): nothing
+# on stderr.
+run_tcx daemon_syslog --syslog --config "$nocfg"
+expect_rc daemon_syslog 2
+expect_empty daemon_syslog err
+
+note "a daemon module that cannot load: exit 1, the path and the reason"
+TCEXPORTER_MODULE=$WORK/missing.so run_tcx module_missing --config "$nocfg"
+expect_rc module_missing 1
+expect_grep module_missing err -F "cannot load the daemon module $WORK/missing.so: "
+expect_grep module_missing err -F "No such file or directory"
+expect_empty module_missing out
+# A shared object that is not a module (libmnl).
+libmnl=$(ldd "$TCX_BIN" | sed -n 's/^.*libmnl[^ ]* => \(\/[^ ]*\) .*$/\1/p')
+[ -f "$libmnl" ] || fail "ldd $TCX_BIN: no path for libmnl"
+TCEXPORTER_MODULE=$libmnl run_tcx module_foreign --config "$nocfg"
+expect_rc module_foreign 1
+expect_grep module_foreign err -F "$libmnl is not a tcexporter daemon module"
+# A module of another version is refused before anything in it runs.
+if [ -n "${TCX_BUILDDIR:-}" ]; then
+	stale=$TCX_BUILDDIR/tests/integration/stale_module.so
+	[ -f "$stale" ] || fail "$stale is not built (make check builds it)"
+	TCEXPORTER_MODULE=$stale run_tcx module_stale --config "$nocfg"
+	expect_rc module_stale 1
+	expect_grep module_stale err -F "the daemon module $stale is 'tcexporter 0.0.0-stale"
+	if grep -q "stale module ran" "$WORK/module_stale.err"; then
+		fail "the executable called into a module of another version"
+	fi
+fi
+# Without a module next to it, the executable looks in PKGLIBDIR.
+if [ -n "${TCX_PKGLIBDIR:-}" ]; then
+	mkdir "$WORK/bin"
+	cp "$TCX_BIN" "$WORK/bin/tcexporter"
+	installed=$TCX_PKGLIBDIR/tcexporter-daemon.so
+	if [ -e "$installed" ]; then
+		note "$installed exists (installed): the PKGLIBDIR fallback is not checked"
+	else
+		TCX_BIN=$WORK/bin/tcexporter run_tcx module_pkglibdir --config "$nocfg"
+		expect_rc module_pkglibdir 1
+		expect_grep module_pkglibdir err -F "cannot load the daemon module $installed: "
+	fi
+fi
+# The other modes never load the module.
+TCEXPORTER_MODULE=$WORK/missing.so run_tcx check_no_module --check-config "$example"
+expect_rc check_no_module 0
+expect_empty check_no_module err
 
 echo "cli: all checks passed"
