@@ -158,21 +158,44 @@ static void report_failures(const struct tcx_snapshot *s)
 		log_err("collection incomplete: out of memory");
 }
 
+/* The collector's observer for --once: the rows' labels are formatted while
+ * the kernel prepares the next chunk of the dump, so the render after the
+ * pass only copies them. */
+static void labels_rows(void *arg, const struct tcx_snapshot *s)
+{
+	tcx_rowlabels_update(arg, s); /* on failure the render formats them again */
+}
+
+static void labels_dropped(void *arg, const struct tcx_snapshot *s, size_t nf, size_t na)
+{
+	tcx_rowlabels_drop(arg, nf, na);
+}
+
 static int run_once(const struct cli_opts *o)
 {
 	struct tcx_config *cfg;
 	struct tcx_collector *c;
 	struct tcx_snapshot *s;
 	struct tcx_buf out;
+	struct tcx_rowlabels *labels = NULL;
+	struct tcx_collect_observer obs = {.rows = labels_rows, .dropped = labels_dropped};
 	int nerr = 0, ret = TCX_EXIT_OK, err;
 
 	cfg = o->config ? tcx_config_load_file(o->config, config_err, &nerr) : tcx_config_default();
 	if (!cfg)
 		return TCX_EXIT_USAGE;
 	c = tcx_collector_new(&tcx_netlink_source, NULL);
-	s = c ? tcx_collect(c, cfg) : NULL;
+	if (o->format != TCX_FMT_JSON && !(labels = tcx_rowlabels_new())) {
+		log_err("out of memory");
+		tcx_collector_free(c);
+		tcx_config_unref(cfg);
+		return TCX_EXIT_PARTIAL;
+	}
+	obs.arg = labels;
+	s = c ? tcx_collect_observed(c, cfg, labels ? &obs : NULL) : NULL;
 	if (!s) {
 		log_err("out of memory");
+		tcx_rowlabels_free(labels);
 		tcx_collector_free(c);
 		tcx_config_unref(cfg);
 		return TCX_EXIT_PARTIAL;
@@ -182,7 +205,14 @@ static int run_once(const struct cli_opts *o)
 		ret = TCX_EXIT_PARTIAL;
 		goto out;
 	}
-	err = tcx_render(s, o->format, &out);
+	if (o->format == TCX_FMT_JSON) {
+		err = tcx_render_json(s, &out);
+	} else {
+		struct tcx_render_opts ro = {.labels = labels};
+
+		err = tcx_render_prometheus_opts(s, o->format == TCX_FMT_OPENMETRICS, NULL, &out,
+		                                 &ro);
+	}
 	if (!err)
 		err = tcx_buf_flush(&out);
 	if (err) {
@@ -194,6 +224,7 @@ static int run_once(const struct cli_opts *o)
 	if (tcx_snapshot_failed_targets(s))
 		ret = TCX_EXIT_PARTIAL;
 out:
+	tcx_rowlabels_free(labels);
 	tcx_snapshot_unref(s);
 	tcx_collector_free(c);
 	tcx_config_unref(cfg);

@@ -25,13 +25,21 @@ int tcx_render_prometheus(const struct tcx_snapshot *s, int openmetrics, struct 
 struct tcx_selfstats;
 int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int openmetrics,
                              const struct tcx_selfstats *st, struct tcx_buf *b);
-/* How to render: threads 0 picks (two threads for a large snapshot rendered
- * to a sink, when two CPUs are available), 1 forces one, 2 forces two (a
- * sink only; a growing buffer is always written by one); chunk_rows 0 is
- * the default size of the chunks the two threads take in turn. */
+/* The label sets of a snapshot's rows, formatted once for the Prometheus
+ * text formats. A render formats them itself, unless it is given these:
+ * then the formatting can run ahead, while the collector still dumps (call
+ * tcx_rowlabels_update() and tcx_rowlabels_drop() from its observer). They
+ * belong to one snapshot (and its configuration). */
+struct tcx_rowlabels;
+struct tcx_rowlabels *tcx_rowlabels_new(void);
+void tcx_rowlabels_free(struct tcx_rowlabels *l);
+/* Format the rows of s not formatted yet: 0, or -ENOMEM. */
+int tcx_rowlabels_update(struct tcx_rowlabels *l, const struct tcx_snapshot *s);
+/* Forget the rows from filter nf and action na on (dropped from s). */
+void tcx_rowlabels_drop(struct tcx_rowlabels *l, size_t nf, size_t na);
+
 struct tcx_render_opts {
-	unsigned threads;
-	size_t chunk_rows;
+	struct tcx_rowlabels *labels; /* the rows' labels formatted ahead, or NULL */
 };
 int tcx_render_prometheus_opts(const struct tcx_snapshot *s, int openmetrics,
                                const struct tcx_selfstats *st, struct tcx_buf *b,

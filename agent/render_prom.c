@@ -4,16 +4,8 @@
  * Samples of one family must stand together, so each family walks every
  * row. The label set of a row is rebuilt for each family rather than kept:
  * keeping it would cost more memory per row than the row itself. The parts
- * that many rows share (target, filter) are built once and copied.
- *
- * A large snapshot rendered to a sink (the --once output, a gzip stream) is
- * rendered by two threads: each builds the labels of half the rows, then
- * the samples are cut into chunks that the threads render in turn and hand
- * to the sink in order, so that the output is the same byte for byte. */
+ * that many rows share (target, filter) are built once and copied. */
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,45 +114,98 @@ static void target_labels(struct tcx_buf *b, const struct tcx_target *t)
 		put_label(b, &first, "netns", t->netns);
 }
 
-/* Everything a render pass builds once and copies per sample, in one arena:
- * each target's labels, then each filter's labels directly followed by those
- * of its first action (order, action, cookie and the user labels), so that
- * a sample line is two copies: the target's slice and the action's. Each
- * action row is written six times, once per counter family; formatting its
- * labels once costs about 140 bytes per row (more with user labels) while
- * the render runs. */
-struct render {
-	const struct tcx_snapshot *s;
-	/* [0]: the targets' labels and the first part's rows; [1]: the rows of
-	 * the second part, built by the second thread. */
-	struct tcx_buf arena[2];
-	size_t fmid, amid; /* filters and actions from here on are in arena[1] */
-	uint32_t *tgt_off; /* n_targets + 1 offsets into arena[0] (each arena stays < 4 GiB) */
-	uint32_t *flt_off; /* per filter: its labels (after the target's) */
+/* The label sets of the rows, formatted once and copied into each sample:
+ * each filter's labels directly followed by those of its first action
+ * (order, action, cookie and the user labels), so that a sample line is two
+ * copies, the target's labels and the action's. Each action row is written
+ * six times, once per counter family; its labels cost about 140 bytes (more
+ * with user labels). Formatted at render time, or while the collector runs
+ * (tcx_rowlabels_update() from its observer, while the kernel builds the next
+ * chunk of the dump). */
+struct tcx_rowlabels {
+	const struct tcx_config *cfg; /* the user label names are its own */
+	struct tcx_buf arena;         /* stays < 4 GiB: 32-bit offsets */
+	uint32_t *flt_off;            /* per filter: its labels (after the target's) */
 	uint16_t *flt_len;
 	uint32_t *act_off; /* per action: its filter's labels and its own */
 	uint32_t *act_len;
-	struct tcx_buf names; /* kinds escaped and `,name="` per user label */
-	size_t kind_off[TCX_MAX_KINDS + 1];
+	size_t cap_f, cap_a;
+	size_t n_filters, n_actions; /* rows formatted so far */
+	struct tcx_buf names;        /* `,name="` per user label, then the kinds escaped */
 	size_t lbl_off[TCX_MAX_LABELS + 1];
-	struct tcx_buf row; /* scratch for one-off label sets */
+	size_t kind_off[TCX_MAX_KINDS + 1];
+	unsigned n_kinds; /* kinds escaped so far */
+	int err;
 };
 
-static inline const char *flt_labels(const struct render *r, size_t fi)
+struct tcx_rowlabels *tcx_rowlabels_new(void)
 {
-	return r->arena[fi >= r->fmid].p + r->flt_off[fi];
+	struct tcx_rowlabels *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	tcx_buf_init_mem(&l->arena);
+	tcx_buf_init_mem(&l->names);
+	return l;
 }
 
-static inline const char *act_labels(const struct render *r, size_t ai)
+void tcx_rowlabels_free(struct tcx_rowlabels *l)
 {
-	return r->arena[ai >= r->amid].p + r->act_off[ai];
+	if (!l)
+		return;
+	tcx_buf_free(&l->arena);
+	tcx_buf_free(&l->names);
+	free(l->flt_off);
+	free(l->flt_len);
+	free(l->act_off);
+	free(l->act_len);
+	free(l);
+}
+
+/* Forget every row (and the names, which belong to a configuration). */
+static void rowlabels_reset(struct tcx_rowlabels *l)
+{
+	l->arena.len = 0;
+	l->names.len = 0;
+	l->n_filters = l->n_actions = 0;
+	l->n_kinds = 0;
+	l->cfg = NULL;
+	l->err = 0;
+	l->arena.err = l->names.err = 0;
+}
+
+void tcx_rowlabels_drop(struct tcx_rowlabels *l, size_t nf, size_t na)
+{
+	size_t cut = l->arena.len;
+
+	if (nf >= l->n_filters && na >= l->n_actions)
+		return;
+	if (nf < l->n_filters)
+		cut = l->flt_off[nf];
+	if (na < l->n_actions && l->act_off[na] < cut)
+		cut = l->act_off[na];
+	if (nf > l->n_filters)
+		nf = l->n_filters;
+	if (na > l->n_actions)
+		na = l->n_actions;
+	/* The rows kept must all lie before the cut; they do when rows are
+	 * dropped from a mark on, as the collector does. Otherwise start over. */
+	if ((nf && l->flt_off[nf - 1] + l->flt_len[nf - 1] > cut) ||
+	    (na && l->act_off[na - 1] + l->act_len[na - 1] > cut)) {
+		rowlabels_reset(l);
+		return;
+	}
+	l->arena.len = cut;
+	l->n_filters = nf;
+	l->n_actions = na;
 }
 
 /* The part of a filter's labels after its target's:
  * ,chain="0",protocol="ip",pref="10",kind="u32",handle="800::800" */
-static void filter_part(struct tcx_buf *b, const struct render *r, const struct tcx_filter *f)
+static void filter_part(struct tcx_buf *b, const struct tcx_rowlabels *l,
+                        const struct tcx_snapshot *s, const struct tcx_filter *f)
 {
-	const char *kind = tcx_kind_name(r->s, f->kind);
+	const char *kind = tcx_kind_name(s, f->kind);
 	char tmp[32];
 	const char *proto;
 
@@ -168,25 +213,26 @@ static void filter_part(struct tcx_buf *b, const struct render *r, const struct 
 	proto = tcx_protocol_name(f->protocol, tmp, sizeof(tmp));
 	PUT_RAW(b, ",protocol=\"", proto, strlen(proto));
 	PUT_RAW(b, ",pref=\"", tmp, tcx_fmt_u64(tmp, f->pref));
-	/* the kind, escaped once per render in r->names */
-	PUT_RAW(b, ",kind=\"", r->names.p + r->kind_off[f->kind],
-	        r->kind_off[f->kind + 1] - r->kind_off[f->kind]);
+	/* the kind, escaped once in l->names */
+	PUT_RAW(b, ",kind=\"", l->names.p + l->kind_off[f->kind],
+	        l->kind_off[f->kind + 1] - l->kind_off[f->kind]);
 	tcx_format_handle(kind, f->handle, tmp, sizeof(tmp));
 	PUT_RAW(b, ",handle=\"", tmp, strlen(tmp));
 }
 
 /* The part of an action's labels after its filter's:
  * ,order="1",action="mirred",cookie="0a0b" and the user labels. */
-static void action_part(struct tcx_buf *b, const struct render *r, const struct tcx_action *a)
+static void action_part(struct tcx_buf *b, const struct tcx_rowlabels *l,
+                        const struct tcx_action *a)
 {
 	static const char hexd[] = "0123456789abcdef";
-	const struct tcx_config *cfg = r->s->cfg;
+	const struct tcx_config *cfg = l->cfg;
 	char tmp[2 * TCX_COOKIE_MAX + 1];
 
 	PUT_RAW(b, ",order=\"", tmp, tcx_fmt_u64(tmp, a->order));
 	tcx_buf_put(b, ",action=\"", 9);
-	tcx_buf_put(b, r->names.p + r->kind_off[a->kind],
-	            r->kind_off[a->kind + 1] - r->kind_off[a->kind]);
+	tcx_buf_put(b, l->names.p + l->kind_off[a->kind],
+	            l->kind_off[a->kind + 1] - l->kind_off[a->kind]);
 	tcx_buf_putc(b, '"');
 	for (unsigned i = 0; i < a->cookie_len; i++) {
 		tmp[2 * i] = hexd[a->cookie[i] >> 4];
@@ -199,125 +245,160 @@ static void action_part(struct tcx_buf *b, const struct render *r, const struct 
 
 		tcx_labels_resolve(cfg, a->cookie, a->cookie_len, values, &lb);
 		for (size_t i = 0; i < cfg->n_labels; i++) {
-			tcx_buf_put(b, r->names.p + r->lbl_off[i],
-			            r->lbl_off[i + 1] - r->lbl_off[i]);
+			tcx_buf_put(b, l->names.p + l->lbl_off[i],
+			            l->lbl_off[i + 1] - l->lbl_off[i]);
 			tcx_buf_escape_label(b, values[i]);
 			tcx_buf_putc(b, '"');
 		}
 	}
 }
 
-/* The labels of filters [f_from, f_to) and actions [a_from, a_to) into
- * arena[part]. Actions follow their filter in a snapshot; any that do not
- * (or whose filter is in the other part) get their filter's labels copied in
- * front of their own. */
-static int build_rows(struct render *r, unsigned part, size_t f_from, size_t f_to, size_t a_from,
-                      size_t a_to)
+static int grow_rows(void **p, size_t *cap, size_t need, size_t elem)
 {
-	const struct tcx_snapshot *s = r->s;
-	struct tcx_buf *ar = &r->arena[part];
+	size_t ncap = *cap ? *cap : 1024;
+	void *n;
 
-	for (size_t fi = f_from, ai = a_from; fi <= f_to; fi++) {
-		size_t first = ai;
-
-		if (fi < f_to) {
-			r->flt_off[fi] = (uint32_t)ar->len;
-			filter_part(ar, r, &s->filters[fi]);
-			r->flt_len[fi] = (uint16_t)(ar->len - r->flt_off[fi]);
-		}
-		for (; ai < a_to && (fi == f_to || s->actions[ai].filter == fi); ai++) {
-			const struct tcx_action *a = &s->actions[ai];
-
-			if (ai == first && fi < f_to) {
-				r->act_off[ai] = r->flt_off[fi];
-			} else {
-				r->act_off[ai] = (uint32_t)ar->len;
-				filter_part(ar, r, &s->filters[a->filter]);
-			}
-			if (!a->drop)
-				action_part(ar, r, a);
-			r->act_len[ai] = (uint32_t)(ar->len - r->act_off[ai]);
-		}
-		if (ar->len > UINT32_MAX)
-			return -1;
-	}
-	return ar->err ? -1 : 0;
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	n = realloc(*p, ncap * elem);
+	if (!n)
+		return -1;
+	*p = n;
+	*cap = ncap;
+	return 0;
 }
 
-/* Everything but the rows' labels; parts: 1, or 2 (the caller builds the
- * second part with build_rows(r, 1, ...)). */
-static int render_init(struct render *r, const struct tcx_snapshot *s, unsigned parts)
+int tcx_rowlabels_update(struct tcx_rowlabels *l, const struct tcx_snapshot *s)
 {
 	const struct tcx_config *cfg = s->cfg;
-	size_t n_labels = cfg ? cfg->n_labels : 0;
+	size_t cap_f = l->cap_f, cap_a = l->cap_a;
 
+	if (l->cfg != cfg || l->err)
+		rowlabels_reset(l);
+	if (!l->names.len && !l->n_kinds) {
+		size_t n_labels = cfg ? cfg->n_labels : 0;
+
+		l->cfg = cfg;
+		for (size_t i = 0; i < n_labels; i++) {
+			l->lbl_off[i] = l->names.len;
+			tcx_buf_putc(&l->names, ',');
+			tcx_buf_puts(&l->names, cfg->labels[i]);
+			tcx_buf_put(&l->names, "=\"", 2);
+		}
+		l->lbl_off[n_labels] = l->names.len;
+		l->kind_off[0] = l->names.len;
+	}
+	for (; l->n_kinds < s->n_kinds; l->n_kinds++) {
+		tcx_buf_escape_label(&l->names, s->kinds[l->n_kinds]);
+		l->kind_off[l->n_kinds + 1] = l->names.len;
+	}
+	if (grow_rows((void **)&l->flt_off, &l->cap_f, s->n_filters, sizeof(*l->flt_off)) < 0 ||
+	    grow_rows((void **)&l->flt_len, &cap_f, s->n_filters, sizeof(*l->flt_len)) < 0 ||
+	    grow_rows((void **)&l->act_off, &l->cap_a, s->n_actions, sizeof(*l->act_off)) < 0 ||
+	    grow_rows((void **)&l->act_len, &cap_a, s->n_actions, sizeof(*l->act_len)) < 0 ||
+	    l->names.err) {
+		l->err = 1;
+		return -ENOMEM;
+	}
+	/* Actions follow their filter in a snapshot; any that do not get
+	 * their filter's labels copied in front of their own. */
+	for (size_t fi = l->n_filters, ai = l->n_actions; fi <= s->n_filters; fi++) {
+		size_t first = ai;
+		struct tcx_buf *ar = &l->arena;
+
+		if (fi < s->n_filters) {
+			l->flt_off[fi] = (uint32_t)ar->len;
+			filter_part(ar, l, s, &s->filters[fi]);
+			l->flt_len[fi] = (uint16_t)(ar->len - l->flt_off[fi]);
+		}
+		for (; ai < s->n_actions && (fi == s->n_filters || s->actions[ai].filter == fi);
+		     ai++) {
+			const struct tcx_action *a = &s->actions[ai];
+
+			if (ai == first && fi < s->n_filters) {
+				l->act_off[ai] = l->flt_off[fi];
+			} else {
+				l->act_off[ai] = (uint32_t)ar->len;
+				filter_part(ar, l, s, &s->filters[a->filter]);
+			}
+			action_part(ar, l, a);
+			l->act_len[ai] = (uint32_t)(ar->len - l->act_off[ai]);
+		}
+		if (ar->err || ar->len > UINT32_MAX) {
+			l->err = 1;
+			return -ENOMEM;
+		}
+	}
+	l->n_filters = s->n_filters;
+	l->n_actions = s->n_actions;
+	return 0;
+}
+
+/* A render pass: the rows' labels (given, or its own) and the targets'. */
+struct render {
+	const struct tcx_snapshot *s;
+	struct tcx_rowlabels *l;
+	struct tcx_rowlabels *own; /* formatted here: freed with the pass */
+	struct tcx_buf tgt;        /* each target's labels */
+	uint32_t *tgt_off;         /* n_targets + 1 offsets into tgt */
+	struct tcx_buf row;        /* scratch for one-off label sets */
+};
+
+static int render_init(struct render *r, const struct tcx_snapshot *s, struct tcx_rowlabels *l)
+{
 	memset(r, 0, sizeof(*r));
 	r->s = s;
-	tcx_buf_init_mem(&r->arena[0]);
-	tcx_buf_init_mem(&r->arena[1]);
-	tcx_buf_init_mem(&r->names);
+	tcx_buf_init_mem(&r->tgt);
 	tcx_buf_init_mem(&r->row);
-	r->fmid = s->n_filters;
-	r->amid = s->n_actions;
-	if (parts > 1 && s->n_filters > 1) {
-		r->fmid = s->n_filters / 2;
-		r->amid = s->filters[r->fmid].first_action;
-		if (r->amid > s->n_actions)
-			r->amid = s->n_actions;
-	}
+	if (!l)
+		l = r->own = tcx_rowlabels_new();
+	r->l = l;
 	r->tgt_off = malloc((s->n_targets + 1) * sizeof(*r->tgt_off));
-	r->flt_off = malloc((s->n_filters + 1) * sizeof(*r->flt_off));
-	r->flt_len = malloc((s->n_filters + 1) * sizeof(*r->flt_len));
-	r->act_off = malloc((s->n_actions + 1) * sizeof(*r->act_off));
-	r->act_len = malloc((s->n_actions + 1) * sizeof(*r->act_len));
-	if (!r->tgt_off || !r->flt_off || !r->flt_len || !r->act_off || !r->act_len)
+	if (!l || !r->tgt_off)
 		return -1;
 	for (size_t i = 0; i < s->n_targets; i++) {
-		r->tgt_off[i] = (uint32_t)r->arena[0].len;
-		target_labels(&r->arena[0], &s->targets[i]);
+		r->tgt_off[i] = (uint32_t)r->tgt.len;
+		target_labels(&r->tgt, &s->targets[i]);
 	}
-	r->tgt_off[s->n_targets] = (uint32_t)r->arena[0].len;
-	for (unsigned k = 0; k < s->n_kinds; k++) {
-		r->kind_off[k] = r->names.len;
-		tcx_buf_escape_label(&r->names, s->kinds[k]);
-	}
-	r->kind_off[s->n_kinds] = r->names.len;
-	for (size_t l = 0; l < n_labels; l++) {
-		r->lbl_off[l] = r->names.len;
-		tcx_buf_putc(&r->names, ',');
-		tcx_buf_puts(&r->names, cfg->labels[l]);
-		tcx_buf_put(&r->names, "=\"", 2);
-	}
-	r->lbl_off[n_labels] = r->names.len;
-	if (r->names.err || r->arena[0].err)
+	r->tgt_off[s->n_targets] = (uint32_t)r->tgt.len;
+	if (r->tgt.err || r->tgt.len > UINT32_MAX)
 		return -1;
-	return 0;
+	/* Rows the collector's observer has not formatted yet (all of them
+	 * without one). */
+	return tcx_rowlabels_update(l, s);
 }
 
 static void render_free(struct render *r)
 {
-	tcx_buf_free(&r->arena[0]);
-	tcx_buf_free(&r->arena[1]);
-	tcx_buf_free(&r->names);
+	tcx_rowlabels_free(r->own);
+	tcx_buf_free(&r->tgt);
 	tcx_buf_free(&r->row);
 	free(r->tgt_off);
-	free(r->flt_off);
-	free(r->flt_len);
-	free(r->act_off);
-	free(r->act_len);
+}
+
+static inline const char *flt_labels(const struct render *r, size_t fi)
+{
+	return r->l->arena.p + r->l->flt_off[fi];
+}
+
+static inline const char *act_labels(const struct render *r, size_t ai)
+{
+	return r->l->arena.p + r->l->act_off[ai];
 }
 
 /* The labels of target ti. */
 static inline void put_target(struct tcx_buf *b, const struct render *r, size_t ti)
 {
-	tcx_buf_put(b, r->arena[0].p + r->tgt_off[ti], r->tgt_off[ti + 1] - r->tgt_off[ti]);
+	tcx_buf_put(b, r->tgt.p + r->tgt_off[ti], r->tgt_off[ti + 1] - r->tgt_off[ti]);
 }
 
 /* The whole label set of a filter. */
 static void filter_labels(struct tcx_buf *b, const struct render *r, uint32_t fi)
 {
 	put_target(b, r, r->s->filters[fi].target);
-	tcx_buf_put(b, flt_labels(r, fi), r->flt_len[fi]);
+	tcx_buf_put(b, flt_labels(r, fi), r->l->flt_len[fi]);
 }
 
 /* ---- families -------------------------------------------------------------------------- */
@@ -430,7 +511,7 @@ static void action_rows(const struct render *r, unsigned f, size_t from, size_t 
                         struct tcx_buf *b)
 {
 	const struct tcx_snapshot *s = r->s;
-	const char *name = action_families[f].name, *tgt = r->arena[0].p;
+	const char *name = action_families[f].name, *tgt = r->tgt.p;
 	size_t nlen = strlen(name);
 
 	for (size_t i = from; i < to; i++) {
@@ -440,7 +521,7 @@ static void action_rows(const struct render *r, unsigned f, size_t from, size_t 
 		if (a->drop)
 			continue;
 		put_sample2(b, name, nlen, tgt + r->tgt_off[ti],
-		            r->tgt_off[ti + 1] - r->tgt_off[ti], act_labels(r, i), r->act_len[i],
+		            r->tgt_off[ti + 1] - r->tgt_off[ti], act_labels(r, i), r->l->act_len[i],
 		            action_value(a, f));
 	}
 }
@@ -467,12 +548,12 @@ static size_t estimate(const struct render *r)
 	for (size_t i = 0; i < s->n_actions; i++) {
 		uint32_t fi = s->actions[i].filter, ti = s->filters[fi].target;
 
-		est += 6 * (48 + r->tgt_off[ti + 1] - r->tgt_off[ti] + r->act_len[i]);
+		est += 6 * (48 + r->tgt_off[ti + 1] - r->tgt_off[ti] + r->l->act_len[i]);
 	}
 	for (size_t i = 0; i < s->n_filters; i++) {
 		uint32_t ti = s->filters[i].target;
 
-		est += 2 * (80 + r->tgt_off[ti + 1] - r->tgt_off[ti] + r->flt_len[i]);
+		est += 2 * (80 + r->tgt_off[ti + 1] - r->tgt_off[ti] + r->l->flt_len[i]);
 	}
 	return est;
 }
@@ -511,163 +592,6 @@ static void render_filters(const struct render *r, int om, struct tcx_buf *b)
 {
 	flags_header(b, om);
 	flags_rows(r, 0, r->s->n_filters, b);
-}
-
-/* ---- two threads ------------------------------------------------------------------------ */
-
-#define ROW_FAMILIES (F_HW_PACKETS + 2) /* the action counters, then the flags */
-
-/* The row families cut into chunks, numbered in output order: item g is
- * rendered by thread g % 2 into its own buffer, and written when the turn
- * reaches g. */
-struct par {
-	struct render *r;
-	int om;
-	struct tcx_buf *out; /* a sink: the chunks go straight to it */
-	size_t chunk;        /* rows per chunk */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	unsigned inits_done; /* both halves of the labels built */
-	int init_failed;
-	size_t turn; /* the item to write next */
-	int err;     /* first failure (errno): later items are skipped */
-};
-
-static size_t family_rows(const struct render *r, unsigned fam)
-{
-	return fam < ROW_FAMILIES - 1 ? r->s->n_actions : r->s->n_filters;
-}
-
-static void par_emit(struct par *p, unsigned t, struct tcx_buf *priv)
-{
-	const struct render *r = p->r;
-	size_t g = 0;
-
-	pthread_mutex_lock(&p->lock);
-	while (p->inits_done < 2)
-		pthread_cond_wait(&p->cond, &p->lock);
-	pthread_mutex_unlock(&p->lock);
-	if (p->init_failed)
-		return;
-	for (unsigned fam = 0; fam < ROW_FAMILIES; fam++) {
-		size_t n = family_rows(r, fam);
-
-		for (size_t from = 0; from == 0 || from < n; from += p->chunk, g++) {
-			size_t to = n - from > p->chunk ? from + p->chunk : n;
-			int e = 0;
-
-			if (g % 2 != t)
-				continue;
-			priv->len = 0;
-			if (fam < ROW_FAMILIES - 1) {
-				if (from == 0)
-					action_header(priv, fam, p->om);
-				action_rows(r, fam, from, to, priv);
-			} else {
-				if (from == 0)
-					flags_header(priv, p->om);
-				flags_rows(r, from, to, priv);
-			}
-			pthread_mutex_lock(&p->lock);
-			while (p->turn != g)
-				pthread_cond_wait(&p->cond, &p->lock);
-			pthread_mutex_unlock(&p->lock);
-			/* Our turn: the other thread waits for the next one. */
-			if (priv->err)
-				e = priv->err;
-			else if (!p->err && priv->len)
-				e = p->out->sink(p->out->sink_arg, priv->p, priv->len);
-			pthread_mutex_lock(&p->lock);
-			if (e && !p->err)
-				p->err = e;
-			p->turn++;
-			pthread_cond_broadcast(&p->cond);
-			pthread_mutex_unlock(&p->lock);
-		}
-	}
-}
-
-static void par_init_done(struct par *p, int failed)
-{
-	pthread_mutex_lock(&p->lock);
-	if (failed)
-		p->init_failed = 1;
-	p->inits_done++;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
-}
-
-static void *par_worker(void *arg)
-{
-	struct par *p = arg;
-	struct render *r = p->r;
-	struct tcx_buf priv;
-
-	tcx_buf_init_mem(&priv);
-	par_init_done(p, build_rows(r, 1, r->fmid, r->s->n_filters, r->amid, r->s->n_actions) < 0);
-	par_emit(p, 1, &priv);
-	tcx_buf_free(&priv);
-	return NULL;
-}
-
-/* The row families by two threads; the second part of r's labels is built
- * here too. Returns 0, -ENOMEM, or the sink's -errno. */
-static int render_rows_par(struct render *r, int om, struct tcx_buf *b, size_t chunk)
-{
-	struct par p = {.r = r, .om = om, .out = b, .chunk = chunk ? chunk : 1};
-	struct tcx_buf priv;
-	sigset_t all, old;
-	pthread_t th;
-	int err;
-
-	if (tcx_buf_flush(b) < 0)
-		return -b->err;
-	pthread_mutex_init(&p.lock, NULL);
-	pthread_cond_init(&p.cond, NULL);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&th, NULL, par_worker, &p);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
-		pthread_cond_destroy(&p.cond);
-		pthread_mutex_destroy(&p.lock);
-		/* No second thread: build its part here and go on alone. */
-		if (build_rows(r, 1, r->fmid, r->s->n_filters, r->amid, r->s->n_actions) < 0 ||
-		    build_rows(r, 0, 0, r->fmid, 0, r->amid) < 0)
-			return -ENOMEM;
-		render_actions(r, om, b);
-		render_filters(r, om, b);
-		return 0;
-	}
-	tcx_buf_init_mem(&priv);
-	par_init_done(&p, build_rows(r, 0, 0, r->fmid, 0, r->amid) < 0);
-	par_emit(&p, 0, &priv);
-	pthread_join(th, NULL);
-	tcx_buf_free(&priv);
-	pthread_cond_destroy(&p.cond);
-	pthread_mutex_destroy(&p.lock);
-	if (p.init_failed)
-		return -ENOMEM;
-	if (p.err == ENOMEM)
-		return -ENOMEM;
-	if (p.err) {
-		b->err = p.err;
-		return -p.err;
-	}
-	return 0;
-}
-
-/* Two threads pay off from a few thousand rows, with a CPU for each. */
-#define PAR_MIN_ROWS   4096
-#define PAR_CHUNK_ROWS 2048
-
-static int cpus_available(void)
-{
-	cpu_set_t set;
-
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		return 1;
-	return CPU_COUNT(&set);
 }
 
 /* A gauge with a fractional value. */
@@ -850,34 +774,17 @@ int tcx_render_prometheus(const struct tcx_snapshot *s, int om, struct tcx_buf *
 int tcx_render_prometheus_opts(const struct tcx_snapshot *s, int om, const struct tcx_selfstats *st,
                                struct tcx_buf *b, const struct tcx_render_opts *o)
 {
-	unsigned threads = o ? o->threads : 0;
 	struct render r;
 	int err = 0;
 
-	if (!b->sink)
-		threads = 1; /* a growing buffer: one thread writes it */
-	else if (!threads)
-		threads =
-		        s->n_actions + s->n_filters >= PAR_MIN_ROWS && cpus_available() > 1 ? 2 : 1;
-	if (render_init(&r, s, threads) < 0) {
+	if (render_init(&r, s, o ? o->labels : NULL) < 0) {
 		render_free(&r);
 		return -ENOMEM;
 	}
-	if (threads > 1) {
-		err = render_rows_par(&r, om, b,
-		                      o && o->chunk_rows ? o->chunk_rows : PAR_CHUNK_ROWS);
-	} else if (build_rows(&r, 0, 0, s->n_filters, 0, s->n_actions) < 0) {
-		err = -ENOMEM;
-	} else {
-		if (!b->sink)
-			tcx_buf_reserve(b, estimate(&r));
-		render_actions(&r, om, b);
-		render_filters(&r, om, b);
-	}
-	if (err) {
-		render_free(&r);
-		return err;
-	}
+	if (!b->sink)
+		tcx_buf_reserve(b, estimate(&r));
+	render_actions(&r, om, b);
+	render_filters(&r, om, b);
 	render_targets(&r, om, b);
 	render_meta(&r, om, b);
 	if (st)

@@ -37,7 +37,8 @@
 #define NL_BUFSZ     (64 * 1024) /* > the kernel's 32 KiB dump chunks */
 #define NL_RCVBUF    (1024 * 1024)
 #define NL_TIMEOUT_S 10
-#define NL_SLOTS     8 /* chunks the reader may receive ahead of the parser */
+#define NL_SLOTS     8          /* chunks the reader may receive ahead of the parser */
+#define NL_PIPE_MIN  (8 * 1024) /* a first chunk this long: more are coming */
 
 struct nl_src {
 	struct mnl_socket *sk;
@@ -246,36 +247,37 @@ static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, cha
 		snprintf(err, errlen, "netlink send: %s", strerror(errno));
 		return ret;
 	}
-	/* The first chunk here: a reply that fits in it never wakes the
-	 * reader. */
-	do
-		n = nl_read(s, s->buf, sizeof(s->buf));
-	while (n == -EINTR);
-	if (n > 0 && !s->pipe && !s->no_pipe && !tcx_nlpipe_chunk_ends(s->buf, (size_t)n)) {
-		s->pipe = tcx_nlpipe_new(nl_read, s, NL_BUFSZ, NL_SLOTS);
-		s->no_pipe = !s->pipe;
-	}
-	if (n <= 0 || tcx_nlpipe_chunk_ends(s->buf, (size_t)n) || !s->pipe) {
-		/* One chunk, or no reader: receive and parse inline. */
-		for (chunk = s->buf;;) {
-			ret = nl_chunk(s, &d, chunk, n);
-			if (ret)
-				break;
-			do
-				n = nl_read(s, s->buf, sizeof(s->buf));
-			while (n == -EINTR);
+	/* Chunks are received here until one is long and does not end the
+	 * reply: then more are coming, and the reader takes over. A reply that
+	 * fits in one chunk, or that ends with a short one (NLMSG_DONE often
+	 * comes on its own), never wakes the reader. */
+	for (;;) {
+		int piped = 0;
+
+		do
+			n = nl_read(s, s->buf, sizeof(s->buf));
+		while (n == -EINTR);
+		if (n >= NL_PIPE_MIN && !s->no_pipe && !tcx_nlpipe_chunk_ends(s->buf, (size_t)n)) {
+			if (!s->pipe) {
+				s->pipe = tcx_nlpipe_new(nl_read, s, NL_BUFSZ, NL_SLOTS);
+				s->no_pipe = !s->pipe;
+			}
+			if (s->pipe) {
+				tcx_nlpipe_start(s->pipe);
+				piped = 1;
+			}
 		}
+		ret = nl_chunk(s, &d, s->buf, n);
+		if (piped)
+			break;
 		if (ret < 0) {
 			s->broken = 1;
 			return ret;
 		}
-		return d.status;
-	}
-	tcx_nlpipe_start(s->pipe);
-	for (chunk = s->buf;;) {
-		ret = nl_chunk(s, &d, chunk, n);
 		if (ret)
-			break;
+			return d.status;
+	}
+	while (!ret) {
 		n = tcx_nlpipe_next(s->pipe, &chunk);
 		if (n == 0) {
 			/* The reader saw the end in a chunk the parser did not
@@ -284,6 +286,7 @@ static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, cha
 			snprintf(err, errlen, "netlink dump: reply ended without NLMSG_DONE");
 			break;
 		}
+		ret = nl_chunk(s, &d, chunk, n);
 	}
 	/* Stopped early: take the rest of the reply off the socket. */
 	if (tcx_nlpipe_drain(s->pipe) < 0 || ret < 0)

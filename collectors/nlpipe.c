@@ -91,8 +91,7 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-struct tcx_nlpipe *tcx_nlpipe_new(tcx_nlpipe_read_fn read, void *arg, size_t bufsz,
-                                  unsigned nslots)
+struct tcx_nlpipe *tcx_nlpipe_new(tcx_nlpipe_read_fn read, void *arg, size_t bufsz, unsigned nslots)
 {
 	struct tcx_nlpipe *p;
 	sigset_t all, old;

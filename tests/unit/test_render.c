@@ -6,7 +6,6 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,44 +360,6 @@ static void test_many_rows(void **state)
 	tcx_snapshot_unref(s);
 }
 
-/* A sink that collects into memory, or fails with fail_errno from call
- * number fail_at (1-based) on. */
-struct mem_sink {
-	char *p;
-	size_t len;
-	unsigned calls, fail_at;
-	int fail_errno;
-};
-
-static int mem_sink_write(void *arg, const char *p, size_t len)
-{
-	struct mem_sink *m = arg;
-
-	m->calls++;
-	if (m->fail_at && m->calls >= m->fail_at)
-		return m->fail_errno;
-	m->p = realloc(m->p, m->len + len);
-	assert_non_null(m->p);
-	memcpy(m->p + m->len, p, len);
-	m->len += len;
-	return 0;
-}
-
-static int render_to_sink(const struct tcx_snapshot *s, int om, unsigned threads, size_t chunk,
-                          struct mem_sink *m)
-{
-	struct tcx_render_opts o = {.threads = threads, .chunk_rows = chunk};
-	struct tcx_buf b;
-	int r;
-
-	assert_int_equal(tcx_buf_init_sink(&b, mem_sink_write, m), 0);
-	r = tcx_render_prometheus_opts(s, om, NULL, &b, &o);
-	if (!r)
-		r = tcx_buf_flush(&b);
-	tcx_buf_free(&b);
-	return r;
-}
-
 /* The example snapshot plus n filters of 0 to 3 actions each, some rows
  * dropped, and one action that does not follow its filter. */
 static struct tcx_snapshot *big_snapshot(uint32_t n)
@@ -443,50 +404,81 @@ static struct tcx_snapshot *big_snapshot(uint32_t n)
 	return s;
 }
 
-/* Two threads, in chunks of any size, write what one thread writes, byte
- * for byte, in both formats. */
-static void test_two_threads_same_bytes(void **state)
+static char *render_labels(const struct tcx_snapshot *s, struct tcx_rowlabels *l, int om)
 {
-	struct tcx_snapshot *s = big_snapshot(700);
-	static const size_t chunks[] = {3, 64, 0, 1u << 20};
+	struct tcx_render_opts o = {.labels = l};
+	struct tcx_buf b;
+	char *out;
 
-	for (int om = 0; om <= 1; om++) {
-		struct tcx_buf mem;
-		struct mem_sink one = {0};
-
-		tcx_buf_init_mem(&mem);
-		assert_int_equal(tcx_render_prometheus(s, om, &mem), 0);
-		assert_true(mem.len > 300000);
-		assert_int_equal(render_to_sink(s, om, 1, 0, &one), 0);
-		assert_int_equal(one.len, mem.len);
-		assert_memory_equal(one.p, mem.p, mem.len);
-		for (size_t k = 0; k < sizeof(chunks) / sizeof(chunks[0]); k++) {
-			struct mem_sink two = {0};
-
-			assert_int_equal(render_to_sink(s, om, 2, chunks[k], &two), 0);
-			assert_int_equal(two.len, mem.len);
-			assert_memory_equal(two.p, mem.p, mem.len);
-			free(two.p);
-		}
-		free(one.p);
-		tcx_buf_free(&mem);
-	}
-	tcx_snapshot_unref(s);
+	tcx_buf_init_mem(&b);
+	assert_int_equal(tcx_render_prometheus_opts(s, om, NULL, &b, &o), 0);
+	out = calloc(1, b.len + 1);
+	memcpy(out, b.p, b.len);
+	tcx_buf_free(&b);
+	return out;
 }
 
-/* A sink that fails stops both threads, whichever holds the failing chunk,
- * and the render reports the sink's errno. */
-static void test_two_threads_sink_error(void **state)
+static void assert_same_render(const struct tcx_snapshot *s, struct tcx_rowlabels *l)
 {
-	struct tcx_snapshot *s = big_snapshot(700);
+	for (int om = 0; om <= 1; om++) {
+		char *ahead = render_labels(s, l, om), *fresh = render_labels(s, NULL, om);
 
-	for (unsigned at = 1; at <= 4; at++) {
-		struct mem_sink m = {.fail_at = at, .fail_errno = EPIPE};
-
-		assert_int_equal(render_to_sink(s, 0, 2, 64, &m), -EPIPE);
-		assert_int_equal(m.calls, at); /* nothing written after the failure */
-		free(m.p);
+		assert_true(strlen(fresh) > 1000);
+		assert_string_equal(ahead, fresh);
+		free(ahead);
+		free(fresh);
 	}
+}
+
+/* Labels formatted ahead, in batches as the collector adds rows, with rows
+ * dropped and added again with other contents, render as labels formatted
+ * at render time, byte for byte. */
+static void test_labels_ahead(void **state)
+{
+	struct tcx_snapshot *s = big_snapshot(701), *other;
+	struct tcx_rowlabels *l = tcx_rowlabels_new();
+	size_t nf = s->n_filters, na = s->n_actions;
+	char *out;
+
+	assert_non_null(l);
+	/* rows as they come: 300 filters, then 500 */
+	s->n_filters = 300;
+	s->n_actions = s->filters[300].first_action;
+	assert_int_equal(tcx_rowlabels_update(l, s), 0);
+	s->n_filters = 500;
+	s->n_actions = s->filters[500].first_action;
+	assert_int_equal(tcx_rowlabels_update(l, s), 0);
+	/* filters 400.. dropped, and dumped again with other contents */
+	tcx_rowlabels_drop(l, 400, s->filters[400].first_action);
+	for (size_t i = 400; i < nf; i++)
+		s->filters[i].handle ^= 0x5a5;
+	for (size_t i = s->filters[400].first_action; i < na; i++)
+		s->actions[i].cookie[0] ^= 0xff;
+	s->n_filters = nf;
+	s->n_actions = na;
+	tcx_rowlabels_update(l, s);
+	assert_same_render(s, l);
+	/* updating again changes nothing */
+	assert_int_equal(tcx_rowlabels_update(l, s), 0);
+	assert_same_render(s, l);
+
+	/* Drop the last filter (it has no action) but no action, and dump it
+	 * again: the last action, whose filter is far behind it, was formatted
+	 * after that filter, so the labels start over, and still render right. */
+	assert_int_equal(s->filters[nf - 1].n_actions, 0);
+	tcx_rowlabels_drop(l, nf - 1, na);
+	s->filters[nf - 1].chain = 4000000000u; /* longer labels, over the old ones */
+	assert_int_equal(tcx_rowlabels_update(l, s), 0);
+	assert_same_render(s, l);
+
+	/* Labels of another snapshot, with another configuration, start over. */
+	other = make_snapshot("labels: [tenant]\ncookies: {\"aa\": [solo]}\n");
+	assert_same_render(other, l);
+	out = render_labels(other, l, 0);
+	assert_non_null(strstr(out, "tenant=\"solo\""));
+	free(out);
+	tcx_snapshot_unref(other);
+	tcx_rowlabels_free(l);
 	tcx_snapshot_unref(s);
 }
 
@@ -517,8 +509,7 @@ int main(void)
 	        cmocka_unit_test(test_json_lines),
 	        cmocka_unit_test(test_buf_streams_through_fd),
 	        cmocka_unit_test(test_many_rows),
-	        cmocka_unit_test(test_two_threads_same_bytes),
-	        cmocka_unit_test(test_two_threads_sink_error),
+	        cmocka_unit_test(test_labels_ahead),
 	        cmocka_unit_test(test_escape_and_u64),
 	};
 
