@@ -2,6 +2,7 @@
 /* Command line: option parsing, the --once and --check-config modes, and the
  * daemon, which runs from a module loaded on demand (agent/module.h). */
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,7 +235,17 @@ out:
 int tcx_main(int argc, char **argv)
 {
 	struct cli_opts o = {0};
-	int r = parse_args(argc, argv, &o);
+	int r;
+
+#ifdef M_MMAP_THRESHOLD
+	/* Rows and their label text live in a few large arrays that grow by
+	 * doubling. A fixed threshold keeps them mmap()ed (glibc's moving one
+	 * rises with every large block freed, and then serves them from the
+	 * heap): growing moves pages instead of copying them, and a freed
+	 * snapshot goes back to the system at once. */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
+	r = parse_args(argc, argv, &o);
 
 	if (r < 0) {
 		fprintf(stderr, "Try 'tcexporter --help' for more information.\n");

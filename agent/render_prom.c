@@ -114,20 +114,24 @@ static void target_labels(struct tcx_buf *b, const struct tcx_target *t)
 		put_label(b, &first, "netns", t->netns);
 }
 
-/* The label sets of the rows, formatted once and copied into each sample:
- * each filter's labels directly followed by those of its first action
- * (order, action, cookie and the user labels), so that a sample line is two
- * copies, the target's labels and the action's. Each action row is written
- * six times, once per counter family; its labels cost about 140 bytes (more
- * with user labels). Formatted at render time, or while the collector runs
+/* The label sets of the rows, formatted once and copied into each sample,
+ * in three parts: the target's (dev, parent or block, netns); the tp's
+ * (chain, protocol, pref, kind), kept once for a run of filters of the same
+ * tp; the row's own (handle, then order, action, cookie and the user
+ * labels), the first action of a filter sharing its filter's handle. A
+ * sample line is then three copies. Each action row is written six times,
+ * once per counter family; its own labels cost about 90 bytes (more with
+ * user labels). Formatted at render time, or while the collector runs
  * (tcx_rowlabels_update() from its observer, while the kernel builds the next
  * chunk of the dump). */
 struct tcx_rowlabels {
 	const struct tcx_config *cfg; /* the user label names are its own */
 	struct tcx_buf arena;         /* stays < 4 GiB: 32-bit offsets */
-	uint32_t *flt_off;            /* per filter: its labels (after the target's) */
+	uint32_t *tp_off;             /* per filter: its tp's labels */
+	uint16_t *tp_len;
+	uint32_t *flt_off; /* per filter: its handle */
 	uint16_t *flt_len;
-	uint32_t *act_off; /* per action: its filter's labels and its own */
+	uint32_t *act_off; /* per action: its filter's handle and its own labels */
 	uint32_t *act_len;
 	size_t cap_f, cap_a;
 	size_t n_filters, n_actions; /* rows formatted so far */
@@ -155,6 +159,8 @@ void tcx_rowlabels_free(struct tcx_rowlabels *l)
 		return;
 	tcx_buf_free(&l->arena);
 	tcx_buf_free(&l->names);
+	free(l->tp_off);
+	free(l->tp_len);
 	free(l->flt_off);
 	free(l->flt_len);
 	free(l->act_off);
@@ -180,8 +186,12 @@ void tcx_rowlabels_drop(struct tcx_rowlabels *l, size_t nf, size_t na)
 
 	if (nf >= l->n_filters && na >= l->n_actions)
 		return;
-	if (nf < l->n_filters)
+	if (nf < l->n_filters) {
 		cut = l->flt_off[nf];
+		/* its tp's labels too, unless a filter kept shares them */
+		if ((!nf || l->tp_off[nf] != l->tp_off[nf - 1]) && l->tp_off[nf] < cut)
+			cut = l->tp_off[nf];
+	}
 	if (na < l->n_actions && l->act_off[na] < cut)
 		cut = l->act_off[na];
 	if (nf > l->n_filters)
@@ -190,7 +200,8 @@ void tcx_rowlabels_drop(struct tcx_rowlabels *l, size_t nf, size_t na)
 		na = l->n_actions;
 	/* The rows kept must all lie before the cut; they do when rows are
 	 * dropped from a mark on, as the collector does. Otherwise start over. */
-	if ((nf && l->flt_off[nf - 1] + l->flt_len[nf - 1] > cut) ||
+	if ((nf && (l->flt_off[nf - 1] + l->flt_len[nf - 1] > cut ||
+	            l->tp_off[nf - 1] + l->tp_len[nf - 1] > cut)) ||
 	    (na && l->act_off[na - 1] + l->act_len[na - 1] > cut)) {
 		rowlabels_reset(l);
 		return;
@@ -200,12 +211,9 @@ void tcx_rowlabels_drop(struct tcx_rowlabels *l, size_t nf, size_t na)
 	l->n_actions = na;
 }
 
-/* The part of a filter's labels after its target's:
- * ,chain="0",protocol="ip",pref="10",kind="u32",handle="800::800" */
-static void filter_part(struct tcx_buf *b, const struct tcx_rowlabels *l,
-                        const struct tcx_snapshot *s, const struct tcx_filter *f)
+/* A tp's labels: ,chain="0",protocol="ip",pref="10",kind="u32" */
+static void tp_part(struct tcx_buf *b, const struct tcx_rowlabels *l, const struct tcx_filter *f)
 {
-	const char *kind = tcx_kind_name(s, f->kind);
 	char tmp[32];
 	const char *proto;
 
@@ -216,7 +224,20 @@ static void filter_part(struct tcx_buf *b, const struct tcx_rowlabels *l,
 	/* the kind, escaped once in l->names */
 	PUT_RAW(b, ",kind=\"", l->names.p + l->kind_off[f->kind],
 	        l->kind_off[f->kind + 1] - l->kind_off[f->kind]);
-	tcx_format_handle(kind, f->handle, tmp, sizeof(tmp));
+}
+
+static int same_tp(const struct tcx_filter *a, const struct tcx_filter *b)
+{
+	return a->target == b->target && a->chain == b->chain && a->pref == b->pref &&
+	       a->protocol == b->protocol && a->kind == b->kind;
+}
+
+/* A filter's own label: ,handle="800::800" */
+static void handle_part(struct tcx_buf *b, const struct tcx_snapshot *s, const struct tcx_filter *f)
+{
+	char tmp[32];
+
+	tcx_format_handle(tcx_kind_name(s, f->kind), f->handle, tmp, sizeof(tmp));
 	PUT_RAW(b, ",handle=\"", tmp, strlen(tmp));
 }
 
@@ -273,7 +294,7 @@ static int grow_rows(void **p, size_t *cap, size_t need, size_t elem)
 int tcx_rowlabels_update(struct tcx_rowlabels *l, const struct tcx_snapshot *s)
 {
 	const struct tcx_config *cfg = s->cfg;
-	size_t cap_f = l->cap_f, cap_a = l->cap_a;
+	size_t cap_f = l->cap_f, cap_t = l->cap_f, cap_tl = l->cap_f, cap_a = l->cap_a;
 
 	if (l->cfg != cfg || l->err)
 		rowlabels_reset(l);
@@ -296,6 +317,8 @@ int tcx_rowlabels_update(struct tcx_rowlabels *l, const struct tcx_snapshot *s)
 	}
 	if (grow_rows((void **)&l->flt_off, &l->cap_f, s->n_filters, sizeof(*l->flt_off)) < 0 ||
 	    grow_rows((void **)&l->flt_len, &cap_f, s->n_filters, sizeof(*l->flt_len)) < 0 ||
+	    grow_rows((void **)&l->tp_off, &cap_t, s->n_filters, sizeof(*l->tp_off)) < 0 ||
+	    grow_rows((void **)&l->tp_len, &cap_tl, s->n_filters, sizeof(*l->tp_len)) < 0 ||
 	    grow_rows((void **)&l->act_off, &l->cap_a, s->n_actions, sizeof(*l->act_off)) < 0 ||
 	    grow_rows((void **)&l->act_len, &cap_a, s->n_actions, sizeof(*l->act_len)) < 0 ||
 	    l->names.err) {
@@ -309,8 +332,18 @@ int tcx_rowlabels_update(struct tcx_rowlabels *l, const struct tcx_snapshot *s)
 		struct tcx_buf *ar = &l->arena;
 
 		if (fi < s->n_filters) {
+			const struct tcx_filter *f = &s->filters[fi];
+
+			if (fi && same_tp(f, &s->filters[fi - 1])) {
+				l->tp_off[fi] = l->tp_off[fi - 1];
+				l->tp_len[fi] = l->tp_len[fi - 1];
+			} else {
+				l->tp_off[fi] = (uint32_t)ar->len;
+				tp_part(ar, l, f);
+				l->tp_len[fi] = (uint16_t)(ar->len - l->tp_off[fi]);
+			}
 			l->flt_off[fi] = (uint32_t)ar->len;
-			filter_part(ar, l, s, &s->filters[fi]);
+			handle_part(ar, s, f);
 			l->flt_len[fi] = (uint16_t)(ar->len - l->flt_off[fi]);
 		}
 		for (; ai < s->n_actions && (fi == s->n_filters || s->actions[ai].filter == fi);
@@ -321,7 +354,7 @@ int tcx_rowlabels_update(struct tcx_rowlabels *l, const struct tcx_snapshot *s)
 				l->act_off[ai] = l->flt_off[fi];
 			} else {
 				l->act_off[ai] = (uint32_t)ar->len;
-				filter_part(ar, l, s, &s->filters[a->filter]);
+				handle_part(ar, s, &s->filters[a->filter]);
 			}
 			action_part(ar, l, a);
 			l->act_len[ai] = (uint32_t)(ar->len - l->act_off[ai]);
@@ -378,16 +411,6 @@ static void render_free(struct render *r)
 	free(r->tgt_off);
 }
 
-static inline const char *flt_labels(const struct render *r, size_t fi)
-{
-	return r->l->arena.p + r->l->flt_off[fi];
-}
-
-static inline const char *act_labels(const struct render *r, size_t ai)
-{
-	return r->l->arena.p + r->l->act_off[ai];
-}
-
 /* The labels of target ti. */
 static inline void put_target(struct tcx_buf *b, const struct render *r, size_t ti)
 {
@@ -397,8 +420,11 @@ static inline void put_target(struct tcx_buf *b, const struct render *r, size_t 
 /* The whole label set of a filter. */
 static void filter_labels(struct tcx_buf *b, const struct render *r, uint32_t fi)
 {
+	const struct tcx_rowlabels *l = r->l;
+
 	put_target(b, r, r->s->filters[fi].target);
-	tcx_buf_put(b, flt_labels(r, fi), r->l->flt_len[fi]);
+	tcx_buf_put(b, l->arena.p + l->tp_off[fi], l->tp_len[fi]);
+	tcx_buf_put(b, l->arena.p + l->flt_off[fi], l->flt_len[fi]);
 }
 
 /* ---- families -------------------------------------------------------------------------- */
@@ -481,12 +507,13 @@ static uint64_t action_value(const struct tcx_action *a, enum action_field f)
 	return 0;
 }
 
-/* One sample: name{labels} value, the labels being two arena slices; one
- * capacity check for the whole line. */
-static inline void put_sample2(struct tcx_buf *b, const char *name, size_t nlen, const char *l1,
-                               size_t n1, const char *l2, size_t n2, uint64_t v)
+/* One sample: name{labels} value, the labels being three slices (target,
+ * tp, row); one capacity check for the whole line. */
+static inline void put_sample3(struct tcx_buf *b, const char *name, size_t nlen, const char *l1,
+                               size_t n1, const char *l2, size_t n2, const char *l3, size_t n3,
+                               uint64_t v)
 {
-	size_t need = nlen + n1 + n2 + 24;
+	size_t need = nlen + n1 + n2 + n3 + 24;
 	char *p;
 
 	if (b->cap - b->len < need && tcx_buf_reserve(b, need) < 0)
@@ -499,6 +526,8 @@ static inline void put_sample2(struct tcx_buf *b, const char *name, size_t nlen,
 	p += n1;
 	memcpy(p, l2, n2);
 	p += n2;
+	memcpy(p, l3, n3);
+	p += n3;
 	*p++ = '}';
 	*p++ = ' ';
 	p += tcx_fmt_u64(p, v);
@@ -511,7 +540,8 @@ static void action_rows(const struct render *r, unsigned f, size_t from, size_t 
                         struct tcx_buf *b)
 {
 	const struct tcx_snapshot *s = r->s;
-	const char *name = action_families[f].name, *tgt = r->tgt.p;
+	const struct tcx_rowlabels *l = r->l;
+	const char *name = action_families[f].name, *tgt = r->tgt.p, *ar = l->arena.p;
 	size_t nlen = strlen(name);
 
 	for (size_t i = from; i < to; i++) {
@@ -520,9 +550,9 @@ static void action_rows(const struct render *r, unsigned f, size_t from, size_t 
 
 		if (a->drop)
 			continue;
-		put_sample2(b, name, nlen, tgt + r->tgt_off[ti],
-		            r->tgt_off[ti + 1] - r->tgt_off[ti], act_labels(r, i), r->l->act_len[i],
-		            action_value(a, f));
+		put_sample3(b, name, nlen, tgt + r->tgt_off[ti],
+		            r->tgt_off[ti + 1] - r->tgt_off[ti], ar + l->tp_off[fi], l->tp_len[fi],
+		            ar + l->act_off[i], l->act_len[i], action_value(a, f));
 	}
 }
 
@@ -548,12 +578,14 @@ static size_t estimate(const struct render *r)
 	for (size_t i = 0; i < s->n_actions; i++) {
 		uint32_t fi = s->actions[i].filter, ti = s->filters[fi].target;
 
-		est += 6 * (48 + r->tgt_off[ti + 1] - r->tgt_off[ti] + r->l->act_len[i]);
+		est += 6 * (48 + r->tgt_off[ti + 1] - r->tgt_off[ti] + r->l->tp_len[fi] +
+		            r->l->act_len[i]);
 	}
 	for (size_t i = 0; i < s->n_filters; i++) {
 		uint32_t ti = s->filters[i].target;
 
-		est += 2 * (80 + r->tgt_off[ti + 1] - r->tgt_off[ti] + r->l->flt_len[i]);
+		est += 2 * (80 + r->tgt_off[ti + 1] - r->tgt_off[ti] + r->l->tp_len[i] +
+		            r->l->flt_len[i]);
 	}
 	return est;
 }

@@ -37,7 +37,7 @@
 #define NL_BUFSZ     (64 * 1024) /* > the kernel's 32 KiB dump chunks */
 #define NL_RCVBUF    (1024 * 1024)
 #define NL_TIMEOUT_S 10
-#define NL_SLOTS     8          /* chunks the reader may receive ahead of the parser */
+#define NL_SLOTS     4          /* chunks the reader may receive ahead of the parser */
 #define NL_PIPE_MIN  (8 * 1024) /* a first chunk this long: more are coming */
 
 struct nl_src {
