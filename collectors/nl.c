@@ -176,6 +176,7 @@ static void *nl_open(void *opaque, const char *netns, char *err, size_t errlen)
 		free(s);
 		return NULL;
 	}
+	s->no_pipe = tcx_nlpipe_cpus() < 2; /* one CPU: receive and parse in turn */
 	return s;
 }
 

@@ -1,18 +1,34 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The receive pipeline: a single producer (the reader thread) and a single
- * consumer (the caller) around a ring of buffers, under one mutex. Each side
- * sleeps only when it must (ring empty, ring full) and is woken only when
- * the other side is known to sleep, so that a dump that the parser keeps up
- * with costs about one wake-up per chunk. */
+ * consumer (the caller) around a ring of buffers, under one mutex.
+ *
+ * The two threads must run on two CPUs. A thread that wakes another draws it
+ * to its own CPU (the scheduler's wake-affine heuristic), and a reader and
+ * parser that wake each other once per chunk end up sharing one CPU: the
+ * dump then takes as long as receiving and parsing one after the other, or
+ * longer (measured: 16-30 ms instead of 12 for a 10k-filter dump, in a
+ * third of the runs). So the reader is kept off the CPU the parser runs on
+ * when a reply starts, and the reader never wakes the parser: the parser,
+ * the faster side, polls for the next chunk with short sleeps (the kernel
+ * takes some 100 us to build one), from its own CPU's timer. It does not
+ * spin: a parser spinning on the other CPU slowed the reader by some 15% on
+ * the virtual machines measured. */
 #include <errno.h>
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "collectors/nlpipe.h"
+
+/* The parser's first and longest sleep while it waits for a chunk. */
+#define POLL_MIN_NS (20 * 1000)
+#define POLL_MAX_NS (1000 * 1000)
 
 struct slot {
 	ssize_t len; /* > 0: a chunk; < 0: -errno of the read */
@@ -22,8 +38,7 @@ struct slot {
 struct tcx_nlpipe {
 	pthread_t thread;
 	pthread_mutex_t lock;
-	pthread_cond_t to_reader;   /* start, room in the ring, or exit */
-	pthread_cond_t to_consumer; /* a chunk, or the end of the reply */
+	pthread_cond_t to_reader; /* start, room in the ring, or exit */
 	tcx_nlpipe_read_fn read;
 	void *arg;
 	size_t bufsz;
@@ -32,8 +47,11 @@ struct tcx_nlpipe {
 	/* under lock */
 	unsigned head, count; /* next slot to hand over; chunks in the ring */
 	int active;           /* the reader owns the reply: it has not read its end yet */
-	int reader_waits, consumer_waits;
+	int reader_waits;
 	int exit;
+	atomic_uint queued; /* chunks the reader has queued, ever: polled without the lock */
+	cpu_set_t cpus;     /* where the process may run */
+	int kept_off;       /* the CPU the reader was last kept off, or -1 */
 	/* consumer's side */
 	int held;  /* a chunk from next() not yet given back */
 	int ended; /* the last chunk has been handed over */
@@ -79,16 +97,24 @@ static void *reader_main(void *arg)
 		pthread_mutex_lock(&p->lock);
 		sl->len = n;
 		p->count++;
+		atomic_fetch_add_explicit(&p->queued, 1, memory_order_release);
 		if (n <= 0 || tcx_nlpipe_chunk_ends(sl->buf, (size_t)n)) {
 			if (n == 0)
 				sl->len = -EPIPE; /* the socket cannot end; never a chunk */
 			p->active = 0;
 		}
-		if (p->consumer_waits)
-			pthread_cond_signal(&p->to_consumer);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
+}
+
+int tcx_nlpipe_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return 1;
+	return CPU_COUNT(&set);
 }
 
 struct tcx_nlpipe *tcx_nlpipe_new(tcx_nlpipe_read_fn read, void *arg, size_t bufsz, unsigned nslots)
@@ -109,6 +135,9 @@ struct tcx_nlpipe *tcx_nlpipe_new(tcx_nlpipe_read_fn read, void *arg, size_t buf
 	p->bufsz = bufsz;
 	p->nslots = nslots;
 	p->ended = 1;
+	p->kept_off = -1;
+	if (sched_getaffinity(0, sizeof(p->cpus), &p->cpus) < 0)
+		CPU_ZERO(&p->cpus);
 	p->slots = calloc(nslots, sizeof(*p->slots));
 	if (!p->slots)
 		goto fail;
@@ -119,7 +148,6 @@ struct tcx_nlpipe *tcx_nlpipe_new(tcx_nlpipe_read_fn read, void *arg, size_t buf
 	}
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->to_reader, NULL);
-	pthread_cond_init(&p->to_consumer, NULL);
 	/* Signals are the main thread's business (the daemon takes them with
 	 * sigwaitinfo); the reader must never be picked to run a handler. */
 	sigfillset(&all);
@@ -127,7 +155,6 @@ struct tcx_nlpipe *tcx_nlpipe_new(tcx_nlpipe_read_fn read, void *arg, size_t buf
 	err = pthread_create(&p->thread, NULL, reader_main, p);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
-		pthread_cond_destroy(&p->to_consumer);
 		pthread_cond_destroy(&p->to_reader);
 		pthread_mutex_destroy(&p->lock);
 		errno = err;
@@ -156,7 +183,6 @@ void tcx_nlpipe_free(struct tcx_nlpipe *p)
 	pthread_cond_signal(&p->to_reader);
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->thread, NULL);
-	pthread_cond_destroy(&p->to_consumer);
 	pthread_cond_destroy(&p->to_reader);
 	pthread_mutex_destroy(&p->lock);
 	for (unsigned i = 0; i < p->nslots; i++)
@@ -165,8 +191,23 @@ void tcx_nlpipe_free(struct tcx_nlpipe *p)
 	free(p);
 }
 
+/* Keep the reader off the CPU this (the parsing) thread runs on. */
+static void keep_reader_off_here(struct tcx_nlpipe *p)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t set;
+
+	if (cpu < 0 || cpu == p->kept_off || CPU_COUNT(&p->cpus) < 2 || !CPU_ISSET(cpu, &p->cpus))
+		return;
+	set = p->cpus;
+	CPU_CLR(cpu, &set);
+	if (pthread_setaffinity_np(p->thread, sizeof(set), &set) == 0)
+		p->kept_off = cpu;
+}
+
 void tcx_nlpipe_start(struct tcx_nlpipe *p)
 {
+	keep_reader_off_here(p);
 	pthread_mutex_lock(&p->lock);
 	p->head = 0;
 	p->count = 0;
@@ -176,6 +217,20 @@ void tcx_nlpipe_start(struct tcx_nlpipe *p)
 	if (p->reader_waits)
 		pthread_cond_signal(&p->to_reader);
 	pthread_mutex_unlock(&p->lock);
+}
+
+/* Sleep until the reader has queued more than `seen` chunks. */
+static void poll_for_chunk(struct tcx_nlpipe *p, unsigned seen)
+{
+	long ns = POLL_MIN_NS;
+
+	while (atomic_load_explicit(&p->queued, memory_order_acquire) == seen) {
+		struct timespec ts = {0, ns};
+
+		nanosleep(&ts, NULL);
+		if (ns < POLL_MAX_NS)
+			ns *= 2;
+	}
 }
 
 ssize_t tcx_nlpipe_next(struct tcx_nlpipe *p, const void **buf)
@@ -195,9 +250,11 @@ ssize_t tcx_nlpipe_next(struct tcx_nlpipe *p, const void **buf)
 			pthread_cond_signal(&p->to_reader);
 	}
 	while (p->count == 0) {
-		p->consumer_waits = 1;
-		pthread_cond_wait(&p->to_consumer, &p->lock);
-		p->consumer_waits = 0;
+		unsigned seen = atomic_load_explicit(&p->queued, memory_order_relaxed);
+
+		pthread_mutex_unlock(&p->lock);
+		poll_for_chunk(p, seen);
+		pthread_mutex_lock(&p->lock);
 	}
 	sl = &p->slots[p->head];
 	n = sl->len;

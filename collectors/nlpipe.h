@@ -18,6 +18,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* CPUs this thread may run on: below 2, a pipeline only costs. */
+int tcx_nlpipe_cpus(void);
+
 /* Receive one chunk into buf: its length (> 0), or -errno. */
 typedef ssize_t (*tcx_nlpipe_read_fn)(void *arg, void *buf, size_t len);
 
