@@ -206,14 +206,11 @@ static int run_once(const struct cli_opts *o)
 		ret = TCX_EXIT_PARTIAL;
 		goto out;
 	}
-	if (o->format == TCX_FMT_JSON) {
+	if (o->format == TCX_FMT_JSON)
 		err = tcx_render_json(s, &out);
-	} else {
-		struct tcx_render_opts ro = {.labels = labels};
-
-		err = tcx_render_prometheus_opts(s, o->format == TCX_FMT_OPENMETRICS, NULL, &out,
-		                                 &ro);
-	}
+	else
+		err = tcx_render_prometheus_ex(s, o->format == TCX_FMT_OPENMETRICS, NULL, labels,
+		                               &out);
 	if (!err)
 		err = tcx_buf_flush(&out);
 	if (err) {

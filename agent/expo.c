@@ -305,7 +305,7 @@ int tcx_expo_render(const struct tcx_snapshot *s, const struct tcx_selfstats *st
 			tcx_bufpool_put(pool, b.p, b.cap);
 			return -ENOMEM;
 		}
-		r = tcx_render_prometheus_ex(s, om, st, &text);
+		r = tcx_render_prometheus_ex(s, om, st, NULL, &text);
 		if (!r)
 			r = tcx_buf_flush(&text);
 		if (!r)
@@ -313,7 +313,7 @@ int tcx_expo_render(const struct tcx_snapshot *s, const struct tcx_selfstats *st
 		deflateEnd(&g.z);
 		tcx_buf_free(&text);
 	} else {
-		r = tcx_render_prometheus_ex(s, om, st, &b);
+		r = tcx_render_prometheus_ex(s, om, st, NULL, &b);
 	}
 	if (!r && b.err)
 		r = -b.err;

@@ -21,10 +21,6 @@ int tcx_format_parse(const char *name, enum tcx_format *fmt);
 /* Render the snapshot; returns 0, or -errno when the buffer failed. */
 int tcx_render(const struct tcx_snapshot *s, enum tcx_format fmt, struct tcx_buf *b);
 int tcx_render_prometheus(const struct tcx_snapshot *s, int openmetrics, struct tcx_buf *b);
-/* The same, plus the daemon's own counters when st is not NULL. */
-struct tcx_selfstats;
-int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int openmetrics,
-                             const struct tcx_selfstats *st, struct tcx_buf *b);
 /* The label sets of a snapshot's rows, formatted once for the Prometheus
  * text formats. A render formats them itself, unless it is given these:
  * then the formatting can run ahead, while the collector still dumps (call
@@ -38,12 +34,13 @@ int tcx_rowlabels_update(struct tcx_rowlabels *l, const struct tcx_snapshot *s);
 /* Forget the rows from filter nf and action na on (dropped from s). */
 void tcx_rowlabels_drop(struct tcx_rowlabels *l, size_t nf, size_t na);
 
-struct tcx_render_opts {
-	struct tcx_rowlabels *labels; /* the rows' labels formatted ahead, or NULL */
-};
-int tcx_render_prometheus_opts(const struct tcx_snapshot *s, int openmetrics,
-                               const struct tcx_selfstats *st, struct tcx_buf *b,
-                               const struct tcx_render_opts *o);
+/* The same as tcx_render_prometheus(), plus the daemon's own counters when
+ * st is not NULL, from the rows' labels formatted ahead when labels is not
+ * NULL (it is brought up to date first). */
+struct tcx_selfstats;
+int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int openmetrics,
+                             const struct tcx_selfstats *st, struct tcx_rowlabels *labels,
+                             struct tcx_buf *b);
 int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b);
 
 const char *tcx_mode_name(enum tcx_dump_mode m);

@@ -124,15 +124,20 @@ static void target_labels(struct tcx_buf *b, const struct tcx_target *t)
  * user labels). Formatted at render time, or while the collector runs
  * (tcx_rowlabels_update() from its observer, while the kernel builds the next
  * chunk of the dump). */
+struct rl_filter {
+	uint32_t tp_off, off; /* its tp's labels; its handle */
+	uint16_t tp_len, len;
+};
+
+struct rl_action {
+	uint32_t off, len; /* its filter's handle and its own labels */
+};
+
 struct tcx_rowlabels {
 	const struct tcx_config *cfg; /* the user label names are its own */
 	struct tcx_buf arena;         /* stays < 4 GiB: 32-bit offsets */
-	uint32_t *tp_off;             /* per filter: its tp's labels */
-	uint16_t *tp_len;
-	uint32_t *flt_off; /* per filter: its handle */
-	uint16_t *flt_len;
-	uint32_t *act_off; /* per action: its filter's handle and its own labels */
-	uint32_t *act_len;
+	struct rl_filter *flt;        /* cap_f of them */
+	struct rl_action *act;
 	size_t cap_f, cap_a;
 	size_t n_filters, n_actions; /* rows formatted so far */
 	struct tcx_buf names;        /* `,name="` per user label, then the kinds escaped */
@@ -159,12 +164,8 @@ void tcx_rowlabels_free(struct tcx_rowlabels *l)
 		return;
 	tcx_buf_free(&l->arena);
 	tcx_buf_free(&l->names);
-	free(l->tp_off);
-	free(l->tp_len);
-	free(l->flt_off);
-	free(l->flt_len);
-	free(l->act_off);
-	free(l->act_len);
+	free(l->flt);
+	free(l->act);
 	free(l);
 }
 
@@ -187,22 +188,22 @@ void tcx_rowlabels_drop(struct tcx_rowlabels *l, size_t nf, size_t na)
 	if (nf >= l->n_filters && na >= l->n_actions)
 		return;
 	if (nf < l->n_filters) {
-		cut = l->flt_off[nf];
+		cut = l->flt[nf].off;
 		/* its tp's labels too, unless a filter kept shares them */
-		if ((!nf || l->tp_off[nf] != l->tp_off[nf - 1]) && l->tp_off[nf] < cut)
-			cut = l->tp_off[nf];
+		if ((!nf || l->flt[nf].tp_off != l->flt[nf - 1].tp_off) && l->flt[nf].tp_off < cut)
+			cut = l->flt[nf].tp_off;
 	}
-	if (na < l->n_actions && l->act_off[na] < cut)
-		cut = l->act_off[na];
+	if (na < l->n_actions && l->act[na].off < cut)
+		cut = l->act[na].off;
 	if (nf > l->n_filters)
 		nf = l->n_filters;
 	if (na > l->n_actions)
 		na = l->n_actions;
 	/* The rows kept must all lie before the cut; they do when rows are
 	 * dropped from a mark on, as the collector does. Otherwise start over. */
-	if ((nf && (l->flt_off[nf - 1] + l->flt_len[nf - 1] > cut ||
-	            l->tp_off[nf - 1] + l->tp_len[nf - 1] > cut)) ||
-	    (na && l->act_off[na - 1] + l->act_len[na - 1] > cut)) {
+	if ((nf && (l->flt[nf - 1].off + l->flt[nf - 1].len > cut ||
+	            l->flt[nf - 1].tp_off + l->flt[nf - 1].tp_len > cut)) ||
+	    (na && l->act[na - 1].off + l->act[na - 1].len > cut)) {
 		rowlabels_reset(l);
 		return;
 	}
@@ -274,19 +275,21 @@ static void action_part(struct tcx_buf *b, const struct tcx_rowlabels *l,
 	}
 }
 
-static int grow_rows(void **p, size_t *cap, size_t need, size_t elem)
+/* Room for `want` rows, doubling (few reallocations, so few freed blocks
+ * left behind in the heap while the arrays are small). */
+static int room(void **arr, size_t *cap, size_t want, size_t elem)
 {
 	size_t ncap = *cap ? *cap : 1024;
 	void *n;
 
-	if (need <= *cap)
+	if (want <= *cap)
 		return 0;
-	while (ncap < need)
+	while (ncap < want)
 		ncap *= 2;
-	n = realloc(*p, ncap * elem);
+	n = realloc(*arr, ncap * elem);
 	if (!n)
 		return -1;
-	*p = n;
+	*arr = n;
 	*cap = ncap;
 	return 0;
 }
@@ -294,7 +297,6 @@ static int grow_rows(void **p, size_t *cap, size_t need, size_t elem)
 int tcx_rowlabels_update(struct tcx_rowlabels *l, const struct tcx_snapshot *s)
 {
 	const struct tcx_config *cfg = s->cfg;
-	size_t cap_f = l->cap_f, cap_t = l->cap_f, cap_tl = l->cap_f, cap_a = l->cap_a;
 
 	if (l->cfg != cfg || l->err)
 		rowlabels_reset(l);
@@ -315,13 +317,8 @@ int tcx_rowlabels_update(struct tcx_rowlabels *l, const struct tcx_snapshot *s)
 		tcx_buf_escape_label(&l->names, s->kinds[l->n_kinds]);
 		l->kind_off[l->n_kinds + 1] = l->names.len;
 	}
-	if (grow_rows((void **)&l->flt_off, &l->cap_f, s->n_filters, sizeof(*l->flt_off)) < 0 ||
-	    grow_rows((void **)&l->flt_len, &cap_f, s->n_filters, sizeof(*l->flt_len)) < 0 ||
-	    grow_rows((void **)&l->tp_off, &cap_t, s->n_filters, sizeof(*l->tp_off)) < 0 ||
-	    grow_rows((void **)&l->tp_len, &cap_tl, s->n_filters, sizeof(*l->tp_len)) < 0 ||
-	    grow_rows((void **)&l->act_off, &l->cap_a, s->n_actions, sizeof(*l->act_off)) < 0 ||
-	    grow_rows((void **)&l->act_len, &cap_a, s->n_actions, sizeof(*l->act_len)) < 0 ||
-	    l->names.err) {
+	if (room((void **)&l->flt, &l->cap_f, s->n_filters, sizeof(*l->flt)) < 0 ||
+	    room((void **)&l->act, &l->cap_a, s->n_actions, sizeof(*l->act)) < 0 || l->names.err) {
 		l->err = 1;
 		return -ENOMEM;
 	}
@@ -333,31 +330,33 @@ int tcx_rowlabels_update(struct tcx_rowlabels *l, const struct tcx_snapshot *s)
 
 		if (fi < s->n_filters) {
 			const struct tcx_filter *f = &s->filters[fi];
+			struct rl_filter *lf = &l->flt[fi];
 
 			if (fi && same_tp(f, &s->filters[fi - 1])) {
-				l->tp_off[fi] = l->tp_off[fi - 1];
-				l->tp_len[fi] = l->tp_len[fi - 1];
+				lf->tp_off = lf[-1].tp_off;
+				lf->tp_len = lf[-1].tp_len;
 			} else {
-				l->tp_off[fi] = (uint32_t)ar->len;
+				lf->tp_off = (uint32_t)ar->len;
 				tp_part(ar, l, f);
-				l->tp_len[fi] = (uint16_t)(ar->len - l->tp_off[fi]);
+				lf->tp_len = (uint16_t)(ar->len - lf->tp_off);
 			}
-			l->flt_off[fi] = (uint32_t)ar->len;
+			lf->off = (uint32_t)ar->len;
 			handle_part(ar, s, f);
-			l->flt_len[fi] = (uint16_t)(ar->len - l->flt_off[fi]);
+			lf->len = (uint16_t)(ar->len - lf->off);
 		}
 		for (; ai < s->n_actions && (fi == s->n_filters || s->actions[ai].filter == fi);
 		     ai++) {
 			const struct tcx_action *a = &s->actions[ai];
+			struct rl_action *la = &l->act[ai];
 
 			if (ai == first && fi < s->n_filters) {
-				l->act_off[ai] = l->flt_off[fi];
+				la->off = l->flt[fi].off;
 			} else {
-				l->act_off[ai] = (uint32_t)ar->len;
+				la->off = (uint32_t)ar->len;
 				handle_part(ar, s, &s->filters[a->filter]);
 			}
 			action_part(ar, l, a);
-			l->act_len[ai] = (uint32_t)(ar->len - l->act_off[ai]);
+			la->len = (uint32_t)(ar->len - la->off);
 		}
 		if (ar->err || ar->len > UINT32_MAX) {
 			l->err = 1;
@@ -423,8 +422,8 @@ static void filter_labels(struct tcx_buf *b, const struct render *r, uint32_t fi
 	const struct tcx_rowlabels *l = r->l;
 
 	put_target(b, r, r->s->filters[fi].target);
-	tcx_buf_put(b, l->arena.p + l->tp_off[fi], l->tp_len[fi]);
-	tcx_buf_put(b, l->arena.p + l->flt_off[fi], l->flt_len[fi]);
+	tcx_buf_put(b, l->arena.p + l->flt[fi].tp_off, l->flt[fi].tp_len);
+	tcx_buf_put(b, l->arena.p + l->flt[fi].off, l->flt[fi].len);
 }
 
 /* ---- families -------------------------------------------------------------------------- */
@@ -535,37 +534,29 @@ static inline void put_sample3(struct tcx_buf *b, const char *name, size_t nlen,
 	b->len = (size_t)(p - b->p);
 }
 
-/* Samples of action family f for actions [from, to). */
-static void action_rows(const struct render *r, unsigned f, size_t from, size_t to,
-                        struct tcx_buf *b)
+static void render_actions(const struct render *r, int om, struct tcx_buf *b)
 {
 	const struct tcx_snapshot *s = r->s;
 	const struct tcx_rowlabels *l = r->l;
-	const char *name = action_families[f].name, *tgt = r->tgt.p, *ar = l->arena.p;
-	size_t nlen = strlen(name);
+	const char *tgt = r->tgt.p, *ar = l->arena.p;
 
-	for (size_t i = from; i < to; i++) {
-		const struct tcx_action *a = &s->actions[i];
-		uint32_t fi = a->filter, ti = s->filters[fi].target;
-
-		if (a->drop)
-			continue;
-		put_sample3(b, name, nlen, tgt + r->tgt_off[ti],
-		            r->tgt_off[ti + 1] - r->tgt_off[ti], ar + l->tp_off[fi], l->tp_len[fi],
-		            ar + l->act_off[i], l->act_len[i], action_value(a, f));
-	}
-}
-
-static void action_header(struct tcx_buf *b, unsigned f, int om)
-{
-	family_header(b, action_families[f].name, "counter", action_families[f].help, om);
-}
-
-static void render_actions(const struct render *r, int om, struct tcx_buf *b)
-{
 	for (unsigned f = F_BYTES; f <= F_HW_PACKETS; f++) {
-		action_header(b, f, om);
-		action_rows(r, f, 0, r->s->n_actions, b);
+		const char *name = action_families[f].name;
+		size_t nlen = strlen(name);
+
+		family_header(b, name, "counter", action_families[f].help, om);
+		for (size_t i = 0; i < s->n_actions; i++) {
+			const struct tcx_action *a = &s->actions[i];
+			const struct rl_filter *lf = &l->flt[a->filter];
+			uint32_t ti = s->filters[a->filter].target;
+
+			if (a->drop)
+				continue;
+			put_sample3(b, name, nlen, tgt + r->tgt_off[ti],
+			            r->tgt_off[ti + 1] - r->tgt_off[ti], ar + lf->tp_off,
+			            lf->tp_len, ar + l->act[i].off, l->act[i].len,
+			            action_value(a, f));
+		}
 	}
 }
 
@@ -578,36 +569,31 @@ static size_t estimate(const struct render *r)
 	for (size_t i = 0; i < s->n_actions; i++) {
 		uint32_t fi = s->actions[i].filter, ti = s->filters[fi].target;
 
-		est += 6 * (48 + r->tgt_off[ti + 1] - r->tgt_off[ti] + r->l->tp_len[fi] +
-		            r->l->act_len[i]);
+		est += 6 * (48 + r->tgt_off[ti + 1] - r->tgt_off[ti] + r->l->flt[fi].tp_len +
+		            r->l->act[i].len);
 	}
 	for (size_t i = 0; i < s->n_filters; i++) {
 		uint32_t ti = s->filters[i].target;
 
-		est += 2 * (80 + r->tgt_off[ti + 1] - r->tgt_off[ti] + r->l->tp_len[i] +
-		            r->l->flt_len[i]);
+		est += 2 * (80 + r->tgt_off[ti + 1] - r->tgt_off[ti] + r->l->flt[i].tp_len +
+		            r->l->flt[i].len);
 	}
 	return est;
 }
 
-/* One family for the flags, each a label of its own, so that a query
- * compares values (in_hw="true") instead of matching substrings. */
-static void flags_header(struct tcx_buf *b, int om)
-{
-	family_header(b, "tc_filter_flags_info", "info",
-	              "Flags of a TC filter, one series per filter: skip_hw, skip_sw, in_hw "
-	              "(offloaded to hardware) and not_in_hw, each true or false.",
-	              om);
-}
-
-/* Samples of the flags family for filters [from, to). */
-static void flags_rows(const struct render *r, size_t from, size_t to, struct tcx_buf *b)
+static void render_filters(const struct render *r, int om, struct tcx_buf *b)
 {
 	static const char *const flag_labels[] = {",skip_hw=\"", ",skip_sw=\"", ",in_hw=\"",
 	                                          ",not_in_hw=\""};
 	const struct tcx_snapshot *s = r->s;
 
-	for (size_t i = from; i < to; i++) {
+	/* One family for the flags, each a label of its own, so that a query
+	 * compares values (in_hw="true") instead of matching substrings. */
+	family_header(b, "tc_filter_flags_info", "info",
+	              "Flags of a TC filter, one series per filter: skip_hw, skip_sw, in_hw "
+	              "(offloaded to hardware) and not_in_hw, each true or false.",
+	              om);
+	for (size_t i = 0; i < s->n_filters; i++) {
 		uint32_t flags = s->filters[i].flags;
 
 		tcx_buf_put(b, "tc_filter_flags_info{", 21);
@@ -618,12 +604,6 @@ static void flags_rows(const struct render *r, size_t from, size_t to, struct tc
 		}
 		sample_end(b, 1);
 	}
-}
-
-static void render_filters(const struct render *r, int om, struct tcx_buf *b)
-{
-	flags_header(b, om);
-	flags_rows(r, 0, r->s->n_filters, b);
 }
 
 /* A gauge with a fractional value. */
@@ -800,16 +780,16 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 
 int tcx_render_prometheus(const struct tcx_snapshot *s, int om, struct tcx_buf *b)
 {
-	return tcx_render_prometheus_ex(s, om, NULL, b);
+	return tcx_render_prometheus_ex(s, om, NULL, NULL, b);
 }
 
-int tcx_render_prometheus_opts(const struct tcx_snapshot *s, int om, const struct tcx_selfstats *st,
-                               struct tcx_buf *b, const struct tcx_render_opts *o)
+int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int om, const struct tcx_selfstats *st,
+                             struct tcx_rowlabels *labels, struct tcx_buf *b)
 {
 	struct render r;
 	int err = 0;
 
-	if (render_init(&r, s, o ? o->labels : NULL) < 0) {
+	if (render_init(&r, s, labels) < 0) {
 		render_free(&r);
 		return -ENOMEM;
 	}
@@ -829,10 +809,4 @@ int tcx_render_prometheus_opts(const struct tcx_snapshot *s, int om, const struc
 	if (err)
 		return err;
 	return b->err ? -b->err : 0;
-}
-
-int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int om, const struct tcx_selfstats *st,
-                             struct tcx_buf *b)
-{
-	return tcx_render_prometheus_opts(s, om, st, b, NULL);
 }

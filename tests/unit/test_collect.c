@@ -658,12 +658,11 @@ static void w_dropped(void *arg, const struct tcx_snapshot *s, size_t nf, size_t
 
 static char *render_with(const struct tcx_snapshot *s, struct tcx_rowlabels *l)
 {
-	struct tcx_render_opts o = {.labels = l};
 	struct tcx_buf b;
 	char *out;
 
 	tcx_buf_init_mem(&b);
-	assert_int_equal(tcx_render_prometheus_opts(s, 0, NULL, &b, &o), 0);
+	assert_int_equal(tcx_render_prometheus_ex(s, 0, NULL, l, &b), 0);
 	out = calloc(1, b.len + 1);
 	memcpy(out, b.p, b.len);
 	tcx_buf_free(&b);

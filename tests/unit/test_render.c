@@ -406,12 +406,11 @@ static struct tcx_snapshot *big_snapshot(uint32_t n)
 
 static char *render_labels(const struct tcx_snapshot *s, struct tcx_rowlabels *l, int om)
 {
-	struct tcx_render_opts o = {.labels = l};
 	struct tcx_buf b;
 	char *out;
 
 	tcx_buf_init_mem(&b);
-	assert_int_equal(tcx_render_prometheus_opts(s, om, NULL, &b, &o), 0);
+	assert_int_equal(tcx_render_prometheus_ex(s, om, NULL, l, &b), 0);
 	out = calloc(1, b.len + 1);
 	memcpy(out, b.p, b.len);
 	tcx_buf_free(&b);
