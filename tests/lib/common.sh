@@ -92,12 +92,14 @@ _tcx_cleanup() {
 # run_tcx NAME ARGS...: runs "$TCX_BIN" ARGS with stdout in $WORK/NAME.out and
 # stderr in $WORK/NAME.err; sets RC to its exit status. Fails the test when
 # the binary crashed (killed by a signal) or a sanitizer reported anything,
-# whatever the exit status.
+# whatever the exit status. TCX_WRAP (an array, e.g. (taskset -c 0)) goes in
+# front of the binary.
+TCX_WRAP=()
 run_tcx() {
 	local name=$1
 	shift
 	RC=0
-	"$TCX_BIN" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || RC=$?
+	"${TCX_WRAP[@]}" "$TCX_BIN" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || RC=$?
 	if grep -qE 'ERROR: (Address|Leak|Memory|Thread)Sanitizer|runtime error:|SUMMARY: [A-Za-z]+Sanitizer' \
 		"$WORK/$name.err"; then
 		cat "$WORK/$name.err" >&2
