@@ -159,58 +159,34 @@ static void report_failures(const struct tcx_snapshot *s)
 		log_err("collection incomplete: out of memory");
 }
 
-/* The collector's observer for --once: the rows' labels are formatted while
- * the kernel prepares the next chunk of the dump, so the render after the
- * pass only copies them. */
-static void labels_rows(void *arg, const struct tcx_snapshot *s)
-{
-	tcx_rowlabels_update(arg, s); /* on failure the render formats them again */
-}
-
-static void labels_dropped(void *arg, const struct tcx_snapshot *s, size_t nf, size_t na)
-{
-	tcx_rowlabels_drop(arg, nf, na);
-}
-
 static int run_once(const struct cli_opts *o)
 {
 	struct tcx_config *cfg;
 	struct tcx_collector *c;
-	struct tcx_snapshot *s;
+	struct tcx_snapshot *s = NULL;
 	struct tcx_buf out;
 	struct tcx_rowlabels *labels = NULL;
-	struct tcx_collect_observer obs = {.rows = labels_rows, .dropped = labels_dropped};
-	int nerr = 0, ret = TCX_EXIT_OK, err;
+	struct tcx_collect_observer obs;
+	int nerr = 0, ret = TCX_EXIT_PARTIAL, err;
 
 	cfg = o->config ? tcx_config_load_file(o->config, config_err, &nerr) : tcx_config_default();
 	if (!cfg)
 		return TCX_EXIT_USAGE;
+	/* The text formats' label sets are formatted during the dump, while
+	 * the kernel builds the next chunk (tcx_rowlabels_observer()). */
 	c = tcx_collector_new(&tcx_netlink_source, NULL);
-	if (o->format != TCX_FMT_JSON && !(labels = tcx_rowlabels_new())) {
-		log_err("out of memory");
-		tcx_collector_free(c);
-		tcx_config_unref(cfg);
-		return TCX_EXIT_PARTIAL;
+	if (c && o->format != TCX_FMT_JSON) {
+		labels = tcx_rowlabels_new();
+		obs = tcx_rowlabels_observer(labels);
 	}
-	obs.arg = labels;
-	s = c ? tcx_collect_observed(c, cfg, labels ? &obs : NULL) : NULL;
-	if (!s) {
+	if (c && (labels || o->format == TCX_FMT_JSON))
+		s = tcx_collect_observed(c, cfg, labels ? &obs : NULL);
+	if (!s || tcx_buf_init_fd(&out, STDOUT_FILENO) < 0) {
 		log_err("out of memory");
-		tcx_rowlabels_free(labels);
-		tcx_collector_free(c);
-		tcx_config_unref(cfg);
-		return TCX_EXIT_PARTIAL;
-	}
-	if (tcx_buf_init_fd(&out, STDOUT_FILENO) < 0) {
-		log_err("out of memory");
-		ret = TCX_EXIT_PARTIAL;
 		goto out;
 	}
-	if (o->format == TCX_FMT_JSON)
-		err = tcx_render_json(s, &out);
-	else
-		err = tcx_render_prometheus_ex(s, o->format == TCX_FMT_OPENMETRICS, NULL, labels,
-		                               &out);
+	ret = TCX_EXIT_OK;
+	err = tcx_render(s, o->format, labels, &out);
 	if (!err)
 		err = tcx_buf_flush(&out);
 	if (err) {
@@ -258,7 +234,6 @@ int tcx_main(int argc, char **argv)
 		/* The daemon is a module with its own copy of log.c: it gets the
 		 * logging choices here, not through this process's log state. */
 		struct tcx_daemon_opts d = {
-		        .abi = TCX_DAEMON_ABI,
 		        .config_path = o.config,
 		        .syslog = o.syslog,
 		};

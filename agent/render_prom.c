@@ -12,6 +12,7 @@
 
 #include "agent/expo.h"
 #include "agent/render.h"
+#include "collectors/collect.h"
 #include "collectors/tc_parse.h"
 #include "config.h"
 
@@ -65,11 +66,12 @@ int tcx_format_parse(const char *name, enum tcx_format *fmt)
 	return 0;
 }
 
-int tcx_render(const struct tcx_snapshot *s, enum tcx_format fmt, struct tcx_buf *b)
+int tcx_render(const struct tcx_snapshot *s, enum tcx_format fmt, struct tcx_rowlabels *labels,
+               struct tcx_buf *b)
 {
 	if (fmt == TCX_FMT_JSON)
 		return tcx_render_json(s, b);
-	return tcx_render_prometheus(s, fmt == TCX_FMT_OPENMETRICS, b);
+	return tcx_render_prometheus_ex(s, fmt == TCX_FMT_OPENMETRICS, NULL, labels, b);
 }
 
 /* ---- label sets ------------------------------------------------------------------------- */
@@ -179,6 +181,22 @@ static void rowlabels_reset(struct tcx_rowlabels *l)
 	l->cfg = NULL;
 	l->err = 0;
 	l->arena.err = l->names.err = 0;
+}
+
+static void observe_rows(void *arg, const struct tcx_snapshot *s)
+{
+	tcx_rowlabels_update(arg, s); /* on failure the render formats them again */
+}
+
+static void observe_dropped(void *arg, const struct tcx_snapshot *s, size_t nf, size_t na)
+{
+	tcx_rowlabels_drop(arg, nf, na);
+}
+
+struct tcx_collect_observer tcx_rowlabels_observer(struct tcx_rowlabels *l)
+{
+	return (struct tcx_collect_observer){
+	        .rows = observe_rows, .dropped = observe_dropped, .arg = l};
 }
 
 void tcx_rowlabels_drop(struct tcx_rowlabels *l, size_t nf, size_t na)

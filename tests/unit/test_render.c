@@ -115,7 +115,7 @@ static char *render(const struct tcx_snapshot *s, enum tcx_format fmt)
 	char *out;
 
 	tcx_buf_init_mem(&b);
-	assert_int_equal(tcx_render(s, fmt, &b), 0);
+	assert_int_equal(tcx_render(s, fmt, NULL, &b), 0);
 	out = malloc(b.len + 1);
 	memcpy(out, b.p, b.len);
 	out[b.len] = '\0';
@@ -292,7 +292,7 @@ static void test_buf_streams_through_fd(void **state)
 
 	assert_true(fd >= 0);
 	assert_int_equal(tcx_buf_init_fd(&b, fd), 0);
-	assert_int_equal(tcx_render(s, TCX_FMT_PROMETHEUS, &b), 0);
+	assert_int_equal(tcx_render(s, TCX_FMT_PROMETHEUS, NULL, &b), 0);
 	assert_int_equal(tcx_buf_flush(&b), 0);
 	tcx_buf_free(&b);
 	fp = fdopen(fd, "r");
