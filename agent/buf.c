@@ -13,7 +13,6 @@
 void tcx_buf_init_mem(struct tcx_buf *b)
 {
 	memset(b, 0, sizeof(*b));
-	b->fd = -1;
 }
 
 void tcx_buf_init_mem_with(struct tcx_buf *b, char *p, size_t cap)
@@ -26,7 +25,6 @@ void tcx_buf_init_mem_with(struct tcx_buf *b, char *p, size_t cap)
 int tcx_buf_init_sink(struct tcx_buf *b, tcx_buf_sink sink, void *arg)
 {
 	memset(b, 0, sizeof(*b));
-	b->fd = -1;
 	b->sink = sink;
 	b->sink_arg = arg;
 	b->p = malloc(FD_BUFSZ);
@@ -38,11 +36,11 @@ int tcx_buf_init_sink(struct tcx_buf *b, tcx_buf_sink sink, void *arg)
 
 static int fd_sink(void *arg, const char *p, size_t len)
 {
-	const struct tcx_buf *b = arg;
+	int fd = (int)(intptr_t)arg;
 	size_t off = 0;
 
 	while (off < len) {
-		ssize_t n = write(b->fd, p + off, len - off);
+		ssize_t n = write(fd, p + off, len - off);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -56,10 +54,7 @@ static int fd_sink(void *arg, const char *p, size_t len)
 
 int tcx_buf_init_fd(struct tcx_buf *b, int fd)
 {
-	int r = tcx_buf_init_sink(b, fd_sink, b);
-
-	b->fd = fd;
-	return r;
+	return tcx_buf_init_sink(b, fd_sink, (void *)(intptr_t)fd);
 }
 
 int tcx_buf_flush(struct tcx_buf *b)

@@ -17,7 +17,6 @@ struct tcx_buf {
 	size_t len, cap;
 	tcx_buf_sink sink; /* set: flush through it when full; NULL: grow */
 	void *sink_arg;
-	int fd;  /* the fd of tcx_buf_init_fd */
 	int err; /* errno of the first failure; later writes are ignored */
 };
 

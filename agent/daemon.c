@@ -31,8 +31,7 @@ struct daemon {
 	struct tcx_state st;
 	const struct tcx_daemon_opts *opts;
 	struct tcx_http *http;
-	struct tcx_http_cfg http_cfg; /* what http was started with (borrowed from cfg) */
-	struct tcx_config *http_cfg_owner;
+	struct tcx_config *http_cfg; /* the configuration http was started with */
 	pthread_t collector;
 	int ready_sent;
 #ifdef HAVE_SNMP
@@ -311,7 +310,7 @@ static int same_str(const char *a, const char *b)
 static int http_changed(const struct daemon *d, const struct tcx_http_cfg *h,
                         const struct tcx_webconfig *w, const struct tcx_webconfig *oldw)
 {
-	const struct tcx_http_cfg *o = &d->http_cfg;
+	const struct tcx_http_cfg *o = &d->http_cfg->http;
 
 	if (o->n_listen != h->n_listen || o->max_connections != h->max_connections ||
 	    o->max_connections_per_ip != h->max_connections_per_ip || o->timeout_s != h->timeout_s)
@@ -358,8 +357,8 @@ static void reload(struct daemon *d)
 			 * settings from fresh servers (SO_REUSEPORT), then retire
 			 * the old ones. */
 			char err2[300];
-			struct tcx_http *again =
-			        tcx_http_start(st, &d->http_cfg, oldweb, NULL, err2, sizeof(err2));
+			struct tcx_http *again = tcx_http_start(st, &d->http_cfg->http, oldweb,
+			                                        NULL, err2, sizeof(err2));
 
 			if (again) {
 				tcx_http_stop(d->http);
@@ -398,9 +397,8 @@ static void reload(struct daemon *d)
 	if (nh) {
 		tcx_http_stop(d->http); /* drains what it still has; the new ones listen */
 		d->http = nh;
-		tcx_config_unref(d->http_cfg_owner);
-		d->http_cfg_owner = tcx_config_ref(cfg);
-		d->http_cfg = cfg->http;
+		tcx_config_unref(d->http_cfg);
+		d->http_cfg = tcx_config_ref(cfg);
 	}
 	tcx_config_unref(oldcfg);
 	tcx_webconfig_unref(oldweb);
@@ -448,8 +446,7 @@ int tcx_daemon_main(const struct tcx_daemon_opts *o)
 		ret = 1;
 		goto out;
 	}
-	d->http_cfg_owner = tcx_config_ref(st->cfg);
-	d->http_cfg = st->cfg->http;
+	d->http_cfg = tcx_config_ref(st->cfg);
 	if (st->cfg->snmp.enabled) {
 #ifdef HAVE_SNMP
 		d->snmp = tcx_snmp_start(&st->cfg->snmp, current_snapshot, st);
@@ -502,7 +499,7 @@ out:
 	tcx_expo_unref(st->expo);
 	tcx_webconfig_unref(st->web);
 	tcx_config_unref(st->cfg);
-	tcx_config_unref(d->http_cfg_owner);
+	tcx_config_unref(d->http_cfg);
 	tcx_bufpool_destroy(&st->pool); /* after the servers: their bodies return here */
 	pthread_cond_destroy(&st->wake);
 	pthread_mutex_destroy(&st->lock);

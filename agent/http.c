@@ -513,26 +513,32 @@ int tcx_http_handed_over(const struct tcx_http *h)
 
 void tcx_http_stop(struct tcx_http *h)
 {
+	int quiet[TCX_MAX_LISTEN] = {0}, draining = 1;
+
 	if (!h)
 		return;
-	for (size_t i = 0; i < h->n; i++) {
-		/* A server whose socket went to a successor finishes the
-		 * requests it has first (for up to 2 s). It has no connection
-		 * once it shows none for QUIET_CHECKS checks in a row: a worker
-		 * thread may have accepted one just before the hand-over and
-		 * not counted it yet (seen: 2 requests in 8683 cut off, under
-		 * ASan, when one check of no connection was taken as final). */
-		for (int w = 0, quiet = 0; h->quiesced[i] && w < 200 && quiet < QUIET_CHECKS; w++) {
-			const union MHD_DaemonInfo *di =
-			        MHD_get_daemon_info(h->d[i], MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	/* Servers whose socket went to a successor finish the requests they
+	 * have first (for up to 2 s, all of them together). One has no
+	 * connection once it shows none for QUIET_CHECKS checks in a row: a
+	 * worker thread may have accepted one just before the hand-over and
+	 * not counted it yet (seen: 2 requests in 8683 cut off, under ASan,
+	 * when one check of no connection was taken as final). */
+	for (int w = 0; draining && w < 200; w++) {
+		draining = 0;
+		for (size_t i = 0; i < h->n; i++) {
+			const union MHD_DaemonInfo *di;
 
-			if (!di)
-				break;
-			quiet = di->num_connections ? 0 : quiet + 1;
-			usleep(10000);
+			if (!h->quiesced[i] || quiet[i] >= QUIET_CHECKS)
+				continue;
+			di = MHD_get_daemon_info(h->d[i], MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+			quiet[i] = !di ? QUIET_CHECKS : di->num_connections ? 0 : quiet[i] + 1;
+			draining |= quiet[i] < QUIET_CHECKS;
 		}
-		MHD_stop_daemon(h->d[i]);
+		if (draining)
+			usleep(10000);
 	}
+	for (size_t i = 0; i < h->n; i++)
+		MHD_stop_daemon(h->d[i]);
 	tcx_webconfig_unref(h->web);
 	free(h);
 }

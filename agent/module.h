@@ -14,20 +14,20 @@
 #define TCX_MODULE_H
 
 /* Bump on any change of struct tcx_daemon_opts or of the entry point. */
-#define TCX_DAEMON_ABI     1
-#define TCX_DAEMON_ABI_STR "1"
+#define TCX_DAEMON_ABI 1
 
 /* The module's identity, exported as tcx_module_id: the executable refuses a
  * module whose identity differs from its own (one left over from another
- * version), before it calls anything in it. */
-#define TCX_MODULE_ID "tcexporter " PACKAGE_VERSION " daemon-abi " TCX_DAEMON_ABI_STR
+ * version, or of another ABI), before it calls anything in it. */
+#define TCX_STR_(x)   #x
+#define TCX_STR(x)    TCX_STR_(x)
+#define TCX_MODULE_ID "tcexporter " PACKAGE_VERSION " daemon-abi " TCX_STR(TCX_DAEMON_ABI)
 
 #define TCX_MODULE_NAME "tcexporter-daemon.so"
 /* A module to load instead of the usual one (tests, debugging). */
 #define TCX_MODULE_ENV "TCEXPORTER_MODULE"
 
 struct tcx_daemon_opts {
-	unsigned abi;            /* TCX_DAEMON_ABI */
 	const char *config_path; /* NULL: the built-in configuration */
 	int syslog;              /* log to syslog(3) instead of standard error */
 	int log_level;           /* messages above this syslog priority are dropped */

@@ -10,13 +10,9 @@ const char tcx_module_id[] = TCX_MODULE_ID;
 
 int tcx_module_daemon_main(const struct tcx_daemon_opts *o)
 {
-	if (!o || o->abi != TCX_DAEMON_ABI) {
-		/* The executable checks tcx_module_id first: only a caller that
-		 * does not can get here. */
-		log_err("daemon module: options of ABI %u, expected %u", o ? o->abi : 0,
-		        TCX_DAEMON_ABI);
+	/* The executable has checked tcx_module_id, which carries the ABI. */
+	if (!o)
 		return 1;
-	}
 	/* This module's log state is its own, not the executable's. */
 	if (o->syslog)
 		tcx_log_use_syslog();

@@ -27,7 +27,7 @@
 #define BCRYPT_HELP "htpasswd -nBC 10 \"\" | tr -d ':\\n'"
 
 /* exporter-toolkit's own dummy: unknown users cost one bcrypt too. Its cost
- * is replaced by the highest cost among the configured users. */
+ * is replaced, at load, by the highest cost among the configured users. */
 static const char dummy_hash[] = "$2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi";
 
 struct tcx_auth_cache_entry {
@@ -608,19 +608,9 @@ static int rate_interval(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *
 
 static int rate_burst(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 {
-	size_t i;
+	uint64_t burst; /* checked, not used: see rate_interval */
 
-	if (expect(c, k, v, YAML_SCALAR_NODE))
-		return -1;
-	for (i = 0; i < slen(v) && i < 10; i++)
-		if (sval(v)[i] < '0' || sval(v)[i] > '9')
-			break;
-	if (i == 0 || i != slen(v)) {
-		err_at(c, v, "invalid burst '%s': must be an integer from 0 to 9999999999",
-		       sval(v));
-		return -1;
-	}
-	return 0;
+	return uint_value(c, k, v, 0, 9999999999ULL, &burst);
 }
 
 static const struct key_handler rate_keys[] = {
@@ -681,12 +671,12 @@ static int top_users(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 	struct tcx_webconfig *wc = c->wc;
 	yaml_node_pair_t *p, *q;
 	size_t n;
-	int r, ret = 0;
+	int r, ret = 0, cost;
 
 	r = expect_map(c, k, v);
 	if (r)
 		return r < 0 ? -1 : 0;
-	n = (size_t)(v->data.mapping.pairs.top - v->data.mapping.pairs.start);
+	n = n_pairs(v);
 	if (n == 0)
 		return 0;
 	wc->users = calloc(n, sizeof(*wc->users));
@@ -724,11 +714,17 @@ static int top_users(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 			ret = -1;
 			continue;
 		}
-		if (bcrypt_cost(sval(uv), slen(uv)) < 0) {
+		cost = bcrypt_cost(sval(uv), slen(uv));
+		if (cost < 0) {
 			err_at(c, uv, "user '%s': password must be a bcrypt hash (" BCRYPT_HELP ")",
 			       sval(uk));
 			ret = -1;
 			continue;
+		}
+		/* Unknown users pay for the dearest hash there is. */
+		if (cost > (wc->dummy[4] - '0') * 10 + (wc->dummy[5] - '0')) {
+			wc->dummy[4] = (char)('0' + cost / 10);
+			wc->dummy[5] = (char)('0' + cost % 10);
 		}
 		u = &wc->users[wc->n_users];
 		u->name = xstrndup(c, sval(uk), slen(uk));
@@ -755,7 +751,6 @@ static void webconfig_free(struct tcx_webconfig *wc)
 
 	if (!wc)
 		return;
-	free(wc->path);
 	free(wc->cert_pem);
 	free_secret(wc->key_pem);
 	free(wc->client_ca_pem);
@@ -800,9 +795,12 @@ struct tcx_webconfig *tcx_webconfig_load(const char *path, tcx_config_err_fn err
 		return NULL;
 	}
 	c.wc = wc;
-	wc->path = strdup(path);
+	/* Cost 4, the least, until top_users() raises it to the users' most. */
+	memcpy(wc->dummy, dummy_hash, sizeof(wc->dummy));
+	wc->dummy[4] = '0';
+	wc->dummy[5] = '4';
 	wc->cache = calloc(CACHE_MAX, sizeof(*wc->cache));
-	if (!wc->path || !wc->cache) {
+	if (!wc->cache) {
 		oom(&c);
 		goto out;
 	}
@@ -903,10 +901,9 @@ static int bcrypt_verify(const char *password, const char *hash)
 
 int tcx_webconfig_check_password(struct tcx_webconfig *wc, const char *user, const char *password)
 {
-	char dummy[sizeof(dummy_hash)];
 	uint8_t digest[DIGEST_LEN];
 	const char *hash = NULL;
-	int cached = 0, have_digest, ok, cost = 4, uc;
+	int cached = 0, have_digest, ok;
 	size_t i, ulen;
 
 	if (!wc || !user || !password)
@@ -929,16 +926,8 @@ int tcx_webconfig_check_password(struct tcx_webconfig *wc, const char *user, con
 
 		if (ct_equal(user, ulen, name, strlen(name)))
 			hash = wc->users[i].hash;
-		uc = bcrypt_cost(wc->users[i].hash, strlen(wc->users[i].hash));
-		if (uc > cost)
-			cost = uc;
 	}
-	if (!hash) {
-		memcpy(dummy, dummy_hash, sizeof(dummy));
-		dummy[4] = (char)('0' + (wc->n_users ? cost : 10) / 10);
-		dummy[5] = (char)('0' + (wc->n_users ? cost : 10) % 10);
-	}
-	ok = bcrypt_verify(password, hash ? hash : dummy) && hash;
+	ok = bcrypt_verify(password, hash ? hash : wc->dummy) && hash;
 	if (ok && have_digest) {
 		pthread_mutex_lock(&wc->lock);
 		cache_add(wc, digest);

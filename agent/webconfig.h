@@ -38,7 +38,6 @@ struct tcx_webuser {
 
 struct tcx_webconfig {
 	atomic_uint refcnt;
-	char *path;
 	/* TLS: all NULL when tls_server_config is absent. PEM contents of the
 	 * files, loaded at load time (libmicrohttpd takes contents, not paths). */
 	char *cert_pem;
@@ -49,6 +48,9 @@ struct tcx_webconfig {
 	/* Basic auth: n_users == 0 means no authentication. */
 	struct tcx_webuser *users;
 	size_t n_users;
+	/* The hash an unknown user is checked against (so that it costs as much
+	 * as a known one): a fixed one, at the highest cost among the users. */
+	char dummy[61]; /* BCRYPT_LEN + 1 */
 	/* A small cache of verified (user, password) pairs: bcrypt is slow on
 	 * purpose, and Prometheus scrapes every few seconds. Entries hold a
 	 * keyed digest, never the password. Serialised by the mutex. */

@@ -5,7 +5,7 @@
 
 #include "agent/module.h"
 
-const char tcx_module_id[] = "tcexporter 0.0.0-stale daemon-abi " TCX_DAEMON_ABI_STR;
+const char tcx_module_id[] = "tcexporter 0.0.0-stale daemon-abi " TCX_STR(TCX_DAEMON_ABI);
 
 int tcx_module_daemon_main(const struct tcx_daemon_opts *o)
 {
