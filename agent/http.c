@@ -371,8 +371,14 @@ static struct MHD_Daemon *start_one(struct tcx_http *h, const struct tcx_http_cf
                                     struct tcx_webconfig *web, const char *addr, int listen_fd,
                                     char *err, size_t errlen)
 {
-	/* ITC: MHD_quiesce_daemon() needs it, for reloads. */
-	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+	/* ITC: MHD_quiesce_daemon() needs it, for reloads. poll(), not epoll:
+	 * with epoll, libmicrohttpd 0.9.75's MHD_quiesce_daemon() and each
+	 * worker's loop both remove the listen socket from the worker's epoll
+	 * set, unsynchronized, and the second removal aborts the process
+	 * ("Failed to remove listen FD from epoll set", seen once in a
+	 * reload.sh run of 40 restarts under load). With poll() a quiesce only
+	 * signals the workers. */
+	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	struct sockaddr_storage ss;
 	struct MHD_OptionItem opts[16];
 	struct MHD_Daemon *d;
