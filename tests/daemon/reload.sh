@@ -94,9 +94,15 @@ wait_metric() {
 	done
 }
 # wait_log SECONDS PATTERN: waits until the daemon's stderr matches.
+# mark_log: wait_log looks only at what the daemon logs after this point, so
+# that a line logged by an earlier reload cannot answer for a later one.
+LOG_MARK=0
+mark_log() {
+	LOG_MARK=$(wc -c <"$WORK/tcx.err")
+}
 wait_log() {
 	local deadline=$((SECONDS + $1))
-	until grep -qE -- "$2" "$WORK/tcx.err"; do
+	until tail -c +$((LOG_MARK + 1)) "$WORK/tcx.err" | grep -qE -- "$2"; do
 		[ "$SECONDS" -lt "$deadline" ] || fail "the daemon did not log '$2' within $1 s"
 		sleep 0.1
 	done
@@ -181,38 +187,33 @@ targets:
 http:
   listen: ["127.0.0.1:$port_a"]
 YAML
+mark_log
 kill -HUP "$pid"
 wait_log 10 "$cfg:4:5: .*parnet"
 wait_log 10 'reload rejected'
 grep -E "$cfg:4:5: " "$WORK/tcx.err" | grep -qE '^tcexporter: error: ' ||
 	fail "the FILE:LINE:COL error is not logged as 'tcexporter: error: ...'"
 wait_metric 10 '^tc_exporter_config_last_reload_successful 0$'
-# 2. A YAML syntax error (unclosed flow sequence).
+# 2. A YAML syntax error (unclosed flow sequence) at line 3, column 1.
 printf 'interval: 1s\ntargets: [{dev: v0, parent: ingress}\nlabels: [tenant]\n' >"$cfg"
-n_rej=$(grep -c 'reload rejected' "$WORK/tcx.err")
+mark_log
 kill -HUP "$pid"
-wait_log 10 "$cfg:[0-9]+:[0-9]+: "
-deadline=$((SECONDS + 10))
-until [ "$(grep -c 'reload rejected' "$WORK/tcx.err")" -gt "$n_rej" ]; do
-	[ "$SECONDS" -lt "$deadline" ] || fail "the YAML syntax error was not rejected"
-	sleep 0.1
-done
+wait_log 10 "$cfg:3:1: YAML syntax error"
+wait_log 10 'reload rejected'
 # 3. A web config with an unknown key (line 3, column 3), then one whose
 # certificate file does not exist.
 cp "$WORK/good.yaml" "$cfg"
 printf '  web_config: bad-web.yml\n' >>"$cfg"
 printf 'tls_server_config:\n  cert_file: nosuch.crt\n  kee_file: nosuch.key\n' >"$WORK/bad-web.yml"
-n_rej=$(grep -c 'reload rejected' "$WORK/tcx.err")
+mark_log
 kill -HUP "$pid"
 wait_log 10 "bad-web.yml:3:3: .*kee_file"
+wait_log 10 'reload rejected'
 printf 'tls_server_config:\n  cert_file: nosuch.crt\n  key_file: nosuch.key\n' >"$WORK/bad-web.yml"
+mark_log
 kill -HUP "$pid"
 wait_log 10 "^tcexporter: error: .*nosuch.crt"
-deadline=$((SECONDS + 10))
-until [ "$(grep -c 'reload rejected' "$WORK/tcx.err")" -ge $((n_rej + 2)) ]; do
-	[ "$SECONDS" -lt "$deadline" ] || fail "the bad web configs were not both rejected"
-	sleep 0.1
-done
+wait_log 10 'reload rejected'
 # Still the old configuration: plain HTTP on port A, collecting every 1 s,
 # the old labels.
 sleep 1.5
@@ -228,6 +229,7 @@ note "reload adding a cookie mapping: new labels at the next collection"
 poll_start "$base"
 write_cfg "$port_a" '  "aa": [globex]'
 t0=$(date +%s%N)
+mark_log
 kill -HUP "$pid"
 wait_metric 10 '^tc_action_bytes_total\{.*cookie="aa",tenant="globex"\} '
 note "new labels after $((($(date +%s%N) - t0) / 1000000)) ms"
@@ -265,13 +267,9 @@ poll_start "$base" 12 0.005
 for i in $(seq 1 40); do
 	write_cfg "$port_a" '  "aa": [globex]'
 	printf '  max_connections: %d\n  max_connections_per_ip: 50\n  timeout: 5s\n' $((100 + i)) >>"$cfg"
-	n_ok=$(grep -c 'configuration reloaded' "$WORK/tcx.err")
+	mark_log
 	kill -HUP "$pid"
-	deadline=$((SECONDS + 10))
-	until [ "$(grep -c 'configuration reloaded' "$WORK/tcx.err")" -gt "$n_ok" ]; do
-		[ "$SECONDS" -lt "$deadline" ] || fail "reload $i with new limits did not complete"
-		sleep 0.02
-	done
+	wait_log 10 'configuration reloaded'
 	sleep 0.1
 done
 sleep 0.5
@@ -374,6 +372,9 @@ done
 # ---- valgrind --------------------------------------------------------------------------
 vg_note="skipped"
 if ! command -v valgrind >/dev/null 2>&1; then
+	# Not a pass where every check must run (CI).
+	[ "${TCX_REQUIRE_ROOT:-0}" != 1 ] ||
+		fail "valgrind is not installed, and TCX_REQUIRE_ROOT=1 allows no skipped part"
 	note "valgrind is not installed: the valgrind part is skipped"
 elif grep -q -e libasan -e libubsan -e libtsan <<<"$(ldd "$TCX_BIN" 2>/dev/null)"; then
 	note "a sanitizer build: the valgrind part is skipped"

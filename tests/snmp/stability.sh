@@ -116,6 +116,7 @@ traffic 10.6.0.2 9 100 10.6.0.3 4 200 10.6.0.4 5 300
 check_all w1
 lc1=$(timeticks "$OID_LAST_CHANGE")
 gone_idx=$(index_of "$WORK/w1.txt" 12)
+[ -n "$gone_idx" ] || fail "walk 1: no row with cookie 12"
 note "walk 1: $(grep -c "^$TCX_ACTION_ENTRY\.3\." "$WORK/w1.txt") rows, lastChange $lc1"
 
 note "1. add pref 4, delete pref 2"
@@ -153,10 +154,12 @@ lc3=$(timeticks "$OID_LAST_CHANGE")
 
 note "3. delete pref 4, then add it again: a new index"
 idx4=$(index_of "$WORK/w3.txt" 04)
+[ -n "$idx4" ] || fail "3: no row with cookie 04 before its deletion"
 filt del dev v0 ingress pref 4 protocol ip u32
 lc4=$(wait_last_change "$lc3" 10)
 walk "$WORK/w4.txt"
-[ -z "$(index_of "$WORK/w4.txt" 04)" ] || fail "3: pref 4 still listed after its deletion"
+idx4_gone=$(index_of "$WORK/w4.txt" 04) # a failing index_of fails here (set -e)
+[ -z "$idx4_gone" ] || fail "3: pref 4 still listed after its deletion"
 filt add dev v0 ingress pref 4 protocol ip u32 match ip dst 10.6.0.5/32 action "${m0[@]}" cookie 04
 wait_last_change "$lc4" 10 >/dev/null
 check_all w5
