@@ -133,8 +133,7 @@ daemon_alive() {
 # sanitizer_check NAME: fails when a sanitizer reported anything in
 # $WORK/NAME.err (the sanitizer build runs these tests too).
 sanitizer_check() {
-	if grep -qE 'ERROR: (Address|Leak|Memory|Thread)Sanitizer|runtime error:|SUMMARY: [A-Za-z]+Sanitizer' \
-		"$WORK/$1.err"; then
+	if has_sanitizer_report "$WORK/$1.err"; then
 		cat "$WORK/$1.err" >&2
 		fail "$1: sanitizer report"
 	fi

@@ -89,6 +89,12 @@ _tcx_cleanup() {
 	return $rc
 }
 
+# has_sanitizer_report FILE: did ASan, LSan, MSan, TSan or UBSan report in FILE?
+has_sanitizer_report() {
+	grep -qE 'ERROR: (Address|Leak|Memory|Thread)Sanitizer|runtime error:|SUMMARY: [A-Za-z]+Sanitizer' \
+		"$1"
+}
+
 # run_tcx NAME ARGS...: runs "$TCX_BIN" ARGS with stdout in $WORK/NAME.out and
 # stderr in $WORK/NAME.err; sets RC to its exit status. Fails the test when
 # the binary crashed (killed by a signal) or a sanitizer reported anything,
@@ -100,8 +106,7 @@ run_tcx() {
 	shift
 	RC=0
 	"${TCX_WRAP[@]}" "$TCX_BIN" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || RC=$?
-	if grep -qE 'ERROR: (Address|Leak|Memory|Thread)Sanitizer|runtime error:|SUMMARY: [A-Za-z]+Sanitizer' \
-		"$WORK/$name.err"; then
+	if has_sanitizer_report "$WORK/$name.err"; then
 		cat "$WORK/$name.err" >&2
 		fail "$name: sanitizer report from: tcexporter $*"
 	fi

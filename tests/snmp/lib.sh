@@ -301,7 +301,7 @@ wait_http() {
 tcx_checks() {
 	local f
 	alive "$TCX_PID" tcx
-	if grep -qE 'ERROR: (Address|Leak|Memory|Thread)Sanitizer|runtime error:' "$WORK/tcx.err"; then
+	if has_sanitizer_report "$WORK/tcx.err"; then
 		fail "sanitizer report in tcexporter's log (see below)"
 	fi
 	f=$(find "$WORK/tcx-persist" -type f | head -n 5)
@@ -327,7 +327,7 @@ stop_tcx_clean() {
 	# shellcheck disable=SC2034 # for the caller
 	STOP_MS=$((($(date +%s%N) - t0) / 1000000))
 	[ "$rc" = 0 ] || fail "tcexporter exited with status $rc after SIGTERM, expected 0"
-	if grep -qE 'ERROR: (Address|Leak|Memory|Thread)Sanitizer|runtime error:' "$WORK/tcx.err"; then
+	if has_sanitizer_report "$WORK/tcx.err"; then
 		fail "sanitizer report in tcexporter's log"
 	fi
 	f=$(find "$WORK/tcx-persist" -type f | head -n 5)
