@@ -10,7 +10,9 @@
  *
  * Reconnection: the AgentX ping interval is set after init_agent() (which
  * resets it), sessions time out after a second with no retry, and a master
- * that is absent at start or restarts is found again on the next ping. */
+ * that is absent at start or restarts is found again on the next ping. Each
+ * connection measures the master's sysUpTime anew, for the TimeStamps; the
+ * failures in between are logged once per cause (connect_failed()). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
