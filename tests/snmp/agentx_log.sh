@@ -3,14 +3,14 @@
 # namespace and a private snmpd, as in walk.sh; ping_interval 1 s, so that
 # the subagent tries again every second):
 #
-#  (a) no socket yet: in 4.5 s (4 or 5 attempts), one warning that names the
-#      socket and the cause ("No such file or directory"), not one per
-#      attempt with an empty reason.
+#  (a) no socket yet: one warning that names the socket and the cause ("No
+#      such file or directory"), and no other in the 4 s (4 more attempts)
+#      after it; not one per attempt with an empty reason.
 #  (b) snmpd starts: one line "connected to the AgentX master at ... after N
 #      failed attempts".
-#  (c) snmpd is killed and leaves a stale socket file: in 4.5 s, one warning,
-#      "Connection refused" (a new cause is logged at once); (d) snmpd back:
-#      one "connected" line again.
+#  (c) snmpd is killed and leaves a stale socket file: one warning,
+#      "Connection refused" (a new cause is logged at once), and no other in
+#      the next 4 s; (d) snmpd back: one "connected" line again.
 #  (e) tcexporter runs as nobody, the socket in a 0700 directory owned by
 #      root (a stock snmpd's /var/agentx): one warning that says "permission
 #      denied" for nobody's uid and names agentXPerms. Once the directory is
@@ -46,6 +46,15 @@ mark() { wc -l <"$WORK/tcx.err"; }
 since() { tail -n +"$(($1 + 1))" "$WORK/tcx.err" | grep -i -E "$2" || true; }
 # Both net-snmp's line and ours.
 readonly FAILED='connect to the agentx master'
+# wait_line MARK PATTERN SECONDS: waits until a line after MARK matches.
+wait_line() {
+	local deadline=$((SECONDS + $3))
+	until [ -n "$(since "$1" "$2")" ]; do
+		alive "$TCX_PID" tcx
+		[ "$SECONDS" -lt "$deadline" ] || fail "no line matching '$2' within $3 s"
+		sleep 0.1
+	done
+}
 # expect_one MARK PATTERN WHAT: exactly one line after MARK matches PATTERN.
 expect_one() {
 	local lines n
@@ -58,11 +67,11 @@ expect_one() {
 	printf '%s\n' "$lines"
 }
 
-note "(a) tcexporter, no snmpd and no socket: 4.5 s"
+note "(a) tcexporter, no snmpd and no socket: 4 s after the first failure"
 start_tcx "$WORK/pub/tcx.yaml"
-wait_http 10
 m=0
-sleep 4.5
+wait_line "$m" "$FAILED" 15
+sleep 4
 alive "$TCX_PID" tcx
 line=$(expect_one "$m" "$FAILED" "no socket")
 note "$line"
@@ -81,11 +90,12 @@ grep -q "at unix:$AGENTX_SOCK after [0-9]* failed attempts" <<<"$line" ||
 	fail "the connection line does not say how many attempts failed: $line"
 [ -z "$(since "$m" "$FAILED")" ] || fail "a connection failure logged after snmpd started"
 
-note "(c) snmpd killed: its socket file stays; 4.5 s"
+note "(c) snmpd killed: its socket file stays; 4 s after the first failure"
 m=$(mark)
 stop_snmpd KILL
 [ -S "$AGENTX_SOCK" ] || fail "snmpd left no socket file behind after SIGKILL"
-sleep 4.5
+wait_line "$m" "$FAILED" 10
+sleep 4
 line=$(expect_one "$m" "$FAILED" "stale socket")
 note "$line"
 grep -q "unix:$AGENTX_SOCK: Connection refused" <<<"$line" ||
@@ -109,8 +119,8 @@ m=$(mark)
 bg_start tcx env SNMP_PERSISTENT_DIR="$WORK/tcx-persist" SNMPCONFPATH="$WORK/tcx-persist" \
 	"${as_nobody[@]}" "$TCX_BIN" --config "$WORK/pub/tcx.yaml"
 TCX_PID=$BG_PID
-wait_http 10
-sleep 2.5
+wait_line "$m" "$FAILED" 15
+sleep 3
 line=$(expect_one "$m" "$FAILED" "as nobody")
 note "$line"
 grep -q "unix:$AGENTX_SOCK: permission denied: uid $nobody_uid .*agentXPerms" <<<"$line" ||
