@@ -112,7 +112,7 @@ static void connect_failed(struct tcx_snmp *sn, int err)
 		return;
 	sn->warned_at = now;
 	sn->warned_errno = err;
-	if (err == EACCES || err == EPERM)
+	if (err == EACCES)
 		snprintf(cause, sizeof(cause),
 		         "permission denied: uid %u may not search the socket's directory or "
 		         "write to the socket (a stock snmpd makes its directory 0700 root; "
