@@ -10,7 +10,9 @@
  *
  * Reconnection: the AgentX ping interval is set after init_agent() (which
  * resets it), sessions time out after a second with no retry, and a master
- * that is absent at start or restarts is found again on the next ping. */
+ * that is absent at start or restarts is found again on the next ping. Each
+ * connection measures the master's sysUpTime anew, for the TimeStamps; the
+ * failures in between are logged once per cause (connect_failed()). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,6 +25,7 @@
 #include <net-snmp/net-snmp-config.h>
 #include <net-snmp/net-snmp-includes.h>
 #include <net-snmp/agent/net-snmp-agent-includes.h>
+#include <net-snmp/agent/agent_callbacks.h>
 #include <net-snmp/agent/agent_sysORTable.h>
 
 #include "agent/log.h"
@@ -43,6 +46,12 @@ struct tcx_snmp {
 	struct tcx_snmp_ids ids;
 	struct tcx_snmp_rows rows;
 	int have_rows;
+	int64_t uptime_offset; /* the master's sysUpTime minus clock_now() */
+	/* the connection to the master, for the log */
+	unsigned failures;   /* attempts failed since the last connection */
+	uint64_t down_since; /* clock_now() of the first of them */
+	uint64_t warned_at;  /* clock_now() of the last warning */
+	int warned_errno;    /* and its cause */
 };
 
 static const oid objects_oid[] = {TCX_MIB_OBJECTS};
@@ -53,16 +62,113 @@ static oid mib_oid[] = {TCX_MIB_ROOT}; /* net-snmp takes it non-const */
 
 #define N_OID(a) (sizeof(a) / sizeof((a)[0]))
 
-/* ---- logging ---------------------------------------------------------------------------- */
+/* ---- time ------------------------------------------------------------------------------- */
+
+/* Now on the clock of the rows' times (agent/snmp_rows.h). */
+static uint64_t clock_now(void)
+{
+	struct timeval tv;
+
+	netsnmp_get_monotonic_clock(&tv);
+	return (uint64_t)tv.tv_sec * 100 + (uint64_t)tv.tv_usec / 10000;
+}
+
+/* Measure the offset between the master's sysUpTime and the rows' clock.
+ * net-snmp sets the subagent's sysUpTime to the master's from the response to
+ * each AgentX Open, so this runs when the subagent (re)connects: after the
+ * master restarted, the times are rebased on its new start, and those from
+ * before it become 0 (RFC 2579). One measure per connection keeps the
+ * TimeStamps still between connections, as managers compare them across
+ * polls. The one hundredth subtracted covers the rounding of both clocks:
+ * a TimeStamp is never later than the master's sysUpTime. */
+static void measure_uptime_offset(struct tcx_snmp *sn)
+{
+	uint64_t now = clock_now();
+
+	sn->uptime_offset = (int64_t)netsnmp_get_agent_uptime() - (int64_t)now - 1;
+}
+
+/* ---- logging and the connection to the master ------------------------------------------ */
+
+/* While the master cannot be reached, net-snmp tries again every ping
+ * interval and logs every failure. The first one is logged with its cause,
+ * then the same cause at most every WARN_REPEAT_S, a new cause at once, and
+ * one line when the subagent connects again. */
+#define WARN_REPEAT_S 600
+
+static const char *master_name(const struct tcx_snmp *sn)
+{
+	return sn->socket ? sn->socket : NETSNMP_AGENTX_SOCKET;
+}
+
+static void connect_failed(struct tcx_snmp *sn, int err)
+{
+	uint64_t now = clock_now();
+	char cause[512];
+
+	if (!sn->failures++)
+		sn->down_since = now;
+	else if (err == sn->warned_errno && now - sn->warned_at < WARN_REPEAT_S * 100)
+		return;
+	sn->warned_at = now;
+	sn->warned_errno = err;
+	if (err == EACCES)
+		snprintf(cause, sizeof(cause),
+		         "permission denied: uid %u may not search the socket's directory or "
+		         "write to the socket (a stock snmpd makes its directory 0700 root; "
+		         "'agentXPerms 0660 0755 root GROUP' in snmpd.conf, GROUP being "
+		         "tcexporter's, opens the socket; an existing directory must be made 0755 "
+		         "by hand)",
+		         (unsigned)geteuid());
+	else if (err)
+		snprintf(cause, sizeof(cause), "%s", strerror(err));
+	else
+		snprintf(cause, sizeof(cause), "net-snmp gave no cause");
+	if (sn->failures == 1)
+		log_warnx("snmp: cannot connect to the AgentX master at %s: %s; trying again "
+		          "every %d s, this warning repeats at most every %d minutes",
+		          master_name(sn), cause, sn->ping_interval, WARN_REPEAT_S / 60);
+	else
+		log_warnx("snmp: still cannot connect to the AgentX master at %s: %s (%u attempts "
+		          "failed in %llu s)",
+		          master_name(sn), cause, sn->failures,
+		          (unsigned long long)(now - sn->down_since) / 100);
+}
+
+/* SNMPD_CALLBACK_INDEX_START: the subagent has connected to the master. */
+static int on_connect(int major, int minor, void *server_arg, void *client_arg)
+{
+	struct tcx_snmp *sn = client_arg;
+
+	measure_uptime_offset(sn);
+	if (sn->failures)
+		log_info("snmp: connected to the AgentX master at %s after %u failed attempts in "
+		         "%llu s",
+		         master_name(sn), sn->failures,
+		         (unsigned long long)(clock_now() - sn->down_since) / 100);
+	else
+		log_info("snmp: connected to the AgentX master at %s", master_name(sn));
+	sn->failures = 0;
+	return 0;
+}
 
 static int log_cb(int major, int minor, void *server_arg, void *client_arg)
 {
+	/* net-snmp logs a failed connection right after the failed connect(),
+	 * with no cause in the message: errno still holds it. */
+	int err = errno;
 	const struct snmp_log_message *m = server_arg;
 	char msg[512];
 	size_t n;
 
 	if (!m || !m->msg)
 		return 0;
+	if (strstr(m->msg, "Failed to connect to the agentx master agent")) {
+		connect_failed(client_arg, err);
+		return 0;
+	}
+	if (strstr(m->msg, "AgentX subagent connected"))
+		return 0; /* on_connect() says it */
 	snprintf(msg, sizeof(msg), "%s", m->msg);
 	n = strlen(msg);
 	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
@@ -91,6 +197,11 @@ static void set_c64(netsnmp_variable_list *v, uint64_t x)
 	struct counter64 c = {.high = (u_long)(x >> 32), .low = (u_long)(x & 0xffffffffu)};
 
 	snmp_set_var_typed_value(v, ASN_COUNTER64, &c, sizeof(c));
+}
+
+static void set_timestamp(struct tcx_snmp *sn, netsnmp_variable_list *v, uint64_t t)
+{
+	set_u32(v, ASN_TIMETICKS, tcx_snmp_timestamp(t, sn->uptime_offset));
 }
 
 static void action_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, unsigned col,
@@ -166,7 +277,7 @@ static void action_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, un
 		set_u32(v, ASN_COUNTER, a->overlimits);
 		break;
 	case TCX_COL_ACTION_DISCONTINUITY_TIME:
-		set_u32(v, ASN_TIMETICKS, row->discontinuity);
+		set_timestamp(sn, v, row->discontinuity);
 		break;
 	default:
 		break;
@@ -189,11 +300,6 @@ static void label_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, uns
 	set_str(v, values[label - 1]);
 }
 
-static uint32_t now_ticks(void)
-{
-	return (uint32_t)netsnmp_get_agent_uptime();
-}
-
 static void scalar_value(struct tcx_snmp *sn, unsigned which, netsnmp_variable_list *v)
 {
 	const struct tcx_snapshot *s = sn->rows.snap;
@@ -205,10 +311,10 @@ static void scalar_value(struct tcx_snmp *sn, unsigned which, netsnmp_variable_l
 		set_u32(v, ASN_GAUGE, (uint32_t)sn->rows.n);
 		break;
 	case TCX_SCALAR_ACTION_TABLE_LAST_CHANGE:
-		set_u32(v, ASN_TIMETICKS, sn->rows.last_change);
+		set_timestamp(sn, v, sn->rows.last_change);
 		break;
 	case TCX_SCALAR_LAST_COLLECTION_TIME:
-		set_u32(v, ASN_TIMETICKS, sn->rows.built_at);
+		set_timestamp(sn, v, sn->rows.built_at);
 		break;
 	case TCX_SCALAR_LAST_COLLECTION_STATUS:
 		status = !failed                 ? TCX_LAST_COLLECTION_STATUS_OK
@@ -406,7 +512,7 @@ static void refresh(struct tcx_snmp *sn)
 
 	if (!s)
 		return;
-	if (tcx_snmp_rows_build(&sn->ids, s, now_ticks(), sn->have_rows ? &sn->rows : NULL, &nr) <
+	if (tcx_snmp_rows_build(&sn->ids, s, clock_now(), sn->have_rows ? &sn->rows : NULL, &nr) <
 	    0) {
 		log_err("snmp: out of memory; serving the previous rows");
 		tcx_snapshot_unref(s);
@@ -438,7 +544,7 @@ static void *snmp_main(void *arg)
 	netsnmp_enable_subagent();
 	snmp_disable_log();
 	snmp_enable_calllog();
-	snmp_register_callback(SNMP_CALLBACK_LIBRARY, SNMP_CALLBACK_LOGGING, log_cb, NULL);
+	snmp_register_callback(SNMP_CALLBACK_LIBRARY, SNMP_CALLBACK_LOGGING, log_cb, sn);
 	netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DONT_PERSIST_STATE, 1);
 	netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DISABLE_PERSISTENT_LOAD, 1);
 	netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DISABLE_PERSISTENT_SAVE, 1);
@@ -457,6 +563,9 @@ static void *snmp_main(void *arg)
 	/* init_agent() resets the ping interval: set it after. */
 	netsnmp_ds_set_int(NETSNMP_DS_APPLICATION_ID, NETSNMP_DS_AGENT_AGENTX_PING_INTERVAL,
 	                   sn->ping_interval);
+	measure_uptime_offset(sn); /* our own sysUpTime, until a master answers */
+	snmp_register_callback(SNMP_CALLBACK_APPLICATION, SNMPD_CALLBACK_INDEX_START, on_connect,
+	                       sn);
 	reg = netsnmp_create_handler_registration("tcexporter", handler, objects_oid,
 	                                          N_OID(objects_oid), HANDLER_CAN_RONLY);
 	if (!reg || !reg->handler) {
@@ -466,17 +575,21 @@ static void *snmp_main(void *arg)
 	reg->handler->myvoid = sn;
 	if (netsnmp_register_handler(reg) != MIB_REGISTERED_OK)
 		log_err("snmp: cannot register the tcexporter subtree");
+	log_info("snmp: AgentX subagent of the master at %s, pinging every %d s", master_name(sn),
+	         sn->ping_interval);
 	init_snmp("tcexporter");
 	register_sysORTable(mib_oid, N_OID(mib_oid), "TCEXPORTER-MIB: Linux TC action counters");
 	register_readfd(sn->efd, on_event, sn);
 	refresh(sn);
-	log_info("snmp: AgentX subagent on %s, pinging every %d s",
-	         sn->socket ? sn->socket : "the default socket", sn->ping_interval);
 	while (!atomic_load(&sn->stop))
 		agent_check_and_process(1);
 	unregister_readfd(sn->efd);
 	unregister_sysORTable(mib_oid, N_OID(mib_oid));
 out:
+	/* (net-snmp's clear_callback() would free() their argument, sn) */
+	snmp_unregister_callback(SNMP_CALLBACK_APPLICATION, SNMPD_CALLBACK_INDEX_START, on_connect,
+	                         sn, 1);
+	snmp_unregister_callback(SNMP_CALLBACK_LIBRARY, SNMP_CALLBACK_LOGGING, log_cb, sn, 1);
 	snmp_shutdown("tcexporter");
 	shutdown_agent();
 	if (sn->have_rows)

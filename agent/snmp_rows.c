@@ -12,7 +12,7 @@ struct tcx_snmp_id {
 	size_t keylen;
 	uint64_t hash;
 	uint32_t index;
-	uint32_t discontinuity;
+	uint64_t discontinuity;
 	uint32_t act_index; /* the kernel's action index when known, to see replacements */
 	uint32_t generation;
 	uint64_t bytes, packets;
@@ -112,7 +112,7 @@ static int cmp_index(const void *a, const void *b)
 	return (x->index > y->index) - (x->index < y->index);
 }
 
-int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uint32_t now,
+int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uint64_t now,
                         const struct tcx_snmp_rows *prev, struct tcx_snmp_rows *out)
 {
 	char key[KEY_MAX];
@@ -161,7 +161,7 @@ int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uin
 		e->act_index = a->index;
 		e->generation = ids->generation;
 		out->rows[out->n++] =
-		        (struct tcx_snmp_row){e->index, e->discontinuity, (uint32_t)i};
+		        (struct tcx_snmp_row){e->index, (uint32_t)i, e->discontinuity};
 	}
 	/* Identities gone from a complete snapshot are forgotten; after a failed
 	 * target they are kept, so that its rows keep their indices when it
@@ -193,6 +193,14 @@ void tcx_snmp_rows_free(struct tcx_snmp_rows *r)
 	tcx_snapshot_unref(r->snap);
 	free(r->rows);
 	memset(r, 0, sizeof(*r));
+}
+
+uint32_t tcx_snmp_timestamp(uint64_t event, int64_t offset)
+{
+	int64_t t = (int64_t)event + offset;
+
+	/* (TimeTicks wrap after 497 days, as the master's sysUpTime does.) */
+	return event && t > 0 ? (uint32_t)t : 0;
 }
 
 /* The first row whose index is > index (or >= when inclusive). */

@@ -1,7 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The SNMP view of a snapshot, kept apart from net-snmp so that it can be
  * tested without an agent: stable surrogate indices per action identity,
- * discontinuity times, and ordered lookups for GET and GETNEXT. */
+ * discontinuity times, and ordered lookups for GET and GETNEXT.
+ *
+ * Times (a row's last reset, the table's last change, a build) are kept on
+ * the subagent's own clock: CLOCK_MONOTONIC in hundredths of a second, as
+ * netsnmp_get_monotonic_clock() reads it. They become TimeStamps (RFC 2579:
+ * the master's sysUpTime at the event) only when served, through
+ * tcx_snmp_timestamp(), because the master's sysUpTime starts over when the
+ * master restarts. */
 #ifndef TCX_SNMP_ROWS_H
 #define TCX_SNMP_ROWS_H
 
@@ -21,8 +28,8 @@ struct tcx_snmp_ids {
 
 struct tcx_snmp_row {
 	uint32_t index;
-	uint32_t discontinuity; /* sysUpTime (hundredths of a second) of the last reset, or 0 */
 	uint32_t action;        /* index into the snapshot's actions */
+	uint64_t discontinuity; /* time of the last reset; 0: none since the agent started */
 };
 
 /* The rows of one snapshot, sorted by index. */
@@ -30,18 +37,23 @@ struct tcx_snmp_rows {
 	struct tcx_snapshot *snap; /* a reference is held */
 	struct tcx_snmp_row *rows;
 	size_t n;
-	uint32_t last_change; /* sysUpTime when a row was last added or removed */
-	uint32_t built_at;    /* sysUpTime when these rows were built */
+	uint64_t last_change; /* time a row was last added or removed */
+	uint64_t built_at;    /* time these rows were built */
 };
 
 void tcx_snmp_ids_init(struct tcx_snmp_ids *ids);
 void tcx_snmp_ids_free(struct tcx_snmp_ids *ids);
 
-/* Build the rows of snap. `now` is the current sysUpTime; prev (may be NULL)
+/* Build the rows of snap. `now` is the current time; prev (may be NULL)
  * are the rows built last time, for last_change. Returns 0 or -ENOMEM. */
-int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uint32_t now,
+int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uint64_t now,
                         const struct tcx_snmp_rows *prev, struct tcx_snmp_rows *out);
 void tcx_snmp_rows_free(struct tcx_snmp_rows *r);
+
+/* The TimeStamp of an event at time `event` (0: none): the master's sysUpTime
+ * then, `offset` being its sysUpTime minus our time (measured when the
+ * subagent connected); 0 when the event came before the master started. */
+uint32_t tcx_snmp_timestamp(uint64_t event, int64_t offset);
 
 /* The row with this index, or NULL. */
 const struct tcx_snmp_row *tcx_snmp_rows_find(const struct tcx_snmp_rows *r, uint32_t index);

@@ -226,9 +226,16 @@ def cdefine(name):
         errors.append("config/config.h: no #define %s" % name)
     return int(m.group(1)) if m else None
 
+# Textual conventions of this MIB: name -> the line of their SYNTAX.
+tcs = dict(re.findall(r"\b([A-Z][A-Za-z0-9-]*)\s*::=\s*TEXTUAL-CONVENTION\b.*?SYNTAX\s+([^\n]*)",
+                      text, re.S))
+
 def upper_bound(name):
-    m = re.search(r"SYNTAX[^\n]*\(\s*(?:SIZE\s*\(\s*)?\d+\s*\.\.\s*(\d+)\s*\)",
-                  objtypes.get(name, {}).get("body", ""))
+    syntax = re.search(r"SYNTAX\s+([^\n]*)", objtypes.get(name, {}).get("body", ""))
+    syntax = syntax.group(1).strip() if syntax else ""
+    if syntax in tcs:  # the size of a textual convention
+        syntax = tcs[syntax]
+    m = re.search(r"\(\s*(?:SIZE\s*\(\s*)?\d+\s*\.\.\s*(\d+)\s*\)", syntax)
     if not m:
         errors.append("MIB: %s has no range or size" % name)
     return int(m.group(1)) if m else None

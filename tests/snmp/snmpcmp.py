@@ -30,6 +30,14 @@ Subcommands (exit 0 when every check passes, 1 with the reasons otherwise):
   tc-counters TCJSON
       prints the counters of every action of a tc -s -j output.
 
+  check-timestamps --walk W --uptime T [--zero HEX,...] [--nonzero HEX,...]
+             [--last-change zero|nonzero]
+      every TimeStamp of the walk (tcxActionTableLastChange,
+      tcxLastCollectionTime, each tcxActionDiscontinuityTime) is at most T,
+      the master's sysUpTime read after the walk (RFC 2579); the rows with
+      the --zero cookies have a discontinuity time of 0, those with the
+      --nonzero cookies one above 0; tcxActionTableLastChange is 0 or not.
+
   check-replace --before W1 --after W2 --pref P [--cookie HEX]
       the rows at pref P keep their index, their counters restarted (lower
       than before), their discontinuity time increased; every other row is
@@ -437,6 +445,31 @@ def cmd_check_replace(a):
     return errors
 
 
+def cmd_check_timestamps(a):
+    errors = []
+    w, rows = row_summary(a.walk)
+    by_cookie = {r["cookie"]: r for r in rows.values()}
+    stamps = [("tcxActionTableLastChange", w["scalars"][2][1]),
+              ("tcxLastCollectionTime", w["scalars"][3][1])]
+    stamps += [("tcxActionDiscontinuityTime.%d (cookie %s)" % (r["index"], r["cookie"]),
+                r["discontinuity"]) for r in rows.values()]
+    for name, t in stamps:
+        if t > a.uptime:
+            errors.append("%s = %d, later than sysUpTime %d" % (name, t, a.uptime))
+    for want, cookies in (("zero", a.zero), ("nonzero", a.nonzero)):
+        for c in filter(None, cookies.split(",")):
+            if c not in by_cookie:
+                errors.append("no row with cookie %s" % c)
+            elif (by_cookie[c]["discontinuity"] == 0) != (want == "zero"):
+                errors.append("row of cookie %s: discontinuity time %d, expected %s"
+                              % (c, by_cookie[c]["discontinuity"], want))
+    lc = w["scalars"][2][1]
+    if a.last_change and (lc == 0) != (a.last_change == "zero"):
+        errors.append("tcxActionTableLastChange = %d, expected %s" % (lc, a.last_change))
+    print("sysUpTime %d: %s" % (a.uptime, ", ".join("%s %d" % s for s in stamps)))
+    return errors
+
+
 def cmd_tc_counters(a):
     """The counters of a tc -s -j output, one action per line (for
     comparisons that must ignore the installed/last_used times)."""
@@ -473,11 +506,18 @@ def main():
     c.add_argument("--cookie")
     c = sub.add_parser("tc-counters")
     c.add_argument("json")
+    c = sub.add_parser("check-timestamps")
+    c.add_argument("--walk", required=True)
+    c.add_argument("--uptime", type=int, required=True)
+    c.add_argument("--zero", default="")
+    c.add_argument("--nonzero", default="")
+    c.add_argument("--last-change", choices=("zero", "nonzero"))
     a = p.parse_args()
     try:
         errors = {"check-walk": cmd_check_walk, "rows": cmd_rows, "check-change": cmd_check_change,
                   "check-replace": cmd_check_replace,
-                  "tc-counters": cmd_tc_counters}[a.cmd](a)
+                  "tc-counters": cmd_tc_counters,
+                  "check-timestamps": cmd_check_timestamps}[a.cmd](a)
     except Fail as e:
         errors = [str(e)]
     for e in errors:

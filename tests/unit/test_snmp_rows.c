@@ -53,7 +53,7 @@ static struct tcx_snapshot *snap_of(const struct spec *sp, size_t n, int fail_se
 }
 
 static struct tcx_snmp_rows build(struct tcx_snmp_ids *ids, const struct spec *sp, size_t n,
-                                  uint32_t now, const struct tcx_snmp_rows *prev, int fail)
+                                  uint64_t now, const struct tcx_snmp_rows *prev, int fail)
 {
 	struct tcx_snapshot *s = snap_of(sp, n, fail);
 	struct tcx_snmp_rows r;
@@ -142,6 +142,26 @@ static void test_discontinuity_on_reset_and_replace(void **state)
 	tcx_snmp_rows_free(&r2);
 	tcx_snmp_rows_free(&r3);
 	tcx_snmp_ids_free(&ids);
+}
+
+/* Times become the master's sysUpTime at the event: here the master started
+ * at time 1000 of ours (offset -1000). */
+static void test_timestamps_follow_the_master(void **state)
+{
+	assert_int_equal(tcx_snmp_timestamp(1200, -1000), 200);
+	assert_int_equal(tcx_snmp_timestamp(1001, -1000), 1);
+	/* before the master's start, or none: 0 */
+	assert_int_equal(tcx_snmp_timestamp(1000, -1000), 0);
+	assert_int_equal(tcx_snmp_timestamp(900, -1000), 0);
+	assert_int_equal(tcx_snmp_timestamp(0, -1000), 0);
+	assert_int_equal(tcx_snmp_timestamp(0, 5000), 0);
+	/* a master that started before our clock's 0 (on another host) */
+	assert_int_equal(tcx_snmp_timestamp(100, 5000), 5100);
+	/* the master restarted at 1300: the same event is now before it */
+	assert_int_equal(tcx_snmp_timestamp(1200, -1300), 0);
+	assert_int_equal(tcx_snmp_timestamp(1400, -1300), 100);
+	/* TimeTicks wrap as the master's sysUpTime does */
+	assert_int_equal(tcx_snmp_timestamp((1ULL << 32) + 110, -10), 100);
 }
 
 static void test_failed_target_keeps_indices(void **state)
@@ -245,6 +265,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_indices_are_stable_and_never_reused),
 	        cmocka_unit_test(test_discontinuity_on_reset_and_replace),
+	        cmocka_unit_test(test_timestamps_follow_the_master),
 	        cmocka_unit_test(test_failed_target_keeps_indices),
 	        cmocka_unit_test(test_getnext_order),
 	        cmocka_unit_test(test_scale),
