@@ -171,7 +171,10 @@ static void test_prometheus_action_rows(void **state)
 static void test_prometheus_filters_targets_meta(void **state)
 {
 	struct tcx_snapshot *s = make_snapshot(yaml);
-	char *out = render(s, TCX_FMT_PROMETHEUS);
+	char *out;
+
+	s->netlink_dropped[TCX_NLDROP_SENDER] = 2;
+	out = render(s, TCX_FMT_PROMETHEUS);
 
 	assert_contains(out, "# TYPE tc_filter_flags_info gauge\n"
 	                     "tc_filter_flags_info{dev=\"v0\",parent=\"ingress\",chain=\"0\","
@@ -193,6 +196,9 @@ static void test_prometheus_filters_targets_meta(void **state)
 	/* The cookie "dead" is mapped by nothing. */
 	assert_contains(out, "\ntc_exporter_unmapped_cookies 1\n");
 	assert_contains(out, "\ntc_exporter_dropped_actions 0\n");
+	assert_contains(out, "# TYPE tc_exporter_netlink_dropped_total counter\n"
+	                     "tc_exporter_netlink_dropped_total{cause=\"sender\"} 2\n"
+	                     "tc_exporter_netlink_dropped_total{cause=\"length\"} 0\n");
 	assert_contains(out, "tc_exporter_build_info{version=\"" PACKAGE_VERSION "\"} 1\n");
 	assert_null(strstr(out, "# EOF"));
 	/* Every line is a comment or a sample ending in a number. */
