@@ -85,7 +85,7 @@ int tcx_buf_reserve(struct tcx_buf *b, size_t n)
 
 	if (b->err)
 		return -1;
-	if (b->cap - b->len >= n)
+	if (b->cap - b->len >= n && b->p)
 		return 0;
 	if (b->sink) {
 		if (tcx_buf_flush(b) < 0)

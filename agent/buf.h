@@ -28,12 +28,15 @@ int tcx_buf_init_sink(struct tcx_buf *b, tcx_buf_sink sink, void *arg);
 /* Flush (fd and sink modes); returns 0 or -errno. */
 int tcx_buf_flush(struct tcx_buf *b);
 void tcx_buf_free(struct tcx_buf *b);
-/* Make room for n more bytes; returns 0 or -1 (b->err is set). */
+/* Make room for n more bytes, and allocate the buffer even for n = 0;
+ * returns 0 or -1 (b->err is set). */
 int tcx_buf_reserve(struct tcx_buf *b, size_t n);
 
 static inline void tcx_buf_put(struct tcx_buf *b, const char *s, size_t n)
 {
-	if (b->cap - b->len < n && tcx_buf_reserve(b, n) < 0)
+	/* Even a put of nothing allocates: memcpy() must never see a NULL
+	 * buffer, nor a slice taken from one (an empty escaped kind). */
+	if ((b->cap - b->len < n || !b->p) && tcx_buf_reserve(b, n) < 0)
 		return;
 	memcpy(b->p + b->len, s, n);
 	b->len += n;

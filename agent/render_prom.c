@@ -18,6 +18,7 @@
 
 static const char *const err_causes[TCX_ERR__MAX] = {"malformed", "kernel", "notfound", "io",
                                                      "nomem"};
+static const char *const nldrop_causes[TCX_NLDROP__MAX] = {"sender", "length"};
 
 const char *tcx_mode_name(enum tcx_dump_mode m)
 {
@@ -719,6 +720,18 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	family_header(b, "tc_exporter_dropped_actions", "gauge",
 	              "Actions left out by the 'unmapped: drop' policy.", om);
 	sample_double(b, "tc_exporter_dropped_actions", "", 0, (double)s->dropped_rows);
+	family_header(b, "tc_exporter_netlink_dropped_total", "counter",
+	              "Netlink datagrams dropped since the collector started, by cause: sender "
+	              "(not sent by the kernel; dropped unread), length (a message length that "
+	              "does not fit; the rest of the datagram dropped and its target failed).",
+	              om);
+	for (unsigned i = 0; i < TCX_NLDROP__MAX; i++) {
+		row->len = 0;
+		first = 1;
+		put_label(row, &first, "cause", nldrop_causes[i]);
+		sample(b, "tc_exporter_netlink_dropped_total", row->p, row->len,
+		       s->netlink_dropped[i]);
+	}
 	family_header(b, "tc_exporter_snapshot_timestamp_seconds", "gauge",
 	              "When the snapshot was taken (Unix time).", om);
 	sample_double(b, "tc_exporter_snapshot_timestamp_seconds", "", 0,

@@ -644,6 +644,7 @@ static void dump_unit(struct pass *p, struct unit *u, uint32_t tidx)
 	} else if (status < 0) {
 		set_error(s, t,
 		          status == -ENODEV || status == -ENOENT ? TCX_ERR_NOTFOUND
+		          : status == -EBADMSG                   ? TCX_ERR_MALFORMED
 		                                                 : TCX_ERR_KERNEL,
 		          "filter dump failed: %s%s%s", strerror(-status), err[0] ? ": " : "", err);
 	}
@@ -779,6 +780,9 @@ out:
 	}
 	free(p.ns);
 	free(us.u);
+	if (c->ops->dropped)
+		for (size_t i = 0; i < c->n_ns; i++)
+			c->ops->dropped(c->ns[i].src, s->netlink_dropped);
 	tcx_snapshot_classify(s);
 	tcx_snapshot_seal(s);
 	s->duration_s = now_s() - t0;

@@ -14,12 +14,15 @@
 /* The seam in front of the kernel: one open source per network namespace.
  * dump() sends req, calls cb for every data message of the reply, and returns
  * 0 or the negative errno the kernel ended the dump with (NLMSG_DONE or
- * NLMSG_ERROR), with the kernel's extended ack text, if any, in err. */
+ * NLMSG_ERROR), with the kernel's extended ack text, if any, in err.
+ * dropped() (may be NULL) adds the datagrams the source dropped since it was
+ * opened (enum tcx_nldrop_cause) to counts. */
 struct tcx_source_ops {
 	void *(*open)(void *opaque, const char *netns, char *err, size_t errlen);
 	int (*dump)(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char *err,
 	            size_t errlen);
 	void (*close)(void *src);
+	void (*dropped)(void *src, uint64_t counts[TCX_NLDROP__MAX]);
 };
 
 /* The live implementation: libmnl rtnetlink sockets, setns() for netns. */

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The live source: libmnl rtnetlink sockets, one per network namespace.
  *
- * libmnl's default NLMSG_DONE handler ignores the errno that the kernel puts
- * in the DONE payload (an aborted terse dump ends that way), so control
- * messages get their own callbacks here. The receive buffer holds a whole
- * 32 KiB dump chunk, and the socket is kept for the next dump so that the
+ * Only what the kernel sends is read (nl_read()), and the messages of each
+ * datagram are walked by tcx_nlmsg_reply() (nlmsg.c), which checks every
+ * length and takes the errno that the kernel puts in NLMSG_DONE (an aborted
+ * terse dump ends that way). The receive buffer holds a whole 32 KiB dump
+ * chunk, and the socket is kept for the next dump so that the
  * kernel sizes its first chunk from the previous reads.
  *
  * A reply longer than one chunk is received by a reader thread (nlpipe.c)
@@ -20,12 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include "collectors/collect.h"
+#include "collectors/nlmsg.h"
 #include "collectors/nlpipe.h"
-#include "collectors/tc_parse.h"
 
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK 11
@@ -47,48 +49,11 @@ struct nl_src {
 	int broken;              /* a dump was cut off: the socket may hold stale replies */
 	struct tcx_nlpipe *pipe; /* made for the first reply of several chunks */
 	int no_pipe;             /* it could not be made: receive inline */
+	/* Datagrams dropped (enum tcx_nldrop_cause), by the reader thread
+	 * too: the pipe's lock orders its counts before the chunks it hands
+	 * over, so they are all in when a dump returns. */
+	uint64_t dropped[TCX_NLDROP__MAX];
 	char buf[NL_BUFSZ];
-};
-
-struct dump_ctx {
-	mnl_cb_t cb;
-	void *data;
-	int status;
-	int done;
-	char *err;
-	size_t errlen;
-};
-
-static int data_cb(const struct nlmsghdr *nlh, void *arg)
-{
-	struct dump_ctx *d = arg;
-
-	return d->cb(nlh, d->data);
-}
-
-static int ctl_done_cb(const struct nlmsghdr *nlh, void *arg)
-{
-	struct dump_ctx *d = arg;
-
-	if (tcx_parse_status(nlh, &d->status, d->err, d->errlen) < 0) {
-		d->status = -EBADMSG;
-		snprintf(d->err, d->errlen, "malformed NLMSG_%s",
-		         nlh->nlmsg_type == NLMSG_DONE ? "DONE" : "ERROR");
-	}
-	d->done = 1;
-	return MNL_CB_STOP;
-}
-
-static int ctl_noop_cb(const struct nlmsghdr *nlh, void *arg)
-{
-	return MNL_CB_OK;
-}
-
-static mnl_cb_t ctl_cbs[NLMSG_MIN_TYPE] = {
-        [NLMSG_NOOP] = ctl_noop_cb,
-        [NLMSG_ERROR] = ctl_done_cb,
-        [NLMSG_DONE] = ctl_done_cb,
-        [NLMSG_OVERRUN] = ctl_noop_cb,
 };
 
 static void nl_close_sock(struct nl_src *s)
@@ -191,44 +156,54 @@ static void nl_close(void *src)
 	free(s);
 }
 
-/* One read of the socket: the chunk's length, or -errno. */
+/* One datagram from the kernel: its length, or -errno. Any process with
+ * CAP_NET_ADMIN over the namespace (in a namespace made with `unshare -Urn`,
+ * an unprivileged user) can send to our port: what does not come from the
+ * kernel (port 0) is dropped unread. */
 static ssize_t nl_read(void *arg, void *buf, size_t len)
 {
 	struct nl_src *s = arg;
-	ssize_t n = mnl_socket_recvfrom(s->sk, buf, len);
+	struct sockaddr_nl from;
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct msghdr msg = {
+	        .msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov, .msg_iovlen = 1};
+	ssize_t n;
 
-	return n < 0 ? -errno : n;
+	for (;;) {
+		msg.msg_namelen = sizeof(from);
+		n = recvmsg(mnl_socket_get_fd(s->sk), &msg, 0);
+		if (n < 0)
+			return -errno;
+		if (msg.msg_namelen != sizeof(from) || from.nl_family != AF_NETLINK)
+			return -EPROTO;
+		if (from.nl_pid == 0)
+			break;
+		s->dropped[TCX_NLDROP_SENDER]++;
+	}
+	if (msg.msg_flags & MSG_TRUNC)
+		return -ENOSPC; /* longer than the buffer (as libmnl reports it) */
+	return n;
 }
 
 /* Parse one chunk: 1 when the reply is complete, 0 for more, or -errno. */
-static int nl_chunk(struct nl_src *s, struct dump_ctx *d, const void *buf, ssize_t n)
+static int nl_chunk(struct tcx_nlreply *r, const void *buf, ssize_t n)
 {
-	int ret;
-
 	if (n <= 0) {
 		if (n == 0)
 			n = -EPROTO; /* a netlink socket has no end of file */
-		snprintf(d->err, d->errlen, "netlink receive: %s",
+		snprintf(r->err, r->errlen, "netlink receive: %s",
 		         n == -EAGAIN ? "timed out" : strerror((int)-n));
 		return (int)n;
 	}
-	ret = mnl_cb_run2(buf, (size_t)n, s->seq, s->portid, data_cb, d, ctl_cbs, NLMSG_MIN_TYPE);
-	if (ret == MNL_CB_ERROR) {
-		/* EINTR: NLM_F_DUMP_INTR (never set by TC dumps today);
-		 * ESRCH/EPROTO: a reply that is not ours. */
-		ret = errno ? -errno : -EPROTO;
-		if (!d->err[0])
-			snprintf(d->err, d->errlen, "netlink dump: %s", strerror(-ret));
-		return ret;
-	}
-	return d->done || ret == MNL_CB_STOP;
+	return tcx_nlmsg_reply(r, buf, (size_t)n);
 }
 
 static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char *err,
                    size_t errlen)
 {
 	struct nl_src *s = src;
-	struct dump_ctx d = {.cb = cb, .data = data, .err = err, .errlen = errlen};
+	struct tcx_nlreply r = {
+	        .cb = cb, .data = data, .dropped = s->dropped, .err = err, .errlen = errlen};
 	const void *chunk;
 	ssize_t n;
 	int ret;
@@ -241,8 +216,9 @@ static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, cha
 		if (nl_open_sock(s, err, errlen) < 0)
 			return -EIO;
 	}
-	req->nlmsg_seq = ++s->seq;
+	req->nlmsg_seq = r.seq = ++s->seq;
 	req->nlmsg_pid = 0;
+	r.portid = s->portid;
 	if (mnl_socket_sendto(s->sk, req, req->nlmsg_len) < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "netlink send: %s", strerror(errno));
@@ -268,7 +244,7 @@ static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, cha
 				piped = 1;
 			}
 		}
-		ret = nl_chunk(s, &d, s->buf, n);
+		ret = nl_chunk(&r, s->buf, n);
 		if (piped)
 			break;
 		if (ret < 0) {
@@ -276,7 +252,7 @@ static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, cha
 			return ret;
 		}
 		if (ret)
-			return d.status;
+			return r.status;
 	}
 	while (!ret) {
 		n = tcx_nlpipe_next(s->pipe, &chunk);
@@ -287,16 +263,25 @@ static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, cha
 			snprintf(err, errlen, "netlink dump: reply ended without NLMSG_DONE");
 			break;
 		}
-		ret = nl_chunk(s, &d, chunk, n);
+		ret = nl_chunk(&r, chunk, n);
 	}
 	/* Stopped early: take the rest of the reply off the socket. */
 	if (tcx_nlpipe_drain(s->pipe) < 0 || ret < 0)
 		s->broken = 1;
-	return ret < 0 ? ret : d.status;
+	return ret < 0 ? ret : r.status;
+}
+
+static void nl_dropped(void *src, uint64_t dropped[TCX_NLDROP__MAX])
+{
+	struct nl_src *s = src;
+
+	for (unsigned i = 0; i < TCX_NLDROP__MAX; i++)
+		dropped[i] += s->dropped[i];
 }
 
 const struct tcx_source_ops tcx_netlink_source = {
         .open = nl_open,
         .dump = nl_dump,
         .close = nl_close,
+        .dropped = nl_dropped,
 };

@@ -14,7 +14,6 @@
  * spin: a parser spinning on the other CPU slowed the reader by some 15% on
  * the virtual machines measured. */
 #include <errno.h>
-#include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 #include <pthread.h>
 #include <sched.h>
@@ -24,6 +23,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "collectors/nlmsg.h"
 #include "collectors/nlpipe.h"
 
 /* The parser's first and longest sleep while it waits for a chunk. */
@@ -59,15 +59,13 @@ struct tcx_nlpipe {
 
 int tcx_nlpipe_chunk_ends(const void *buf, size_t len)
 {
-	int left = (int)len;
-	const struct nlmsghdr *nlh = buf;
+	const struct nlmsghdr *nlh;
+	size_t off = 0;
 
-	if (len > (size_t)INT32_MAX)
-		return 1;
-	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left))
+	while ((nlh = tcx_nlmsg_next(buf, len, &off)))
 		if (nlh->nlmsg_type == NLMSG_DONE || nlh->nlmsg_type == NLMSG_ERROR)
 			return 1;
-	return left != 0; /* trailing bytes that are no message */
+	return off != len; /* trailing bytes that are no message */
 }
 
 static void *reader_main(void *arg)

@@ -83,6 +83,13 @@ enum tcx_err_cause {
 	TCX_ERR__MAX,
 };
 
+/* Received netlink datagrams dropped, by cause. */
+enum tcx_nldrop_cause {
+	TCX_NLDROP_SENDER = 0, /* not sent by the kernel: dropped unread */
+	TCX_NLDROP_LENGTH,     /* a message length that does not fit: the rest dropped */
+	TCX_NLDROP__MAX,
+};
+
 struct tcx_snapshot {
 	atomic_uint refcnt;
 	struct tcx_config *cfg; /* labels are resolved through it; a reference is held */
@@ -103,7 +110,9 @@ struct tcx_snapshot {
 	uint64_t errors[TCX_ERR__MAX];
 	uint64_t unmapped_cookies; /* actions whose cookie nothing maps */
 	uint64_t dropped_rows;     /* actions dropped by `unmapped: drop` */
-	int incomplete;            /* the pass could not finish (out of memory) */
+	/* Datagrams the collector's sockets dropped since it was made. */
+	uint64_t netlink_dropped[TCX_NLDROP__MAX];
+	int incomplete; /* the pass could not finish (out of memory) */
 };
 
 struct tcx_snapshot *tcx_snapshot_new(struct tcx_config *cfg);

@@ -641,6 +641,9 @@ int tcx_parse_status(const struct nlmsghdr *nlh, int *status, char *msg, size_t 
 	} else {
 		return -1;
 	}
+	/* An errno, whichever its sign (INT_MIN has no positive twin). */
+	if (*status < -TCX_MAX_ERRNO || *status > TCX_MAX_ERRNO)
+		return -1;
 	if (*status > 0)
 		*status = -*status;
 	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))

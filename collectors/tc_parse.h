@@ -55,7 +55,9 @@ int tcx_parse_link(const struct nlmsghdr *nlh, uint32_t *ifindex, char name[IFNA
 
 /* The status carried by NLMSG_DONE or NLMSG_ERROR: 0 or a negative errno.
  * When the kernel attached an extended ack message it is copied to msg
- * (empty string otherwise). Returns -1 when the message itself is malformed. */
+ * (empty string otherwise). Returns -1 when the message itself is malformed,
+ * or its status is no errno (beyond TCX_MAX_ERRNO either way). */
+#define TCX_MAX_ERRNO 4095 /* the kernel's MAX_ERRNO */
 int tcx_parse_status(const struct nlmsghdr *nlh, int *status, char *msg, size_t msglen);
 
 /* Formatting helpers, shared with the renderers and tests. */

@@ -64,6 +64,7 @@ struct fake {
 	int fail_status;         /* full dumps end with this status */
 	int terse_reqs, full_reqs;
 	const char *missing_netns;
+	uint64_t dropped[TCX_NLDROP__MAX]; /* what the source reports it dropped */
 	char buf[16384];
 };
 
@@ -246,7 +247,16 @@ static int f_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char
 	}
 }
 
-static const struct tcx_source_ops fake_ops = {f_open, f_dump, f_close};
+static void f_dropped(void *src, uint64_t counts[TCX_NLDROP__MAX])
+{
+	struct fake *k = src;
+
+	for (unsigned i = 0; i < TCX_NLDROP__MAX; i++)
+		counts[i] += k->dropped[i];
+}
+
+static const struct tcx_source_ops fake_ops = {
+        .open = f_open, .dump = f_dump, .close = f_close, .dropped = f_dropped};
 
 /* ---- fixtures ------------------------------------------------------------------------------ */
 
@@ -601,6 +611,25 @@ static void test_kernel_error_is_reported(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* A reply the source could not walk (tcx_nlmsg_reply(): -EBADMSG) is a
+ * malformed message, not a kernel error; the datagrams the source dropped
+ * are in the snapshot. */
+static void test_bad_reply_is_malformed_and_drops_counted(void **state)
+{
+	struct fake k = {.fail_status = -EBADMSG, .dropped = {3, 1}};
+
+	setup_eth0(&k);
+	add_tp(add_unit(&k, 2, INGRESS), 0, 1, "u32", 2);
+	struct tcx_snapshot *s = collect(&k, one_dev);
+
+	assert_false(s->targets[0].ok);
+	assert_int_equal(s->errors[TCX_ERR_MALFORMED], 1);
+	assert_int_equal(s->errors[TCX_ERR_KERNEL], 0);
+	assert_int_equal(s->netlink_dropped[TCX_NLDROP_SENDER], 3);
+	assert_int_equal(s->netlink_dropped[TCX_NLDROP_LENGTH], 1);
+	tcx_snapshot_unref(s);
+}
+
 static void test_unmapped_policy_counts(void **state)
 {
 	struct fake k = {0};
@@ -775,6 +804,7 @@ int main(void)
 	        cmocka_unit_test(test_device_vanishing_is_a_failure),
 	        cmocka_unit_test(test_malformed_message_fails_its_target_only),
 	        cmocka_unit_test(test_kernel_error_is_reported),
+	        cmocka_unit_test(test_bad_reply_is_malformed_and_drops_counted),
 	        cmocka_unit_test(test_unmapped_policy_counts),
 	        cmocka_unit_test(test_observer_follows_rows_and_drops),
 	};

@@ -147,6 +147,19 @@ static void test_chunk_ends(void **state)
 	/* A header whose length runs past the chunk. */
 	((struct nlmsghdr *)buf)->nlmsg_len = 4000;
 	assert_true(tcx_nlpipe_chunk_ends(buf, n));
+	/* One that is negative as an int (issue #9: libmnl's check took it,
+	 * and the walk went 4 GB past the chunk), alone and after a message. */
+	memset(buf, 0, 16);
+	((struct nlmsghdr *)buf)->nlmsg_len = 0xffff0062;
+	assert_true(tcx_nlpipe_chunk_ends(buf, 16));
+	n = put_msg(buf, 0x2c, 1);
+	memset(buf + n, 0, 16);
+	((struct nlmsghdr *)(buf + n))->nlmsg_len = 0xffff0062;
+	assert_true(tcx_nlpipe_chunk_ends(buf, n + 16));
+	/* And one shorter than its header. */
+	n = put_msg(buf, 0x2c, 1);
+	((struct nlmsghdr *)buf)->nlmsg_len = 8;
+	assert_true(tcx_nlpipe_chunk_ends(buf, n));
 }
 
 static void test_bad_args(void **state)

@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <linux/gen_stats.h>
 #include <linux/pkt_cls.h>
 #include <linux/rtnetlink.h>
@@ -506,6 +507,15 @@ static void test_done_status_and_extack(void **state)
 
 	nlh->nlmsg_len = NLMSG_HDRLEN + 2; /* malformed */
 	assert_int_equal(tcx_parse_status(nlh, &status, msg, sizeof(msg)), -1);
+
+	/* A status that is no errno: INT_MIN cannot even be negated. */
+	nlh = nlb_done(f->buf, INT_MIN);
+	assert_int_equal(tcx_parse_status(nlh, &status, msg, sizeof(msg)), -1);
+	nlh = nlb_done(f->buf, -4096);
+	assert_int_equal(tcx_parse_status(nlh, &status, msg, sizeof(msg)), -1);
+	nlh = nlb_done(f->buf, 4095); /* a positive errno is taken as negative */
+	assert_int_equal(tcx_parse_status(nlh, &status, msg, sizeof(msg)), 0);
+	assert_int_equal(status, -4095);
 }
 
 static void test_qdisc_and_link(void **state)

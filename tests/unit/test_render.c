@@ -171,7 +171,10 @@ static void test_prometheus_action_rows(void **state)
 static void test_prometheus_filters_targets_meta(void **state)
 {
 	struct tcx_snapshot *s = make_snapshot(yaml);
-	char *out = render(s, TCX_FMT_PROMETHEUS);
+	char *out;
+
+	s->netlink_dropped[TCX_NLDROP_SENDER] = 2;
+	out = render(s, TCX_FMT_PROMETHEUS);
 
 	assert_contains(out, "# TYPE tc_filter_flags_info gauge\n"
 	                     "tc_filter_flags_info{dev=\"v0\",parent=\"ingress\",chain=\"0\","
@@ -193,6 +196,9 @@ static void test_prometheus_filters_targets_meta(void **state)
 	/* The cookie "dead" is mapped by nothing. */
 	assert_contains(out, "\ntc_exporter_unmapped_cookies 1\n");
 	assert_contains(out, "\ntc_exporter_dropped_actions 0\n");
+	assert_contains(out, "# TYPE tc_exporter_netlink_dropped_total counter\n"
+	                     "tc_exporter_netlink_dropped_total{cause=\"sender\"} 2\n"
+	                     "tc_exporter_netlink_dropped_total{cause=\"length\"} 0\n");
 	assert_contains(out, "tc_exporter_build_info{version=\"" PACKAGE_VERSION "\"} 1\n");
 	assert_null(strstr(out, "# EOF"));
 	/* Every line is a comment or a sample ending in a number. */
@@ -481,6 +487,32 @@ static void test_labels_ahead(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* A kind the kernel sent empty, with no label configured: the escaped kinds
+ * are then no bytes at all (issue #9: memcpy() to and from a NULL buffer,
+ * which UBSan reports). */
+static void test_empty_kind(void **state)
+{
+	struct tcx_snapshot *s = make_snapshot("{}\n");
+	char *out;
+
+	s->n_kinds = 0;
+	s->filters[0].kind = s->filters[1].kind = (uint8_t)tcx_snapshot_kind(s, "");
+	for (size_t i = 0; i < s->n_actions; i++)
+		s->actions[i].kind = s->filters[0].kind;
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_contains(out, "tc_action_bytes_total{dev=\"v0\",parent=\"ingress\",chain=\"0\","
+	                     "protocol=\"ip\",pref=\"10\",kind=\"\",handle=\"0x80000800\","
+	                     "order=\"1\",action=\"\",cookie=\"aa\"} 18446744073709551615\n");
+	free(out);
+	out = render(s, TCX_FMT_OPENMETRICS);
+	assert_contains(out, ",kind=\"\",handle=\"0x1\",order=\"1\",action=\"\",cookie=");
+	free(out);
+	out = render(s, TCX_FMT_JSON);
+	assert_contains(out, "\"kind\":\"\",\"handle\":\"0x80000800\"");
+	free(out);
+	tcx_snapshot_unref(s);
+}
+
 static void test_escape_and_u64(void **state)
 {
 	struct tcx_buf b;
@@ -509,6 +541,7 @@ int main(void)
 	        cmocka_unit_test(test_buf_streams_through_fd),
 	        cmocka_unit_test(test_many_rows),
 	        cmocka_unit_test(test_labels_ahead),
+	        cmocka_unit_test(test_empty_kind),
 	        cmocka_unit_test(test_escape_and_u64),
 	};
 
