@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +146,38 @@ size_t tcx_fmt_u64(char *out, uint64_t v)
 	}
 	memcpy(out, tmp + i, (size_t)(20 - i));
 	return (size_t)(20 - i);
+}
+
+size_t tcx_fmt_double(char *out, double v)
+{
+	int n = 0;
+
+	if (isnan(v)) {
+		memcpy(out, "NaN", 4);
+		return 3;
+	}
+	if (isinf(v)) {
+		memcpy(out, v > 0 ? "+Inf" : "-Inf", 5);
+		return 4;
+	}
+	/* Whole numbers a double holds exactly print as integers (no exponent). */
+	if (v == floor(v) && fabs(v) <= 9007199254740992.0)
+		return (size_t)snprintf(out, TCX_FMT_DOUBLE_MAX, "%.0f", v);
+	/* 17 significant digits always read back the same double; fewer often
+	 * do, and the fewest that do is what the reader meant. */
+	for (int prec = 1; prec <= 17; prec++) {
+		n = snprintf(out, TCX_FMT_DOUBLE_MAX, "%.*g", prec, v);
+		if (strtod(out, NULL) == v)
+			break;
+	}
+	return (size_t)n;
+}
+
+void tcx_buf_double(struct tcx_buf *b, double v)
+{
+	if (b->cap - b->len < TCX_FMT_DOUBLE_MAX && tcx_buf_reserve(b, TCX_FMT_DOUBLE_MAX) < 0)
+		return;
+	b->len += tcx_fmt_double(b->p + b->len, v);
 }
 
 void tcx_buf_printf(struct tcx_buf *b, const char *fmt, ...)

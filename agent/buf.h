@@ -60,6 +60,13 @@ static inline void tcx_buf_u64(struct tcx_buf *b, uint64_t v)
 		return;
 	b->len += tcx_fmt_u64(b->p + b->len, v);
 }
+/* A float as the Prometheus Go client prints one: the shortest decimal that
+ * reads back as the same double ("0.1", "1796034030.123", "1e-07"), NaN,
+ * +Inf or -Inf. out holds at least TCX_FMT_DOUBLE_MAX bytes; returns the
+ * length. The one way every float of every format is printed. */
+#define TCX_FMT_DOUBLE_MAX 32
+size_t tcx_fmt_double(char *out, double v);
+void tcx_buf_double(struct tcx_buf *b, double v);
 void tcx_buf_printf(struct tcx_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A label value escaped for the text exposition formats: \ " and newline. */
 void tcx_buf_escape_label(struct tcx_buf *b, const char *s);

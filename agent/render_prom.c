@@ -472,9 +472,12 @@ static void family_header(struct tcx_buf *b, const char *name, const char *type,
 static void sample(struct tcx_buf *b, const char *name, const char *labels, size_t llen, uint64_t v)
 {
 	tcx_buf_puts(b, name);
-	tcx_buf_putc(b, '{');
-	tcx_buf_put(b, labels, llen);
-	tcx_buf_put(b, "} ", 2);
+	if (llen) {
+		tcx_buf_putc(b, '{');
+		tcx_buf_put(b, labels, llen);
+		tcx_buf_putc(b, '}');
+	}
+	tcx_buf_putc(b, ' ');
 	tcx_buf_u64(b, v);
 	tcx_buf_putc(b, '\n');
 }
@@ -634,7 +637,9 @@ static void sample_double(struct tcx_buf *b, const char *name, const char *label
 		tcx_buf_put(b, labels, llen);
 		tcx_buf_putc(b, '}');
 	}
-	tcx_buf_printf(b, " %.9g\n", v);
+	tcx_buf_putc(b, ' ');
+	tcx_buf_double(b, v);
+	tcx_buf_putc(b, '\n');
 }
 
 static void render_targets(struct render *r, int om, struct tcx_buf *b)
@@ -715,10 +720,10 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	}
 	family_header(b, "tc_exporter_unmapped_cookies", "gauge",
 	              "Actions whose cookie matched neither the cookie map nor a decoder.", om);
-	sample_double(b, "tc_exporter_unmapped_cookies", "", 0, (double)s->unmapped_cookies);
+	sample(b, "tc_exporter_unmapped_cookies", "", 0, s->unmapped_cookies);
 	family_header(b, "tc_exporter_dropped_actions", "gauge",
 	              "Actions left out by the 'unmapped: drop' policy.", om);
-	sample_double(b, "tc_exporter_dropped_actions", "", 0, (double)s->dropped_rows);
+	sample(b, "tc_exporter_dropped_actions", "", 0, s->dropped_rows);
 	family_header(b, "tc_exporter_snapshot_timestamp_seconds", "gauge",
 	              "When the snapshot was taken (Unix time).", om);
 	sample_double(b, "tc_exporter_snapshot_timestamp_seconds", "", 0,
@@ -755,7 +760,7 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 
 	family_header(b, "tc_exporter_collections_total", "counter",
 	              "Collection passes since the daemon started.", om);
-	sample_double(b, "tc_exporter_collections_total", "", 0, (double)st->collections_total);
+	sample(b, "tc_exporter_collections_total", "", 0, st->collections_total);
 	family_header(b, "tc_exporter_collection_errors_total", "counter",
 	              "Errors met by collection passes since the daemon started, by cause.", om);
 	for (unsigned i = 0; i < TCX_ERR__MAX; i++) {
@@ -788,8 +793,7 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 	family_header(b, "tc_exporter_config_last_reload_successful", "gauge",
 	              "1 when the last configuration (re)load succeeded, 0 when it was rejected.",
 	              om);
-	sample_double(b, "tc_exporter_config_last_reload_successful", "", 0,
-	              st->last_reload_ok ? 1 : 0);
+	sample(b, "tc_exporter_config_last_reload_successful", "", 0, st->last_reload_ok ? 1 : 0);
 	family_header(b, "tc_exporter_config_last_reload_success_timestamp_seconds", "gauge",
 	              "When the configuration in use was loaded (Unix time).", om);
 	sample_double(b, "tc_exporter_config_last_reload_success_timestamp_seconds", "", 0,

@@ -6,10 +6,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/expo.h"
 #include "agent/render.h"
 #include "collectors/collect.h"
 #include "collectors/tc_parse.h"
@@ -498,6 +500,63 @@ static void test_escape_and_u64(void **state)
 	tcx_buf_free(&b);
 }
 
+static const char *fmt_double(double v)
+{
+	static char out[TCX_FMT_DOUBLE_MAX];
+
+	out[tcx_fmt_double(out, v)] = '\0';
+	return out;
+}
+
+/* Floats print as the shortest text that reads back as the same double. */
+static void test_fmt_double(void **state)
+{
+	static const double samples[] = {
+	        1796034030.123456,    0.000123, 1e-300, 5e-324,   1.7976931348623157e308,
+	        123456789012345678.0, -2.5,     0.3,    2.0 / 3.0};
+
+	assert_string_equal(fmt_double(1796034030.123), "1796034030.123");
+	assert_string_equal(fmt_double(1796034030.0), "1796034030");
+	assert_string_equal(fmt_double(9007199254740993.0), "9007199254740992");
+	assert_string_equal(fmt_double(0.1), "0.1");
+	assert_string_equal(fmt_double(0), "0");
+	assert_string_equal(fmt_double(1), "1");
+	assert_string_equal(fmt_double(1e-7), "1e-07");
+	assert_string_equal(fmt_double(1e9), "1000000000");
+	assert_string_equal(fmt_double(1e300), "1e+300");
+	assert_string_equal(fmt_double(-0.25), "-0.25");
+	assert_string_equal(fmt_double(NAN), "NaN");
+	assert_string_equal(fmt_double(INFINITY), "+Inf");
+	assert_string_equal(fmt_double(-INFINITY), "-Inf");
+	for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
+		const char *t = fmt_double(samples[i]);
+
+		assert_true(strtod(t, NULL) == samples[i]);
+		assert_true(strlen(t) <= 24);
+	}
+}
+
+/* The snapshot's time is printed to the nanosecond a double can hold. */
+static void test_timestamps_in_full(void **state)
+{
+	struct tcx_snapshot *s = make_snapshot(yaml);
+	struct tcx_selfstats st = {.last_reload_ok = 1, .last_reload_ts = 1796034031.5};
+	struct tcx_buf b;
+
+	s->taken.tv_sec = 1796034030;
+	s->taken.tv_nsec = 250000000;
+	s->duration_s = 0.000123;
+	tcx_buf_init_mem(&b);
+	assert_int_equal(tcx_render_prometheus_ex(s, 0, &st, NULL, &b), 0);
+	tcx_buf_putc(&b, '\0');
+	assert_contains(b.p, "\ntc_exporter_snapshot_timestamp_seconds 1796034030.25\n");
+	assert_contains(b.p, "\ntc_exporter_snapshot_duration_seconds 0.000123\n");
+	assert_contains(
+	        b.p, "\ntc_exporter_config_last_reload_success_timestamp_seconds 1796034031.5\n");
+	tcx_buf_free(&b);
+	tcx_snapshot_unref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -510,6 +569,8 @@ int main(void)
 	        cmocka_unit_test(test_many_rows),
 	        cmocka_unit_test(test_labels_ahead),
 	        cmocka_unit_test(test_escape_and_u64),
+	        cmocka_unit_test(test_fmt_double),
+	        cmocka_unit_test(test_timestamps_in_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
