@@ -500,6 +500,155 @@ static void test_escape_and_u64(void **state)
 	tcx_buf_free(&b);
 }
 
+static char *escaped(const char *s, enum tcx_escape how)
+{
+	struct tcx_buf b;
+
+	tcx_buf_init_mem(&b);
+	tcx_buf_escape(&b, s, how);
+	tcx_buf_putc(&b, '\0');
+	assert_int_equal(b.err, 0);
+	return b.p;
+}
+
+static void assert_escaped(const char *s, enum tcx_escape how, const char *want)
+{
+	char *got = escaped(s, how);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/* Bytes that are not UTF-8 are written \xHH, in every format; a backslash
+ * that would read as the start of such an escape is written as two, so that
+ * a name holding the four characters \xff and a name holding the byte 0xff
+ * stay apart. */
+static void test_escape_not_utf8(void **state)
+{
+	static const char *const distinct[] = {
+	        "q\"b\\x\xff", "q\"b\\x\\xff", "\xff",       "\\xff",    "\\\xff",
+	        "\\\\xff",     "\\\\\xff",     "\\x",        "\\\\x",    "\xc3",
+	        "\\xc3",       "\xc3\xa9",     "\\\xc3\xa9", "",         "\\",
+	        "\\\\",        "\\\\\\",       "x",          "\xff\xff", "\\xff\\xff",
+	        "\\\xff\\"};
+
+	/* valid UTF-8 (1 to 4 bytes) as it is */
+	assert_escaped("r\xc3\xa9gle \xe2\x82\xac \xf0\x9f\x98\x80", TCX_ESC_NONE,
+	               "r\xc3\xa9gle \xe2\x82\xac \xf0\x9f\x98\x80");
+	/* the byte 0xff, a backslash, and the issue's interface name */
+	assert_escaped("\xff", TCX_ESC_NONE, "\\xff");
+	assert_escaped("\\xff", TCX_ESC_NONE, "\\\\xff");
+	assert_escaped("q\"b\\x\xff", TCX_ESC_NONE, "q\"b\\\\x\\xff");
+	/* a backslash before anything else stays single */
+	assert_escaped("a\\b\\", TCX_ESC_NONE, "a\\b\\");
+	assert_escaped("\\\\", TCX_ESC_NONE, "\\\\\\");
+	assert_escaped("\\\xff", TCX_ESC_NONE, "\\\\\\xff");
+	assert_escaped("\\\xc3\xa9", TCX_ESC_NONE, "\\\xc3\xa9");
+	assert_escaped("a\\b", TCX_ESC_LABEL, "a\\\\b");
+	assert_escaped("q\"b\\x\xff", TCX_ESC_LABEL, "q\\\"b\\\\\\\\x\\\\xff");
+	assert_escaped("q\"b\\x\xff\n\x01", TCX_ESC_JSON, "q\\\"b\\\\\\\\x\\\\xff\\u000a\\u0001");
+	/* sequences that are not UTF-8: every byte escaped */
+	assert_escaped("a\xc0\xaf", TCX_ESC_NONE, "a\\xc0\\xaf");                 /* overlong / */
+	assert_escaped("\xe0\x80\xaf", TCX_ESC_NONE, "\\xe0\\x80\\xaf");          /* overlong */
+	assert_escaped("\xed\xa0\x80", TCX_ESC_NONE, "\\xed\\xa0\\x80");          /* surrogate */
+	assert_escaped("\xf4\x90\x80\x80", TCX_ESC_NONE, "\\xf4\\x90\\x80\\x80"); /* > U+10FFFF */
+	assert_escaped("\xf5\x80", TCX_ESC_NONE, "\\xf5\\x80");
+	assert_escaped("\xe2\x82z", TCX_ESC_NONE, "\\xe2\\x82z"); /* cut short */
+	assert_escaped("\xe2\x82", TCX_ESC_NONE, "\\xe2\\x82");   /* cut by the end */
+	assert_escaped("\x80\xbf", TCX_ESC_NONE, "\\x80\\xbf");   /* lone continuations */
+	assert_escaped("\xf4\x8f\xbf\xbf", TCX_ESC_NONE, "\xf4\x8f\xbf\xbf"); /* U+10FFFF */
+	/* distinct strings stay distinct, in every format */
+	for (int how = TCX_ESC_NONE; how <= TCX_ESC_JSON; how++) {
+		size_t n = sizeof(distinct) / sizeof(distinct[0]);
+		char *out[sizeof(distinct) / sizeof(distinct[0])];
+
+		for (size_t i = 0; i < n; i++)
+			out[i] = escaped(distinct[i], (enum tcx_escape)how);
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = i + 1; j < n; j++)
+				if (strcmp(out[i], out[j]) == 0)
+					fail_msg("'%s' and '%s' both escape to '%s'", distinct[i],
+					         distinct[j], out[i]);
+		for (size_t i = 0; i < n; i++)
+			free(out[i]);
+	}
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every string of up to 4 characters from the ones that make the rule's
+ * escapes (\ x f f, a lone byte, a valid and a cut sequence) escapes to a
+ * different text. */
+static void test_escape_is_one_to_one(void **state)
+{
+	static const char alphabet[] = {'\\', 'x', 'f', (char)0xff, (char)0xc3, (char)0xa9};
+	enum { K = sizeof(alphabet), N = 1 + K + K * K + K * K * K + K * K * K * K };
+	char **out = calloc(N, sizeof(*out));
+	size_t n = 0;
+
+	assert_non_null(out);
+	for (size_t len = 0; len <= 4; len++) {
+		size_t count = 1;
+
+		for (size_t i = 0; i < len; i++)
+			count *= K;
+		for (size_t c = 0; c < count; c++) {
+			char str[5] = {0};
+
+			for (size_t i = 0, v = c; i < len; i++, v /= K)
+				str[i] = alphabet[v % K];
+			out[n++] = escaped(str, TCX_ESC_NONE);
+		}
+	}
+	assert_int_equal(n, N);
+	qsort(out, n, sizeof(*out), cmp_str);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(out[i - 1], out[i]) == 0)
+			fail_msg("two strings escape to '%s'", out[i]);
+	for (size_t i = 0; i < n; i++)
+		free(out[i]);
+	free(out);
+}
+
+/* A device, namespace and kind named with bytes that are not UTF-8 give
+ * valid UTF-8 in every format. */
+static void test_render_not_utf8(void **state)
+{
+	struct tcx_snapshot *s = make_snapshot(yaml);
+	char *out;
+
+	snprintf(s->targets[0].dev, sizeof(s->targets[0].dev), "q\"b\\x\xff");
+	snprintf(s->targets[0].netns, sizeof(s->targets[0].netns), "n\xfe");
+	snprintf(s->kinds[s->actions[0].kind], TCX_KIND_MAX, "mi\xc3rred");
+	for (int fmt = TCX_FMT_PROMETHEUS; fmt <= TCX_FMT_JSON; fmt++) {
+		out = render(s, (enum tcx_format)fmt);
+		/* The only bytes above 0x7f left are those of the e-acute (c3 a9)
+		 * of the configuration's "r\u00e9gle". */
+		for (const unsigned char *p = (const unsigned char *)out; *p; p++) {
+			if (p[0] == 0xc3 && p[1] == 0xa9)
+				p++;
+			else if (*p >= 0x80)
+				fail_msg("format %d: byte 0x%02x at %zu is not UTF-8", fmt, *p,
+				         (size_t)(p - (const unsigned char *)out));
+		}
+		if (fmt == TCX_FMT_JSON) {
+			assert_contains(
+			        out, "{\"netns\":\"n\\\\xfe\",\"dev\":\"q\\\"b\\\\\\\\x\\\\xff\"");
+			assert_contains(out, "\"action\":\"mi\\\\xc3rred\"");
+		} else {
+			assert_contains(
+			        out, "tc_scrape_collector_success{dev=\"q\\\"b\\\\\\\\x\\\\xff\","
+			             "parent=\"ingress\",netns=\"n\\\\xfe\"} 1\n");
+			assert_contains(out, ",action=\"mi\\\\xc3rred\",cookie=\"aa\"");
+		}
+		free(out);
+	}
+	tcx_snapshot_unref(s);
+}
+
 static const char *fmt_double(double v)
 {
 	static char out[TCX_FMT_DOUBLE_MAX];
@@ -569,6 +718,9 @@ int main(void)
 	        cmocka_unit_test(test_many_rows),
 	        cmocka_unit_test(test_labels_ahead),
 	        cmocka_unit_test(test_escape_and_u64),
+	        cmocka_unit_test(test_escape_not_utf8),
+	        cmocka_unit_test(test_escape_is_one_to_one),
+	        cmocka_unit_test(test_render_not_utf8),
 	        cmocka_unit_test(test_fmt_double),
 	        cmocka_unit_test(test_timestamps_in_full),
 	};
