@@ -571,7 +571,7 @@ static void render_actions(const struct render *r, int om, struct tcx_buf *b)
 			const struct rl_filter *lf = &l->flt[a->filter];
 			uint32_t ti = s->filters[a->filter].target;
 
-			if (a->drop)
+			if (!tcx_action_shown(a))
 				continue;
 			put_sample3(b, name, nlen, tgt + r->tgt_off[ti],
 			            r->tgt_off[ti + 1] - r->tgt_off[ti], ar + lf->tp_off,
@@ -617,6 +617,8 @@ static void render_filters(const struct render *r, int om, struct tcx_buf *b)
 	for (size_t i = 0; i < s->n_filters; i++) {
 		uint32_t flags = s->filters[i].flags;
 
+		if (s->filters[i].merged)
+			continue;
 		tcx_buf_put(b, "tc_filter_flags_info{", 21);
 		filter_labels(b, r, (uint32_t)i);
 		for (unsigned k = 0; k < 4; k++) {
@@ -724,6 +726,19 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	family_header(b, "tc_exporter_dropped_actions", "gauge",
 	              "Actions left out by the 'unmapped: drop' policy.", om);
 	sample(b, "tc_exporter_dropped_actions", "", 0, s->dropped_rows);
+	family_header(b, "tc_exporter_merged_rows", "gauge",
+	              "Rows left out because an earlier row had the same labels, by row type; an "
+	              "action's counters are added to that row's (u32 gives every filter past the "
+	              "4095th of a hash table the handle 800::fff).",
+	              om);
+	row->len = 0;
+	first = 1;
+	put_label(row, &first, "row", "filter");
+	sample(b, "tc_exporter_merged_rows", row->p, row->len, s->merged_filters);
+	row->len = 0;
+	first = 1;
+	put_label(row, &first, "row", "action");
+	sample(b, "tc_exporter_merged_rows", row->p, row->len, s->merged_actions);
 	family_header(b, "tc_exporter_snapshot_timestamp_seconds", "gauge",
 	              "When the snapshot was taken (Unix time).", om);
 	sample_double(b, "tc_exporter_snapshot_timestamp_seconds", "", 0,
