@@ -649,6 +649,71 @@ static void test_render_not_utf8(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* Rows that would be the same series, whatever produced them, are merged
+ * into the first: its counters are the sum, the others are shown nowhere. */
+static void test_merge_same_identity(void **state)
+{
+	struct tcx_snapshot *s = make_snapshot(yaml);
+	size_t nf = s->n_filters, na = s->n_actions;
+	char *out;
+
+	/* every filter and action again (the same identity), plus one action
+	 * that differs only in its cookie */
+	for (size_t i = 0; i < nf; i++) {
+		struct tcx_filter *f = tcx_snapshot_add_filter(s);
+
+		*f = s->filters[i];
+		f->first_action = (uint32_t)s->n_actions;
+		for (size_t j = 0; j < na; j++) {
+			if (s->actions[j].filter != i)
+				continue;
+			struct tcx_action *a = tcx_snapshot_add_action(s);
+
+			*a = s->actions[j];
+			a->filter = (uint32_t)(s->n_filters - 1);
+			a->bytes = 1000;
+			a->index = 99;
+		}
+	}
+	s->actions[s->n_actions - 1].cookie[0] ^= 0x40;
+	assert_int_equal(tcx_snapshot_merge(s), 0);
+	tcx_snapshot_classify(s);
+	assert_int_equal(s->merged_filters, 2);
+	assert_int_equal(s->merged_actions, 2);
+	assert_int_equal(s->actions[0].bytes,
+	                 18446744073709551615ULL + 1000); /* wraps, as counters do */
+	assert_int_equal(s->actions[1].bytes, 1100);
+	assert_int_equal(s->actions[0].index, 5);
+	assert_int_equal(s->unmapped_cookies, 2); /* dead, and the changed cookie */
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_contains(out, "cookie=\"dead\",tenant=\"\",rule=\"\"} 1100\n");
+	assert_contains(out, "cookie=\"4011223344556677\",tenant=\"\",rule=\"\"} 1000\n");
+	assert_contains(out, "\ntc_exporter_merged_rows{row=\"filter\"} 2\n"
+	                     "tc_exporter_merged_rows{row=\"action\"} 2\n");
+	/* 3 + 1 rows of each of the 6 action families, 2 filters */
+	{
+		size_t rows = 0, flags = 0;
+
+		for (char *p = out; (p = strstr(p, "\ntc_action_")); p++)
+			rows++;
+		for (char *p = out; (p = strstr(p, "\ntc_filter_flags_info{")); p++)
+			flags++;
+		assert_int_equal(rows, 6 * 4);
+		assert_int_equal(flags, 2);
+	}
+	free(out);
+	out = render(s, TCX_FMT_JSON);
+	{
+		size_t lines = 0;
+
+		for (char *p = out; (p = strchr(p, '\n')); p++)
+			lines++;
+		assert_int_equal(lines, 4);
+	}
+	free(out);
+	tcx_snapshot_unref(s);
+}
+
 static const char *fmt_double(double v)
 {
 	static char out[TCX_FMT_DOUBLE_MAX];
@@ -721,6 +786,7 @@ int main(void)
 	        cmocka_unit_test(test_escape_not_utf8),
 	        cmocka_unit_test(test_escape_is_one_to_one),
 	        cmocka_unit_test(test_render_not_utf8),
+	        cmocka_unit_test(test_merge_same_identity),
 	        cmocka_unit_test(test_fmt_double),
 	        cmocka_unit_test(test_timestamps_in_full),
 	};
