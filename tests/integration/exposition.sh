@@ -5,6 +5,12 @@
 #    each stays valid (promtool, a strict UTF-8 decode, python's json) and a
 #    device named with the four characters \xff stays apart from one named
 #    with the byte 0xff;
+#  - no two samples share a series identity, and no action is counted twice:
+#    u32 filters at one pref in chains 0 and 1 (and in egress), which the
+#    kernel lists under each of them, are each reported once, under their own
+#    chain; 4200 filters in one u32 hash table, which the kernel numbers
+#    800::fff from the 4096th on, give one series per identity; in both, the
+#    sums equal the kernel's own per-action totals (tc actions ls);
 #  - floats are printed in full: the snapshot's timestamp is within a second
 #    of the clock (it lies between two readings of it).
 set -euo pipefail
@@ -98,3 +104,109 @@ want = sorted(['q"b\\\\x\\xff', "\\\\xff", "\\xff"])
 if sorted(devs) != want:
     sys.exit(f"json: devices {sorted(devs)!r}, expected {want!r}")
 PY
+
+# send_udp DEV DST_IP DPORT COUNT: raw frames out of DEV, to its veth peer's
+# ingress.
+send_udp() {
+	"$PYTHON" - "$@" <<'PY'
+import socket, struct, sys
+dev, dst, dport, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+def csum(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+udp = struct.pack("!HHHH", 40000, dport, 8 + 4, 0) + b"tcx!"
+ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 1, 0, 64, 17, 0,
+                 socket.inet_aton("192.0.2.1"), socket.inet_aton(dst))
+ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+frame = b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x01" + b"\x08\x00" + ip + udp
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((dev, 0))
+for _ in range(count):
+    s.send(frame)
+PY
+}
+
+# check_sums NAME: the text output of run NAME has unique series, passes
+# promtool, and its tc_action_packets_total summed by cookie equals the
+# kernel's totals of its mirred actions (each listed once), by cookie.
+check_sums() {
+	local name=$1
+	if ! out=$(promtool check metrics <"$WORK/$name.out" 2>&1) || [ -n "$out" ]; then
+		echo "$out" >&2
+		fail "$name: promtool check metrics rejects the text output"
+	fi
+	tc -s -j actions ls action mirred >"$WORK/$name.actions.json"
+	"$PYTHON" - "$WORK/$name.out" "$WORK/$name.actions.json" <<'PY' || fail "$name: see above"
+import collections, json, re, sys
+text, actions = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+seen, mine = set(), collections.Counter()
+for line in text.splitlines():
+    if line.startswith("#"):
+        continue
+    ident, value = line.rsplit(" ", 1)
+    if ident in seen:
+        sys.exit(f"two samples with the identity {ident}")
+    seen.add(ident)
+    if ident.startswith("tc_action_packets_total{"):
+        mine[re.search(r'cookie="([0-9a-f]*)"', ident).group(1)] += int(value)
+kernel = collections.Counter()
+for block in actions:
+    for a in block.get("actions", []):
+        kernel[a.get("cookie", "")] += a["stats"]["packets"]
+if dict(mine) != dict(kernel):
+    sys.exit(f"packets by cookie: exporter {dict(mine)}, kernel {dict(kernel)}")
+if sum(kernel.values()) == 0:
+    sys.exit("no traffic was counted: the test proves nothing")
+print(f"{len(seen)} series, packets by cookie {dict(mine)}")
+PY
+}
+
+note "u32 filters at one pref in two chains and in egress: each once, under its chain"
+for dev in "$bad_name" "$lit_name" "$ff"; do
+	tc qdisc del dev "$dev" clsact # the kernel's totals: of this case's actions only
+done
+ip link add u0 type veth peer name u1
+ip link add sink type veth peer name sink1
+for d in u0 u1 sink sink1; do ip link set "$d" up; done
+tc qdisc add dev u0 clsact
+tc filter add dev u0 ingress chain 0 pref 50 protocol ip u32 match ip dport 53 0xffff \
+	action mirred egress mirror dev sink goto chain 1 cookie 0a
+tc filter add dev u0 ingress chain 1 pref 50 protocol ip u32 match ip dport 53 0xffff \
+	action mirred egress mirror dev sink cookie 0b
+tc filter add dev u0 egress pref 50 protocol ip u32 match ip dport 54 0xffff \
+	action mirred egress mirror dev sink cookie 0c
+send_udp u1 192.0.2.2 53 5
+echo "targets: [{dev: u0}]" >"$WORK/chains.yaml"
+run_tcx chains --once --config "$WORK/chains.yaml"
+expect_rc chains 0
+check_sums chains
+for want in 'parent="ingress",chain="0",.*cookie="0a"} 5' 'parent="ingress",chain="1",.*cookie="0b"} 5' \
+	'parent="egress",chain="0",.*cookie="0c"} 0'; do
+	[ "$(grep -c "^tc_action_packets_total{dev=\"u0\",$want\$" "$WORK/chains.out")" = 1 ] ||
+		fail "chains: not exactly one row matching $want"
+done
+[ "$(grep -c '^tc_action_packets_total{' "$WORK/chains.out")" = 3 ] ||
+	fail "chains: $(grep -c '^tc_action_packets_total{' "$WORK/chains.out") action rows, expected 3"
+
+note "4200 u32 filters in one hash table, without cookies: one series each"
+ip link add h0 type veth peer name h1
+for d in h0 h1; do ip link set "$d" up; done
+tc qdisc add dev h0 clsact
+for i in $(seq 0 4199); do
+	echo "filter add dev h0 ingress pref 10 protocol ip u32 match ip dst 10.0.$((i / 256)).$((i % 256))/32 action mirred egress mirror dev sink"
+done >"$WORK/batch"
+tc -batch "$WORK/batch"
+[ "$(tc filter show dev h0 ingress | grep -c 'fh 800::fff ')" = 106 ] ||
+	fail "the kernel did not reuse 800::fff past 4095 filters as expected"
+send_udp h1 10.0.0.10 9 3   # filter 10 (800::80a)
+send_udp h1 10.0.16.54 9 4  # filter 4150 (one of the 800::fff)
+echo "targets: [{dev: h0}]" >"$WORK/many.yaml"
+run_tcx many --once --config "$WORK/many.yaml"
+expect_rc many 0
+tc qdisc del dev u0 clsact # the kernel's totals: of h0's actions only
+check_sums many
+grep -qxF 'tc_exporter_merged_rows{row="action"} 105' "$WORK/many.out" ||
+	fail "many: merged action rows not counted as 105"
+expect_grep many err -F '105 filter and 105 action rows had the labels of an earlier row'
