@@ -269,7 +269,8 @@ void tcx_buf_escape(struct tcx_buf *b, const char *str, enum tcx_escape how)
 			s += n;
 			continue;
 		}
-		tcx_buf_put(b, (const char *)run, (size_t)(s - run));
+		if (s > run)
+			tcx_buf_put(b, (const char *)run, (size_t)(s - run));
 		if (*s >= 0x80) { /* not UTF-8: \xHH */
 			put_escaped(b, '\\', how);
 			put_escaped(b, 'x', how);
@@ -286,5 +287,6 @@ void tcx_buf_escape(struct tcx_buf *b, const char *str, enum tcx_escape how)
 		}
 		run = ++s;
 	}
-	tcx_buf_put(b, (const char *)run, (size_t)(s - run));
+	if (s > run)
+		tcx_buf_put(b, (const char *)run, (size_t)(s - run));
 }
