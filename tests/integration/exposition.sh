@@ -1,7 +1,8 @@
 #!/bin/bash
 # The exposition is valid whatever the kernel holds:
 #  - bytes that are not UTF-8 (an interface named with byte 0xff) are written
-#    \xHH and a backslash as two, in the text, OpenMetrics and JSON outputs:
+#    \xHH, and a backslash that would read as such an escape as two, in the
+#    text, OpenMetrics and JSON outputs:
 #    each stays valid (promtool, a strict UTF-8 decode, python's json) and a
 #    device named with the four characters \xff stays apart from one named
 #    with the byte 0xff;
