@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +148,38 @@ size_t tcx_fmt_u64(char *out, uint64_t v)
 	return (size_t)(20 - i);
 }
 
+size_t tcx_fmt_double(char *out, double v)
+{
+	int n = 0;
+
+	if (isnan(v)) {
+		memcpy(out, "NaN", 4);
+		return 3;
+	}
+	if (isinf(v)) {
+		memcpy(out, v > 0 ? "+Inf" : "-Inf", 5);
+		return 4;
+	}
+	/* Whole numbers a double holds exactly print as integers (no exponent). */
+	if (v == floor(v) && fabs(v) <= 9007199254740992.0)
+		return (size_t)snprintf(out, TCX_FMT_DOUBLE_MAX, "%.0f", v);
+	/* 17 significant digits always read back the same double; fewer often
+	 * do, and the fewest that do is what the reader meant. */
+	for (int prec = 1; prec <= 17; prec++) {
+		n = snprintf(out, TCX_FMT_DOUBLE_MAX, "%.*g", prec, v);
+		if (strtod(out, NULL) == v)
+			break;
+	}
+	return (size_t)n;
+}
+
+void tcx_buf_double(struct tcx_buf *b, double v)
+{
+	if (b->cap - b->len < TCX_FMT_DOUBLE_MAX && tcx_buf_reserve(b, TCX_FMT_DOUBLE_MAX) < 0)
+		return;
+	b->len += tcx_fmt_double(b->p + b->len, v);
+}
+
 void tcx_buf_printf(struct tcx_buf *b, const char *fmt, ...)
 {
 	va_list ap;
@@ -163,47 +196,97 @@ void tcx_buf_printf(struct tcx_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-void tcx_buf_escape_label(struct tcx_buf *b, const char *s)
+/* The length of the valid UTF-8 sequence at s (2 to 4), or 0 when s does
+ * not start one: no overlong forms, no surrogates, nothing above U+10FFFF. */
+static size_t utf8_seq(const unsigned char *s)
 {
-	const char *run = s;
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t n;
 
-	for (; *s; s++) {
-		const char *esc;
-
-		switch (*s) {
-		case '\\':
-			esc = "\\\\";
-			break;
-		case '"':
-			esc = "\\\"";
-			break;
-		case '\n':
-			esc = "\\n";
-			break;
-		default:
-			continue;
-		}
-		tcx_buf_put(b, run, (size_t)(s - run));
-		tcx_buf_put(b, esc, 2);
-		run = s + 1;
-	}
-	tcx_buf_put(b, run, (size_t)(s - run));
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
 }
 
-void tcx_buf_json_string(struct tcx_buf *b, const char *s)
+/* One character of the rule's text, escaped for the format. */
+static void put_escaped(struct tcx_buf *b, unsigned char c, enum tcx_escape how)
 {
-	tcx_buf_putc(b, '"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	static const char hexd[] = "0123456789abcdef";
 
-		if (c == '"' || c == '\\') {
-			tcx_buf_putc(b, '\\');
-			tcx_buf_putc(b, (char)c);
-		} else if (c < 0x20) {
-			tcx_buf_printf(b, "\\u%04x", c);
-		} else {
-			tcx_buf_putc(b, (char)c);
-		}
+	if (how == TCX_ESC_NONE) {
+		tcx_buf_putc(b, (char)c);
+	} else if (c == '\\' || c == '"') {
+		tcx_buf_putc(b, '\\');
+		tcx_buf_putc(b, (char)c);
+	} else if (how == TCX_ESC_JSON && c < 0x20) {
+		char u[6] = {'\\', 'u', '0', '0', hexd[c >> 4], hexd[c & 15]};
+
+		tcx_buf_put(b, u, sizeof(u));
+	} else if (c == '\n') {
+		tcx_buf_put(b, "\\n", 2);
+	} else {
+		tcx_buf_putc(b, (char)c);
 	}
-	tcx_buf_putc(b, '"');
+}
+
+void tcx_buf_escape(struct tcx_buf *b, const char *str, enum tcx_escape how)
+{
+	static const char hexd[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)str, *run = s;
+
+	while (*s) {
+		size_t n;
+
+		/* Runs of characters that need nothing are copied at once. */
+		if (*s >= 0x20 && *s < 0x80 && *s != '\\' && *s != '"') {
+			s++;
+			continue;
+		}
+		if (*s < 0x80 && *s != '\\' && how == TCX_ESC_NONE) {
+			s++;
+			continue;
+		}
+		if (*s >= 0x80 && (n = utf8_seq(s)) != 0) {
+			s += n;
+			continue;
+		}
+		if (s > run)
+			tcx_buf_put(b, (const char *)run, (size_t)(s - run));
+		if (*s >= 0x80) { /* not UTF-8: \xHH */
+			put_escaped(b, '\\', how);
+			put_escaped(b, 'x', how);
+			put_escaped(b, (unsigned char)hexd[*s >> 4], how);
+			put_escaped(b, (unsigned char)hexd[*s & 15], how);
+		} else if (*s == '\\') {
+			/* Doubled where it would read as the start of an escape
+			 * (before x, another backslash, or a byte written \xHH). */
+			put_escaped(b, '\\', how);
+			if (s[1] == 'x' || s[1] == '\\' || (s[1] >= 0x80 && !utf8_seq(s + 1)))
+				put_escaped(b, '\\', how);
+		} else {
+			put_escaped(b, *s, how);
+		}
+		run = ++s;
+	}
+	if (s > run)
+		tcx_buf_put(b, (const char *)run, (size_t)(s - run));
 }

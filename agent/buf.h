@@ -63,10 +63,39 @@ static inline void tcx_buf_u64(struct tcx_buf *b, uint64_t v)
 		return;
 	b->len += tcx_fmt_u64(b->p + b->len, v);
 }
+/* A float as the Prometheus Go client prints one: the shortest decimal that
+ * reads back as the same double ("0.1", "1796034030.123", "1e-07"), NaN,
+ * +Inf or -Inf. out holds at least TCX_FMT_DOUBLE_MAX bytes; returns the
+ * length. The one way every float of every format is printed. */
+#define TCX_FMT_DOUBLE_MAX 32
+size_t tcx_fmt_double(char *out, double v);
+void tcx_buf_double(struct tcx_buf *b, double v);
 void tcx_buf_printf(struct tcx_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A label value escaped for the text exposition formats: \ " and newline. */
-void tcx_buf_escape_label(struct tcx_buf *b, const char *s);
+/* Text from the kernel or the configuration (names, kinds, label values) is
+ * written by one rule, so that every output is valid UTF-8 and distinct
+ * strings stay distinct: each byte that is not part of a valid UTF-8
+ * sequence is written as \xHH (lower-case hex); valid UTF-8 is kept as it
+ * is, except that a backslash followed by x, by another backslash or by a
+ * byte written \xHH is written as two (so "\xff" becomes "\\xff", apart from
+ * the byte 0xff, "\xff"). The format's own escaping then applies to that text. */
+enum tcx_escape {
+	TCX_ESC_NONE,  /* the rule only (SNMP strings) */
+	TCX_ESC_LABEL, /* then \ " and newline escaped, for the text exposition formats */
+	TCX_ESC_JSON,  /* then as a JSON string's contents */
+};
+void tcx_buf_escape(struct tcx_buf *b, const char *s, enum tcx_escape how);
+
+static inline void tcx_buf_escape_label(struct tcx_buf *b, const char *s)
+{
+	tcx_buf_escape(b, s, TCX_ESC_LABEL);
+}
+
 /* A JSON string, with its quotes. */
-void tcx_buf_json_string(struct tcx_buf *b, const char *s);
+static inline void tcx_buf_json_string(struct tcx_buf *b, const char *s)
+{
+	tcx_buf_putc(b, '"');
+	tcx_buf_escape(b, s, TCX_ESC_JSON);
+	tcx_buf_putc(b, '"');
+}
 
 #endif

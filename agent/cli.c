@@ -2,6 +2,7 @@
 /* Command line: option parsing, the --once and --check-config modes, and the
  * daemon, which runs from a module loaded on demand (agent/module.h). */
 #include <getopt.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +158,11 @@ static void report_failures(const struct tcx_snapshot *s)
 	}
 	if (s->incomplete)
 		log_err("collection incomplete: out of memory");
+	if (s->merged_filters || s->merged_actions)
+		log_warnx("%" PRIu64 " filter and %" PRIu64
+		          " action rows had the labels of an earlier "
+		          "row and were merged into it (tc_exporter_merged_rows)",
+		          s->merged_filters, s->merged_actions);
 }
 
 static int run_once(const struct cli_opts *o)

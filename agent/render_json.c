@@ -37,7 +37,7 @@ int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 		const struct tcx_target *t = &s->targets[f->target];
 		const char *kind = tcx_kind_name(s, f->kind);
 
-		if (a->drop)
+		if (!tcx_action_shown(a))
 			continue;
 		tcx_buf_put(b, "{\"netns\":", 9);
 		tcx_buf_json_string(b, t->netns);

@@ -473,9 +473,12 @@ static void family_header(struct tcx_buf *b, const char *name, const char *type,
 static void sample(struct tcx_buf *b, const char *name, const char *labels, size_t llen, uint64_t v)
 {
 	tcx_buf_puts(b, name);
-	tcx_buf_putc(b, '{');
-	tcx_buf_put(b, labels, llen);
-	tcx_buf_put(b, "} ", 2);
+	if (llen) {
+		tcx_buf_putc(b, '{');
+		tcx_buf_put(b, labels, llen);
+		tcx_buf_putc(b, '}');
+	}
+	tcx_buf_putc(b, ' ');
 	tcx_buf_u64(b, v);
 	tcx_buf_putc(b, '\n');
 }
@@ -569,7 +572,7 @@ static void render_actions(const struct render *r, int om, struct tcx_buf *b)
 			const struct rl_filter *lf = &l->flt[a->filter];
 			uint32_t ti = s->filters[a->filter].target;
 
-			if (a->drop)
+			if (!tcx_action_shown(a))
 				continue;
 			put_sample3(b, name, nlen, tgt + r->tgt_off[ti],
 			            r->tgt_off[ti + 1] - r->tgt_off[ti], ar + lf->tp_off,
@@ -615,6 +618,8 @@ static void render_filters(const struct render *r, int om, struct tcx_buf *b)
 	for (size_t i = 0; i < s->n_filters; i++) {
 		uint32_t flags = s->filters[i].flags;
 
+		if (s->filters[i].merged)
+			continue;
 		tcx_buf_put(b, "tc_filter_flags_info{", 21);
 		filter_labels(b, r, (uint32_t)i);
 		for (unsigned k = 0; k < 4; k++) {
@@ -635,7 +640,9 @@ static void sample_double(struct tcx_buf *b, const char *name, const char *label
 		tcx_buf_put(b, labels, llen);
 		tcx_buf_putc(b, '}');
 	}
-	tcx_buf_printf(b, " %.9g\n", v);
+	tcx_buf_putc(b, ' ');
+	tcx_buf_double(b, v);
+	tcx_buf_putc(b, '\n');
 }
 
 static void render_targets(struct render *r, int om, struct tcx_buf *b)
@@ -716,10 +723,10 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	}
 	family_header(b, "tc_exporter_unmapped_cookies", "gauge",
 	              "Actions whose cookie matched neither the cookie map nor a decoder.", om);
-	sample_double(b, "tc_exporter_unmapped_cookies", "", 0, (double)s->unmapped_cookies);
+	sample(b, "tc_exporter_unmapped_cookies", "", 0, s->unmapped_cookies);
 	family_header(b, "tc_exporter_dropped_actions", "gauge",
 	              "Actions left out by the 'unmapped: drop' policy.", om);
-	sample_double(b, "tc_exporter_dropped_actions", "", 0, (double)s->dropped_rows);
+	sample(b, "tc_exporter_dropped_actions", "", 0, s->dropped_rows);
 	family_header(b, "tc_exporter_netlink_dropped_total", "counter",
 	              "Netlink datagrams dropped since the collector started, by cause: sender "
 	              "(not sent by the kernel; dropped unread), length (a message length that "
@@ -732,6 +739,19 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 		sample(b, "tc_exporter_netlink_dropped_total", row->p, row->len,
 		       s->netlink_dropped[i]);
 	}
+	family_header(b, "tc_exporter_merged_rows", "gauge",
+	              "Rows left out because an earlier row had the same labels, by row type; an "
+	              "action's counters are added to that row's (u32 gives every filter past the "
+	              "4095th of a hash table the handle 800::fff).",
+	              om);
+	row->len = 0;
+	first = 1;
+	put_label(row, &first, "row", "filter");
+	sample(b, "tc_exporter_merged_rows", row->p, row->len, s->merged_filters);
+	row->len = 0;
+	first = 1;
+	put_label(row, &first, "row", "action");
+	sample(b, "tc_exporter_merged_rows", row->p, row->len, s->merged_actions);
 	family_header(b, "tc_exporter_snapshot_timestamp_seconds", "gauge",
 	              "When the snapshot was taken (Unix time).", om);
 	sample_double(b, "tc_exporter_snapshot_timestamp_seconds", "", 0,
@@ -768,7 +788,7 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 
 	family_header(b, "tc_exporter_collections_total", "counter",
 	              "Collection passes since the daemon started.", om);
-	sample_double(b, "tc_exporter_collections_total", "", 0, (double)st->collections_total);
+	sample(b, "tc_exporter_collections_total", "", 0, st->collections_total);
 	family_header(b, "tc_exporter_collection_errors_total", "counter",
 	              "Errors met by collection passes since the daemon started, by cause.", om);
 	for (unsigned i = 0; i < TCX_ERR__MAX; i++) {
@@ -801,8 +821,7 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 	family_header(b, "tc_exporter_config_last_reload_successful", "gauge",
 	              "1 when the last configuration (re)load succeeded, 0 when it was rejected.",
 	              om);
-	sample_double(b, "tc_exporter_config_last_reload_successful", "", 0,
-	              st->last_reload_ok ? 1 : 0);
+	sample(b, "tc_exporter_config_last_reload_successful", "", 0, st->last_reload_ok ? 1 : 0);
 	family_header(b, "tc_exporter_config_last_reload_success_timestamp_seconds", "gauge",
 	              "When the configuration in use was loaded (Unix time).", om);
 	sample_double(b, "tc_exporter_config_last_reload_success_timestamp_seconds", "", 0,

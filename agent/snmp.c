@@ -28,6 +28,7 @@
 #include <net-snmp/agent/agent_callbacks.h>
 #include <net-snmp/agent/agent_sysORTable.h>
 
+#include "agent/buf.h"
 #include "agent/log.h"
 #include "agent/mib.h"
 #include "agent/snmp.h"
@@ -180,9 +181,18 @@ static int log_cb(int major, int minor, void *server_arg, void *client_arg)
 
 /* ---- values ---------------------------------------------------------------------------- */
 
+/* A name or label value, by the exposition's rule for bytes that are not
+ * UTF-8 (tcx_buf_escape()). */
 static void set_str(netsnmp_variable_list *v, const char *s)
 {
-	snmp_set_var_typed_value(v, ASN_OCTET_STR, s, strlen(s));
+	struct tcx_buf b;
+
+	tcx_buf_init_mem(&b);
+	tcx_buf_escape(&b, s, TCX_ESC_NONE);
+	if (b.err) /* out of memory: an empty string rather than bytes that are not UTF-8 */
+		b.len = 0;
+	snmp_set_var_typed_value(v, ASN_OCTET_STR, b.len ? b.p : "", b.len);
+	tcx_buf_free(&b);
 }
 
 static void set_u32(netsnmp_variable_list *v, u_char type, uint32_t x)

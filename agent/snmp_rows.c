@@ -5,8 +5,10 @@
 
 #include "agent/snmp_rows.h"
 
-/* One action identity: where it is (namespace, device or block, parent) and
- * which action it is (chain, protocol, pref, handle, order). */
+/* One action identity (see tcx_snapshot_merge()): where it is (namespace,
+ * device or block, parent) and which action it is (chain, protocol, pref,
+ * classifier, handle, order, action kind, cookie). Kinds go by name: the
+ * index of a kind differs from one snapshot to the next. */
 struct tcx_snmp_id {
 	char *key; /* NULL: empty slot */
 	size_t keylen;
@@ -52,17 +54,22 @@ static size_t make_key(const struct tcx_snapshot *s, const struct tcx_action *a,
 	uint32_t nums[6] = {t->block,  t->parent, f->chain, (uint32_t)f->protocol << 16 | f->pref,
 	                    f->handle, a->order};
 
-	l = strlen(t->netns) + 1;
-	memcpy(key + n, t->netns, l);
-	n += l;
-	l = strlen(t->dev) + 1;
-	memcpy(key + n, t->dev, l);
-	n += l;
+	const char *strs[4] = {t->netns, t->dev, tcx_kind_name(s, f->kind),
+	                       tcx_kind_name(s, a->kind)};
+
+	for (unsigned i = 0; i < 4; i++) {
+		l = strlen(strs[i]) + 1;
+		memcpy(key + n, strs[i], l);
+		n += l;
+	}
 	memcpy(key + n, nums, sizeof(nums));
-	return n + sizeof(nums);
+	n += sizeof(nums);
+	key[n++] = (char)a->cookie_len;
+	memcpy(key + n, a->cookie, a->cookie_len);
+	return n + a->cookie_len;
 }
 
-#define KEY_MAX (64 + IFNAMSIZ + 6 * 4)
+#define KEY_MAX (64 + IFNAMSIZ + 2 * TCX_KIND_MAX + 6 * 4 + 1 + TCX_COOKIE_MAX)
 
 static struct tcx_snmp_id *slot_for(struct tcx_snmp_ids *ids, const char *key, size_t len,
                                     uint64_t h)
@@ -129,7 +136,7 @@ int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uin
 		size_t len;
 		uint64_t h;
 
-		if (a->drop)
+		if (!tcx_action_shown(a))
 			continue;
 		if ((ids->n_used + 1) * 2 > ids->n_slots &&
 		    rehash(ids, ids->n_slots ? ids->n_slots * 2 : 1024, 0) < 0)
@@ -150,7 +157,7 @@ int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uin
 			e->discontinuity = first ? 0 : now;
 			ids->n_used++;
 		} else if (e->generation == ids->generation) {
-			continue; /* the same identity twice (u32's shared tables): once */
+			continue; /* the same identity twice: never, once merged */
 		} else if (a->bytes < e->bytes || a->packets < e->packets ||
 		           (a->index && e->act_index && a->index != e->act_index)) {
 			/* Replaced under the same identity: new counters. */

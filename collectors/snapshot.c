@@ -124,6 +124,123 @@ void tcx_snapshot_seal(struct tcx_snapshot *s)
 	}
 }
 
+/* ---- series identity ---------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
+
+static uint64_t filter_hash(const struct tcx_filter *f)
+{
+	uint64_t h = mix(f->target, (uint64_t)f->chain << 32 | f->handle);
+
+	return mix(h, (uint64_t)f->pref << 32 | (uint64_t)f->protocol << 16 | f->kind);
+}
+
+static int same_filter(const struct tcx_filter *a, const struct tcx_filter *b)
+{
+	return a->target == b->target && a->chain == b->chain && a->handle == b->handle &&
+	       a->pref == b->pref && a->protocol == b->protocol && a->kind == b->kind;
+}
+
+/* An action's identity, given its filter's (the first filter of that
+ * identity). */
+static uint64_t action_hash(const struct tcx_action *a, uint32_t filter)
+{
+	uint64_t h = mix(filter, (uint64_t)a->order << 16 | (uint64_t)a->kind << 8 | a->cookie_len);
+
+	for (unsigned i = 0; i < a->cookie_len; i++)
+		h = mix(h, a->cookie[i]);
+	return h;
+}
+
+static int same_action(const struct tcx_action *a, uint32_t fa, const struct tcx_action *b,
+                       uint32_t fb)
+{
+	return fa == fb && a->order == b->order && a->kind == b->kind &&
+	       a->cookie_len == b->cookie_len && !memcmp(a->cookie, b->cookie, a->cookie_len);
+}
+
+/* An open-addressing set of row numbers (+1; 0 is an empty slot). */
+struct rowset {
+	uint32_t *slot;
+	size_t mask;
+};
+
+static int rowset_init(struct rowset *t, size_t n)
+{
+	size_t size = 16;
+
+	while (size < 2 * n)
+		size *= 2;
+	t->slot = calloc(size, sizeof(*t->slot));
+	t->mask = size - 1;
+	return t->slot ? 0 : -1;
+}
+
+int tcx_snapshot_merge(struct tcx_snapshot *s)
+{
+	struct rowset ft = {0}, at = {0};
+	uint32_t *canon = malloc((s->n_filters ? s->n_filters : 1) * sizeof(*canon));
+	int ret = -1;
+
+	s->merged_filters = s->merged_actions = 0;
+	if (!canon || rowset_init(&ft, s->n_filters) < 0 || rowset_init(&at, s->n_actions) < 0)
+		goto out;
+	for (size_t i = 0; i < s->n_filters; i++) {
+		struct tcx_filter *f = &s->filters[i];
+		size_t k = filter_hash(f) & ft.mask;
+
+		f->merged = 0;
+		canon[i] = (uint32_t)i;
+		for (; ft.slot[k]; k = (k + 1) & ft.mask) {
+			if (same_filter(&s->filters[ft.slot[k] - 1], f)) {
+				canon[i] = ft.slot[k] - 1;
+				f->merged = 1;
+				s->merged_filters++;
+				break;
+			}
+		}
+		if (!f->merged)
+			ft.slot[k] = (uint32_t)i + 1;
+	}
+	for (size_t i = 0; i < s->n_actions; i++) {
+		struct tcx_action *a = &s->actions[i], *first;
+		uint32_t fa = canon[a->filter];
+		size_t k = action_hash(a, fa) & at.mask;
+
+		a->merged = 0;
+		for (; at.slot[k]; k = (k + 1) & at.mask) {
+			first = &s->actions[at.slot[k] - 1];
+			if (same_action(first, canon[first->filter], a, fa)) {
+				first->bytes += a->bytes;
+				first->packets += a->packets;
+				first->hw_bytes += a->hw_bytes;
+				first->hw_packets += a->hw_packets;
+				first->drops += a->drops;
+				first->overlimits += a->overlimits;
+				a->merged = 1;
+				s->merged_actions++;
+				break;
+			}
+		}
+		if (!a->merged)
+			at.slot[k] = (uint32_t)i + 1;
+	}
+	ret = 0;
+out:
+	if (ret < 0) {
+		s->errors[TCX_ERR_NOMEM]++;
+		s->incomplete = 1;
+	}
+	free(ft.slot);
+	free(at.slot);
+	free(canon);
+	return ret;
+}
+
 void tcx_snapshot_classify(struct tcx_snapshot *s)
 {
 	const char *values[TCX_MAX_LABELS];
@@ -136,6 +253,8 @@ void tcx_snapshot_classify(struct tcx_snapshot *s)
 		struct tcx_action *a = &s->actions[i];
 		enum tcx_map_kind m = TCX_MAP_NONE;
 
+		if (a->merged) /* counted with the row it was added to */
+			continue;
 		if (s->cfg)
 			m = tcx_labels_resolve(s->cfg, a->cookie, a->cookie_len, values, &lb);
 		else if (a->cookie_len)

@@ -55,6 +55,7 @@ struct tcx_filter {
 	uint16_t protocol; /* host order */
 	uint8_t kind;      /* index into kinds[] */
 	uint8_t has_flags;
+	uint8_t merged; /* the same identity as an earlier filter: not shown */
 	uint16_t n_actions;
 	uint32_t first_action;
 };
@@ -66,8 +67,9 @@ struct tcx_action {
 	uint8_t kind; /* index into kinds[] */
 	uint8_t cookie_len;
 	uint8_t cookie[TCX_COOKIE_MAX];
-	uint8_t map;  /* enum tcx_map_kind, set by tcx_snapshot_classify() */
-	uint8_t drop; /* dropped by `unmapped: drop` */
+	uint8_t map;    /* enum tcx_map_kind, set by tcx_snapshot_classify() */
+	uint8_t drop;   /* dropped by `unmapped: drop` */
+	uint8_t merged; /* added to an earlier action of the same identity: not shown */
 	uint64_t bytes, packets;
 	uint64_t hw_bytes, hw_packets;
 	uint32_t drops, overlimits;
@@ -112,6 +114,8 @@ struct tcx_snapshot {
 	uint64_t dropped_rows;     /* actions dropped by `unmapped: drop` */
 	/* Datagrams the collector's sockets dropped since it was made. */
 	uint64_t netlink_dropped[TCX_NLDROP__MAX];
+	uint64_t merged_filters; /* filters merged by tcx_snapshot_merge() */
+	uint64_t merged_actions;
 	int incomplete; /* the pass could not finish (out of memory) */
 };
 
@@ -127,6 +131,24 @@ struct tcx_action *tcx_snapshot_add_action(struct tcx_snapshot *s);
 int tcx_snapshot_kind(struct tcx_snapshot *s, const char *kind);
 /* Drop the rows added after the given marks (a failed target keeps none). */
 void tcx_snapshot_truncate(struct tcx_snapshot *s, size_t n_filters, size_t n_actions);
+/* Series identity. A filter is identified by its target, chain, protocol,
+ * pref, kind and handle: the labels of tc_filter_flags_info. An action by
+ * its filter's identity, its order, its kind and its cookie: the labels of
+ * the tc_action_* series (the configured labels follow from the cookie), of
+ * a JSON row, and the key of an SNMP row. No two rows shown may share one:
+ * tcx_snapshot_merge() keeps the first row of each identity and adds the
+ * counters of the others to it (u32 gives every filter past the 4095th of a
+ * hash table the same handle, 800::fff), counting them in merged_filters and
+ * merged_actions. Call it once the rows are complete. Returns 0, or -1 when
+ * out of memory (then nothing is merged, and the snapshot is incomplete). */
+int tcx_snapshot_merge(struct tcx_snapshot *s);
+
+/* Is the action row shown (neither dropped by policy nor merged)? */
+static inline int tcx_action_shown(const struct tcx_action *a)
+{
+	return !a->drop && !a->merged;
+}
+
 /* Resolve every action's cookie through cfg: sets map and drop, and the
  * unmapped_cookies and dropped_rows counts. */
 void tcx_snapshot_classify(struct tcx_snapshot *s);

@@ -11,6 +11,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/pkt_cls.h>
 #include <linux/rtnetlink.h>
 #include <stdio.h>
@@ -31,6 +32,11 @@ struct ftp {
 	uint16_t proto;
 	const char *kind;
 	int n; /* filters */
+	/* u32 only: */
+	uint32_t htid;  /* its hash table, 0x800 when 0 */
+	int dup_from;   /* filters from this one on get the handle htid::fff (0: none) */
+	int no_cookie;  /* its actions have no cookie */
+	int table_only; /* a table made with `divisor`: not a tp, only listed by tps */
 };
 
 struct funit {
@@ -61,6 +67,8 @@ struct fake {
 	int n_units;
 	uint32_t gone_ifindex;   /* listed, but gone by the time filters are dumped */
 	uint32_t corrupt_handle; /* this filter's message is malformed */
+	int u32_shared;          /* u32 tps list every table of their pref, as cls_u32 does */
+	int root_gets;           /* GETs of a u32 tp's root table */
 	int fail_status;         /* full dumps end with this status */
 	int terse_reqs, full_reqs;
 	const char *missing_netns;
@@ -88,9 +96,18 @@ static void f_close(void *src)
 {
 }
 
+static uint32_t u32_htid(const struct ftp *tp)
+{
+	return (tp->htid ? tp->htid : 0x800) << 20;
+}
+
 static uint32_t filter_handle(const struct ftp *tp, int i)
 {
-	return strcmp(tp->kind, "u32") == 0 ? 0x80000800U + (uint32_t)i : (uint32_t)i + 1;
+	if (strcmp(tp->kind, "u32") != 0)
+		return (uint32_t)i + 1;
+	if (tp->dup_from && i >= tp->dup_from)
+		return u32_htid(tp) | 0xfff; /* cls_u32's gen_new_kid() out of ids */
+	return u32_htid(tp) | (0x800U + (uint32_t)i);
 }
 
 /* The counters the fake kernel reports for filter i of tp. */
@@ -99,11 +116,13 @@ static uint64_t fbytes(const struct ftp *tp, int i)
 	return (uint64_t)tp->pref * 100000 + tp->chain * 1000 + (uint64_t)i;
 }
 
-static int emit_filter(struct fake *k, const struct funit *u, const struct ftp *tp, int i,
-                       int terse, mnl_cb_t cb, void *data)
+/* Filter i of tp, in the dump of the tp `as` of unit u (tp itself, but for
+ * u32's shared tables). */
+static int emit_filter_as(struct fake *k, const struct funit *u, const struct ftp *as,
+                          const struct ftp *tp, int i, int terse, mnl_cb_t cb, void *data)
 {
 	struct nlmsghdr *nlh = nlb_filter(k->buf, u->ifindex, u->parent, filter_handle(tp, i),
-	                                  tp->pref, tp->proto, tp->kind, tp->chain);
+	                                  as->pref, as->proto, as->kind, as->chain);
 	struct nlb_stats st = {.bytes = fbytes(tp, i), .packets = (uint64_t)i + 1};
 	uint8_t cookie[4] = {(uint8_t)tp->pref, (uint8_t)tp->chain, (uint8_t)i, 0xcc};
 	uint16_t act_attr = strcmp(tp->kind, "flower") == 0     ? TCA_FLOWER_ACT
@@ -112,12 +131,50 @@ static int emit_filter(struct fake *k, const struct funit *u, const struct ftp *
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	struct nlattr *acts = mnl_attr_nest_start(nlh, act_attr);
 
-	nlb_action(nlh, 1, "gact", cookie, sizeof(cookie), &st, 2, terse ? 0 : 100 + (uint32_t)i);
+	nlb_action(nlh, 1, "gact", tp->no_cookie ? NULL : cookie,
+	           tp->no_cookie ? 0 : sizeof(cookie), &st, 2, terse ? 0 : 100 + (uint32_t)i);
 	mnl_attr_nest_end(nlh, acts);
 	mnl_attr_nest_end(nlh, opt);
 	if (k->corrupt_handle && filter_handle(tp, i) == k->corrupt_handle)
 		acts->nla_len = 3; /* shorter than an attribute header */
 	return cb(nlh, data);
+}
+
+static int emit_filter(struct fake *k, const struct funit *u, const struct ftp *tp, int i,
+                       int terse, mnl_cb_t cb, void *data)
+{
+	return emit_filter_as(k, u, tp, tp, i, terse, cb, data);
+}
+
+/* Units that share u32's tables (a tc_u_common): the same block, or the
+ * same device (its clsact). */
+static int same_common(const struct funit *a, const struct funit *b)
+{
+	return a->ifindex == b->ifindex && (a->ifindex != MAGIC_BLOCK || a->parent == b->parent);
+}
+
+/* The dump of u32 tp `as` of unit u: every table of its pref in the shared
+ * tables, newest first, each a table row (handle htid:) and its filters. */
+static void emit_u32_tables(struct fake *k, const struct funit *u, const struct ftp *as,
+                            mnl_cb_t cb, void *data)
+{
+	for (int ui = k->n_units - 1; ui >= 0; ui--) {
+		const struct funit *o = &k->units[ui];
+
+		if (!same_common(o, u))
+			continue;
+		for (int t = o->n_tps - 1; t >= 0; t--) {
+			const struct ftp *tp = &o->tps[t];
+
+			if (strcmp(tp->kind, "u32") != 0 || tp->pref != as->pref)
+				continue;
+			cb(nlb_filter(k->buf, u->ifindex, u->parent, u32_htid(tp), as->pref,
+			              as->proto, "u32", as->chain),
+			   data);
+			for (int i = 0; i < tp->n; i++)
+				emit_filter_as(k, u, as, tp, i, 0, cb, data);
+		}
+	}
 }
 
 static int match_tp(const struct ftp *tp, uint32_t info, int has_chain, uint32_t chain)
@@ -149,6 +206,35 @@ static int req_attr_cb(const struct nlattr *a, void *data)
 	return MNL_CB_OK;
 }
 
+/* A GET of u32's handle fff: on a tp answers with its root table. */
+static int get_u32_root(struct fake *k, struct nlmsghdr *req, mnl_cb_t cb, void *data)
+{
+	const struct tcmsg *tcm = mnl_nlmsg_get_payload(req);
+	struct req_attrs r = {0};
+
+	k->root_gets++;
+	mnl_attr_parse(req, sizeof(*tcm), req_attr_cb, &r);
+	for (int ui = 0; ui < k->n_units; ui++) {
+		const struct funit *u = &k->units[ui];
+
+		if (u->ifindex != (uint32_t)tcm->tcm_ifindex || u->parent != tcm->tcm_parent)
+			continue;
+		for (int t = 0; t < u->n_tps; t++) {
+			const struct ftp *tp = &u->tps[t];
+
+			if (tp->table_only || strcmp(tp->kind, "u32") != 0 ||
+			    tcm->tcm_handle != 0xFFF00000U ||
+			    !match_tp(tp, tcm->tcm_info, r.has_chain, r.chain))
+				continue;
+			cb(nlb_filter(k->buf, u->ifindex, u->parent, u32_htid(tp), tp->pref,
+			              tp->proto, "u32", tp->chain),
+			   data);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 static int dump_filters(struct fake *k, struct nlmsghdr *req, mnl_cb_t cb, void *data, char *err,
                         size_t errlen)
 {
@@ -176,7 +262,7 @@ static int dump_filters(struct fake *k, struct nlmsghdr *req, mnl_cb_t cb, void 
 		for (int t = 0; t < u->n_tps; t++) {
 			const struct ftp *tp = &u->tps[t];
 
-			if (!match_tp(tp, tcm->tcm_info, r.has_chain, r.chain))
+			if (tp->table_only || !match_tp(tp, tcm->tcm_info, r.has_chain, r.chain))
 				continue;
 			/* the per-tp header */
 			cb(nlb_filter(k->buf, u->ifindex, u->parent, 0, tp->pref, tp->proto,
@@ -186,6 +272,10 @@ static int dump_filters(struct fake *k, struct nlmsghdr *req, mnl_cb_t cb, void 
 				continue; /* silently skipped */
 			if (r.terse && strcmp(tp->kind, "flower") != 0)
 				return -EMSGSIZE; /* aborted */
+			if (k->u32_shared && strcmp(tp->kind, "u32") == 0) {
+				emit_u32_tables(k, u, tp, cb, data);
+				continue;
+			}
 			for (int i = 0; i < tp->n; i++)
 				emit_filter(k, u, tp, i, r.terse, cb, data);
 		}
@@ -241,6 +331,8 @@ static int f_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char
 		}
 		return 0;
 	case RTM_GETTFILTER:
+		if (!(req->nlmsg_flags & NLM_F_DUMP))
+			return get_u32_root(k, req, cb, data);
 		return dump_filters(k, req, cb, data, err, errlen);
 	default:
 		return -EOPNOTSUPP;
@@ -283,7 +375,8 @@ static struct funit *add_unit(struct fake *k, uint32_t ifindex, uint32_t parent)
 
 static void add_tp(struct funit *u, uint32_t chain, uint16_t pref, const char *kind, int n)
 {
-	u->tps[u->n_tps++] = (struct ftp){chain, pref, 0x0800, kind, n};
+	u->tps[u->n_tps++] =
+	        (struct ftp){.chain = chain, .pref = pref, .proto = 0x0800, .kind = kind, .n = n};
 }
 
 static void config_err(void *arg, const char *msg)
@@ -790,6 +883,164 @@ static void test_observer_follows_rows_and_drops(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* ---- no two rows with one series identity ------------------------------------------------ */
+
+static char *render_fmt(const struct tcx_snapshot *s, enum tcx_format fmt)
+{
+	struct tcx_buf b;
+	char *out;
+
+	tcx_buf_init_mem(&b);
+	assert_int_equal(tcx_render(s, fmt, NULL, &b), 0);
+	out = calloc(1, b.len + 1);
+	memcpy(out, b.p, b.len);
+	tcx_buf_free(&b);
+	return out;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Cut from line what is not identity: a sample's value, or a JSON row's
+ * flags, index and counters. */
+static void identity_of(char *line, int json)
+{
+	if (!json) {
+		char *sp = strrchr(line, ' ');
+
+		if (sp)
+			*sp = '\0';
+		return;
+	}
+	for (const char *key = "\"flags\":"; key;
+	     key = strcmp(key, "\"index\":") ? "\"index\":" : NULL) {
+		char *k = strstr(line, key), *end;
+
+		assert_non_null(k);
+		end = strchr(k, ',');
+		assert_non_null(end);
+		memmove(k, end + 1, strlen(end + 1) + 1);
+	}
+	*strstr(line, ",\"bytes\":") = '\0';
+}
+
+/* No two samples (or JSON rows) of out share a series identity. */
+static void assert_unique_series(const char *out, int json)
+{
+	char *copy = strdup(out), **lines = NULL, *save = NULL;
+	size_t n = 0;
+
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (l[0] == '#')
+			continue;
+		lines = realloc(lines, (n + 1) * sizeof(*lines));
+		identity_of(l, json);
+		lines[n++] = l;
+	}
+	assert_true(n > 0);
+	qsort(lines, n, sizeof(*lines), cmp_line);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(lines[i - 1], lines[i]) == 0)
+			fail_msg("two rows with the identity %s", lines[i]);
+	free(lines);
+	free(copy);
+}
+
+static void assert_unique_everywhere(const struct tcx_snapshot *s)
+{
+	for (int fmt = TCX_FMT_PROMETHEUS; fmt <= TCX_FMT_JSON; fmt++) {
+		char *out = render_fmt(s, (enum tcx_format)fmt);
+
+		assert_unique_series(out, fmt == TCX_FMT_JSON);
+		free(out);
+	}
+}
+
+/* u32 tps of one pref in chains 0 and 1 of ingress, and in egress, share
+ * their hash tables: each lists the others' filters too. Each filter is kept
+ * once, under the tp whose root table holds it; a table that is no tp's root
+ * goes with the first of them. Prefs with one tp need no GET. */
+static void test_u32_shared_tables_listed_once(void **state)
+{
+	struct fake k = {.u32_shared = 1};
+	struct watch w = {0};
+	struct funit *in, *eg;
+	struct tcx_snapshot *s;
+
+	setup_eth0(&k);
+	in = add_unit(&k, 2, INGRESS);
+	add_tp(in, 0, 50, "u32", 3);
+	add_tp(in, 1, 50, "u32", 2);
+	in->tps[1].htid = 0x801;
+	add_tp(in, 0, 60, "u32", 2);
+	in->tps[2].htid = 0x803;
+	add_tp(in, 0, 50, "u32", 2); /* a table of its own, 7:, linked to */
+	in->tps[3].htid = 0x7;
+	in->tps[3].table_only = 1;
+	eg = add_unit(&k, 2, EGRESS);
+	add_tp(eg, 0, 50, "u32", 1);
+	eg->tps[0].htid = 0x802;
+	s = collect_watched(&k, "targets:\n  - dev: eth0\n", &w);
+
+	assert_int_equal(s->n_targets, 2);
+	assert_string_equal(s->targets[0].parent_name, "ingress");
+	assert_unit_rows(s, in, 0);
+	assert_unit_rows(s, eg, 1);
+	/* each table's row once too: 800:, 801:, 803:, 7: and 802: */
+	assert_int_equal(s->n_filters, 5 + 3 + 2 + 2 + 2 + 1);
+	assert_int_equal(k.root_gets, 3);
+	for (size_t i = 0; i < s->n_actions; i++) {
+		const struct tcx_filter *f = &s->filters[s->actions[i].filter];
+
+		/* cookies are {pref, chain, i, 0xcc} of the tp that made them */
+		assert_int_equal(s->actions[i].cookie[1], f->chain);
+	}
+	assert_unique_everywhere(s);
+	tcx_snapshot_unref(s);
+}
+
+/* Past 4095 filters in one table, u32 gives each new one the handle
+ * htid::fff. Rows that are the same series are merged into the first, their
+ * counters added, and counted. */
+static void test_u32_reused_handle_merged(void **state)
+{
+	struct fake k = {0};
+	struct funit *u;
+	struct tcx_snapshot *s;
+	char *out, want[256];
+	uint64_t sum = 0;
+
+	setup_eth0(&k);
+	u = add_unit(&k, 2, INGRESS);
+	add_tp(u, 0, 10, "u32", 10);
+	u->tps[0].dup_from = 6;
+	u->tps[0].no_cookie = 1;
+	s = collect(&k, one_dev);
+
+	assert_true(s->targets[0].ok);
+	assert_unique_everywhere(s);
+	for (int i = 6; i < 10; i++)
+		sum += fbytes(&u->tps[0], i);
+	out = render_fmt(s, TCX_FMT_PROMETHEUS);
+	snprintf(want, sizeof(want),
+	         "\ntc_action_bytes_total{dev=\"eth0\",parent=\"ingress\",chain=\"0\","
+	         "protocol=\"ip\",pref=\"10\",kind=\"u32\",handle=\"800::fff\",order=\"1\","
+	         "action=\"gact\",cookie=\"\"} %" PRIu64 "\n",
+	         sum);
+	if (!strstr(out, want))
+		fail_msg("missing:%s", want);
+	assert_non_null(strstr(out, "\ntc_exporter_merged_rows{row=\"filter\"} 3\n"));
+	assert_non_null(strstr(out, "\ntc_exporter_merged_rows{row=\"action\"} 3\n"));
+	assert_non_null(strstr(out, "\ntc_action_packets_total{dev=\"eth0\",parent=\"ingress\","
+	                            "chain=\"0\",protocol=\"ip\",pref=\"10\",kind=\"u32\","
+	                            "handle=\"800::fff\",order=\"1\",action=\"gact\",cookie=\"\"} "
+	                            "34\n")); /* 7 + 8 + 9 + 10 */
+	free(out);
+	tcx_snapshot_unref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -807,6 +1058,8 @@ int main(void)
 	        cmocka_unit_test(test_bad_reply_is_malformed_and_drops_counted),
 	        cmocka_unit_test(test_unmapped_policy_counts),
 	        cmocka_unit_test(test_observer_follows_rows_and_drops),
+	        cmocka_unit_test(test_u32_shared_tables_listed_once),
+	        cmocka_unit_test(test_u32_reused_handle_merged),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

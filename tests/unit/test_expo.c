@@ -130,7 +130,7 @@ static void test_selfstats(void **state)
 	struct tcx_selfstats st = {.collections_total = 42,
 	                           .snapshot_age_s = 1.5,
 	                           .last_reload_ok = 1,
-	                           .last_reload_ts = 1700000000};
+	                           .last_reload_ts = 1700000000.75};
 	struct tcx_rendered r;
 	char *out;
 
@@ -149,7 +149,7 @@ static void test_selfstats(void **state)
 	assert_non_null(strstr(out, "tc_exporter_snapshot_age_seconds 1.5\n"));
 	assert_non_null(strstr(out, "tc_exporter_config_last_reload_successful 1\n"));
 	assert_non_null(strstr(out, "tc_exporter_config_last_reload_success_timestamp_seconds "
-	                            "1.7e+09\n"));
+	                            "1700000000.75\n"));
 	free(out);
 	/* --once output has no daemon counters. */
 	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT, NULL, &r), 0);

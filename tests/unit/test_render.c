@@ -6,10 +6,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/expo.h"
 #include "agent/render.h"
 #include "collectors/collect.h"
 #include "collectors/tc_parse.h"
@@ -530,6 +532,277 @@ static void test_escape_and_u64(void **state)
 	tcx_buf_free(&b);
 }
 
+static char *escaped(const char *s, enum tcx_escape how)
+{
+	struct tcx_buf b;
+
+	tcx_buf_init_mem(&b);
+	tcx_buf_escape(&b, s, how);
+	tcx_buf_putc(&b, '\0');
+	assert_int_equal(b.err, 0);
+	return b.p;
+}
+
+static void assert_escaped(const char *s, enum tcx_escape how, const char *want)
+{
+	char *got = escaped(s, how);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/* Bytes that are not UTF-8 are written \xHH, in every format; a backslash
+ * that would read as the start of such an escape is written as two, so that
+ * a name holding the four characters \xff and a name holding the byte 0xff
+ * stay apart. */
+static void test_escape_not_utf8(void **state)
+{
+	static const char *const distinct[] = {
+	        "q\"b\\x\xff", "q\"b\\x\\xff", "\xff",       "\\xff",    "\\\xff",
+	        "\\\\xff",     "\\\\\xff",     "\\x",        "\\\\x",    "\xc3",
+	        "\\xc3",       "\xc3\xa9",     "\\\xc3\xa9", "",         "\\",
+	        "\\\\",        "\\\\\\",       "x",          "\xff\xff", "\\xff\\xff",
+	        "\\\xff\\"};
+
+	/* valid UTF-8 (1 to 4 bytes) as it is */
+	assert_escaped("r\xc3\xa9gle \xe2\x82\xac \xf0\x9f\x98\x80", TCX_ESC_NONE,
+	               "r\xc3\xa9gle \xe2\x82\xac \xf0\x9f\x98\x80");
+	/* the byte 0xff, a backslash, and the issue's interface name */
+	assert_escaped("\xff", TCX_ESC_NONE, "\\xff");
+	assert_escaped("\\xff", TCX_ESC_NONE, "\\\\xff");
+	assert_escaped("q\"b\\x\xff", TCX_ESC_NONE, "q\"b\\\\x\\xff");
+	/* a backslash before anything else stays single */
+	assert_escaped("a\\b\\", TCX_ESC_NONE, "a\\b\\");
+	assert_escaped("\\\\", TCX_ESC_NONE, "\\\\\\");
+	assert_escaped("\\\xff", TCX_ESC_NONE, "\\\\\\xff");
+	assert_escaped("\\\xc3\xa9", TCX_ESC_NONE, "\\\xc3\xa9");
+	assert_escaped("a\\b", TCX_ESC_LABEL, "a\\\\b");
+	assert_escaped("q\"b\\x\xff", TCX_ESC_LABEL, "q\\\"b\\\\\\\\x\\\\xff");
+	assert_escaped("q\"b\\x\xff\n\x01", TCX_ESC_JSON, "q\\\"b\\\\\\\\x\\\\xff\\u000a\\u0001");
+	/* sequences that are not UTF-8: every byte escaped */
+	assert_escaped("a\xc0\xaf", TCX_ESC_NONE, "a\\xc0\\xaf");                 /* overlong / */
+	assert_escaped("\xe0\x80\xaf", TCX_ESC_NONE, "\\xe0\\x80\\xaf");          /* overlong */
+	assert_escaped("\xed\xa0\x80", TCX_ESC_NONE, "\\xed\\xa0\\x80");          /* surrogate */
+	assert_escaped("\xf4\x90\x80\x80", TCX_ESC_NONE, "\\xf4\\x90\\x80\\x80"); /* > U+10FFFF */
+	assert_escaped("\xf5\x80", TCX_ESC_NONE, "\\xf5\\x80");
+	assert_escaped("\xe2\x82z", TCX_ESC_NONE, "\\xe2\\x82z"); /* cut short */
+	assert_escaped("\xe2\x82", TCX_ESC_NONE, "\\xe2\\x82");   /* cut by the end */
+	assert_escaped("\x80\xbf", TCX_ESC_NONE, "\\x80\\xbf");   /* lone continuations */
+	assert_escaped("\xf4\x8f\xbf\xbf", TCX_ESC_NONE, "\xf4\x8f\xbf\xbf"); /* U+10FFFF */
+	/* distinct strings stay distinct, in every format */
+	for (int how = TCX_ESC_NONE; how <= TCX_ESC_JSON; how++) {
+		size_t n = sizeof(distinct) / sizeof(distinct[0]);
+		char *out[sizeof(distinct) / sizeof(distinct[0])];
+
+		for (size_t i = 0; i < n; i++)
+			out[i] = escaped(distinct[i], (enum tcx_escape)how);
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = i + 1; j < n; j++)
+				if (strcmp(out[i], out[j]) == 0)
+					fail_msg("'%s' and '%s' both escape to '%s'", distinct[i],
+					         distinct[j], out[i]);
+		for (size_t i = 0; i < n; i++)
+			free(out[i]);
+	}
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every string of up to 4 characters from the ones that make the rule's
+ * escapes (\ x f f, a lone byte, a valid and a cut sequence) escapes to a
+ * different text. */
+static void test_escape_is_one_to_one(void **state)
+{
+	static const char alphabet[] = {'\\', 'x', 'f', (char)0xff, (char)0xc3, (char)0xa9};
+	enum { K = sizeof(alphabet), N = 1 + K + K * K + K * K * K + K * K * K * K };
+	char **out = calloc(N, sizeof(*out));
+	size_t n = 0;
+
+	assert_non_null(out);
+	for (size_t len = 0; len <= 4; len++) {
+		size_t count = 1;
+
+		for (size_t i = 0; i < len; i++)
+			count *= K;
+		for (size_t c = 0; c < count; c++) {
+			char str[5] = {0};
+
+			for (size_t i = 0, v = c; i < len; i++, v /= K)
+				str[i] = alphabet[v % K];
+			out[n++] = escaped(str, TCX_ESC_NONE);
+		}
+	}
+	assert_int_equal(n, N);
+	qsort(out, n, sizeof(*out), cmp_str);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(out[i - 1], out[i]) == 0)
+			fail_msg("two strings escape to '%s'", out[i]);
+	for (size_t i = 0; i < n; i++)
+		free(out[i]);
+	free(out);
+}
+
+/* A device, namespace and kind named with bytes that are not UTF-8 give
+ * valid UTF-8 in every format. */
+static void test_render_not_utf8(void **state)
+{
+	struct tcx_snapshot *s = make_snapshot(yaml);
+	char *out;
+
+	snprintf(s->targets[0].dev, sizeof(s->targets[0].dev), "q\"b\\x\xff");
+	snprintf(s->targets[0].netns, sizeof(s->targets[0].netns), "n\xfe");
+	snprintf(s->kinds[s->actions[0].kind], TCX_KIND_MAX, "mi\xc3rred");
+	for (int fmt = TCX_FMT_PROMETHEUS; fmt <= TCX_FMT_JSON; fmt++) {
+		out = render(s, (enum tcx_format)fmt);
+		/* The only bytes above 0x7f left are those of the e-acute (c3 a9)
+		 * of the configuration's "r\u00e9gle". */
+		for (const unsigned char *p = (const unsigned char *)out; *p; p++) {
+			if (p[0] == 0xc3 && p[1] == 0xa9)
+				p++;
+			else if (*p >= 0x80)
+				fail_msg("format %d: byte 0x%02x at %zu is not UTF-8", fmt, *p,
+				         (size_t)(p - (const unsigned char *)out));
+		}
+		if (fmt == TCX_FMT_JSON) {
+			assert_contains(
+			        out, "{\"netns\":\"n\\\\xfe\",\"dev\":\"q\\\"b\\\\\\\\x\\\\xff\"");
+			assert_contains(out, "\"action\":\"mi\\\\xc3rred\"");
+		} else {
+			assert_contains(
+			        out, "tc_scrape_collector_success{dev=\"q\\\"b\\\\\\\\x\\\\xff\","
+			             "parent=\"ingress\",netns=\"n\\\\xfe\"} 1\n");
+			assert_contains(out, ",action=\"mi\\\\xc3rred\",cookie=\"aa\"");
+		}
+		free(out);
+	}
+	tcx_snapshot_unref(s);
+}
+
+/* Rows that would be the same series, whatever produced them, are merged
+ * into the first: its counters are the sum, the others are shown nowhere. */
+static void test_merge_same_identity(void **state)
+{
+	struct tcx_snapshot *s = make_snapshot(yaml);
+	size_t nf = s->n_filters, na = s->n_actions;
+	char *out;
+
+	/* every filter and action again (the same identity), plus one action
+	 * that differs only in its cookie */
+	for (size_t i = 0; i < nf; i++) {
+		struct tcx_filter *f = tcx_snapshot_add_filter(s);
+
+		*f = s->filters[i];
+		f->first_action = (uint32_t)s->n_actions;
+		for (size_t j = 0; j < na; j++) {
+			if (s->actions[j].filter != i)
+				continue;
+			struct tcx_action *a = tcx_snapshot_add_action(s);
+
+			*a = s->actions[j];
+			a->filter = (uint32_t)(s->n_filters - 1);
+			a->bytes = 1000;
+			a->index = 99;
+		}
+	}
+	s->actions[s->n_actions - 1].cookie[0] ^= 0x40;
+	assert_int_equal(tcx_snapshot_merge(s), 0);
+	tcx_snapshot_classify(s);
+	assert_int_equal(s->merged_filters, 2);
+	assert_int_equal(s->merged_actions, 2);
+	assert_int_equal(s->actions[0].bytes,
+	                 18446744073709551615ULL + 1000); /* wraps, as counters do */
+	assert_int_equal(s->actions[1].bytes, 1100);
+	assert_int_equal(s->actions[0].index, 5);
+	assert_int_equal(s->unmapped_cookies, 2); /* dead, and the changed cookie */
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_contains(out, "cookie=\"dead\",tenant=\"\",rule=\"\"} 1100\n");
+	assert_contains(out, "cookie=\"4011223344556677\",tenant=\"\",rule=\"\"} 1000\n");
+	assert_contains(out, "\ntc_exporter_merged_rows{row=\"filter\"} 2\n"
+	                     "tc_exporter_merged_rows{row=\"action\"} 2\n");
+	/* 3 + 1 rows of each of the 6 action families, 2 filters */
+	{
+		size_t rows = 0, flags = 0;
+
+		for (char *p = out; (p = strstr(p, "\ntc_action_")); p++)
+			rows++;
+		for (char *p = out; (p = strstr(p, "\ntc_filter_flags_info{")); p++)
+			flags++;
+		assert_int_equal(rows, 6 * 4);
+		assert_int_equal(flags, 2);
+	}
+	free(out);
+	out = render(s, TCX_FMT_JSON);
+	{
+		size_t lines = 0;
+
+		for (char *p = out; (p = strchr(p, '\n')); p++)
+			lines++;
+		assert_int_equal(lines, 4);
+	}
+	free(out);
+	tcx_snapshot_unref(s);
+}
+
+static const char *fmt_double(double v)
+{
+	static char out[TCX_FMT_DOUBLE_MAX];
+
+	out[tcx_fmt_double(out, v)] = '\0';
+	return out;
+}
+
+/* Floats print as the shortest text that reads back as the same double. */
+static void test_fmt_double(void **state)
+{
+	static const double samples[] = {
+	        1796034030.123456,    0.000123, 1e-300, 5e-324,   1.7976931348623157e308,
+	        123456789012345678.0, -2.5,     0.3,    2.0 / 3.0};
+
+	assert_string_equal(fmt_double(1796034030.123), "1796034030.123");
+	assert_string_equal(fmt_double(1796034030.0), "1796034030");
+	assert_string_equal(fmt_double(9007199254740993.0), "9007199254740992");
+	assert_string_equal(fmt_double(0.1), "0.1");
+	assert_string_equal(fmt_double(0), "0");
+	assert_string_equal(fmt_double(1), "1");
+	assert_string_equal(fmt_double(1e-7), "1e-07");
+	assert_string_equal(fmt_double(1e9), "1000000000");
+	assert_string_equal(fmt_double(1e300), "1e+300");
+	assert_string_equal(fmt_double(-0.25), "-0.25");
+	assert_string_equal(fmt_double(NAN), "NaN");
+	assert_string_equal(fmt_double(INFINITY), "+Inf");
+	assert_string_equal(fmt_double(-INFINITY), "-Inf");
+	for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
+		const char *t = fmt_double(samples[i]);
+
+		assert_true(strtod(t, NULL) == samples[i]);
+		assert_true(strlen(t) <= 24);
+	}
+}
+
+/* The snapshot's time is printed to the nanosecond a double can hold. */
+static void test_timestamps_in_full(void **state)
+{
+	struct tcx_snapshot *s = make_snapshot(yaml);
+	struct tcx_selfstats st = {.last_reload_ok = 1, .last_reload_ts = 1796034031.5};
+	struct tcx_buf b;
+
+	s->taken.tv_sec = 1796034030;
+	s->taken.tv_nsec = 250000000;
+	s->duration_s = 0.000123;
+	tcx_buf_init_mem(&b);
+	assert_int_equal(tcx_render_prometheus_ex(s, 0, &st, NULL, &b), 0);
+	tcx_buf_putc(&b, '\0');
+	assert_contains(b.p, "\ntc_exporter_snapshot_timestamp_seconds 1796034030.25\n");
+	assert_contains(b.p, "\ntc_exporter_snapshot_duration_seconds 0.000123\n");
+	assert_contains(
+	        b.p, "\ntc_exporter_config_last_reload_success_timestamp_seconds 1796034031.5\n");
+	tcx_buf_free(&b);
+	tcx_snapshot_unref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -543,6 +816,12 @@ int main(void)
 	        cmocka_unit_test(test_labels_ahead),
 	        cmocka_unit_test(test_empty_kind),
 	        cmocka_unit_test(test_escape_and_u64),
+	        cmocka_unit_test(test_escape_not_utf8),
+	        cmocka_unit_test(test_escape_is_one_to_one),
+	        cmocka_unit_test(test_render_not_utf8),
+	        cmocka_unit_test(test_merge_same_identity),
+	        cmocka_unit_test(test_fmt_double),
+	        cmocka_unit_test(test_timestamps_in_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -260,6 +260,32 @@ static void test_scale(void **state)
 	tcx_snmp_ids_free(&ids);
 }
 
+/* Two filters with the same handle (u32's 800::fff past 4095 filters) whose
+ * actions differ in kind or cookie are two rows, not one: the SNMP key is
+ * the series identity. */
+static void test_rows_that_differ_in_cookie_or_kind(void **state)
+{
+	const struct spec sp[] = {{"", 10, 0x80000fff, 100, 1},
+	                          {"", 10, 0x80000fff, 200, 2},
+	                          {"", 10, 0x80000fff, 300, 3}};
+	struct tcx_snapshot *s = snap_of(sp, 3, 0);
+	struct tcx_snmp_ids ids;
+	struct tcx_snmp_rows r;
+
+	s->actions[1].cookie_len = 1;
+	s->actions[1].cookie[0] = 0xaa;
+	s->actions[0].kind = s->actions[1].kind = (uint8_t)tcx_snapshot_kind(s, "gact");
+	s->actions[2].kind = (uint8_t)tcx_snapshot_kind(s, "mirred");
+	tcx_snmp_ids_init(&ids);
+	assert_int_equal(tcx_snmp_rows_build(&ids, s, 0, NULL, &r), 0);
+	assert_int_equal(r.n, 3);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(r.snap->actions[r.rows[i].action].bytes, 100 * (i + 1));
+	tcx_snmp_rows_free(&r);
+	tcx_snmp_ids_free(&ids);
+	tcx_snapshot_unref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +295,7 @@ int main(void)
 	        cmocka_unit_test(test_failed_target_keeps_indices),
 	        cmocka_unit_test(test_getnext_order),
 	        cmocka_unit_test(test_scale),
+	        cmocka_unit_test(test_rows_that_differ_in_cookie_or_kind),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

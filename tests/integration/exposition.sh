@@ -1,0 +1,213 @@
+#!/bin/bash
+# The exposition is valid whatever the kernel holds:
+#  - bytes that are not UTF-8 (an interface named with byte 0xff) are written
+#    \xHH, and a backslash that would read as such an escape as two, in the
+#    text, OpenMetrics and JSON outputs:
+#    each stays valid (promtool, a strict UTF-8 decode, python's json) and a
+#    device named with the four characters \xff stays apart from one named
+#    with the byte 0xff;
+#  - no two samples share a series identity, and no action is counted twice:
+#    u32 filters at one pref in chains 0 and 1 (and in egress), which the
+#    kernel lists under each of them, are each reported once, under their own
+#    chain; 4200 filters in one u32 hash table, which the kernel numbers
+#    800::fff from the 4096th on, give one series per identity; in both, the
+#    sums equal the kernel's own per-action totals (tc actions ls);
+#  - floats are printed in full: the snapshot's timestamp is within a second
+#    of the clock (it lies between two readings of it).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$here/../lib/common.sh"
+
+require_bin
+require_root
+require_cmd ip tc promtool
+find_python
+in_netns TCX_EXPO_IN_NETNS
+make_workdir
+
+note "the snapshot's timestamp is within a second of the clock"
+before=$(date +%s.%N)
+run_tcx clock --once
+after=$(date +%s.%N)
+expect_rc clock 0
+ts=$(sed -n 's/^tc_exporter_snapshot_timestamp_seconds \(.*\)$/\1/p' "$WORK/clock.out")
+[ -n "$ts" ] || fail "no tc_exporter_snapshot_timestamp_seconds in the output"
+# It was taken between the two readings of the clock (a millisecond of
+# slack for the double's rounding), so well within a second of it.
+"$PYTHON" - "$before" "$ts" "$after" <<'PY' || fail "timestamp $ts is not between $before and $after"
+import sys
+before, ts, after = (float(x) for x in sys.argv[1:])
+sys.exit(0 if before - 0.001 <= ts <= after + 0.001 and after - before < 1 else 1)
+PY
+
+note "interface names and label values that are not UTF-8"
+ff=$(printf '\xff')
+bad_name=$(printf 'q"b\\x\xff') # the issue's name: q " b \ x 0xff
+lit_name='\xff'                 # the four characters \ x f f
+for dev in "$bad_name" "$lit_name" "$ff"; do
+	ip link add "$dev" type veth peer name "p$((${n:=0}))"
+	ip link set "$dev" up
+	ip link set "p$n" up
+	tc qdisc add dev "$dev" clsact
+	# cookie 5c786666 is the four characters \xff, given by the ascii decoder
+	tc filter add dev "$dev" ingress pref 1 protocol ip u32 match ip dst 10.0.0.1/32 \
+		action mirred egress mirror dev "p$n" cookie 5c786666
+	n=$((n + 1))
+done
+cat >"$WORK/utf8.yaml" <<'YAML'
+labels: [rule]
+decoders:
+  - {type: ascii, label: rule}
+YAML
+for fmt in prometheus openmetrics json; do
+	run_tcx "utf8_$fmt" --once --config "$WORK/utf8.yaml" --format "$fmt"
+	expect_rc "utf8_$fmt" 0
+done
+# The text format: promtool takes it without a finding; each device is its own
+# series, by the rule (q"b\\x\xff, \\xff, \xff), escaped for a label value.
+if ! out=$(promtool check metrics <"$WORK/utf8_prometheus.out" 2>&1) || [ -n "$out" ]; then
+	echo "$out" >&2
+	fail "promtool check metrics rejects the text output"
+fi
+for want in 'dev="q\"b\\\\x\\xff"' 'dev="\\\\xff"' 'dev="\\xff"'; do
+	[ "$(grep -cF "tc_action_bytes_total{$want,parent=\"ingress\"" "$WORK/utf8_prometheus.out")" = 1 ] ||
+		fail "text output: not exactly one tc_action_bytes_total row with $want"
+done
+grep -qF 'cookie="5c786666",rule="\\\\xff"}' "$WORK/utf8_prometheus.out" ||
+	fail "text output: the ascii decoder's \\xff is not written \\\\xff"
+# All three outputs are valid UTF-8; OpenMetrics has the same rows as the
+# text format (promtool cannot read OpenMetrics' info type); the JSON lines
+# parse, and name the three devices apart.
+"$PYTHON" - "$WORK" "$bad_name" <<'PY' || fail "an output is not valid (see above)"
+import json, sys
+work = sys.argv[1]
+texts = {}
+for fmt in ("prometheus", "openmetrics", "json"):
+    raw = open(f"{work}/utf8_{fmt}.out", "rb").read()
+    try:
+        texts[fmt] = raw.decode("utf-8", errors="strict")
+    except UnicodeDecodeError as e:
+        sys.exit(f"{fmt}: not UTF-8: {e}")
+def samples(text):
+    return sorted(l for l in text.splitlines() if l.startswith(("tc_action_", "tc_filter_")))
+if samples(texts["prometheus"]) != samples(texts["openmetrics"]):
+    sys.exit("OpenMetrics samples differ from the text format's")
+if not texts["openmetrics"].endswith("# EOF\n"):
+    sys.exit("OpenMetrics output does not end with # EOF")
+devs = []
+for line in texts["json"].splitlines():
+    row = json.loads(line)
+    devs.append(row["dev"])
+    if row["labels"] != {"rule": "\\\\xff"}:
+        sys.exit(f"json: labels {row['labels']!r}, expected the rule's \\\\xff")
+want = sorted(['q"b\\\\x\\xff', "\\\\xff", "\\xff"])
+if sorted(devs) != want:
+    sys.exit(f"json: devices {sorted(devs)!r}, expected {want!r}")
+PY
+
+# send_udp DEV DST_IP DPORT COUNT: raw frames out of DEV, to its veth peer's
+# ingress.
+send_udp() {
+	"$PYTHON" - "$@" <<'PY'
+import socket, struct, sys
+dev, dst, dport, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+def csum(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+udp = struct.pack("!HHHH", 40000, dport, 8 + 4, 0) + b"tcx!"
+ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 1, 0, 64, 17, 0,
+                 socket.inet_aton("192.0.2.1"), socket.inet_aton(dst))
+ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+frame = b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x01" + b"\x08\x00" + ip + udp
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((dev, 0))
+for _ in range(count):
+    s.send(frame)
+PY
+}
+
+# check_sums NAME: the text output of run NAME has unique series, passes
+# promtool, and its tc_action_packets_total summed by cookie equals the
+# kernel's totals of its mirred actions (each listed once), by cookie.
+check_sums() {
+	local name=$1
+	if ! out=$(promtool check metrics <"$WORK/$name.out" 2>&1) || [ -n "$out" ]; then
+		echo "$out" >&2
+		fail "$name: promtool check metrics rejects the text output"
+	fi
+	tc -s -j actions ls action mirred >"$WORK/$name.actions.json"
+	"$PYTHON" - "$WORK/$name.out" "$WORK/$name.actions.json" <<'PY' || fail "$name: see above"
+import collections, json, re, sys
+text, actions = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+seen, mine = set(), collections.Counter()
+for line in text.splitlines():
+    if line.startswith("#"):
+        continue
+    ident, value = line.rsplit(" ", 1)
+    if ident in seen:
+        sys.exit(f"two samples with the identity {ident}")
+    seen.add(ident)
+    if ident.startswith("tc_action_packets_total{"):
+        mine[re.search(r'cookie="([0-9a-f]*)"', ident).group(1)] += int(value)
+kernel = collections.Counter()
+for block in actions:
+    for a in block.get("actions", []):
+        kernel[a.get("cookie", "")] += a["stats"]["packets"]
+if dict(mine) != dict(kernel):
+    sys.exit(f"packets by cookie: exporter {dict(mine)}, kernel {dict(kernel)}")
+if sum(kernel.values()) == 0:
+    sys.exit("no traffic was counted: the test proves nothing")
+print(f"{len(seen)} series, packets by cookie {dict(mine)}")
+PY
+}
+
+note "u32 filters at one pref in two chains and in egress: each once, under its chain"
+for dev in "$bad_name" "$lit_name" "$ff"; do
+	tc qdisc del dev "$dev" clsact # the kernel's totals: of this case's actions only
+done
+ip link add u0 type veth peer name u1
+ip link add sink type veth peer name sink1
+for d in u0 u1 sink sink1; do ip link set "$d" up; done
+tc qdisc add dev u0 clsact
+tc filter add dev u0 ingress chain 0 pref 50 protocol ip u32 match ip dport 53 0xffff \
+	action mirred egress mirror dev sink goto chain 1 cookie 0a
+tc filter add dev u0 ingress chain 1 pref 50 protocol ip u32 match ip dport 53 0xffff \
+	action mirred egress mirror dev sink cookie 0b
+tc filter add dev u0 egress pref 50 protocol ip u32 match ip dport 54 0xffff \
+	action mirred egress mirror dev sink cookie 0c
+send_udp u1 192.0.2.2 53 5
+echo "targets: [{dev: u0}]" >"$WORK/chains.yaml"
+run_tcx chains --once --config "$WORK/chains.yaml"
+expect_rc chains 0
+check_sums chains
+for want in 'parent="ingress",chain="0",.*cookie="0a"} 5' 'parent="ingress",chain="1",.*cookie="0b"} 5' \
+	'parent="egress",chain="0",.*cookie="0c"} 0'; do
+	[ "$(grep -c "^tc_action_packets_total{dev=\"u0\",$want\$" "$WORK/chains.out")" = 1 ] ||
+		fail "chains: not exactly one row matching $want"
+done
+[ "$(grep -c '^tc_action_packets_total{' "$WORK/chains.out")" = 3 ] ||
+	fail "chains: $(grep -c '^tc_action_packets_total{' "$WORK/chains.out") action rows, expected 3"
+
+note "4200 u32 filters in one hash table, without cookies: one series each"
+ip link add h0 type veth peer name h1
+for d in h0 h1; do ip link set "$d" up; done
+tc qdisc add dev h0 clsact
+for i in $(seq 0 4199); do
+	echo "filter add dev h0 ingress pref 10 protocol ip u32 match ip dst 10.0.$((i / 256)).$((i % 256))/32 action mirred egress mirror dev sink"
+done >"$WORK/batch"
+tc -batch "$WORK/batch"
+[ "$(tc filter show dev h0 ingress | grep -c 'fh 800::fff ')" = 106 ] ||
+	fail "the kernel did not reuse 800::fff past 4095 filters as expected"
+send_udp h1 10.0.0.10 9 3   # filter 10 (800::80a)
+send_udp h1 10.0.16.54 9 4  # filter 4150 (one of the 800::fff)
+echo "targets: [{dev: h0}]" >"$WORK/many.yaml"
+run_tcx many --once --config "$WORK/many.yaml"
+expect_rc many 0
+tc qdisc del dev u0 clsact # the kernel's totals: of h0's actions only
+check_sums many
+grep -qxF 'tc_exporter_merged_rows{row="action"} 105' "$WORK/many.out" ||
+	fail "many: merged action rows not counted as 105"
+expect_grep many err -F '105 filter and 105 action rows had the labels of an earlier row'
