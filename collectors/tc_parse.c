@@ -352,7 +352,7 @@ static int parms_cb(const struct nlattr *a, void *data, struct perr *pe)
 	struct parms_ctx *pc = data;
 	uint16_t t = attr_type(a);
 
-	if (t != pc->info->parms[0] && t != pc->info->parms[1])
+	if (!t || (t != pc->info->parms[0] && t != pc->info->parms[1]))
 		return 0;
 	if (attr_len(a) < sizeof(pc->act->index))
 		return fail(pe,

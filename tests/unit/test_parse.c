@@ -342,6 +342,31 @@ static void test_short_parms_rejected(void **state)
 	assert_int_equal(f->s->n_actions, 0);
 }
 
+/* Attribute 0 (TCA_*_UNSPEC) is no kind's parameters, even where the table
+ * has no alternative attribute. */
+static void test_unspec_not_parms(void **state)
+{
+	struct fx *f = *state;
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 5, 3, "matchall", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_MATCHALL_ACT);
+	struct nlattr *act = mnl_attr_nest_start(nlh, 1);
+	uint32_t gen[5] = {9, 0, TC_ACT_OK, 1, 1};
+
+	mnl_attr_put_strz(nlh, TCA_ACT_KIND, "gact");
+	struct nlattr *o = mnl_attr_nest_start(nlh, TCA_ACT_OPTIONS);
+	mnl_attr_put(nlh, 0, 2, "\x05\x00");
+	mnl_attr_put(nlh, TCA_GACT_PARMS, sizeof(gen), gen);
+	mnl_attr_put_u32(nlh, 0, 77);
+	mnl_attr_nest_end(nlh, o);
+	mnl_attr_nest_end(nlh, act);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_int_equal(f->s->actions[0].index, 9);
+}
+
 static void test_pkt64_pairs_with_preceding(void **state)
 {
 	struct fx *f = *state;
@@ -756,6 +781,7 @@ int main(void)
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_pedit_ex_index, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_short_parms_rejected, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_unspec_not_parms, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pkt64_pairs_with_preceding, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pkt64_after_basic_only, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pkt64_orphan_rejected, setup, teardown),
