@@ -333,13 +333,15 @@ indices() {
 import json, sys
 rows = [json.loads(l) for p in sys.argv[1:] for l in open(p)]
 bad = []
-u32 = sorted((r["index"], r["action"]) for r in rows if r["kind"] == "u32")
+def by_index(pairs):  # null (None) first
+    return sorted(pairs, key=lambda p: (p[0] is not None, p[0] or 0, p[1]))
+u32 = by_index((r["index"], r["action"]) for r in rows if r["kind"] == "u32")
 if [i for i, _ in u32] != list(range(100, 120)) or len({a for _, a in u32}) != 19:
     bad.append("u32 rows (index, action): %r, want indices 100..119 on 19 kinds" % u32)
 terse = [r["index"] for r in rows if r["dev"] == "d9f"]
 if len(terse) != 16 or any(i is not None for i in terse):
     bad.append("d9f's flower rows (terse): indices %r, want 16 nulls" % terse)
-full = sorted((r["index"], r["action"]) for r in rows if r["dev"] == "d9s" and r["kind"] == "flower")
+full = by_index((r["index"], r["action"]) for r in rows if r["dev"] == "d9s" and r["kind"] == "flower")
 if full != [(216, "nat"), (217, "gate"), (218, "simple"), (219, "skbmod")]:
     bad.append("d9s's flower rows (full dump): %r, want indices 216..219" % full)
 print("\n".join(bad))
