@@ -15,7 +15,24 @@
 #include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
+#include <linux/tc_act/tc_bpf.h>
+#include <linux/tc_act/tc_connmark.h>
+#include <linux/tc_act/tc_csum.h>
+#include <linux/tc_act/tc_ct.h>
 #include <linux/tc_act/tc_ctinfo.h>
+#include <linux/tc_act/tc_defact.h>
+#include <linux/tc_act/tc_gact.h>
+#include <linux/tc_act/tc_gate.h>
+#include <linux/tc_act/tc_ife.h>
+#include <linux/tc_act/tc_mirred.h>
+#include <linux/tc_act/tc_mpls.h>
+#include <linux/tc_act/tc_nat.h>
+#include <linux/tc_act/tc_pedit.h>
+#include <linux/tc_act/tc_sample.h>
+#include <linux/tc_act/tc_skbedit.h>
+#include <linux/tc_act/tc_skbmod.h>
+#include <linux/tc_act/tc_tunnel_key.h>
+#include <linux/tc_act/tc_vlan.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +42,18 @@
 #ifndef TCA_INGRESS_BLOCK
 #define TCA_INGRESS_BLOCK 13
 #define TCA_EGRESS_BLOCK  14
+#endif
+
+/* act_ipt ("ipt", "xt") left the kernel in 6.8, and its uapi header with it;
+ * older kernels still dump it. */
+#ifdef __has_include
+#if __has_include(<linux/tc_act/tc_ipt.h>)
+#include <linux/tc_act/tc_ipt.h>
+#define TCX_HAVE_TC_IPT_H 1
+#endif
+#endif
+#ifndef TCX_HAVE_TC_IPT_H
+#define TCA_IPT_INDEX 3
 #endif
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -176,44 +205,57 @@ int tcx_cls_supports_terse(const char *kind)
 	return c && c->terse;
 }
 
-/* Where each action kind keeps its parameters: a struct that starts with
- * tc_gen, whose first member is the action index. A full dump has no
- * TCA_ACT_INDEX for filter actions, so this is where the index comes from. */
+/* Where each action kind keeps its index in a full dump. A filter dump
+ * carries no TCA_ACT_INDEX (only the action table's dump does, and a terse
+ * filter dump has no options at all), so it comes from the kind's parameters
+ * in TCA_ACT_OPTIONS: a struct that starts with struct tc_gen, whose first
+ * member is the index; xt and ipt put the index alone in a u32.
+ *
+ * From the .dump of each net/sched/act_*.c, the same on 6.1 and 6.18 (ipt
+ * and xt: 6.1 only, act_ipt was removed in 6.8):
+ *   pedit       TCA_PEDIT_PARMS, or TCA_PEDIT_PARMS_EX instead when the
+ *               action has extended keys (`pedit ex munge ...`)
+ *   police      TCA_POLICE_TBF (struct tc_police)
+ *   ctinfo      TCA_CTINFO_ACT (struct tc_ctinfo)
+ *   simple      TCA_DEF_PARMS (struct tc_defact)
+ *   xt, ipt     TCA_IPT_INDEX (u32)
+ *   the others  TCA_<KIND>_PARMS (bpf: TCA_ACT_BPF_PARMS), always.
+ * A kind not listed here (none is known) has no index in a full dump. */
 struct act_info {
 	const char *kind;
-	uint16_t parms_attr;
+	uint16_t parms[2]; /* the attributes that can carry it; 0: none */
 };
 
 static const struct act_info act_table[] = {
-        {"gact", 2 /* TCA_GACT_PARMS */},
-        {"mirred", 2 /* TCA_MIRRED_PARMS */},
-        {"police", 1 /* TCA_POLICE_TBF */},
-        {"pedit", 2 /* TCA_PEDIT_PARMS */},
-        {"skbedit", 2 /* TCA_SKBEDIT_PARMS */},
-        {"tunnel_key", 2 /* TCA_TUNNEL_KEY_PARMS */},
-        {"vlan", 2 /* TCA_VLAN_PARMS */},
-        {"csum", 1 /* TCA_CSUM_PARMS */},
-        {"ct", 1 /* TCA_CT_PARMS */},
-        {"bpf", 2 /* TCA_ACT_BPF_PARMS */},
-        {"nat", 1 /* TCA_NAT_PARMS */},
-        {"sample", 2 /* TCA_SAMPLE_PARMS */},
-        {"connmark", 1 /* TCA_CONNMARK_PARMS */},
-        {"ctinfo", TCA_CTINFO_ACT},
-        {"skbmod", 2 /* TCA_SKBMOD_PARMS */},
-        {"mpls", 2 /* TCA_MPLS_PARMS */},
-        {"gate", 2 /* TCA_GATE_PARMS */},
-        {"ife", 1 /* TCA_IFE_PARMS */},
-        {"simple", 2 /* TCA_DEF_PARMS */},
-        {"xt", 6 /* TCA_IPT_INDEX: u32 index */},
-        {"ipt", 6},
+        {"gact", {TCA_GACT_PARMS}},
+        {"mirred", {TCA_MIRRED_PARMS}},
+        {"police", {TCA_POLICE_TBF}},
+        {"pedit", {TCA_PEDIT_PARMS, TCA_PEDIT_PARMS_EX}},
+        {"skbedit", {TCA_SKBEDIT_PARMS}},
+        {"tunnel_key", {TCA_TUNNEL_KEY_PARMS}},
+        {"vlan", {TCA_VLAN_PARMS}},
+        {"csum", {TCA_CSUM_PARMS}},
+        {"ct", {TCA_CT_PARMS}},
+        {"bpf", {TCA_ACT_BPF_PARMS}},
+        {"nat", {TCA_NAT_PARMS}},
+        {"sample", {TCA_SAMPLE_PARMS}},
+        {"connmark", {TCA_CONNMARK_PARMS}},
+        {"ctinfo", {TCA_CTINFO_ACT}},
+        {"skbmod", {TCA_SKBMOD_PARMS}},
+        {"mpls", {TCA_MPLS_PARMS}},
+        {"gate", {TCA_GATE_PARMS}},
+        {"ife", {TCA_IFE_PARMS}},
+        {"simple", {TCA_DEF_PARMS}},
+        {"xt", {TCA_IPT_INDEX}},
+        {"ipt", {TCA_IPT_INDEX}},
 };
 
-static uint16_t act_parms_attr(const char *kind)
+static const struct act_info *act_lookup(const char *kind)
 {
 	for (size_t i = 0; i < sizeof(act_table) / sizeof(act_table[0]); i++)
 		if (act_table[i].kind[0] == kind[0] && strcmp(act_table[i].kind, kind) == 0)
-			return act_table[i].parms_attr;
-	return 0;
+			return &act_table[i];
+	return NULL;
 }
 
 /* ---- action statistics (TCA_ACT_STATS) -------------------------------------- */
@@ -301,19 +343,23 @@ static int act_attrs_cb(const struct nlattr *a, void *data, struct perr *pe)
 }
 
 struct parms_ctx {
-	uint16_t attr;
-	uint32_t index;
-	int found;
+	const struct act_info *info;
+	struct tcx_action *act;
 };
 
 static int parms_cb(const struct nlattr *a, void *data, struct perr *pe)
 {
 	struct parms_ctx *pc = data;
+	uint16_t t = attr_type(a);
 
-	if (attr_type(a) == pc->attr && attr_len(a) >= sizeof(uint32_t)) {
-		memcpy(&pc->index, attr_data(a), sizeof(uint32_t));
-		pc->found = 1;
-	}
+	if (!t || (t != pc->info->parms[0] && t != pc->info->parms[1]))
+		return 0;
+	if (attr_len(a) < sizeof(pc->act->index))
+		return fail(pe,
+		            "action %u: %s parameters (attribute %u) of %zu bytes, too short for "
+		            "the action index",
+		            pc->act->order, pc->info->kind, t, attr_len(a));
+	memcpy(&pc->act->index, attr_data(a), sizeof(pc->act->index));
 	return 0;
 }
 
@@ -358,12 +404,10 @@ static int action_cb(const struct nlattr *nest, void *data, struct perr *pe)
 		if (attr_u32(aa.index, "TCA_ACT_INDEX", &act->index, pe) < 0)
 			return -1;
 	} else if (aa.options) {
-		struct parms_ctx pc = {.attr = act_parms_attr(kind)};
+		struct parms_ctx pc = {.info = act_lookup(kind), .act = act};
 
-		if (pc.attr && attr_nested(aa.options, "TCA_ACT_OPTIONS", parms_cb, &pc, pe) < 0)
+		if (pc.info && attr_nested(aa.options, "TCA_ACT_OPTIONS", parms_cb, &pc, pe) < 0)
 			return -1;
-		if (pc.found)
-			act->index = pc.index;
 	}
 	if (aa.stats) {
 		struct stats_ctx sc = {.act = act};

@@ -12,8 +12,33 @@
 #include <linux/gen_stats.h>
 #include <linux/pkt_cls.h>
 #include <linux/rtnetlink.h>
+#include <linux/tc_act/tc_bpf.h>
+#include <linux/tc_act/tc_connmark.h>
+#include <linux/tc_act/tc_csum.h>
+#include <linux/tc_act/tc_ct.h>
+#include <linux/tc_act/tc_ctinfo.h>
+#include <linux/tc_act/tc_defact.h>
 #include <linux/tc_act/tc_gact.h>
+#include <linux/tc_act/tc_gate.h>
+#include <linux/tc_act/tc_ife.h>
 #include <linux/tc_act/tc_mirred.h>
+#include <linux/tc_act/tc_mpls.h>
+#include <linux/tc_act/tc_nat.h>
+#include <linux/tc_act/tc_pedit.h>
+#include <linux/tc_act/tc_sample.h>
+#include <linux/tc_act/tc_skbedit.h>
+#include <linux/tc_act/tc_skbmod.h>
+#include <linux/tc_act/tc_tunnel_key.h>
+#include <linux/tc_act/tc_vlan.h>
+#ifdef __has_include
+#if __has_include(<linux/tc_act/tc_ipt.h>)
+#include <linux/tc_act/tc_ipt.h>
+#define HAVE_TC_IPT_H 1
+#endif
+#endif
+#ifndef HAVE_TC_IPT_H /* gone from the uapi headers with act_ipt in 6.8 */
+enum { TCA_IPT_TABLE = 1, TCA_IPT_HOOK, TCA_IPT_INDEX, TCA_IPT_CNT, TCA_IPT_TM, TCA_IPT_TARG };
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,6 +189,183 @@ static void test_full_matchall(void **state)
 	char h[32];
 	tcx_format_handle("matchall", 1, h, sizeof(h));
 	assert_string_equal(h, "0x1");
+}
+
+/* The index of every action kind in a full dump, each in the attribute its
+ * net/sched/act_*.c puts it in (6.1 and 6.18). */
+static const struct {
+	const char *kind;
+	uint16_t attr;
+} kind_parms[] = {
+        {"gact", TCA_GACT_PARMS},
+        {"mirred", TCA_MIRRED_PARMS},
+        {"police", TCA_POLICE_TBF},
+        {"pedit", TCA_PEDIT_PARMS},
+        {"pedit", TCA_PEDIT_PARMS_EX}, /* pedit ex munge ... */
+        {"skbedit", TCA_SKBEDIT_PARMS},
+        {"tunnel_key", TCA_TUNNEL_KEY_PARMS},
+        {"vlan", TCA_VLAN_PARMS},
+        {"csum", TCA_CSUM_PARMS},
+        {"ct", TCA_CT_PARMS},
+        {"bpf", TCA_ACT_BPF_PARMS},
+        {"nat", TCA_NAT_PARMS},
+        {"sample", TCA_SAMPLE_PARMS},
+        {"connmark", TCA_CONNMARK_PARMS},
+        {"ctinfo", TCA_CTINFO_ACT},
+        {"skbmod", TCA_SKBMOD_PARMS},
+        {"mpls", TCA_MPLS_PARMS},
+        {"gate", TCA_GATE_PARMS},
+        {"ife", TCA_IFE_PARMS},
+        {"simple", TCA_DEF_PARMS},
+};
+
+static void test_full_dump_index_of_every_kind(void **state)
+{
+	struct fx *f = *state;
+	struct nlb_stats st = {.bytes = 60, .packets = 1};
+	size_t n = sizeof(kind_parms) / sizeof(kind_parms[0]), bad = 0;
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 0x80000800, 1, 3, "u32", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_U32_ACT);
+
+	for (size_t i = 0; i < n; i++)
+		nlb_action(nlh, (uint16_t)(i + 1), kind_parms[i].kind, NULL, 0, &st,
+		           kind_parms[i].attr, (uint32_t)(100 + i));
+	/* xt and ipt (act_ipt, up to 6.7), as tcf_ipt_dump() lays them out: the
+	 * target (struct xt_entry_target: u16 size, name, revision, data), then
+	 * the index alone, a u32, then hook, counters, table. */
+	for (size_t i = 0; i < 2; i++) {
+		struct nlattr *act = mnl_attr_nest_start(nlh, (uint16_t)(n + i + 1));
+		struct nlattr *o;
+		uint8_t targ[40] = {40, 0, 'M', 'A', 'R', 'K'};
+		uint32_t cnt[2] = {0};
+
+		mnl_attr_put_strz(nlh, TCA_ACT_KIND, i ? "ipt" : "xt");
+		nlb_stats(nlh, TCA_ACT_STATS, &st);
+		o = mnl_attr_nest_start(nlh, TCA_ACT_OPTIONS);
+		mnl_attr_put(nlh, TCA_IPT_TARG, sizeof(targ), targ);
+		mnl_attr_put_u32(nlh, TCA_IPT_INDEX, (uint32_t)(100 + n + i));
+		mnl_attr_put_u32(nlh, TCA_IPT_HOOK, 1);
+		mnl_attr_put(nlh, TCA_IPT_CNT, sizeof(cnt), cnt);
+		mnl_attr_put_strz(nlh, TCA_IPT_TABLE, "mangle");
+		mnl_attr_nest_end(nlh, o);
+		mnl_attr_nest_end(nlh, act);
+	}
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_int_equal(f->s->n_actions, n + 2);
+	for (size_t i = 0; i < n + 2; i++) {
+		const struct tcx_action *a = &f->s->actions[i];
+		const char *kind = i < n ? kind_parms[i].kind : i == n ? "xt" : "ipt";
+
+		assert_string_equal(tcx_kind_name(f->s, a->kind), kind);
+		if (a->index != 100 + i) {
+			print_error("action %zu (%s): index %u, expected %zu\n", i + 1, kind,
+			            a->index, 100 + i);
+			bad++;
+		}
+	}
+	assert_int_equal(bad, 0);
+}
+
+/* pedit with extended keys, laid out as tcf_pedit_dump() does: the keys'
+ * header types and commands, then the parameters under TCA_PEDIT_PARMS_EX
+ * instead of TCA_PEDIT_PARMS, then the times. */
+static void test_pedit_ex_index(void **state)
+{
+	struct fx *f = *state;
+	struct nlb_stats st = {.bytes = 84, .packets = 1};
+	struct {
+		struct tc_pedit_sel sel;
+		struct tc_pedit_key key;
+	} parms;
+	uint64_t tm[4] = {0};
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 5, 3, "matchall", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_MATCHALL_ACT);
+	struct nlattr *act = mnl_attr_nest_start(nlh, 1);
+
+	memset(&parms, 0, sizeof(parms));
+	parms.sel.index = 7;
+	parms.sel.action = TC_ACT_PIPE;
+	parms.sel.nkeys = 1;
+	parms.key.mask = 0x00ffffff; /* ip ttl set 10 */
+	parms.key.val = 0x0a000000;
+	parms.key.off = 8;
+	mnl_attr_put_strz(nlh, TCA_ACT_KIND, "pedit");
+	nlb_stats(nlh, TCA_ACT_STATS, &st);
+	struct nlattr *o = mnl_attr_nest_start(nlh, TCA_ACT_OPTIONS);
+	struct nlattr *keys = mnl_attr_nest_start(nlh, TCA_PEDIT_KEYS_EX);
+	struct nlattr *key = mnl_attr_nest_start(nlh, TCA_PEDIT_KEY_EX);
+	mnl_attr_put_u16(nlh, TCA_PEDIT_KEY_EX_HTYPE, TCA_PEDIT_KEY_EX_HDR_TYPE_IP4);
+	mnl_attr_put_u16(nlh, TCA_PEDIT_KEY_EX_CMD, TCA_PEDIT_KEY_EX_CMD_SET);
+	mnl_attr_nest_end(nlh, key);
+	mnl_attr_nest_end(nlh, keys);
+	mnl_attr_put(nlh, TCA_PEDIT_PARMS_EX, sizeof(parms), &parms);
+	mnl_attr_put(nlh, TCA_PEDIT_TM, sizeof(tm), tm);
+	mnl_attr_nest_end(nlh, o);
+	mnl_attr_nest_end(nlh, act);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_int_equal(f->s->n_actions, 1);
+	assert_string_equal(tcx_kind_name(f->s, f->s->actions[0].kind), "pedit");
+	assert_int_equal(f->s->actions[0].index, 7);
+	assert_int_equal(f->s->actions[0].bytes, 84);
+}
+
+/* A parameters attribute too short to hold the index is malformed: the
+ * message is rejected and named, as any fixed-size attribute that is. */
+static void test_short_parms_rejected(void **state)
+{
+	struct fx *f = *state;
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 5, 3, "matchall", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_MATCHALL_ACT);
+	struct nlattr *act = mnl_attr_nest_start(nlh, 2);
+
+	mnl_attr_put_strz(nlh, TCA_ACT_KIND, "pedit");
+	struct nlattr *o = mnl_attr_nest_start(nlh, TCA_ACT_OPTIONS);
+	mnl_attr_put(nlh, TCA_PEDIT_PARMS_EX, 2, "\x07\x00");
+	mnl_attr_nest_end(nlh, o);
+	mnl_attr_nest_end(nlh, act);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ERROR);
+	assert_string_equal(f->err,
+	                    "action 2: pedit parameters (attribute 4) of 2 bytes, too short "
+	                    "for the action index");
+	assert_int_equal(f->s->n_filters, 0);
+	assert_int_equal(f->s->n_actions, 0);
+}
+
+/* Attribute 0 (TCA_*_UNSPEC) is no kind's parameters, even where the table
+ * has no alternative attribute. */
+static void test_unspec_not_parms(void **state)
+{
+	struct fx *f = *state;
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 5, 3, "matchall", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_MATCHALL_ACT);
+	struct nlattr *act = mnl_attr_nest_start(nlh, 1);
+	uint32_t gen[5] = {9, 0, TC_ACT_OK, 1, 1};
+
+	mnl_attr_put_strz(nlh, TCA_ACT_KIND, "gact");
+	struct nlattr *o = mnl_attr_nest_start(nlh, TCA_ACT_OPTIONS);
+	mnl_attr_put(nlh, 0, 2, "\x05\x00");
+	mnl_attr_put(nlh, TCA_GACT_PARMS, sizeof(gen), gen);
+	mnl_attr_put_u32(nlh, 0, 77);
+	mnl_attr_nest_end(nlh, o);
+	mnl_attr_nest_end(nlh, act);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_int_equal(f->s->actions[0].index, 9);
 }
 
 static void test_pkt64_pairs_with_preceding(void **state)
@@ -585,6 +787,11 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_terse_flower, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_full_u32_several_actions, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_full_matchall, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_full_dump_index_of_every_kind, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_pedit_ex_index, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_short_parms_rejected, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_unspec_not_parms, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pkt64_pairs_with_preceding, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pkt64_after_basic_only, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pkt64_orphan_rejected, setup, teardown),

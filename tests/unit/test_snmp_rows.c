@@ -164,6 +164,34 @@ static void test_timestamps_follow_the_master(void **state)
 	assert_int_equal(tcx_snmp_timestamp((1ULL << 32) + 110, -10), 100);
 }
 
+/* A target's dump can go from terse (flower rows have no action index) to
+ * full (they have) and back, as filters of other classifiers come and go:
+ * the row is the same, with the same counters, so it keeps its SNMP index
+ * and has no discontinuity. */
+static void test_action_index_known_or_not(void **state)
+{
+	struct tcx_snmp_ids ids;
+	const struct spec terse[] = {{"", 10, 1, 1000, 0}, {"", 20, 1, 1000, 0}};
+	const struct spec full[] = {{"", 10, 1, 1100, 7}, {"", 20, 1, 1100, 8}};
+	const struct spec terse2[] = {{"", 10, 1, 1200, 0}, {"", 20, 1, 1200, 0}};
+	struct tcx_snmp_rows r1, r2, r3;
+
+	tcx_snmp_ids_init(&ids);
+	r1 = build(&ids, terse, 2, 50, NULL, 0);
+	r2 = build(&ids, full, 2, 60, &r1, 0);
+	r3 = build(&ids, terse2, 2, 70, &r2, 0);
+	assert_int_equal(index_of(&r3, 10), 1);
+	assert_int_equal(index_of(&r3, 20), 2);
+	assert_int_equal(tcx_snmp_rows_find(&r2, 1)->discontinuity, 0);
+	assert_int_equal(tcx_snmp_rows_find(&r3, 1)->discontinuity, 0);
+	assert_int_equal(tcx_snmp_rows_find(&r3, 2)->discontinuity, 0);
+	assert_int_equal(r3.last_change, 50); /* the same rows all along */
+	tcx_snmp_rows_free(&r1);
+	tcx_snmp_rows_free(&r2);
+	tcx_snmp_rows_free(&r3);
+	tcx_snmp_ids_free(&ids);
+}
+
 static void test_failed_target_keeps_indices(void **state)
 {
 	struct tcx_snmp_ids ids;
@@ -292,6 +320,7 @@ int main(void)
 	        cmocka_unit_test(test_indices_are_stable_and_never_reused),
 	        cmocka_unit_test(test_discontinuity_on_reset_and_replace),
 	        cmocka_unit_test(test_timestamps_follow_the_master),
+	        cmocka_unit_test(test_action_index_known_or_not),
 	        cmocka_unit_test(test_failed_target_keeps_indices),
 	        cmocka_unit_test(test_getnext_order),
 	        cmocka_unit_test(test_scale),

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The cases of tests/vm/run.sh, run INSIDE the test VM (Debian's kernel with
-# flower, matchall, u32, gact, mirred, police). Nothing is compared here:
+# flower, matchall, u32 and every action kind but xt/ipt). Nothing is compared here:
 # each case sets up its filters in a network namespace of its own, sends
 # traffic, then captures, for each of its runs,
 #   tc -s -j filter show ... of every target   (tc-RUN-pre-TARGET.json)
@@ -26,7 +26,7 @@ set -euo pipefail
 TC=/sbin/tc
 IP=/sbin/ip
 TCX=/tcx/tcexporter
-CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete)
+CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions)
 
 # shellcheck disable=SC1091
 [ ! -f /tcx/env ] || . /tcx/env
@@ -331,6 +331,67 @@ c8_delete() {
 	collect r1 c.yaml d8a-egress d8b-egress
 	$IP link del d8a
 	collect r2 c.yaml d8b-egress
+}
+
+c9_actions() {
+	# Every action kind of the kernel (but xt and ipt: tc needs iptables'
+	# extensions for them), each with an index of its own, on a u32 filter (a
+	# full dump: the index is in each kind's parameters, pedit ex's under
+	# TCA_PEDIT_PARMS_EX) and on a flower filter, each filter with its own
+	# datagrams. The first 16 on d9 (u32) and d9f (flower, a terse dump: no
+	# index), run r, compared with tc. The last 4 on d9s (u32 and flower: a
+	# full dump for both), run s, checked against the indices given here:
+	# iproute2 6.1's tc -j prints nat's kind as "type", gate without its
+	# kind, simple and skbmod as plain text.
+	local kinds=(
+		"gact pass"
+		"mirred egress mirror dev d9m"
+		"police rate 1mbit burst 10k conform-exceed pipe"
+		"pedit ex munge ip ttl set 10 pipe"
+		"pedit munge offset 8 u8 set 10 pipe"
+		"skbedit mark 5 pipe"
+		"tunnel_key set src_ip 10.9.9.1 dst_ip 10.9.9.2 id 7 dst_port 4789 pipe"
+		"vlan push id 10 pipe"
+		"csum ip4h udp pipe"
+		"ct"
+		"bpf bytecode-file ret.bpf pipe"
+		"sample rate 10 group 5 pipe"
+		"connmark pipe"
+		"ctinfo cpmark pipe"
+		"mpls push label 20 pipe"
+		"ife encode allow mark dst 02:15:15:15:15:15 pipe"
+		"nat egress 10.9.8.1/32 10.9.8.2 pipe"
+		"gate sched-entry open 200000000 -1 -1"
+		"simple sdata hello pipe"
+		"skbmod swap mac pipe"
+	)
+	local i k a u f ua fa
+	dummy d9 10.9.0.1/24
+	dummy d9f 10.9.1.1/24
+	dummy d9s 10.9.2.1/24
+	dummy d9m
+	for u in d9 d9f d9s; do $TC qdisc add dev "$u" clsact; done
+	echo '1,6 0 0 4294967295' >ret.bpf # classic BPF: return -1
+	for i in "${!kinds[@]}"; do
+		k=$((i + 10))
+		if [ "$i" -lt 16 ]; then
+			u=d9 ua=10.9.0.$k f=d9f fa=10.9.1.$k
+		else
+			u=d9s ua=10.9.2.$k f=d9s fa=10.9.2.$((k + 100))
+		fi
+		# shellcheck disable=SC2206 # the words of the action
+		a=(${kinds[$i]})
+		filt $u egress pref 10 protocol ip u32 match ip dst "$ua/32" \
+			action "${a[@]}" index $((100 + i)) cookie "$(printf '9%03x' "$k")"
+		filt $f egress pref 20 protocol ip flower dst_ip "$fa" \
+			action "${a[@]}" index $((200 + i)) cookie "$(printf 'f%03x' "$k")"
+		udp "$ua" 1 $((10 + i))
+		udp "$fa" 2 $((10 + i))
+	done
+	config c.yaml '{dev: d9, parent: egress}' '{dev: d9f, parent: egress}'
+	collect r c.yaml d9-egress d9f-egress
+	config s.yaml '{dev: d9s, parent: egress}'
+	tcx s s.yaml
 }
 
 "$CASE"

@@ -2,7 +2,7 @@
 # Real-kernel test: boots Debian's own kernel (linux-image-amd64, 6.1 on
 # Debian 12) under QEMU with an initramfs built here from this machine's
 # files, runs the cases of tests/vm/cases.sh inside it (flower, matchall, u32,
-# gact, mirred, police, chains, shared blocks, traffic, replace, delete), and
+# every action kind, chains, shared blocks, traffic, replace, delete), and
 # compares on the host, row by row and counter by counter, every
 # `tcexporter --once` output (JSON and Prometheus) with the `tc -s -j filter
 # show` output captured in the VM right before and right after it
@@ -53,6 +53,8 @@ mkdir -p "$share"
 note "initramfs for $VM_KERNEL ($VM_KVER)"
 vm_init_root "$root"
 vm_add_modules "$root" cls_flower cls_matchall cls_u32 act_gact act_mirred act_police \
+	act_pedit act_skbedit act_tunnel_key act_vlan act_csum act_ct act_bpf act_nat act_sample \
+	act_connmark act_ctinfo act_skbmod act_mpls act_gate act_ife act_meta_mark act_simple \
 	sch_ingress dummy veth
 vm_add_bin "$root" /sbin/tc /sbin/tc
 vm_add_bin "$root" /sbin/ip /sbin/ip
@@ -234,7 +236,7 @@ done
 
 for f in json prom; do
 	for cr in c1_flower/r c2_mixed/r c3_multi/r c4_chains/r c5_block/r c6_traffic/r \
-		c7_replace/r1 c7_replace/r2 c8_delete/r1; do
+		c7_replace/r1 c7_replace/r2 c8_delete/r1 c9_actions/r c9_actions/s; do
 		check "${cr%/*}/${cr#*/}: tcexporter $f exit 0" run_ok "${cr%/*}" "${cr#*/}" "$f" 0
 	done
 	check "c8_delete/r2: tcexporter $f exit 1" run_ok c8_delete r2 "$f" 1
@@ -323,6 +325,31 @@ gone() {
 		'tc_scrape_collector_success{dev="d8b",parent="egress"} 1'
 }
 check "c8_delete/r2: d8a reported failed and named, d8b collected" gone
+
+note "9. every action kind: the index of each from a full dump, none from a terse one"
+compare_run c9_actions r d9-egress:full:1:1 d9f-egress:terse:1:0 -- --min-distinct-bytes 30
+indices() {
+	"$PYTHON" - "$share/c9_actions/r.json.out" "$share/c9_actions/s.json.out" <<'PY'
+import json, sys
+rows = [json.loads(l) for p in sys.argv[1:] for l in open(p)]
+bad = []
+def by_index(pairs):  # null (None) first
+    return sorted(pairs, key=lambda p: (p[0] is not None, p[0] or 0, p[1]))
+u32 = by_index((r["index"], r["action"]) for r in rows if r["kind"] == "u32")
+if [i for i, _ in u32] != list(range(100, 120)) or len({a for _, a in u32}) != 19:
+    bad.append("u32 rows (index, action): %r, want indices 100..119 on 19 kinds" % u32)
+terse = [r["index"] for r in rows if r["dev"] == "d9f"]
+if len(terse) != 16 or any(i is not None for i in terse):
+    bad.append("d9f's flower rows (terse): indices %r, want 16 nulls" % terse)
+full = by_index((r["index"], r["action"]) for r in rows if r["dev"] == "d9s" and r["kind"] == "flower")
+if full != [(216, "nat"), (217, "gate"), (218, "simple"), (219, "skbmod")]:
+    bad.append("d9s's flower rows (full dump): %r, want indices 216..219" % full)
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+check "c9_actions: the indices given, from full dumps (19 kinds), none from a terse one" indices
+meta c9_actions s 'dev="d9s",parent="egress"' full 1 1
 
 end=$(date +%s%N)
 echo "kernel $VM_KVER: ${#cases[@]} cases, $n_checks checks, ${#failed[@]} failed," \
