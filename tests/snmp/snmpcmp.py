@@ -67,7 +67,7 @@ COL_TYPE = {2: "STRING", 3: "STRING", 4: "INTEGER", 5: "Gauge32", 6: "STRING", 7
             14: "STRING", 15: "Counter64", 16: "Counter64", 17: "Counter64", 18: "Counter64",
             19: "Counter32", 20: "Counter32", 21: "Timeticks"}
 SCALAR_TYPE = {1: "Gauge32", 2: "Timeticks", 3: "Timeticks", 4: "INTEGER", 5: "Gauge32"}
-IDENT = ("device", "parent", "chain", "pref", "protocol", "handle", "order")
+IDENT = ("device", "parent", "chain", "pref", "protocol", "handle", "order", "cookie")
 COUNTERS = ("bytes", "packets", "drops", "overlimits")
 
 
@@ -163,7 +163,7 @@ def walk_rows(w, errors):
 
 
 def ident_key(r):
-    return "%s|%s|%s|%s|%s|%s|%s" % tuple(r[k] for k in IDENT)
+    return "|".join(str(r[k]) for k in IDENT)
 
 
 def walk_labels(w):
@@ -235,7 +235,7 @@ def parse_metrics(path):
             r = {"device": labels.get("dev"), "parent": labels.get("parent"),
                  "chain": int(labels.get("chain", 0)), "pref": int(labels["pref"]),
                  "protocol": labels.get("protocol"), "handle": labels.get("handle"),
-                 "order": int(labels["order"])}
+                 "order": int(labels["order"]), "cookie": labels.get("cookie", "")}
             k = ident_key(r)
             d = rows.setdefault(k, {"labels": labels})
             v = m.group(3)

@@ -132,25 +132,36 @@ snmpcmp check-change --before "$WORK/w1.txt" --after "$WORK/w2.txt" --gone 2 --n
 out=$(sget "$TCX_ACTION_ENTRY.3.$gone_idx" 2>&1) || fail "snmpget failed: $out"
 grep -q 'No Such Instance' <<<"$out" || fail "the deleted row $gone_idx still answers: $out"
 
-note "2. replace pref 1 (handle $h1) with cookie 0101: counters restart"
+note "2. replace pref 1 (handle $h1), same cookie: counters restart, same row"
 lc_before=$(timeticks "$OID_LAST_CHANGE")
-filt replace dev v0 ingress pref 1 protocol ip handle "$h1" u32 match ip dst 10.6.0.2/32 \
-	action "${m0[@]}" cookie 0101
-traffic 10.6.0.2 2 100
-# Wait until the replacement reached the agent (the row's cookie changed).
 idx1=$(index_of "$WORK/w2.txt" 01)
+[ -n "$idx1" ] || fail "2: no row with cookie 01"
+disc_before=$(snmp_value "$TCX_ACTION_ENTRY.21.$idx1")
+filt replace dev v0 ingress pref 1 protocol ip handle "$h1" u32 match ip dst 10.6.0.2/32 \
+	action "${m0[@]}" cookie 01
+traffic 10.6.0.2 2 100
+# Wait until the replacement reached the agent (the row's discontinuity time moved).
 deadline=$((SECONDS + 10))
-until [ "$(snmp_value "$TCX_ACTION_ENTRY.14.$idx1")" = "01 01" ]; do
+until [ "$(snmp_value "$TCX_ACTION_ENTRY.21.$idx1")" != "$disc_before" ]; do
 	[ "$SECONDS" -lt "$deadline" ] ||
-		fail "row $idx1 did not show cookie 0101 within 10 s: $(snmp_value "$TCX_ACTION_ENTRY.14.$idx1")"
+		fail "row $idx1 kept discontinuity time $disc_before for 10 s after its replacement"
 	sleep 0.1
 done
-check_all w3
-snmpcmp check-replace --before "$WORK/w2.txt" --after "$WORK/w3.txt" --pref 1 --cookie 0101 ||
+check_all w2r
+snmpcmp check-replace --before "$WORK/w2.txt" --after "$WORK/w2r.txt" --pref 1 ||
 	fail "2: the replaced filter's row is wrong"
 lc3=$(timeticks "$OID_LAST_CHANGE")
 [ "$lc3" = "$lc_before" ] ||
 	fail "2: tcxActionTableLastChange moved ($lc_before -> $lc3) though no row came or went"
+
+note "2b. replace pref 1 with cookie 0101: another rule, a new row"
+filt replace dev v0 ingress pref 1 protocol ip handle "$h1" u32 match ip dst 10.6.0.2/32 \
+	action "${m0[@]}" cookie 0101
+lc3=$(wait_last_change "$lc3" 10)
+traffic 10.6.0.2 2 100
+check_all w3
+snmpcmp check-change --before "$WORK/w2r.txt" --after "$WORK/w3.txt" --gone 1 --new 1 ||
+	fail "2b: the filter with a new cookie did not get a new row"
 
 note "3. delete pref 4, then add it again: a new index"
 idx4=$(index_of "$WORK/w3.txt" 04)
