@@ -711,6 +711,7 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
                                 size_t errlen)
 {
 	struct tcx_http *h = calloc(1, sizeof(*h));
+	struct server *from[TCX_MAX_LISTEN];
 	pthread_condattr_t ca;
 	int e;
 
@@ -733,40 +734,58 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
 		return NULL;
 	}
 	h->reaper_running = 1;
+	/* The server of prev on the same address, each used once. */
 	for (size_t i = 0; i < cfg->n_listen; i++) {
-		struct server *s = &h->srv[h->n];
-		int fd = -1;
-
-		/* The same address as a running server: take over its listen
-		 * socket, so that no connection is refused or reset meanwhile;
-		 * the old server stops accepting and finishes what it has. */
-		for (size_t j = 0; prev && j < prev->n; j++) {
+		from[i] = NULL;
+		for (size_t j = 0; prev && j < prev->n && !from[i]; j++) {
 			struct server *o = &prev->srv[j];
+			int used = 0;
 
-			if (o->quiesced || strcmp(o->addr, cfg->listen[i]) != 0)
+			for (size_t k = 0; k < i; k++)
+				used |= from[k] == o;
+			if (!o->quiesced && !used && strcmp(o->addr, cfg->listen[i]) == 0)
+				from[i] = o;
+		}
+	}
+	/* Addresses of their own first, then the ones taken over from prev:
+	 * when an address cannot be had (in use, say), prev still has every
+	 * listen socket and goes on as before. */
+	for (int takeover = 0; takeover < 2; takeover++) {
+		for (size_t i = 0; i < cfg->n_listen; i++) {
+			struct server *o = from[i];
+			struct server *s = &h->srv[h->n];
+			int fd = -1;
+
+			if (!!o != takeover)
 				continue;
-			fd = MHD_quiesce_daemon(o->d);
-			if (fd != MHD_INVALID_SOCKET)
-				o->quiesced = 1;
-			else
-				fd = -1;
-			break;
+			/* The same address as a running server: take over its
+			 * listen socket, so that no connection is refused or
+			 * reset meanwhile; the old server stops accepting and
+			 * finishes what it has. */
+			if (o) {
+				fd = MHD_quiesce_daemon(o->d);
+				if (fd != MHD_INVALID_SOCKET)
+					o->quiesced = 1;
+				else
+					fd = -1;
+			}
+			s->h = h;
+			s->addr = cfg->listen[i];
+			errno = 0;
+			s->d = start_one(s, cfg, web, cfg->listen[i], fd, err, errlen);
+			if (!s->d) {
+				if (fd >= 0)
+					close(fd);
+				tcx_http_stop(h);
+				return NULL;
+			}
+			pthread_mutex_lock(&h->lock);
+			h->n++; /* the reaper looks at it from now on */
+			pthread_cond_signal(&h->wake);
+			pthread_mutex_unlock(&h->lock);
+			log_info("listening on %s%s", cfg->listen[i],
+			         web && web->cert_pem ? " (TLS)" : "");
 		}
-		s->h = h;
-		s->addr = cfg->listen[i];
-		errno = 0;
-		s->d = start_one(s, cfg, web, cfg->listen[i], fd, err, errlen);
-		if (!s->d) {
-			if (fd >= 0)
-				close(fd);
-			tcx_http_stop(h);
-			return NULL;
-		}
-		pthread_mutex_lock(&h->lock);
-		h->n++; /* the reaper looks at it from now on */
-		pthread_cond_signal(&h->wake);
-		pthread_mutex_unlock(&h->lock);
-		log_info("listening on %s%s", cfg->listen[i], web && web->cert_pem ? " (TLS)" : "");
 	}
 	return h;
 }

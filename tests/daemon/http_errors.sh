@@ -8,7 +8,9 @@
 #     (HTTP/2.0): each code counts exactly its requests;
 #   - a second daemon on the address of a running one exits 1 within 10 s
 #     and names the address taken (no SO_REUSEPORT sharing of the port); the
-#     first one keeps serving every request.
+#     first one keeps serving every request;
+#   - a reload that adds an address in use (between two the daemon keeps)
+#     is rejected, naming the address, and both kept addresses answer.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
@@ -25,7 +27,8 @@ in_netns TCXD_HTTP_ERRORS_INSIDE -n
 t_start=$(date +%s%N)
 tcxd_setup
 netns_basics
-read -r port < <(free_ports 1)
+read -r port port2 port3 < <(free_ports 3 | tr '\n' ' '
+	echo)
 cat >"$WORK/tcx.yaml" <<YAML
 interval: 1s
 targets: [{all: true}]
@@ -110,6 +113,38 @@ grep -E "error: .*127\.0\.0\.1:$port.*in use" "$WORK/second.err" ||
 	fail "the second daemon does not say that 127.0.0.1:$port is in use: $(cat "$WORK/second.err")"
 for i in $(seq 1 20); do
 	[ "$(http_code "$base/metrics")" = 200 ] || fail "request $i to the first daemon failed"
+done
+daemon_alive "$pid" tcx
+
+note "a reload that adds an address in use"
+# hold.py PORT: listens on 127.0.0.1:PORT (no SO_REUSEPORT) until killed.
+cat >"$WORK/hold.py" <<'PY'
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen()
+print("listening", flush=True)
+time.sleep(3600)
+PY
+bg_start hold "$PYTHON" "$WORK/hold.py" "$port2"
+deadline=$((SECONDS + 10))
+until grep -q listening "$WORK/hold.out"; do
+	[ "$SECONDS" -lt "$deadline" ] || fail "hold.py did not listen: $(cat "$WORK/hold.err")"
+	sleep 0.1
+done
+listen() { sed -i "s/^  listen: .*/  listen: [$1]/" "$WORK/tcx.yaml"; }
+listen "\"127.0.0.1:$port\", \"127.0.0.1:$port3\""
+mark_log
+kill -HUP "$pid"
+wait_log 10 'configuration reloaded'
+wait_http 200 10 "http://127.0.0.1:$port3/metrics"
+listen "\"127.0.0.1:$port\", \"127.0.0.1:$port2\", \"127.0.0.1:$port3\""
+mark_log
+kill -HUP "$pid"
+wait_log 10 "reload rejected: cannot listen on 127\.0\.0\.1:$port2: Address already in use"
+for p in "$port" "$port3"; do
+	[ "$(http_code "http://127.0.0.1:$p/metrics")" = 200 ] ||
+		fail "127.0.0.1:$p does not answer after the rejected reload"
 done
 daemon_alive "$pid" tcx
 stop_tcx "$pid" tcx 5

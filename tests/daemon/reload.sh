@@ -93,20 +93,6 @@ wait_metric() {
 		sleep 0.2
 	done
 }
-# wait_log SECONDS PATTERN: waits until the daemon's stderr matches.
-# mark_log: wait_log looks only at what the daemon logs after this point, so
-# that a line logged by an earlier reload cannot answer for a later one.
-LOG_MARK=0
-mark_log() {
-	LOG_MARK=$(wc -c <"$WORK/tcx.err")
-}
-wait_log() {
-	local deadline=$((SECONDS + $1))
-	until tail -c +$((LOG_MARK + 1)) "$WORK/tcx.err" | grep -qE -- "$2"; do
-		[ "$SECONDS" -lt "$deadline" ] || fail "the daemon did not log '$2' within $1 s"
-		sleep 0.1
-	done
-}
 collections() {
 	fetch_metrics "$WORK/c.txt"
 	metric_value "$WORK/c.txt" tc_exporter_collections_total
