@@ -11,16 +11,16 @@
  * Slow clients. libmicrohttpd's connection timeout measures inactivity only,
  * so a client sending one header byte per second holds its connection for
  * ever, and enough of them hold every slot. Here each connection is tracked
- * from libmicrohttpd's connection notifications (struct conn): while it
- * waits for the headers of a request it is on its server's `waiting` list,
- * oldest first, and
- *   - a request must complete its headers within `timeout` of the
- *     connection's start (or of the end of the previous response): a reaper
- *     thread closes the connections that have not;
+ * from libmicrohttpd's connection notifications (struct conn): until the
+ * handler has the whole of a request (headers and body) it is on its
+ * server's `waiting` list, oldest first, and
+ *   - a request must be complete within `timeout` of the connection's start
+ *     (or of the end of the previous response): a reaper thread closes the
+ *     connections whose request is not;
  *   - max_connections is enforced here: a connection beyond it closes the
- *     oldest connection still waiting for headers (the new one itself when
- *     every other one is in a request), so clients that send their request
- *     at once always find a slot. libmicrohttpd's own limit is set above,
+ *     oldest connection still waiting for a request (the new one itself
+ *     when every other one is being answered), so clients that send their
+ *     request at once always find a slot. libmicrohttpd's own limit is set above,
  *     for the connections closed here that its threads have not cleaned up
  *     yet.
  * "Closing" is shutdown() of the socket: the connection's thread sees the end
@@ -56,9 +56,9 @@ struct tcx_http;
 struct conn {
 	struct server *srv;
 	int fd;
-	int waiting;              /* on srv->waiting: no complete request headers yet */
+	int waiting;              /* on srv->waiting: no complete request yet */
 	int closed;               /* shut down here: no longer counted in srv->live */
-	uint64_t since_ms;        /* when it began to wait for the current headers */
+	uint64_t since_ms;        /* when it began to wait for the current request */
 	struct conn *prev, *next; /* on srv->waiting */
 };
 
@@ -69,7 +69,7 @@ struct server {
 	const char *addr;         /* borrowed from the configuration */
 	int quiesced;             /* its listen socket went to a successor */
 	size_t live;              /* connections not closed here */
-	struct conn *head, *tail; /* waiting for headers, oldest first */
+	struct conn *head, *tail; /* waiting for a request, oldest first */
 };
 
 struct tcx_http {
@@ -78,7 +78,7 @@ struct tcx_http {
 	size_t n;
 	struct tcx_webconfig *web; /* what the TLS settings of these daemons came from */
 	unsigned max_connections;  /* per server */
-	uint64_t deadline_ms;      /* for a request's headers */
+	uint64_t deadline_ms;      /* for a whole request */
 	pthread_mutex_t lock;      /* the servers' connection lists and counts */
 	pthread_cond_t wake;       /* the reaper waits on it (CLOCK_MONOTONIC) */
 	pthread_t reaper;
@@ -251,8 +251,9 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 	}
 }
 
-/* The handler has the headers of a request: no deadline until it ends. */
-static void request_started(struct tcx_http *h, struct MHD_Connection *mc)
+/* The handler has a whole request (headers and body): no deadline until its
+ * answer has been sent. */
+static void request_received(struct tcx_http *h, struct MHD_Connection *mc)
 {
 	struct conn *c = conn_of(mc);
 
@@ -264,7 +265,7 @@ static void request_started(struct tcx_http *h, struct MHD_Connection *mc)
 }
 
 /* MHD_OPTION_NOTIFY_COMPLETED: a request the handler saw has ended; the
- * connection now waits for the headers of the next one. */
+ * connection now waits for the next one. */
 static void on_completed(void *cls, struct MHD_Connection *mc, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -545,13 +546,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 
 	if (!*req_cls) {
 		*req_cls = (void *)&first_call;
-		request_started(h, c);
 		return MHD_YES;
 	}
 	if (*upload_data_size) { /* a body we have no use for */
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	request_received(h, c);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return reply(h->st, c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 		             "method not allowed: use GET or HEAD\n", MHD_HTTP_HEADER_ALLOW,

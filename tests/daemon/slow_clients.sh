@@ -1,9 +1,11 @@
 #!/bin/bash
 # Slow clients cannot lock Prometheus out, in a private network namespace
 # (root); max_connections 256, max_connections_per_ip 64, timeout 3s:
-#   - the header deadline: a client that sends one header byte every 0.5 s
+#   - the request deadline: a client that sends one header byte every 0.5 s
 #     (never idle long enough for the inactivity timeout) is closed about
-#     3 s after it connected, not kept for as long as it keeps sending;
+#     3 s after it connected, not kept for as long as it keeps sending; so
+#     is one that sends its headers at once, then its body one byte every
+#     0.5 s;
 #   - the attack: 12 addresses (127.0.0.2 to 127.0.0.13) x 64 connections
 #     (768, three times max_connections), each sending one header byte per
 #     second, every connection the server closes reopened at once, for a
@@ -40,18 +42,24 @@ pid=$TCX_PID
 base=http://127.0.0.1:$port
 wait_http 200 30 "$base/healthz"
 
-note "header deadline: one header byte every 0.5 s from 127.0.0.14"
-# drip.py SRC PORT MAX_S: sends a request's headers one byte every 0.5 s,
-# never the end; prints how long the server kept the connection open
-# ("open" when it still was after MAX_S).
+note "request deadline: one byte every 0.5 s from 127.0.0.14"
+# drip.py SRC PORT MAX_S headers|body: sends a request's headers one byte
+# every 0.5 s and never ends them; or sends headers announcing a body at
+# once, then the body one byte every 0.5 s. Prints how long the server kept
+# the connection open ("open" when it still was after MAX_S).
 cat >"$WORK/drip.py" <<'PY'
 import socket, sys, time
-src, port, max_s = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+src, port, max_s, mode = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 s = socket.socket()
 s.bind((src, 0))
 s.connect(("127.0.0.1", port))
 s.settimeout(0.5)
-head = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: "
+head = b"GET /metrics HTTP/1.1\r\nHost: x\r\n"
+if mode == "body":
+    s.sendall(head + b"Content-Length: 100000\r\n\r\n")
+    head = b""
+else:
+    head += b"X-Slow: "
 t0 = time.monotonic()
 i = 0
 while time.monotonic() - t0 < max_s:
@@ -69,12 +77,14 @@ else:
     sys.exit(0)
 print("%.2f" % (time.monotonic() - t0))
 PY
-kept=$("$PYTHON" "$WORK/drip.py" 127.0.0.14 "$port" 10)
-[ "$kept" != open ] ||
-	fail "a client sending one header byte every 0.5 s was still connected after 10 s (timeout: 3s)"
-note "closed after $kept s"
-awk -v k="$kept" 'BEGIN { exit !(k >= 2.5 && k < 5) }' ||
-	fail "the slow client was closed after $kept s, expected about 3 s (the timeout)"
+for mode in headers body; do
+	kept=$("$PYTHON" "$WORK/drip.py" 127.0.0.14 "$port" 10 $mode)
+	[ "$kept" != open ] ||
+		fail "a client sending its $mode one byte every 0.5 s was still connected after 10 s (timeout: 3s)"
+	note "$mode one byte every 0.5 s: closed after $kept s"
+	awk -v k="$kept" 'BEGIN { exit !(k >= 2.5 && k < 5) }' ||
+		fail "the client sending its $mode slowly was closed after $kept s, expected about 3 s (the timeout)"
+done
 
 note "768 slow connections from 127.0.0.2-13 vs 20 scrapes from 127.0.0.1"
 # slowloris.py PORT SECONDS READY: 64 connections from each of 127.0.0.2 to
