@@ -20,9 +20,9 @@
  *   - max_connections is enforced here: a connection beyond it closes the
  *     oldest connection still waiting for a request (the new one itself
  *     when every other one is being answered), so clients that send their
- *     request at once always find a slot. libmicrohttpd's own limit is set above,
- *     for the connections closed here that its threads have not cleaned up
- *     yet.
+ *     request at once always find a slot. libmicrohttpd's own limit is set
+ *     above it, for the connections closed here that its threads have not
+ *     cleaned up yet.
  * "Closing" is shutdown() of the socket: the connection's thread sees the end
  * of the stream and closes it as if the client had. It is done under
  * `lock`, which the close notification also takes, and libmicrohttpd closes
@@ -49,8 +49,6 @@
 #include "agent/log.h"
 #include "agent/render.h"
 #include "config.h"
-
-struct tcx_http;
 
 /* One connection (its socket context). */
 struct conn {
