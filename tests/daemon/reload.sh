@@ -10,8 +10,8 @@
 #     collection, tc_exporter_config_last_reload_successful back to 1;
 #   - tc_exporter_http_requests_total{code} counts 200, 404, 405, 401;
 #   - 40 SIGHUPs changing the connection limits (same port, new servers
-#     started on the old listen socket before the old ones stop): no request of 12
-#     polling threads fails meanwhile;
+#     started on the old listen socket before the old ones stop): no
+#     request of 12 polling threads fails meanwhile;
 #   - SIGHUP changing the listen port: the new port answers, the old stops;
 #   - SIGTERM and SIGINT: exit 0 within 2 s (measured);
 #   - the same under valgrind (memcheck, leaks): a few collections, scrapes
