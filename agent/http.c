@@ -593,9 +593,10 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	while (n && msg[n - 1] == '\n')
 		msg[--n] = '\0';
 	/* Per-connection events a client can cause at will: not warnings, or
-	 * one client could flood the log. */
+	 * one client could flood the log. A failed bind: start_one() reports
+	 * it, naming the address. */
 	if (answered || strstr(msg, "connection limit") || strstr(msg, "handshake") ||
-	    strstr(msg, "TLS") || strstr(msg, "closed"))
+	    strstr(msg, "TLS") || strstr(msg, "closed") || strstr(msg, "Failed to bind"))
 		log_debug("http: %s", msg);
 	else
 		log_warnx("http: %s", msg);
