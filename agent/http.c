@@ -596,7 +596,8 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	 * one client could flood the log. A failed bind: start_one() reports
 	 * it, naming the address. */
 	if (answered || strstr(msg, "connection limit") || strstr(msg, "handshake") ||
-	    strstr(msg, "TLS") || strstr(msg, "closed") || strstr(msg, "Failed to bind"))
+	    strstr(msg, "TLS") || strstr(msg, "closed") || strstr(msg, "Closing connection") ||
+	    strstr(msg, "in pool") || strstr(msg, "Failed to bind"))
 		log_debug("http: %s", msg);
 	else
 		log_warnx("http: %s", msg);

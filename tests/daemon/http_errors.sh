@@ -5,7 +5,8 @@
 #     answered and counted in tc_exporter_http_requests_total: 400 (a
 #     malformed Content-Length), 413 (a Content-Length beyond 64 bits), 414
 #     (a request line longer than the buffer), 431 (a 64 KiB header), 505
-#     (HTTP/2.0): each code counts exactly its requests;
+#     (HTTP/2.0): each code counts exactly its requests, and none is logged
+#     as a warning;
 #   - a second daemon on the address of a running one exits 1 within 10 s
 #     and names the address taken (no SO_REUSEPORT sharing of the port); the
 #     first one keeps serving every request;
@@ -97,6 +98,11 @@ while :; do
 	sleep 0.3
 done
 grep '^tc_exporter_http_requests_total' "$WORK/m.txt"
+# A client can send these at will: no warning for any, or one client could
+# flood the log.
+if grep 'warning: http:' "$WORK/tcx.err" >&2; then
+	fail "malformed requests were logged as warnings (above)"
+fi
 daemon_alive "$pid" tcx
 
 note "a second daemon on the same address"
