@@ -18,9 +18,12 @@
  *     (or of the end of the previous response): a reaper thread closes the
  *     connections whose request is not;
  *   - max_connections is enforced here: a connection beyond it closes the
- *     oldest connection still waiting for a request (the new one itself
- *     when every other one is being answered), so clients that send their
- *     request at once always find a slot. libmicrohttpd's own limit is set
+ *     oldest connection still waiting for a request from the same client
+ *     address, else the oldest of all (the new one itself when every other
+ *     one is being answered). So clients that send their request at once
+ *     always find a slot, and a few addresses that keep reconnecting close
+ *     their own connections, not the slot of a client that takes a while
+ *     (a TLS handshake over a long path) to send its request. libmicrohttpd's own limit is set
  *     above it, for the connections closed here that its threads have not
  *     cleaned up yet.
  * "Closing" is shutdown() of the socket: the connection's thread sees the end
@@ -57,6 +60,8 @@ struct conn {
 	int waiting;              /* on srv->waiting: no complete request yet */
 	int closed;               /* shut down here: no longer counted in srv->live */
 	uint64_t since_ms;        /* when it began to wait for the current request */
+	int family;               /* of the client address: AF_INET or AF_INET6 */
+	unsigned char client[16]; /* the client address */
 	struct conn *prev, *next; /* on srv->waiting */
 };
 
@@ -163,6 +168,20 @@ static void close_waiting(struct conn *c)
 	shutdown(c->fd, SHUT_RDWR);
 }
 
+static int same_client(const struct conn *a, const struct conn *b)
+{
+	return a->family == b->family && memcmp(a->client, b->client, sizeof(a->client)) == 0;
+}
+
+/* The connection to close for c, the newest, when s is beyond its limit. */
+static struct conn *to_close(struct server *s, const struct conn *c)
+{
+	for (struct conn *x = s->head; x; x = x->next)
+		if (x != c && same_client(x, c))
+			return x;
+	return s->head;
+}
+
 /* Close the connections of s past their deadline; returns the next
  * deadline (UINT64_MAX: none). */
 static uint64_t reap(struct server *s, uint64_t now)
@@ -229,13 +248,21 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 		}
 		c->srv = s;
 		c->fd = ci->connect_fd;
+		ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (ci && ci->client_addr->sa_family == AF_INET) {
+			c->family = AF_INET;
+			memcpy(c->client, &((struct sockaddr_in *)ci->client_addr)->sin_addr, 4);
+		} else if (ci && ci->client_addr->sa_family == AF_INET6) {
+			c->family = AF_INET6;
+			memcpy(c->client, &((struct sockaddr_in6 *)ci->client_addr)->sin6_addr, 16);
+		}
 		*socket_context = c;
 		pthread_mutex_lock(&h->lock);
 		s->live++;
 		wait_push(c, now);
 		reap(s, now);
 		while (s->live > h->max_connections && s->head)
-			close_waiting(s->head);
+			close_waiting(to_close(s, c));
 		pthread_mutex_unlock(&h->lock);
 	} else if (c) {
 		pthread_mutex_lock(&h->lock);
