@@ -6,8 +6,8 @@
  * reloads the configuration and the web configuration: a new configuration
  * that does not load is logged and rejected, and the running one stays. A
  * change of listen addresses, limits or TLS material starts the new HTTP
- * servers before the old ones stop (SO_REUSEPORT), so /metrics keeps
- * answering. SIGTERM and SIGINT stop the collector and the servers, join
+ * servers before the old ones stop, on the old ones' listen sockets where
+ * the address stays, so /metrics keeps answering. SIGTERM and SIGINT stop the collector and the servers, join
  * every thread and exit 0. */
 #include <errno.h>
 #include <signal.h>
@@ -354,11 +354,11 @@ static void reload(struct daemon *d)
 		nh = tcx_http_start(st, &cfg->http, web, d->http, err, sizeof(err));
 		if (!nh && tcx_http_handed_over(d->http)) {
 			/* Some old servers stopped accepting already: serve the old
-			 * settings from fresh servers (SO_REUSEPORT), then retire
-			 * the old ones. */
+			 * settings from fresh servers (on the listen sockets of the
+			 * old ones that still accept), then retire the old ones. */
 			char err2[300];
 			struct tcx_http *again = tcx_http_start(st, &d->http_cfg->http, oldweb,
-			                                        NULL, err2, sizeof(err2));
+			                                        d->http, err2, sizeof(err2));
 
 			if (again) {
 				tcx_http_stop(d->http);

@@ -22,8 +22,9 @@ enum tcx_variant {
 	TCX_VAR__MAX,
 };
 
-/* HTTP statuses counted in tc_exporter_http_requests_total. */
-#define TCX_HTTP_CODES 10
+/* HTTP statuses counted in tc_exporter_http_requests_total: the handler's,
+ * and the ones libmicrohttpd answers itself (400, 413, 414, 431, 505). */
+#define TCX_HTTP_CODES 12
 extern const unsigned tcx_http_codes[TCX_HTTP_CODES]; /* the last one, 0, is "other" */
 unsigned tcx_http_code_slot(unsigned code);
 

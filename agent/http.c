@@ -6,18 +6,45 @@
  * once, into one MHD_Response that every request for that variant queues:
  * MHD reference-counts responses, so the bytes are sent from the one buffer,
  * and freed after the last connection that uses them ends, even when a newer
- * snapshot has been published meanwhile. */
+ * snapshot has been published meanwhile.
+ *
+ * Slow clients. libmicrohttpd's connection timeout measures inactivity only,
+ * so a client sending one header byte per second holds its connection for
+ * ever, and enough of them hold every slot. Here each connection is tracked
+ * from libmicrohttpd's connection notifications (struct conn): until the
+ * handler has the whole of a request (headers and body) it is on its
+ * server's `waiting` list, oldest first, and
+ *   - a request must be complete within `timeout` of the connection's start
+ *     (or of the end of the previous response): a reaper thread closes the
+ *     connections whose request is not;
+ *   - max_connections is enforced here: a connection beyond it closes the
+ *     oldest connection still waiting for a request from the same client
+ *     address, else the oldest of all (the new one itself when every other
+ *     one is being answered). So clients that send their request at once
+ *     always find a slot, and a few addresses that keep reconnecting close
+ *     their own connections, not the slot of a client that takes a while
+ *     (a TLS handshake over a long path) to send its request. libmicrohttpd's own limit is set
+ *     above it, for the connections closed here that its threads have not
+ *     cleaned up yet.
+ * "Closing" is shutdown() of the socket: the connection's thread sees the end
+ * of the stream and closes it as if the client had. It is done under
+ * `lock`, which the close notification also takes, and libmicrohttpd closes
+ * the socket only after that notification, so the descriptor is still the
+ * connection's. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/buf.h"
@@ -26,13 +53,39 @@
 #include "agent/render.h"
 #include "config.h"
 
+/* One connection (its socket context). */
+struct conn {
+	struct server *srv;
+	int fd;
+	int waiting;              /* on srv->waiting: no complete request yet */
+	int closed;               /* shut down here: no longer counted in srv->live */
+	uint64_t since_ms;        /* when it began to wait for the current request */
+	int family;               /* of the client address: AF_INET or AF_INET6 */
+	unsigned char client[16]; /* the client address */
+	struct conn *prev, *next; /* on srv->waiting */
+};
+
+/* One libmicrohttpd daemon, for one listen address. */
+struct server {
+	struct tcx_http *h;
+	struct MHD_Daemon *d;
+	const char *addr;         /* borrowed from the configuration */
+	int quiesced;             /* its listen socket went to a successor */
+	size_t live;              /* connections not closed here */
+	struct conn *head, *tail; /* waiting for a request, oldest first */
+};
+
 struct tcx_http {
 	struct tcx_state *st;
-	struct MHD_Daemon *d[TCX_MAX_LISTEN];
-	const char *addr[TCX_MAX_LISTEN]; /* borrowed from the configuration */
-	int quiesced[TCX_MAX_LISTEN];     /* its listen socket went to a successor */
+	struct server srv[TCX_MAX_LISTEN];
 	size_t n;
 	struct tcx_webconfig *web; /* what the TLS settings of these daemons came from */
+	unsigned max_connections;  /* per server */
+	uint64_t deadline_ms;      /* for a whole request */
+	pthread_mutex_t lock;      /* the servers' connection lists and counts */
+	pthread_cond_t wake;       /* the reaper waits on it (CLOCK_MONOTONIC) */
+	pthread_t reaper;
+	int reaper_running, stop;
 };
 
 void tcx_http_response_free(void *resp)
@@ -59,6 +112,198 @@ static void count(struct tcx_state *st, unsigned code)
 {
 	atomic_fetch_add_explicit(&st->http_requests[tcx_http_code_slot(code)], 1,
 	                          memory_order_relaxed);
+}
+
+/* ---- slow clients (see the top of the file) --------------------------------------------- */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The list functions and close_waiting() are called with h->lock held. */
+static void wait_push(struct conn *c, uint64_t now)
+{
+	struct server *s = c->srv;
+
+	c->since_ms = now;
+	c->waiting = 1;
+	c->next = NULL;
+	c->prev = s->tail;
+	if (s->tail)
+		s->tail->next = c;
+	else
+		s->head = c;
+	s->tail = c;
+	if (s->head == c) /* the reaper may wait for nothing, or for later */
+		pthread_cond_signal(&s->h->wake);
+}
+
+static void wait_remove(struct conn *c)
+{
+	struct server *s = c->srv;
+
+	if (!c->waiting)
+		return;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		s->tail = c->prev;
+	c->prev = c->next = NULL;
+	c->waiting = 0;
+}
+
+static void close_waiting(struct conn *c)
+{
+	wait_remove(c);
+	c->closed = 1;
+	c->srv->live--;
+	shutdown(c->fd, SHUT_RDWR);
+}
+
+static int same_client(const struct conn *a, const struct conn *b)
+{
+	return a->family == b->family && memcmp(a->client, b->client, sizeof(a->client)) == 0;
+}
+
+/* The connection to close for c, the newest, when s is beyond its limit. */
+static struct conn *to_close(struct server *s, const struct conn *c)
+{
+	for (struct conn *x = s->head; x; x = x->next)
+		if (x != c && same_client(x, c))
+			return x;
+	return s->head;
+}
+
+/* Close the connections of s past their deadline; returns the next
+ * deadline (UINT64_MAX: none). */
+static uint64_t reap(struct server *s, uint64_t now)
+{
+	uint64_t dl = s->h->deadline_ms;
+
+	while (s->head && s->head->since_ms + dl <= now)
+		close_waiting(s->head);
+	return s->head ? s->head->since_ms + dl : UINT64_MAX;
+}
+
+static void *reaper(void *arg)
+{
+	struct tcx_http *h = arg;
+
+	pthread_mutex_lock(&h->lock);
+	while (!h->stop) {
+		uint64_t now = now_ms(), next = UINT64_MAX;
+
+		for (size_t i = 0; i < h->n; i++) {
+			uint64_t t = reap(&h->srv[i], now);
+
+			if (t < next)
+				next = t;
+		}
+		if (next == UINT64_MAX) {
+			pthread_cond_wait(&h->wake, &h->lock);
+		} else {
+			struct timespec ts = {.tv_sec = (time_t)(next / 1000),
+			                      .tv_nsec = (long)(next % 1000) * 1000000};
+
+			pthread_cond_timedwait(&h->wake, &h->lock, &ts);
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+static struct conn *conn_of(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *ci =
+	        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: a connection starts or ends. */
+static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+	struct server *s = cls;
+	struct tcx_http *h = s->h;
+	struct conn *c = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+		        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+		uint64_t now = now_ms();
+
+		c = calloc(1, sizeof(*c));
+		if (!c) { /* untracked, it could hold its slot for ever */
+			shutdown(ci->connect_fd, SHUT_RDWR);
+			return;
+		}
+		c->srv = s;
+		c->fd = ci->connect_fd;
+		ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (ci && ci->client_addr->sa_family == AF_INET) {
+			c->family = AF_INET;
+			memcpy(c->client, &((struct sockaddr_in *)ci->client_addr)->sin_addr, 4);
+		} else if (ci && ci->client_addr->sa_family == AF_INET6) {
+			c->family = AF_INET6;
+			memcpy(c->client, &((struct sockaddr_in6 *)ci->client_addr)->sin6_addr, 16);
+		}
+		*socket_context = c;
+		pthread_mutex_lock(&h->lock);
+		s->live++;
+		wait_push(c, now);
+		reap(s, now);
+		while (s->live > h->max_connections && s->head)
+			close_waiting(to_close(s, c));
+		pthread_mutex_unlock(&h->lock);
+	} else if (c) {
+		pthread_mutex_lock(&h->lock);
+		if (!c->closed) {
+			wait_remove(c);
+			s->live--;
+		}
+		pthread_mutex_unlock(&h->lock);
+		*socket_context = NULL;
+		free(c);
+	}
+}
+
+/* The handler has a whole request (headers and body): no deadline until its
+ * answer has been sent. */
+static void request_received(struct tcx_http *h, struct MHD_Connection *mc)
+{
+	struct conn *c = conn_of(mc);
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&h->lock);
+	wait_remove(c);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* MHD_OPTION_NOTIFY_COMPLETED: a request the handler saw has ended; the
+ * connection now waits for the next one. */
+static void on_completed(void *cls, struct MHD_Connection *mc, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+	struct server *s = cls;
+	struct conn *c = conn_of(mc);
+
+	(void)req_cls;
+	if (!c || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		return; /* the connection is closing */
+	pthread_mutex_lock(&s->h->lock);
+	if (!c->closed && !c->waiting)
+		wait_push(c, now_ms());
+	pthread_mutex_unlock(&s->h->lock);
 }
 
 /* A small response made for one request. */
@@ -332,6 +577,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	request_received(h, c);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return reply(h->st, c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 		             "method not allowed: use GET or HEAD\n", MHD_HTTP_HEADER_ALLOW,
@@ -348,26 +594,44 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	             "not found: try /metrics\n", NULL, NULL);
 }
 
+/* libmicrohttpd answers a request it cannot parse or hold itself (400, 413,
+ * 414, 431, 505), without calling the handler, and logs each such answer
+ * with this format, whose first argument is the status: the one place where
+ * these answers can be counted. tests/daemon/http_errors.sh checks that each
+ * is. */
+static const char mhd_error_answer[] = "Error processing request (HTTP response code is %u";
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
+	struct tcx_http *h = cls;
+	int answered = strncmp(fmt, mhd_error_answer, sizeof(mhd_error_answer) - 1) == 0;
 	char msg[512];
 	size_t n;
 
+	if (answered) {
+		va_list aq;
+
+		va_copy(aq, ap);
+		count(h->st, va_arg(aq, unsigned));
+		va_end(aq);
+	}
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	n = strlen(msg);
 	while (n && msg[n - 1] == '\n')
 		msg[--n] = '\0';
 	/* Per-connection events a client can cause at will: not warnings, or
-	 * one client could flood the log. */
-	if (strstr(msg, "connection limit") || strstr(msg, "handshake") || strstr(msg, "TLS") ||
-	    strstr(msg, "closed"))
+	 * one client could flood the log. A failed bind: start_one() reports
+	 * it, naming the address. */
+	if (answered || strstr(msg, "connection limit") || strstr(msg, "handshake") ||
+	    strstr(msg, "TLS") || strstr(msg, "closed") || strstr(msg, "Closing connection") ||
+	    strstr(msg, "in pool") || strstr(msg, "Failed to bind"))
 		log_debug("http: %s", msg);
 	else
 		log_warnx("http: %s", msg);
 }
 
 /* Start one daemon on one address. */
-static struct MHD_Daemon *start_one(struct tcx_http *h, const struct tcx_http_cfg *cfg,
+static struct MHD_Daemon *start_one(struct server *s, const struct tcx_http_cfg *cfg,
                                     struct tcx_webconfig *web, const char *addr, int listen_fd,
                                     char *err, size_t errlen)
 {
@@ -417,20 +681,25 @@ static struct MHD_Daemon *start_one(struct tcx_http *h, const struct tcx_http_cf
 		freeaddrinfo(ai);
 	}
 	/* The logger first, or MHD logs the other options' problems itself. */
-	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL};
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s->h};
 	if (listen_fd >= 0) /* taken over from the server this one replaces */
 		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL};
 	else
 		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, 2, NULL};
+	/* max_connections is enforced by on_connection(); the slots above it
+	 * hold connections closed there until their thread cleans them up. */
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT,
+	                                    2 * (intptr_t)cfg->max_connections, NULL};
 	opts[n++] =
-	        (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL};
+	        (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s};
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s};
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 	                                    cfg->max_connections_per_ip, NULL};
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
 	                                    (intptr_t)(cfg->timeout_s + 0.5), NULL};
-	/* Reloads start the new server before stopping the old one. */
-	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL};
+	/* No SO_REUSEPORT: a second process on this address must fail, not
+	 * share the port. A reload takes the listen socket over instead. */
 	if (web && web->cert_pem) {
 		flags |= MHD_USE_TLS;
 		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, web->key_pem};
@@ -443,8 +712,8 @@ static struct MHD_Daemon *start_one(struct tcx_http *h, const struct tcx_http_cf
 			                                    web->tls_priorities};
 	}
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-	d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handler, h, MHD_OPTION_ARRAY, opts,
-	                     MHD_OPTION_END);
+	d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handler, s->h, MHD_OPTION_ARRAY,
+	                     opts, MHD_OPTION_END);
 	if (!d && any && listen_fd < 0) {
 		/* No IPv6 here: fall back to IPv4 only. */
 		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
@@ -454,7 +723,7 @@ static struct MHD_Daemon *start_one(struct tcx_http *h, const struct tcx_http_cf
 		s4->sin_addr.s_addr = htonl(INADDR_ANY);
 		s4->sin_port = htons((uint16_t)port);
 		flags &= ~(unsigned)MHD_USE_DUAL_STACK;
-		d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handler, h,
+		d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handler, s->h,
 		                     MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 		if (d)
 			log_warnx("http: %s: no IPv6, listening on 0.0.0.0:%u only", addr, port);
@@ -470,6 +739,9 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
                                 size_t errlen)
 {
 	struct tcx_http *h = calloc(1, sizeof(*h));
+	struct server *from[TCX_MAX_LISTEN];
+	pthread_condattr_t ca;
+	int e;
 
 	if (!h) {
 		snprintf(err, errlen, "out of memory");
@@ -477,32 +749,71 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
 	}
 	h->st = st;
 	h->web = tcx_webconfig_ref(web);
+	h->max_connections = cfg->max_connections;
+	h->deadline_ms = (uint64_t)(cfg->timeout_s * 1000 + 0.5);
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&h->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	if ((e = pthread_create(&h->reaper, NULL, reaper, h)) != 0) {
+		snprintf(err, errlen, "cannot start a thread: %s", strerror(e));
+		tcx_http_stop(h);
+		return NULL;
+	}
+	h->reaper_running = 1;
+	/* The server of prev on the same address, each used once. */
 	for (size_t i = 0; i < cfg->n_listen; i++) {
-		int fd = -1;
+		from[i] = NULL;
+		for (size_t j = 0; prev && j < prev->n && !from[i]; j++) {
+			struct server *o = &prev->srv[j];
+			int used = 0;
 
-		/* The same address as a running server: take over its listen
-		 * socket, so that no connection is refused or reset meanwhile;
-		 * the old server stops accepting and finishes what it has. */
-		for (size_t j = 0; prev && j < prev->n; j++) {
-			if (prev->quiesced[j] || strcmp(prev->addr[j], cfg->listen[i]) != 0)
+			for (size_t k = 0; k < i; k++)
+				used |= from[k] == o;
+			if (!o->quiesced && !used && strcmp(o->addr, cfg->listen[i]) == 0)
+				from[i] = o;
+		}
+	}
+	/* Addresses of their own first, then the ones taken over from prev:
+	 * when an address cannot be had (in use, say), prev still has every
+	 * listen socket and goes on as before. */
+	for (int takeover = 0; takeover < 2; takeover++) {
+		for (size_t i = 0; i < cfg->n_listen; i++) {
+			struct server *o = from[i];
+			struct server *s = &h->srv[h->n];
+			int fd = -1;
+
+			if (!!o != takeover)
 				continue;
-			fd = MHD_quiesce_daemon(prev->d[j]);
-			if (fd != MHD_INVALID_SOCKET)
-				prev->quiesced[j] = 1;
-			else
-				fd = -1;
-			break;
+			/* The same address as a running server: take over its
+			 * listen socket, so that no connection is refused or
+			 * reset meanwhile; the old server stops accepting and
+			 * finishes what it has. */
+			if (o) {
+				fd = MHD_quiesce_daemon(o->d);
+				if (fd != MHD_INVALID_SOCKET)
+					o->quiesced = 1;
+				else
+					fd = -1;
+			}
+			s->h = h;
+			s->addr = cfg->listen[i];
+			errno = 0;
+			s->d = start_one(s, cfg, web, cfg->listen[i], fd, err, errlen);
+			if (!s->d) {
+				if (fd >= 0)
+					close(fd);
+				tcx_http_stop(h);
+				return NULL;
+			}
+			pthread_mutex_lock(&h->lock);
+			h->n++; /* the reaper looks at it from now on */
+			pthread_cond_signal(&h->wake);
+			pthread_mutex_unlock(&h->lock);
+			log_info("listening on %s%s", cfg->listen[i],
+			         web && web->cert_pem ? " (TLS)" : "");
 		}
-		errno = 0;
-		h->d[h->n] = start_one(h, cfg, web, cfg->listen[i], fd, err, errlen);
-		if (!h->d[h->n]) {
-			if (fd >= 0)
-				close(fd);
-			tcx_http_stop(h);
-			return NULL;
-		}
-		h->addr[h->n++] = cfg->listen[i];
-		log_info("listening on %s%s", cfg->listen[i], web && web->cert_pem ? " (TLS)" : "");
 	}
 	return h;
 }
@@ -510,7 +821,7 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
 int tcx_http_handed_over(const struct tcx_http *h)
 {
 	for (size_t i = 0; h && i < h->n; i++)
-		if (h->quiesced[i])
+		if (h->srv[i].quiesced)
 			return 1;
 	return 0;
 }
@@ -534,9 +845,9 @@ void tcx_http_stop(struct tcx_http *h)
 		for (size_t i = 0; i < h->n; i++) {
 			const union MHD_DaemonInfo *di;
 
-			if (!h->quiesced[i] || quiet[i] >= QUIET_CHECKS)
+			if (!h->srv[i].quiesced || quiet[i] >= QUIET_CHECKS)
 				continue;
-			di = MHD_get_daemon_info(h->d[i], MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+			di = MHD_get_daemon_info(h->srv[i].d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
 			quiet[i] = !di ? QUIET_CHECKS : di->num_connections ? 0 : quiet[i] + 1;
 			draining |= quiet[i] < QUIET_CHECKS;
 		}
@@ -544,7 +855,16 @@ void tcx_http_stop(struct tcx_http *h)
 			usleep(10000);
 	}
 	for (size_t i = 0; i < h->n; i++)
-		MHD_stop_daemon(h->d[i]);
+		MHD_stop_daemon(h->srv[i].d);
+	if (h->reaper_running) {
+		pthread_mutex_lock(&h->lock);
+		h->stop = 1;
+		pthread_cond_signal(&h->wake);
+		pthread_mutex_unlock(&h->lock);
+		pthread_join(h->reaper, NULL);
+	}
+	pthread_cond_destroy(&h->wake);
+	pthread_mutex_destroy(&h->lock);
 	tcx_webconfig_unref(h->web);
 	free(h);
 }

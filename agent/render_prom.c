@@ -769,7 +769,8 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 
 /* Here rather than in expo.c: the renderer is in the executable too, and
  * expo.c (zlib) is in the daemon module only. */
-const unsigned tcx_http_codes[TCX_HTTP_CODES] = {200, 304, 400, 401, 403, 404, 405, 431, 503, 0};
+const unsigned tcx_http_codes[TCX_HTTP_CODES] = {200, 400, 401, 403, 404, 405,
+                                                 413, 414, 431, 503, 505, 0};
 
 unsigned tcx_http_code_slot(unsigned code)
 {

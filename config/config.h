@@ -72,9 +72,9 @@ struct tcx_http_cfg {
 	char *listen[TCX_MAX_LISTEN]; /* "[::]:9591", "127.0.0.1:9591", ":9591" */
 	size_t n_listen;
 	char *web_config;         /* exporter-toolkit web config file, or NULL */
-	unsigned max_connections; /* in all */
+	unsigned max_connections; /* per listen address */
 	unsigned max_connections_per_ip;
-	double timeout_s; /* idle connections are closed after this long */
+	double timeout_s; /* idle connections, and requests not complete, are closed after it */
 };
 
 /* The `snmp:` section (the AgentX subagent). */

@@ -113,6 +113,22 @@ wait_http() {
 	done
 }
 
+# wait_log SECONDS PATTERN: waits until the stderr of the daemon started as
+# "tcx" matches. mark_log: wait_log looks only at what the daemon logs after
+# this point, so that a line logged by an earlier reload cannot answer for a
+# later one.
+LOG_MARK=0
+mark_log() {
+	LOG_MARK=$(wc -c <"$WORK/tcx.err")
+}
+wait_log() {
+	local deadline=$((SECONDS + $1))
+	until tail -c +$((LOG_MARK + 1)) "$WORK/tcx.err" | grep -qE -- "$2"; do
+		[ "$SECONDS" -lt "$deadline" ] || fail "the daemon did not log '$2' within $1 s"
+		sleep 0.1
+	done
+}
+
 # start_tcx NAME CONFIG [EXTRA ARGS]: starts the daemon (the words of the
 # array TCXD_WRAP, e.g. valgrind, go in front) and sets TCX_PID.
 TCXD_WRAP=()

@@ -10,8 +10,8 @@
 #     collection, tc_exporter_config_last_reload_successful back to 1;
 #   - tc_exporter_http_requests_total{code} counts 200, 404, 405, 401;
 #   - 40 SIGHUPs changing the connection limits (same port, new servers
-#     started before the old ones stop, SO_REUSEPORT): no request of 12
-#     polling threads fails meanwhile;
+#     started on the old listen socket before the old ones stop): no
+#     request of 12 polling threads fails meanwhile;
 #   - SIGHUP changing the listen port: the new port answers, the old stops;
 #   - SIGTERM and SIGINT: exit 0 within 2 s (measured);
 #   - the same under valgrind (memcheck, leaks): a few collections, scrapes
@@ -91,20 +91,6 @@ wait_metric() {
 		[ "$SECONDS" -lt "$deadline" ] ||
 			fail "no line matches '$2' in /metrics within $1 s; last: $(grep -E '^tc_(action_bytes|exporter_config)' "$WORK/m.txt")"
 		sleep 0.2
-	done
-}
-# wait_log SECONDS PATTERN: waits until the daemon's stderr matches.
-# mark_log: wait_log looks only at what the daemon logs after this point, so
-# that a line logged by an earlier reload cannot answer for a later one.
-LOG_MARK=0
-mark_log() {
-	LOG_MARK=$(wc -c <"$WORK/tcx.err")
-}
-wait_log() {
-	local deadline=$((SECONDS + $1))
-	until tail -c +$((LOG_MARK + 1)) "$WORK/tcx.err" | grep -qE -- "$2"; do
-		[ "$SECONDS" -lt "$deadline" ] || fail "the daemon did not log '$2' within $1 s"
-		sleep 0.1
 	done
 }
 collections() {

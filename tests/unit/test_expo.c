@@ -138,6 +138,7 @@ static void test_selfstats(void **state)
 	st.http_requests_total[tcx_http_code_slot(200)] = 7;
 	st.http_requests_total[tcx_http_code_slot(401)] = 2;
 	st.http_requests_total[tcx_http_code_slot(599)] = 1;
+	st.http_requests_total[tcx_http_code_slot(505)] = 4; /* libmicrohttpd's own */
 	assert_int_equal(tcx_expo_render(s, &st, TCX_VAR_TEXT, NULL, &r), 0);
 	out = r.p;
 	assert_non_null(strstr(out, "# TYPE tc_exporter_collections_total counter\n"
@@ -146,6 +147,8 @@ static void test_selfstats(void **state)
 	assert_non_null(strstr(out, "tc_exporter_http_requests_total{code=\"200\"} 7\n"));
 	assert_non_null(strstr(out, "tc_exporter_http_requests_total{code=\"401\"} 2\n"));
 	assert_non_null(strstr(out, "tc_exporter_http_requests_total{code=\"other\"} 1\n"));
+	assert_non_null(strstr(out, "tc_exporter_http_requests_total{code=\"505\"} 4\n"));
+	assert_null(strstr(out, "code=\"304\"")); /* never answered: not exported */
 	assert_non_null(strstr(out, "tc_exporter_snapshot_age_seconds 1.5\n"));
 	assert_non_null(strstr(out, "tc_exporter_config_last_reload_successful 1\n"));
 	assert_non_null(strstr(out, "tc_exporter_config_last_reload_success_timestamp_seconds "
