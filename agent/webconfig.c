@@ -54,7 +54,7 @@ struct ctx {
 	struct tcx_webconfig *wc;
 };
 
-typedef int (*key_fn)(struct ctx *c, void *obj, yaml_node_t *key, yaml_node_t *val);
+typedef int (*key_fn)(struct ctx *c, void *obj, tcx_ynode_t *key, tcx_ynode_t *val);
 
 struct key_handler {
 	const char *key; /* first: tcx_yaml_walk() reads it */
@@ -64,14 +64,14 @@ struct key_handler {
 /* ---- small helpers -------------------------------------------------------- */
 
 /* The scalar equals s (and holds no NUL byte). */
-static int is(const yaml_node_t *n, const char *s)
+static int is(const tcx_ynode_t *n, const char *s)
 {
 	return !has_nul(n) && !strcmp(sval(n), s);
 }
 
 /* A mapping, or null which stands for an empty one: 1 when null, 0 when a
  * mapping, -1 after a report. */
-static int expect_map(struct ctx *c, const yaml_node_t *key, const yaml_node_t *val)
+static int expect_map(struct ctx *c, const tcx_ynode_t *key, const tcx_ynode_t *val)
 {
 	if (is_null(val))
 		return 1;
@@ -79,14 +79,14 @@ static int expect_map(struct ctx *c, const yaml_node_t *key, const yaml_node_t *
 }
 
 /* A key of exporter-toolkit that tcexporter cannot honour. */
-static int unsupported(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int unsupported(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	err_at(c, k, "'%s' is not supported by tcexporter; remove it", sval(k));
 	return -1;
 }
 
-static int call_handler(struct tcx_yaml *y, const void *row, void *obj, yaml_node_t *k,
-                        yaml_node_t *v)
+static int call_handler(struct tcx_yaml *y, const void *row, void *obj, tcx_ynode_t *k,
+                        tcx_ynode_t *v)
 {
 	return ((const struct key_handler *)row)->fn((struct ctx *)y, obj, k, v);
 }
@@ -99,7 +99,7 @@ static int listed(const void *row)
 /* Walk a mapping, dispatching each key through tab. `where` names the mapping
  * in messages (" in tls_server_config"), empty at the top level. Keys handled
  * by unsupported() are known but not offered in "expected one of". */
-static int walk_mapping(struct ctx *c, yaml_node_t *map, const struct key_handler *tab, size_t n,
+static int walk_mapping(struct ctx *c, tcx_ynode_t *map, const struct key_handler *tab, size_t n,
                         const char *where, void *obj)
 {
 	const struct tcx_yaml_keys keys = {tab, n, sizeof(*tab), call_handler, listed};
@@ -134,22 +134,22 @@ static void free_secret(char *s)
  * only when valid. */
 struct pem_src {
 	const char *file_key, *inline_key;
-	yaml_node_t *file_k, *file_v, *inline_k, *inline_v;
+	tcx_ynode_t *file_k, *file_v, *inline_k, *inline_v;
 	char *path; /* resolved file name, for messages */
 	char *pem;
 };
 
 struct tls_ps {
-	yaml_node_t *section; /* the `tls_server_config` key */
+	tcx_ynode_t *section; /* the `tls_server_config` key */
 	struct pem_src cert, key, ca;
-	yaml_node_t *auth_v, *min_v, *max_v; /* set when valid */
+	tcx_ynode_t *auth_v, *min_v, *max_v; /* set when valid */
 	int min_given, max_given;
 	enum tcx_client_auth auth;
 	int min, max;
 };
 
-static int pem_value(struct ctx *c, yaml_node_t *k, yaml_node_t *v, yaml_node_t **kp,
-                     yaml_node_t **vp)
+static int pem_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, tcx_ynode_t **kp,
+                     tcx_ynode_t **vp)
 {
 	*kp = k;
 	if (expect(c, k, v, YAML_SCALAR_NODE))
@@ -162,49 +162,49 @@ static int pem_value(struct ctx *c, yaml_node_t *k, yaml_node_t *v, yaml_node_t 
 	return 0;
 }
 
-static int tls_cert_file(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_cert_file(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 
 	return pem_value(c, k, v, &ps->cert.file_k, &ps->cert.file_v);
 }
 
-static int tls_cert(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_cert(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 
 	return pem_value(c, k, v, &ps->cert.inline_k, &ps->cert.inline_v);
 }
 
-static int tls_key_file(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_key_file(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 
 	return pem_value(c, k, v, &ps->key.file_k, &ps->key.file_v);
 }
 
-static int tls_key(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_key(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 
 	return pem_value(c, k, v, &ps->key.inline_k, &ps->key.inline_v);
 }
 
-static int tls_ca_file(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_ca_file(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 
 	return pem_value(c, k, v, &ps->ca.file_k, &ps->ca.file_v);
 }
 
-static int tls_ca(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_ca(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 
 	return pem_value(c, k, v, &ps->ca.inline_k, &ps->ca.inline_v);
 }
 
-static int tls_client_auth(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_client_auth(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 	size_t i;
@@ -230,7 +230,7 @@ static int tls_client_auth(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t
 	return -1;
 }
 
-static int tls_version(struct ctx *c, yaml_node_t *k, yaml_node_t *v, int *out, yaml_node_t **vp)
+static int tls_version(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, int *out, tcx_ynode_t **vp)
 {
 	int i;
 
@@ -247,7 +247,7 @@ static int tls_version(struct ctx *c, yaml_node_t *k, yaml_node_t *v, int *out, 
 	return -1;
 }
 
-static int tls_min_version(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_min_version(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 
@@ -255,7 +255,7 @@ static int tls_min_version(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t
 	return tls_version(c, k, v, &ps->min, &ps->min_v);
 }
 
-static int tls_max_version(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_max_version(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 
@@ -387,7 +387,7 @@ static int check_pair(struct ctx *c, const struct tls_ps *ps)
 {
 	gnutls_datum_t cd = datum(ps->cert.pem), kd = datum(ps->key.pem);
 	gnutls_certificate_credentials_t cred;
-	yaml_node_t *where = ps->key.file_v ? ps->key.file_v : ps->key.inline_v;
+	tcx_ynode_t *where = ps->key.file_v ? ps->key.file_v : ps->key.inline_v;
 	int r;
 
 	if (gnutls_certificate_allocate_credentials(&cred) < 0)
@@ -406,7 +406,7 @@ static int check_pair(struct ctx *c, const struct tls_ps *ps)
 static int tls_priorities(struct ctx *c, struct tls_ps *ps)
 {
 	int min = ps->min < 0 ? TLS12 : ps->min, max = ps->max < 0 ? TLS13 : ps->max, v, r;
-	yaml_node_t *where = ps->max_v ? ps->max_v : ps->min_v ? ps->min_v : ps->section;
+	tcx_ynode_t *where = ps->max_v ? ps->max_v : ps->min_v ? ps->min_v : ps->section;
 	gnutls_priority_t prio;
 	const char *errpos = NULL;
 	char buf[128];
@@ -470,7 +470,7 @@ static int tls_finish(struct ctx *c, struct tls_ps *ps)
 	return ret;
 }
 
-static int top_tls(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int top_tls(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps ps = {
 	        .section = k,
@@ -499,7 +499,7 @@ static int top_tls(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 
 /* ---- http_server_config: checked, nothing to keep ------------------------------- */
 
-static int http_http2(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int http_http2(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	int b;
 
@@ -507,7 +507,7 @@ static int http_http2(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 	return parse_bool(c, k, v, &b);
 }
 
-static int header_value(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int header_value(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	return expect(c, k, v, YAML_SCALAR_NODE);
 }
@@ -518,7 +518,7 @@ static const struct key_handler header_keys[] = {
         {"Strict-Transport-Security", header_value},
 };
 
-static int http_headers(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int http_headers(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	int r = expect_map(c, k, v);
 
@@ -533,7 +533,7 @@ static const struct key_handler http_keys[] = {
         {"headers", http_headers},
 };
 
-static int top_http(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int top_http(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	int r = expect_map(c, k, v);
 
@@ -589,7 +589,7 @@ struct rate_ps {
 	int enabled;
 };
 
-static int rate_interval(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int rate_interval(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct rate_ps *ps = obj;
 	int r;
@@ -606,7 +606,7 @@ static int rate_interval(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *
 	return 0;
 }
 
-static int rate_burst(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int rate_burst(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	uint64_t burst; /* checked, not used: see rate_interval */
 
@@ -618,7 +618,7 @@ static const struct key_handler rate_keys[] = {
         {"burst", rate_burst},
 };
 
-static int top_rate_limit(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int top_rate_limit(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct rate_ps ps = {0};
 	int r = expect_map(c, k, v);
@@ -666,10 +666,10 @@ static int bcrypt_cost(const char *h, size_t len)
 	return cost;
 }
 
-static int top_users(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int top_users(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tcx_webconfig *wc = c->wc;
-	yaml_node_pair_t *p, *q;
+	struct tcx_ypair *p, *q;
 	size_t n;
 	int r, ret = 0, cost;
 
@@ -683,7 +683,7 @@ static int top_users(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 	if (!wc->users)
 		return oom(c);
 	for (p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
-		yaml_node_t *uk = node(c, p->key), *uv = node(c, p->value);
+		tcx_ynode_t *uk = p->key, *uv = p->value;
 		struct tcx_webuser *u;
 
 		if (uk->type != YAML_SCALAR_NODE) {
@@ -697,14 +697,14 @@ static int top_users(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 			continue;
 		}
 		for (q = v->data.mapping.pairs.start; q < p; q++) {
-			yaml_node_t *prev = node(c, q->key);
+			tcx_ynode_t *prev = q->key;
 
 			if (prev->type == YAML_SCALAR_NODE && slen(prev) == slen(uk) &&
 			    !memcmp(sval(prev), sval(uk), slen(uk)))
 				break;
 		}
 		if (q < p) {
-			err_dup(c, uk, "user", sval(uk), node(c, q->key));
+			err_dup(c, uk, "user", sval(uk), &q->key->start_mark);
 			ret = -1;
 			continue;
 		}
@@ -769,16 +769,13 @@ static void webconfig_free(struct tcx_webconfig *wc)
 	free(wc);
 }
 
-static int load_root(struct tcx_yaml *y, yaml_node_t *root)
-{
-	walk_mapping((struct ctx *)y, root, top_keys, sizeof(top_keys) / sizeof(top_keys[0]), "",
-	             NULL);
-	return 0;
-}
+static const struct tcx_yaml_keys webconfig_keys = {top_keys,
+                                                    sizeof(top_keys) / sizeof(top_keys[0]),
+                                                    sizeof(top_keys[0]), call_handler, listed};
 
 struct tcx_webconfig *tcx_webconfig_load(const char *path, tcx_config_err_fn errfn, void *arg)
 {
-	struct ctx c = {.y = {.name = path, .errfn = errfn, .arg = arg}};
+	struct ctx c = {.y = {.name = path, .errfn = errfn, .arg = arg, .top = &webconfig_keys}};
 	struct tcx_webconfig *wc;
 	char *buf = NULL;
 	size_t len = 0;
@@ -812,7 +809,7 @@ struct tcx_webconfig *tcx_webconfig_load(const char *path, tcx_config_err_fn err
 	if (!buf)
 		goto out;
 	/* an empty file, or comments only: no TLS, no authentication */
-	tcx_yaml_load(&c.y, buf, len, NULL, load_root);
+	tcx_yaml_load(&c.y, buf, len, NULL, NULL);
 out:
 	if (buf) {
 		explicit_bzero(buf, len); /* it may hold an inline key */

@@ -432,8 +432,11 @@ static void test_err_syntax(void **state)
 {
 	expect_errors("targets: [a, b\n", "t.yaml:2:1: YAML syntax error: did not find expected "
 	                                  "',' or ']' while parsing a flow sequence\n");
+	/* what was parsed before the error is checked too */
 	expect_errors(
 	        "a: b\n c: d\n",
+	        "t.yaml:1:1: unknown key 'a' (expected one of: interval, targets, labels, "
+	        "unmapped, cookies, decoders, http, snmp)\n"
 	        "t.yaml:2:3: YAML syntax error: mapping values are not allowed in this context\n");
 	/* a reader error: the position is computed from the byte offset */
 	expect_errors("interval: 1\nunmapped: \"\xff\"\n",

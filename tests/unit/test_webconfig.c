@@ -659,7 +659,7 @@ static void test_bad_files(void **state)
 	              "  client_ca_file: .\n",
 	              "{D}/missing.crt: cannot read: No such file or directory\n"
 	              "/nonexistent/server.key: cannot read: No such file or directory\n"
-	              "{D}/.: cannot read: Is a directory\n");
+	              "{D}/.: cannot read: not a regular file\n");
 
 	snprintf(want, sizeof(want),
 	         "{D}/garbage.pem: not a PEM certificate: %s\n"
