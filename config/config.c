@@ -565,39 +565,39 @@ static size_t cookie_slot(const struct tcx_config *cfg, const uint8_t *bytes, un
 	return i;
 }
 
-/* Room for one more cookie, the index kept at most half full. */
-static int cookie_room(struct ctx *c)
+/* The index of cookies[], at most half full, made once they are all known:
+ * a cookie given twice is reported there. */
+static void index_cookies(struct ctx *c)
 {
 	struct tcx_config *cfg = c->cfg;
-	size_t i, n = cfg->n_cookies;
+	size_t i, n_slots = 2;
 
-	if (n == c->cap_cookies) {
-		size_t cap = n ? 2 * n : 64;
-		struct tcx_cookie_entry *e = realloc(cfg->cookies, cap * sizeof(*e));
-		struct mark *m = e ? realloc(c->cookie_marks, cap * sizeof(*m)) : NULL;
-
-		if (e)
-			cfg->cookies = e;
-		if (!m)
-			return oom(c);
-		c->cookie_marks = m;
-		c->cap_cookies = cap;
+	while (n_slots < 2 * cfg->n_cookies)
+		n_slots <<= 1;
+	cfg->slots = malloc(n_slots * sizeof(*cfg->slots));
+	if (!cfg->slots) {
+		oom(c);
+		return;
 	}
-	if (2 * (n + 1) > cfg->n_slots) {
-		size_t n_slots = cfg->n_slots ? 2 * cfg->n_slots : 2;
-		uint32_t *slots = malloc(n_slots * sizeof(*slots));
+	cfg->n_slots = n_slots;
+	memset(cfg->slots, 0xff, n_slots * sizeof(*cfg->slots));
+	for (i = 0; i < cfg->n_cookies; i++) {
+		const struct tcx_cookie_entry *e = &cfg->cookies[i];
+		size_t slot = cookie_slot(cfg, e->bytes, e->len);
 
-		if (!slots)
-			return oom(c);
-		free(cfg->slots);
-		cfg->slots = slots;
-		cfg->n_slots = n_slots;
-		memset(slots, 0xff, n_slots * sizeof(*slots));
-		for (i = 0; i < n; i++)
-			slots[cookie_slot(cfg, cfg->cookies[i].bytes, cfg->cookies[i].len)] =
-			        (uint32_t)i;
+		if (cfg->slots[slot] != UINT32_MAX) {
+			const struct mark *m = &c->cookie_marks[i],
+			                  *f = &c->cookie_marks[cfg->slots[slot]];
+			yaml_mark_t at = {.line = m->line, .column = m->column};
+			char hex[2 * TCX_COOKIE_MAX + 1];
+
+			tcx_cookie_hex(e->bytes, e->len, hex);
+			err_mark(c, &at, "duplicate cookie '%s' (first at %lu:%lu)", hex,
+			         (unsigned long)f->line + 1, (unsigned long)f->column + 1);
+			continue;
+		}
+		cfg->slots[slot] = (uint32_t)i;
 	}
-	return 0;
 }
 
 /* One `cookies:` entry, as it is parsed (config_entry()) or after the
@@ -607,45 +607,40 @@ static void cookie_entry(struct ctx *c, const struct tcx_ypair *p)
 	struct tcx_config *cfg = c->cfg;
 	tcx_ynode_t *k = p->key, *v = p->value;
 	tcx_ynode_t *vals[TCX_MAX_LABELS] = {NULL};
-	uint8_t bytes[TCX_COOKIE_MAX];
 	char hex[2 * TCX_COOKIE_MAX + 1];
 	struct tcx_cookie_entry *e;
 	const char *why;
 	unsigned len;
-	size_t i;
 
 	if (k->type != YAML_SCALAR_NODE) {
 		err_at(c, k, "expected a scalar key, got %s", kind_name(k->type));
 		return;
 	}
-	why = parse_hex(sval(k), slen(k), bytes, &len);
+	if (cfg->n_cookies == c->cap_cookies) {
+		size_t cap = cfg->n_cookies ? 2 * cfg->n_cookies : 64;
+		struct tcx_cookie_entry *ne = realloc(cfg->cookies, cap * sizeof(*ne));
+		struct mark *nm = ne ? realloc(c->cookie_marks, cap * sizeof(*nm)) : NULL;
+
+		if (ne)
+			cfg->cookies = ne;
+		if (!nm || cap > UINT32_MAX) {
+			oom(c);
+			return;
+		}
+		c->cookie_marks = nm;
+		c->cap_cookies = cap;
+	}
+	e = &cfg->cookies[cfg->n_cookies];
+	memset(e, 0, sizeof(*e));
+	why = parse_hex(sval(k), slen(k), e->bytes, &len);
 	if (why) {
 		err_at(c, k, "invalid hex cookie '%s': %s", sval(k), why);
 		return;
 	}
-	tcx_cookie_hex(bytes, len, hex);
-	if (cfg->n_cookies >= UINT32_MAX / 4) {
-		err_at(c, k, "too many cookies");
-		return;
-	}
-	if (cookie_room(c))
-		return;
-	i = cookie_slot(cfg, bytes, len);
-	if (cfg->slots[i] != UINT32_MAX) {
-		const struct mark *m = &c->cookie_marks[cfg->slots[i]];
-		yaml_mark_t first = {.line = m->line, .column = m->column};
-
-		err_dup(c, k, "cookie", hex, &first);
-		return;
-	}
-	cfg->slots[i] = (uint32_t)cfg->n_cookies;
-	c->cookie_marks[cfg->n_cookies] =
-	        (struct mark){(uint32_t)k->start_mark.line, (uint32_t)k->start_mark.column};
-	e = &cfg->cookies[cfg->n_cookies++];
-	memset(e, 0, sizeof(*e));
 	e->len = (uint8_t)len;
-	memcpy(e->bytes, bytes, len);
-
+	c->cookie_marks[cfg->n_cookies++] =
+	        (struct mark){(uint32_t)k->start_mark.line, (uint32_t)k->start_mark.column};
+	tcx_cookie_hex(e->bytes, len, hex);
 	if (c->labels_bad || cookie_values(c, hex, v, vals))
 		return;
 	if (c->y.errors)
@@ -1215,6 +1210,8 @@ static void config_finish(struct tcx_yaml *y, tcx_ynode_t *root)
 		default_targets(c);
 	if (c->cookies)
 		load_cookies(c);
+	if (c->cfg->n_cookies)
+		index_cookies(c);
 	if (c->decoders)
 		load_decoders(c);
 	http_defaults(c);
