@@ -486,6 +486,8 @@ int tcx_daemon_main(const struct tcx_daemon_opts *o)
 		break;
 	}
 	sd_notify_msg("STOPPING=1");
+	/* the servers' threads are joined below: none may be in a bcrypt */
+	tcx_webconfig_abandon_checks();
 	pthread_mutex_lock(&st->lock);
 	st->stop = 1;
 	pthread_cond_signal(&st->wake);

@@ -647,7 +647,7 @@ static int bcrypt_char(char ch)
 }
 
 /* $2a$, $2b$ or $2y$, a cost from 04 to 31, then 53 characters; the cost, or
- * -1. */
+ * -1. (Costs above TCX_BCRYPT_MAX_COST are refused by the caller.) */
 static int bcrypt_cost(const char *h, size_t len)
 {
 	int cost;
@@ -718,6 +718,14 @@ static int top_users(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 		if (cost < 0) {
 			err_at(c, uv, "user '%s': password must be a bcrypt hash (" BCRYPT_HELP ")",
 			       sval(uk));
+			ret = -1;
+			continue;
+		}
+		if (cost > TCX_BCRYPT_MAX_COST) {
+			err_at(c, uv,
+			       "user '%s': bcrypt cost %d is above the limit of %d (every request "
+			       "would pay for it: " BCRYPT_HELP ")",
+			       sval(uk), cost, TCX_BCRYPT_MAX_COST);
 			ret = -1;
 			continue;
 		}
@@ -896,6 +904,83 @@ static int bcrypt_verify(const char *password, const char *hash)
 	return ok;
 }
 
+/* A bcrypt runs in a thread of its own, which the requester waits for until
+ * tcx_webconfig_abandon_checks(): a check in progress (up to a second at the
+ * highest cost) never holds up a shutdown. The job is freed by whichever of
+ * the two lets go of it last. */
+static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t jobs_done = PTHREAD_COND_INITIALIZER;
+static int jobs_abandoned;
+
+struct bcrypt_job {
+	char *password, *hash;
+	int refs, done, ok; /* under jobs_lock */
+};
+
+static void job_put(struct bcrypt_job *j) /* under jobs_lock */
+{
+	if (--j->refs)
+		return;
+	free_secret(j->password);
+	free(j->hash);
+	free(j);
+}
+
+static void *job_main(void *arg)
+{
+	struct bcrypt_job *j = arg;
+	int ok = bcrypt_verify(j->password, j->hash);
+
+	pthread_mutex_lock(&jobs_lock);
+	j->ok = ok;
+	j->done = 1;
+	pthread_cond_broadcast(&jobs_done);
+	job_put(j);
+	pthread_mutex_unlock(&jobs_lock);
+	return NULL;
+}
+
+/* bcrypt_verify(), given up (0) once checks are abandoned. */
+static int bcrypt_verify_abandonable(const char *password, const char *hash)
+{
+	struct bcrypt_job *j = calloc(1, sizeof(*j));
+	pthread_attr_t attr;
+	pthread_t t;
+	int ok, started;
+
+	if (!j)
+		return 0;
+	j->password = strdup(password);
+	j->hash = strdup(hash);
+	j->refs = 2;
+	if (!j->password || !j->hash || pthread_attr_init(&attr)) {
+		free_secret(j->password);
+		free(j->hash);
+		free(j);
+		return 0;
+	}
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_mutex_lock(&jobs_lock);
+	started = !jobs_abandoned && pthread_create(&t, &attr, job_main, j) == 0;
+	if (!started)
+		j->refs = 1;
+	while (started && !j->done && !jobs_abandoned)
+		pthread_cond_wait(&jobs_done, &jobs_lock);
+	ok = j->done && j->ok;
+	job_put(j);
+	pthread_mutex_unlock(&jobs_lock);
+	pthread_attr_destroy(&attr);
+	return ok;
+}
+
+void tcx_webconfig_abandon_checks(void)
+{
+	pthread_mutex_lock(&jobs_lock);
+	jobs_abandoned = 1;
+	pthread_cond_broadcast(&jobs_done);
+	pthread_mutex_unlock(&jobs_lock);
+}
+
 int tcx_webconfig_check_password(struct tcx_webconfig *wc, const char *user, const char *password)
 {
 	uint8_t digest[DIGEST_LEN];
@@ -924,7 +1009,7 @@ int tcx_webconfig_check_password(struct tcx_webconfig *wc, const char *user, con
 		if (ct_equal(user, ulen, name, strlen(name)))
 			hash = wc->users[i].hash;
 	}
-	ok = bcrypt_verify(password, hash ? hash : wc->dummy) && hash;
+	ok = bcrypt_verify_abandonable(password, hash ? hash : wc->dummy) && hash;
 	if (ok && have_digest) {
 		pthread_mutex_lock(&wc->lock);
 		cache_add(wc, digest);

@@ -159,14 +159,8 @@ needed() { # FILE: its DT_NEEDED entries, one a line
 exe_needed=$(needed "$TCX_BIN")
 grep -q '^libmnl\.so' <<<"$exe_needed" ||
 	fail "readelf -d $TCX_BIN does not list libmnl: $exe_needed"
-forbidden="libmicrohttpd libgnutls libnetsnmp libz libcrypt"
-if grep -qE '^lib(a|hwa|t|ub|m)san\.so' <<<"$exe_needed"; then
-	# The sanitizer runtime's crypt_r interceptor needs libcrypt loaded
-	# at startup (configure.ac).
-	note "a sanitizer build: the executable may need libcrypt"
-	forbidden=${forbidden% libcrypt}
-fi
-for lib in $forbidden; do
+# (GnuTLS and libcrypt: --check-config loads the web config as the daemon does.)
+for lib in libmicrohttpd libnetsnmp libz; do
 	if grep -q "^$lib\.so" <<<"$exe_needed"; then
 		fail "$TCX_BIN needs $lib (for the daemon module only): $(tr '\n' ' ' <<<"$exe_needed")"
 	fi
