@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <gnutls/gnutls.h>
 
@@ -1266,6 +1268,87 @@ static void test_client_cert_none(void **state)
 	tcx_webconfig_unref(wc);
 }
 
+/* A bcrypt cost above TCX_BCRYPT_MAX_COST is refused at load: every request
+ * with credentials would pay for it (cost 31: days). */
+static void test_bcrypt_cost_limit(void **state)
+{
+	struct fx *fx = *state;
+	char yaml[512], c14[64], c15[64], c31[64];
+	struct tcx_webconfig *wc;
+
+	snprintf(c14, sizeof(c14), "%.4s14%s", fx->alice, fx->alice + 6);
+	snprintf(c15, sizeof(c15), "%.4s15%s", fx->alice, fx->alice + 6);
+	snprintf(c31, sizeof(c31), "%.4s31%s", fx->alice, fx->alice + 6);
+	snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  alice: %s\n", c14);
+	wc = load_ok(fx, "c14.yml", yaml);
+	assert_memory_equal(wc->dummy, "$2y$14$", 7);
+	tcx_webconfig_unref(wc);
+	snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  alice: %s\n  bob: %s\n", c15, c31);
+	expect_errors(fx, "c31.yml", yaml,
+	              "{W}:2:10: user 'alice': bcrypt cost 15 is above the limit of 14 (every "
+	              "request would pay for it: htpasswd -nBC 10 \"\" | tr -d ':\\n')\n"
+	              "{W}:3:8: user 'bob': bcrypt cost 31 is above the limit of 14 (every "
+	              "request would pay for it: htpasswd -nBC 10 \"\" | tr -d ':\\n')\n");
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct check_arg {
+	struct tcx_webconfig *wc;
+	int ok;
+};
+
+static void *check_thread(void *p)
+{
+	struct check_arg *a = p;
+
+	a->ok = tcx_webconfig_check_password(a->wc, "mallory", "guess");
+	return NULL;
+}
+
+/* A check in progress (an unknown user against the cost-14 dummy: about 1 s)
+ * answers 0 at once when checks are abandoned, as SIGTERM does, and later
+ * ones do not start. In a child: abandoning is for good. */
+static void test_password_abandoned(void **state)
+{
+	struct fx *fx = *state;
+	char yaml[512], c14[64];
+	int status;
+	pid_t pid;
+
+	snprintf(c14, sizeof(c14), "%.4s14%s", fx->alice, fx->alice + 6);
+	snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  alice: %s\n", c14);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct check_arg a = {load_ok(fx, "c14.yml", yaml), -1};
+		pthread_t t;
+		double t0 = now_s(), t1, t2;
+
+		if (pthread_create(&t, NULL, check_thread, &a))
+			_exit(10);
+		usleep(100000);
+		tcx_webconfig_abandon_checks();
+		pthread_join(t, NULL);
+		t1 = now_s() - t0;
+		t0 = now_s();
+		if (tcx_webconfig_check_password(a.wc, "alice", "guess") != 0)
+			_exit(11);
+		t2 = now_s() - t0;
+		fprintf(stderr, "abandoned after %.3f s, the next check took %.3f s\n", t1, t2);
+		_exit(a.ok != 0 ? 12 : t1 > 0.5 ? 13 : t2 > 0.1 ? 14 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1293,6 +1376,8 @@ int main(void)
 	        cmocka_unit_test(test_password_no_users),
 	        cmocka_unit_test(test_password_cache_bound),
 	        cmocka_unit_test(test_password_threads),
+	        cmocka_unit_test(test_bcrypt_cost_limit),
+	        cmocka_unit_test(test_password_abandoned),
 	        cmocka_unit_test(test_client_cert_require_verify),
 	        cmocka_unit_test(test_client_cert_verify_if_given),
 	        cmocka_unit_test(test_client_cert_require_any),
