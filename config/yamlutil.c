@@ -188,7 +188,9 @@ char *tcx_yaml_resolve(struct tcx_yaml *y, const char *name)
 
 /* ---- memory ----------------------------------------------------------------- */
 
-#define ARENA_BLOCK (64u << 10)
+/* Above glibc's mmap threshold (fixed at 128 KiB by tcx_main()): a freed
+ * configuration goes back to the system at once. */
+#define ARENA_BLOCK (256u << 10)
 
 struct tcx_arena_block {
 	struct tcx_arena_block *next; /* older */
