@@ -29,8 +29,8 @@
 struct tcx_http {
 	struct tcx_state *st;
 	struct MHD_Daemon *d[TCX_MAX_LISTEN];
-	const char *addr[TCX_MAX_LISTEN]; /* borrowed from the configuration */
-	int quiesced[TCX_MAX_LISTEN];     /* its listen socket went to a successor */
+	char *addr[TCX_MAX_LISTEN];   /* copies: the configuration may go first */
+	int quiesced[TCX_MAX_LISTEN]; /* its listen socket went to a successor */
 	size_t n;
 	struct tcx_webconfig *web; /* what the TLS settings of these daemons came from */
 };
@@ -480,6 +480,12 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
 	for (size_t i = 0; i < cfg->n_listen; i++) {
 		int fd = -1;
 
+		h->addr[h->n] = strdup(cfg->listen[i]);
+		if (!h->addr[h->n]) {
+			snprintf(err, errlen, "out of memory");
+			tcx_http_stop(h);
+			return NULL;
+		}
 		/* The same address as a running server: take over its listen
 		 * socket, so that no connection is refused or reset meanwhile;
 		 * the old server stops accepting and finishes what it has. */
@@ -498,10 +504,11 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
 		if (!h->d[h->n]) {
 			if (fd >= 0)
 				close(fd);
+			free(h->addr[h->n]);
 			tcx_http_stop(h);
 			return NULL;
 		}
-		h->addr[h->n++] = cfg->listen[i];
+		h->n++;
 		log_info("listening on %s%s", cfg->listen[i], web && web->cert_pem ? " (TLS)" : "");
 	}
 	return h;
@@ -543,8 +550,10 @@ void tcx_http_stop(struct tcx_http *h)
 		if (draining)
 			usleep(10000);
 	}
-	for (size_t i = 0; i < h->n; i++)
+	for (size_t i = 0; i < h->n; i++) {
 		MHD_stop_daemon(h->d[i]);
+		free(h->addr[i]);
+	}
 	tcx_webconfig_unref(h->web);
 	free(h);
 }
