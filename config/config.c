@@ -565,6 +565,8 @@ static size_t cookie_slot(const struct tcx_config *cfg, const uint8_t *bytes, un
 	return i;
 }
 
+#define PREFETCH_AHEAD 16
+
 /* The index of cookies[], at most half full, made once they are all known:
  * a cookie given twice is reported there. */
 static void index_cookies(struct ctx *c)
@@ -583,7 +585,17 @@ static void index_cookies(struct ctx *c)
 	memset(cfg->slots, 0xff, n_slots * sizeof(*cfg->slots));
 	for (i = 0; i < cfg->n_cookies; i++) {
 		const struct tcx_cookie_entry *e = &cfg->cookies[i];
-		size_t slot = cookie_slot(cfg, e->bytes, e->len);
+		size_t slot;
+
+		/* the slots are read in random order: ask for those of a later
+		 * cookie now, so that its cache miss overlaps with this one's */
+		if (i + PREFETCH_AHEAD < cfg->n_cookies) {
+			const struct tcx_cookie_entry *a = &cfg->cookies[i + PREFETCH_AHEAD];
+
+			__builtin_prefetch(
+			        &cfg->slots[tcx_cookie_hash(a->bytes, a->len) & (n_slots - 1)]);
+		}
+		slot = cookie_slot(cfg, e->bytes, e->len);
 
 		if (cfg->slots[slot] != UINT32_MAX) {
 			const struct mark *m = &c->cookie_marks[i],

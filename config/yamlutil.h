@@ -28,7 +28,7 @@
 #define TCX_YAML_MAX_KEYS  32 /* keys of one table given to tcx_yaml_walk() */
 #define TCX_YAML_MAX_DEPTH 64 /* nested collections in a document */
 /* The largest file a loader reads: 2M cookies written as in README.md,
- * `  "0a0b0c0d": {tenant: t1234567, rule: r1234567}`, weigh 96 MiB. */
+ * `  "0a0b0c0d": {tenant: t1234567, rule: r1234567}`, weigh 91 MiB. */
 #define TCX_YAML_MAX_FILE (128u << 20)
 
 struct tcx_yaml;
