@@ -906,8 +906,9 @@ static int bcrypt_verify(const char *password, const char *hash)
 
 /* A bcrypt runs in a thread of its own, which the requester waits for until
  * tcx_webconfig_abandon_checks(): a check in progress (up to a second at the
- * highest cost) never holds up a shutdown. The job is freed by whichever of
- * the two lets go of it last. */
+ * highest cost) never holds up a shutdown. The requester joins the thread
+ * once it is done, or detaches it when abandoned; the job is freed by
+ * whichever of the two lets go of it last. */
 static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t jobs_done = PTHREAD_COND_INITIALIZER;
 static int jobs_abandoned;
@@ -944,32 +945,34 @@ static void *job_main(void *arg)
 static int bcrypt_verify_abandonable(const char *password, const char *hash)
 {
 	struct bcrypt_job *j = calloc(1, sizeof(*j));
-	pthread_attr_t attr;
+	int ok, started, finished;
 	pthread_t t;
-	int ok, started;
 
 	if (!j)
 		return 0;
 	j->password = strdup(password);
 	j->hash = strdup(hash);
 	j->refs = 2;
-	if (!j->password || !j->hash || pthread_attr_init(&attr)) {
+	if (!j->password || !j->hash) {
 		free_secret(j->password);
 		free(j->hash);
 		free(j);
 		return 0;
 	}
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_mutex_lock(&jobs_lock);
-	started = !jobs_abandoned && pthread_create(&t, &attr, job_main, j) == 0;
+	started = !jobs_abandoned && pthread_create(&t, NULL, job_main, j) == 0;
 	if (!started)
 		j->refs = 1;
 	while (started && !j->done && !jobs_abandoned)
 		pthread_cond_wait(&jobs_done, &jobs_lock);
 	ok = j->done && j->ok;
+	finished = started && j->done;
+	if (started && !finished)
+		pthread_detach(t); /* abandoned: it ends on its own */
 	job_put(j);
 	pthread_mutex_unlock(&jobs_lock);
-	pthread_attr_destroy(&attr);
+	if (finished)
+		pthread_join(t, NULL); /* it is returning */
 	return ok;
 }
 
