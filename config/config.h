@@ -87,7 +87,8 @@ struct tcx_snmp_cfg {
 /* A bump allocator (config/yamlutil.h). */
 struct tcx_arena_block;
 struct tcx_arena {
-	struct tcx_arena_block *head; /* the block being filled, newest first */
+	struct tcx_arena_block *head;  /* the block being filled, newest first */
+	struct tcx_arena_block *spare; /* released, kept for the next one */
 };
 
 struct tcx_config {

@@ -208,9 +208,15 @@ void *tcx_arena_alloc(struct tcx_arena *a, size_t size)
 	if (!b || b->size - b->used < size) {
 		size_t bsize = size > ARENA_BLOCK ? size : ARENA_BLOCK;
 
-		b = malloc(sizeof(*b) + bsize);
-		if (!b)
-			return NULL;
+		if (a->spare && a->spare->size >= bsize) {
+			b = a->spare;
+			bsize = b->size;
+			a->spare = NULL;
+		} else {
+			b = malloc(sizeof(*b) + bsize);
+			if (!b)
+				return NULL;
+		}
 		b->next = a->head;
 		b->size = bsize;
 		b->used = 0;
@@ -228,13 +234,19 @@ struct tcx_arena_mark tcx_arena_mark(const struct tcx_arena *a)
 	return m;
 }
 
+/* One block released is kept for the next one needed: what is allocated
+ * and released over and over across the end of a block (the cookies taken
+ * one by one) does not cost a malloc() and a free() each time. */
 void tcx_arena_release(struct tcx_arena *a, struct tcx_arena_mark m)
 {
 	while (a->head != m.head) {
 		struct tcx_arena_block *b = a->head;
 
 		a->head = b->next;
-		free(b);
+		if (a->spare)
+			free(b);
+		else
+			a->spare = b;
 	}
 	if (a->head)
 		a->head->used = m.used;
@@ -243,6 +255,8 @@ void tcx_arena_release(struct tcx_arena *a, struct tcx_arena_mark m)
 void tcx_arena_free(struct tcx_arena *a)
 {
 	tcx_arena_release(a, (struct tcx_arena_mark){NULL, 0});
+	free(a->spare);
+	a->spare = NULL;
 }
 
 /* ---- walking mappings ------------------------------------------------------- */
