@@ -3,9 +3,10 @@
  * basic auth. See webconfig.h.
  *
  * Loading follows config/config.c, with the same helpers (config/yamlutil.h):
- * the whole YAML document is loaded with libyaml, then walked with {key,
- * handler} tables; every problem is reported and the walk goes on. Keys that exporter-toolkit knows but tcexporter cannot
- * honour are errors naming the key, never silently ignored. Certificates and
+ * the YAML document is walked with {key, handler} tables as it is parsed;
+ * every problem is reported and the walk goes on. Keys that exporter-toolkit
+ * knows but tcexporter cannot honour are errors naming the key, never
+ * silently ignored. Certificates and
  * keys are read and checked with GnuTLS at load time, so that a bad file is
  * reported at start-up (or reload), not at the first handshake. */
 #include <stdio.h>

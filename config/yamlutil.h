@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the two YAML loaders share (config/config.c, agent/webconfig.c): a
  * document is built from libyaml's events into a compact tree (struct
- * tcx_ynode, in one arena), then walked with {key, handler} tables; every
- * problem is reported as "FILE:LINE:COL: message" (or "FILE: message")
- * through a tcx_config_err_fn, and counted, and the walk goes on.
+ * tcx_ynode, in one arena) and walked with {key, handler} tables, each
+ * top-level pair as soon as it is parsed; every problem is reported as
+ * "FILE:LINE:COL: message" (or "FILE: message") through a tcx_config_err_fn,
+ * and counted, and the walk goes on.
  *
  * The events, not libyaml's document API: a node costs a fraction of a
  * yaml_node_t, nesting deeper than TCX_YAML_MAX_DEPTH is refused as soon as
- * it is seen (before libyaml's scanner, quadratic in the nesting of flow
+ * it is seen (before libyaml's scanner, superlinear in the nesting of flow
  * collections, spends seconds on it), and the entries of a large top-level
  * mapping (the cookies) can be consumed as they are parsed and their nodes
  * released (struct tcx_yaml.entry).
