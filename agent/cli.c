@@ -13,6 +13,7 @@
 #include "agent/log.h"
 #include "agent/module.h"
 #include "agent/render.h"
+#include "agent/webconfig.h"
 #include "collectors/collect.h"
 #include "config.h"
 
@@ -121,20 +122,36 @@ static void config_err(void *arg, const char *msg)
 	log_err("%s", msg);
 }
 
+/* Everything the daemon would refuse of the configuration at path: the file,
+ * and the web config it names. */
 static int check_config(const char *path)
 {
 	int nerr = 0;
 	struct tcx_config *cfg = tcx_config_load_file(path, config_err, &nerr);
+	struct tcx_webconfig *web = NULL;
 
-	if (!cfg) {
+	if (cfg && cfg->http.web_config)
+		web = tcx_webconfig_load(cfg->http.web_config, config_err, &nerr);
+#ifndef HAVE_SNMP
+	if (cfg && cfg->snmp.enabled) {
+		log_err("%s: snmp is enabled, but this tcexporter was built without net-snmp "
+		        "(configure --with-snmp)",
+		        path);
+		nerr++;
+	}
+#endif
+	if (nerr) {
 		log_err("%s: %d problem%s found", path, nerr, nerr == 1 ? "" : "s");
+		tcx_webconfig_unref(web);
+		tcx_config_unref(cfg);
 		return TCX_EXIT_USAGE;
 	}
 	printf("%s: configuration is valid (%zu target%s, %zu label%s, %zu cookie%s, %zu "
-	       "decoder%s)\n",
+	       "decoder%s%s)\n",
 	       path, cfg->n_targets, cfg->n_targets == 1 ? "" : "s", cfg->n_labels,
 	       cfg->n_labels == 1 ? "" : "s", cfg->n_cookies, cfg->n_cookies == 1 ? "" : "s",
-	       cfg->n_decoders, cfg->n_decoders == 1 ? "" : "s");
+	       cfg->n_decoders, cfg->n_decoders == 1 ? "" : "s", web ? ", and its web_config" : "");
+	tcx_webconfig_unref(web);
 	tcx_config_unref(cfg);
 	return TCX_EXIT_OK;
 }

@@ -31,7 +31,7 @@ struct daemon {
 	struct tcx_state st;
 	const struct tcx_daemon_opts *opts;
 	struct tcx_http *http;
-	struct tcx_config *http_cfg; /* the configuration http was started with */
+	struct tcx_config *http_cfg; /* one whose http section the servers run with */
 	pthread_t collector;
 	int ready_sent;
 #ifdef HAVE_SNMP
@@ -397,9 +397,11 @@ static void reload(struct daemon *d)
 	if (nh) {
 		tcx_http_stop(d->http); /* drains what it still has; the new ones listen */
 		d->http = nh;
-		tcx_config_unref(d->http_cfg);
-		d->http_cfg = tcx_config_ref(cfg);
 	}
+	/* the servers run with cfg's http section (equal to the old one when
+	 * they were kept): holding the old configuration would hold its cookies */
+	tcx_config_unref(d->http_cfg);
+	d->http_cfg = tcx_config_ref(cfg);
 	tcx_config_unref(oldcfg);
 	tcx_webconfig_unref(oldweb);
 	log_info("configuration reloaded");
@@ -486,6 +488,8 @@ int tcx_daemon_main(const struct tcx_daemon_opts *o)
 		break;
 	}
 	sd_notify_msg("STOPPING=1");
+	/* the servers' threads are joined below: none may be in a bcrypt */
+	tcx_webconfig_abandon_checks();
 	pthread_mutex_lock(&st->lock);
 	st->stop = 1;
 	pthread_cond_signal(&st->wake);

@@ -69,7 +69,7 @@ struct conn {
 struct server {
 	struct tcx_http *h;
 	struct MHD_Daemon *d;
-	const char *addr;         /* borrowed from the configuration */
+	char *addr;               /* a copy: the configuration may go first */
 	int quiesced;             /* its listen socket went to a successor */
 	size_t live;              /* connections not closed here */
 	struct conn *head, *tail; /* waiting for a request, oldest first */
@@ -798,12 +798,16 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
 					fd = -1;
 			}
 			s->h = h;
-			s->addr = cfg->listen[i];
+			s->addr = strdup(cfg->listen[i]);
 			errno = 0;
-			s->d = start_one(s, cfg, web, cfg->listen[i], fd, err, errlen);
+			s->d = s->addr ? start_one(s, cfg, web, cfg->listen[i], fd, err, errlen) : NULL;
 			if (!s->d) {
+				if (!s->addr)
+					snprintf(err, errlen, "out of memory");
 				if (fd >= 0)
 					close(fd);
+				free(s->addr);
+				s->addr = NULL;
 				tcx_http_stop(h);
 				return NULL;
 			}
@@ -854,8 +858,10 @@ void tcx_http_stop(struct tcx_http *h)
 		if (draining)
 			usleep(10000);
 	}
-	for (size_t i = 0; i < h->n; i++)
+	for (size_t i = 0; i < h->n; i++) {
 		MHD_stop_daemon(h->srv[i].d);
+		free(h->srv[i].addr);
+	}
 	if (h->reaper_running) {
 		pthread_mutex_lock(&h->lock);
 		h->stop = 1;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The interface between the executable and the daemon module.
  *
- * The executable (--once, --check-config, --help, --version) links only
- * libmnl and libyaml, so that it starts fast. The daemon (HTTP with GnuTLS,
- * zlib and libcrypt, and the net-snmp AgentX subagent, whose libraries take
+ * The executable (--once, --check-config, --help, --version) links libmnl,
+ * libyaml, and GnuTLS and libcrypt (the web config loader, which
+ * --check-config runs), so that it starts fast. The daemon (HTTP with
+ * libmicrohttpd, zlib, and the net-snmp AgentX subagent, whose libraries take
  * milliseconds to load) is tcexporter-daemon.so, which the executable
  * dlopen()s only to run as a daemon, as tc(8) loads its q_*.so modules. The
  * module has its own copy of the core code (collectors, configuration,

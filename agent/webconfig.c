@@ -3,9 +3,10 @@
  * basic auth. See webconfig.h.
  *
  * Loading follows config/config.c, with the same helpers (config/yamlutil.h):
- * the whole YAML document is loaded with libyaml, then walked with {key,
- * handler} tables; every problem is reported and the walk goes on. Keys that exporter-toolkit knows but tcexporter cannot
- * honour are errors naming the key, never silently ignored. Certificates and
+ * the YAML document is walked with {key, handler} tables as it is parsed;
+ * every problem is reported and the walk goes on. Keys that exporter-toolkit
+ * knows but tcexporter cannot honour are errors naming the key, never
+ * silently ignored. Certificates and
  * keys are read and checked with GnuTLS at load time, so that a bad file is
  * reported at start-up (or reload), not at the first handshake. */
 #include <stdio.h>
@@ -54,7 +55,7 @@ struct ctx {
 	struct tcx_webconfig *wc;
 };
 
-typedef int (*key_fn)(struct ctx *c, void *obj, yaml_node_t *key, yaml_node_t *val);
+typedef int (*key_fn)(struct ctx *c, void *obj, tcx_ynode_t *key, tcx_ynode_t *val);
 
 struct key_handler {
 	const char *key; /* first: tcx_yaml_walk() reads it */
@@ -64,14 +65,14 @@ struct key_handler {
 /* ---- small helpers -------------------------------------------------------- */
 
 /* The scalar equals s (and holds no NUL byte). */
-static int is(const yaml_node_t *n, const char *s)
+static int is(const tcx_ynode_t *n, const char *s)
 {
 	return !has_nul(n) && !strcmp(sval(n), s);
 }
 
 /* A mapping, or null which stands for an empty one: 1 when null, 0 when a
  * mapping, -1 after a report. */
-static int expect_map(struct ctx *c, const yaml_node_t *key, const yaml_node_t *val)
+static int expect_map(struct ctx *c, const tcx_ynode_t *key, const tcx_ynode_t *val)
 {
 	if (is_null(val))
 		return 1;
@@ -79,14 +80,14 @@ static int expect_map(struct ctx *c, const yaml_node_t *key, const yaml_node_t *
 }
 
 /* A key of exporter-toolkit that tcexporter cannot honour. */
-static int unsupported(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int unsupported(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	err_at(c, k, "'%s' is not supported by tcexporter; remove it", sval(k));
 	return -1;
 }
 
-static int call_handler(struct tcx_yaml *y, const void *row, void *obj, yaml_node_t *k,
-                        yaml_node_t *v)
+static int call_handler(struct tcx_yaml *y, const void *row, void *obj, tcx_ynode_t *k,
+                        tcx_ynode_t *v)
 {
 	return ((const struct key_handler *)row)->fn((struct ctx *)y, obj, k, v);
 }
@@ -99,7 +100,7 @@ static int listed(const void *row)
 /* Walk a mapping, dispatching each key through tab. `where` names the mapping
  * in messages (" in tls_server_config"), empty at the top level. Keys handled
  * by unsupported() are known but not offered in "expected one of". */
-static int walk_mapping(struct ctx *c, yaml_node_t *map, const struct key_handler *tab, size_t n,
+static int walk_mapping(struct ctx *c, tcx_ynode_t *map, const struct key_handler *tab, size_t n,
                         const char *where, void *obj)
 {
 	const struct tcx_yaml_keys keys = {tab, n, sizeof(*tab), call_handler, listed};
@@ -134,22 +135,22 @@ static void free_secret(char *s)
  * only when valid. */
 struct pem_src {
 	const char *file_key, *inline_key;
-	yaml_node_t *file_k, *file_v, *inline_k, *inline_v;
+	tcx_ynode_t *file_k, *file_v, *inline_k, *inline_v;
 	char *path; /* resolved file name, for messages */
 	char *pem;
 };
 
 struct tls_ps {
-	yaml_node_t *section; /* the `tls_server_config` key */
+	tcx_ynode_t *section; /* the `tls_server_config` key */
 	struct pem_src cert, key, ca;
-	yaml_node_t *auth_v, *min_v, *max_v; /* set when valid */
+	tcx_ynode_t *auth_v, *min_v, *max_v; /* set when valid */
 	int min_given, max_given;
 	enum tcx_client_auth auth;
 	int min, max;
 };
 
-static int pem_value(struct ctx *c, yaml_node_t *k, yaml_node_t *v, yaml_node_t **kp,
-                     yaml_node_t **vp)
+static int pem_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, tcx_ynode_t **kp,
+                     tcx_ynode_t **vp)
 {
 	*kp = k;
 	if (expect(c, k, v, YAML_SCALAR_NODE))
@@ -162,49 +163,49 @@ static int pem_value(struct ctx *c, yaml_node_t *k, yaml_node_t *v, yaml_node_t 
 	return 0;
 }
 
-static int tls_cert_file(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_cert_file(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 
 	return pem_value(c, k, v, &ps->cert.file_k, &ps->cert.file_v);
 }
 
-static int tls_cert(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_cert(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 
 	return pem_value(c, k, v, &ps->cert.inline_k, &ps->cert.inline_v);
 }
 
-static int tls_key_file(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_key_file(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 
 	return pem_value(c, k, v, &ps->key.file_k, &ps->key.file_v);
 }
 
-static int tls_key(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_key(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 
 	return pem_value(c, k, v, &ps->key.inline_k, &ps->key.inline_v);
 }
 
-static int tls_ca_file(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_ca_file(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 
 	return pem_value(c, k, v, &ps->ca.file_k, &ps->ca.file_v);
 }
 
-static int tls_ca(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_ca(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 
 	return pem_value(c, k, v, &ps->ca.inline_k, &ps->ca.inline_v);
 }
 
-static int tls_client_auth(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_client_auth(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 	size_t i;
@@ -230,7 +231,7 @@ static int tls_client_auth(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t
 	return -1;
 }
 
-static int tls_version(struct ctx *c, yaml_node_t *k, yaml_node_t *v, int *out, yaml_node_t **vp)
+static int tls_version(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, int *out, tcx_ynode_t **vp)
 {
 	int i;
 
@@ -247,7 +248,7 @@ static int tls_version(struct ctx *c, yaml_node_t *k, yaml_node_t *v, int *out, 
 	return -1;
 }
 
-static int tls_min_version(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_min_version(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 
@@ -255,7 +256,7 @@ static int tls_min_version(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t
 	return tls_version(c, k, v, &ps->min, &ps->min_v);
 }
 
-static int tls_max_version(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tls_max_version(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
 
@@ -387,7 +388,7 @@ static int check_pair(struct ctx *c, const struct tls_ps *ps)
 {
 	gnutls_datum_t cd = datum(ps->cert.pem), kd = datum(ps->key.pem);
 	gnutls_certificate_credentials_t cred;
-	yaml_node_t *where = ps->key.file_v ? ps->key.file_v : ps->key.inline_v;
+	tcx_ynode_t *where = ps->key.file_v ? ps->key.file_v : ps->key.inline_v;
 	int r;
 
 	if (gnutls_certificate_allocate_credentials(&cred) < 0)
@@ -406,7 +407,7 @@ static int check_pair(struct ctx *c, const struct tls_ps *ps)
 static int tls_priorities(struct ctx *c, struct tls_ps *ps)
 {
 	int min = ps->min < 0 ? TLS12 : ps->min, max = ps->max < 0 ? TLS13 : ps->max, v, r;
-	yaml_node_t *where = ps->max_v ? ps->max_v : ps->min_v ? ps->min_v : ps->section;
+	tcx_ynode_t *where = ps->max_v ? ps->max_v : ps->min_v ? ps->min_v : ps->section;
 	gnutls_priority_t prio;
 	const char *errpos = NULL;
 	char buf[128];
@@ -470,7 +471,7 @@ static int tls_finish(struct ctx *c, struct tls_ps *ps)
 	return ret;
 }
 
-static int top_tls(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int top_tls(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps ps = {
 	        .section = k,
@@ -499,7 +500,7 @@ static int top_tls(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 
 /* ---- http_server_config: checked, nothing to keep ------------------------------- */
 
-static int http_http2(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int http_http2(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	int b;
 
@@ -507,7 +508,7 @@ static int http_http2(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 	return parse_bool(c, k, v, &b);
 }
 
-static int header_value(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int header_value(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	return expect(c, k, v, YAML_SCALAR_NODE);
 }
@@ -518,7 +519,7 @@ static const struct key_handler header_keys[] = {
         {"Strict-Transport-Security", header_value},
 };
 
-static int http_headers(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int http_headers(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	int r = expect_map(c, k, v);
 
@@ -533,7 +534,7 @@ static const struct key_handler http_keys[] = {
         {"headers", http_headers},
 };
 
-static int top_http(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int top_http(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	int r = expect_map(c, k, v);
 
@@ -589,7 +590,7 @@ struct rate_ps {
 	int enabled;
 };
 
-static int rate_interval(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int rate_interval(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct rate_ps *ps = obj;
 	int r;
@@ -606,7 +607,7 @@ static int rate_interval(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *
 	return 0;
 }
 
-static int rate_burst(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int rate_burst(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	uint64_t burst; /* checked, not used: see rate_interval */
 
@@ -618,7 +619,7 @@ static const struct key_handler rate_keys[] = {
         {"burst", rate_burst},
 };
 
-static int top_rate_limit(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int top_rate_limit(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct rate_ps ps = {0};
 	int r = expect_map(c, k, v);
@@ -647,7 +648,7 @@ static int bcrypt_char(char ch)
 }
 
 /* $2a$, $2b$ or $2y$, a cost from 04 to 31, then 53 characters; the cost, or
- * -1. */
+ * -1. (Costs above TCX_BCRYPT_MAX_COST are refused by the caller.) */
 static int bcrypt_cost(const char *h, size_t len)
 {
 	int cost;
@@ -666,10 +667,10 @@ static int bcrypt_cost(const char *h, size_t len)
 	return cost;
 }
 
-static int top_users(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int top_users(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tcx_webconfig *wc = c->wc;
-	yaml_node_pair_t *p, *q;
+	struct tcx_ypair *p, *q;
 	size_t n;
 	int r, ret = 0, cost;
 
@@ -683,7 +684,7 @@ static int top_users(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 	if (!wc->users)
 		return oom(c);
 	for (p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
-		yaml_node_t *uk = node(c, p->key), *uv = node(c, p->value);
+		tcx_ynode_t *uk = p->key, *uv = p->value;
 		struct tcx_webuser *u;
 
 		if (uk->type != YAML_SCALAR_NODE) {
@@ -697,14 +698,14 @@ static int top_users(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 			continue;
 		}
 		for (q = v->data.mapping.pairs.start; q < p; q++) {
-			yaml_node_t *prev = node(c, q->key);
+			tcx_ynode_t *prev = q->key;
 
 			if (prev->type == YAML_SCALAR_NODE && slen(prev) == slen(uk) &&
 			    !memcmp(sval(prev), sval(uk), slen(uk)))
 				break;
 		}
 		if (q < p) {
-			err_dup(c, uk, "user", sval(uk), node(c, q->key));
+			err_dup(c, uk, "user", sval(uk), &q->key->start_mark);
 			ret = -1;
 			continue;
 		}
@@ -718,6 +719,14 @@ static int top_users(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 		if (cost < 0) {
 			err_at(c, uv, "user '%s': password must be a bcrypt hash (" BCRYPT_HELP ")",
 			       sval(uk));
+			ret = -1;
+			continue;
+		}
+		if (cost > TCX_BCRYPT_MAX_COST) {
+			err_at(c, uv,
+			       "user '%s': bcrypt cost %d is above the limit of %d (every request "
+			       "would pay for it: " BCRYPT_HELP ")",
+			       sval(uk), cost, TCX_BCRYPT_MAX_COST);
 			ret = -1;
 			continue;
 		}
@@ -769,16 +778,13 @@ static void webconfig_free(struct tcx_webconfig *wc)
 	free(wc);
 }
 
-static int load_root(struct tcx_yaml *y, yaml_node_t *root)
-{
-	walk_mapping((struct ctx *)y, root, top_keys, sizeof(top_keys) / sizeof(top_keys[0]), "",
-	             NULL);
-	return 0;
-}
+static const struct tcx_yaml_keys webconfig_keys = {top_keys,
+                                                    sizeof(top_keys) / sizeof(top_keys[0]),
+                                                    sizeof(top_keys[0]), call_handler, listed};
 
 struct tcx_webconfig *tcx_webconfig_load(const char *path, tcx_config_err_fn errfn, void *arg)
 {
-	struct ctx c = {.y = {.name = path, .errfn = errfn, .arg = arg}};
+	struct ctx c = {.y = {.name = path, .errfn = errfn, .arg = arg, .top = &webconfig_keys}};
 	struct tcx_webconfig *wc;
 	char *buf = NULL;
 	size_t len = 0;
@@ -812,7 +818,7 @@ struct tcx_webconfig *tcx_webconfig_load(const char *path, tcx_config_err_fn err
 	if (!buf)
 		goto out;
 	/* an empty file, or comments only: no TLS, no authentication */
-	tcx_yaml_load(&c.y, buf, len, NULL, load_root);
+	tcx_yaml_load(&c.y, buf, len, NULL, NULL);
 out:
 	if (buf) {
 		explicit_bzero(buf, len); /* it may hold an inline key */
@@ -899,6 +905,86 @@ static int bcrypt_verify(const char *password, const char *hash)
 	return ok;
 }
 
+/* A bcrypt runs in a thread of its own, which the requester waits for until
+ * tcx_webconfig_abandon_checks(): a check in progress (up to a second at the
+ * highest cost) never holds up a shutdown. The requester joins the thread
+ * once it is done, or detaches it when abandoned; the job is freed by
+ * whichever of the two lets go of it last. */
+static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t jobs_done = PTHREAD_COND_INITIALIZER;
+static int jobs_abandoned;
+
+struct bcrypt_job {
+	char *password, *hash;
+	int refs, done, ok; /* under jobs_lock */
+};
+
+static void job_put(struct bcrypt_job *j) /* under jobs_lock */
+{
+	if (--j->refs)
+		return;
+	free_secret(j->password);
+	free(j->hash);
+	free(j);
+}
+
+static void *job_main(void *arg)
+{
+	struct bcrypt_job *j = arg;
+	int ok = bcrypt_verify(j->password, j->hash);
+
+	pthread_mutex_lock(&jobs_lock);
+	j->ok = ok;
+	j->done = 1;
+	pthread_cond_broadcast(&jobs_done);
+	job_put(j);
+	pthread_mutex_unlock(&jobs_lock);
+	return NULL;
+}
+
+/* bcrypt_verify(), given up (0) once checks are abandoned. */
+static int bcrypt_verify_abandonable(const char *password, const char *hash)
+{
+	struct bcrypt_job *j = calloc(1, sizeof(*j));
+	int ok, started, finished;
+	pthread_t t;
+
+	if (!j)
+		return 0;
+	j->password = strdup(password);
+	j->hash = strdup(hash);
+	j->refs = 2;
+	if (!j->password || !j->hash) {
+		free_secret(j->password);
+		free(j->hash);
+		free(j);
+		return 0;
+	}
+	pthread_mutex_lock(&jobs_lock);
+	started = !jobs_abandoned && pthread_create(&t, NULL, job_main, j) == 0;
+	if (!started)
+		j->refs = 1;
+	while (started && !j->done && !jobs_abandoned)
+		pthread_cond_wait(&jobs_done, &jobs_lock);
+	ok = j->done && j->ok;
+	finished = started && j->done;
+	if (started && !finished)
+		pthread_detach(t); /* abandoned: it ends on its own */
+	job_put(j);
+	pthread_mutex_unlock(&jobs_lock);
+	if (finished)
+		pthread_join(t, NULL); /* it is returning */
+	return ok;
+}
+
+void tcx_webconfig_abandon_checks(void)
+{
+	pthread_mutex_lock(&jobs_lock);
+	jobs_abandoned = 1;
+	pthread_cond_broadcast(&jobs_done);
+	pthread_mutex_unlock(&jobs_lock);
+}
+
 int tcx_webconfig_check_password(struct tcx_webconfig *wc, const char *user, const char *password)
 {
 	uint8_t digest[DIGEST_LEN];
@@ -927,7 +1013,7 @@ int tcx_webconfig_check_password(struct tcx_webconfig *wc, const char *user, con
 		if (ct_equal(user, ulen, name, strlen(name)))
 			hash = wc->users[i].hash;
 	}
-	ok = bcrypt_verify(password, hash ? hash : wc->dummy) && hash;
+	ok = bcrypt_verify_abandonable(password, hash ? hash : wc->dummy) && hash;
 	if (ok && have_digest) {
 		pthread_mutex_lock(&wc->lock);
 		cache_add(wc, digest);

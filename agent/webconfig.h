@@ -69,11 +69,20 @@ struct tcx_webconfig *tcx_webconfig_load(const char *path, tcx_config_err_fn err
 struct tcx_webconfig *tcx_webconfig_ref(struct tcx_webconfig *wc);
 void tcx_webconfig_unref(struct tcx_webconfig *wc);
 
+/* The highest bcrypt cost accepted: 14 takes about 1 s per check (2^14
+ * rounds of Blowfish's key schedule), and every request with credentials
+ * that are not cached, from any client, pays for one. */
+#define TCX_BCRYPT_MAX_COST 14
+
 /* Basic auth: 1 when user/password match a configured user, 0 otherwise.
  * Always runs one bcrypt verification on a cache miss, against a fixed dummy
  * hash for unknown users, so that timing does not reveal which users exist;
  * compares in constant time. Thread-safe. */
 int tcx_webconfig_check_password(struct tcx_webconfig *wc, const char *user, const char *password);
+/* From now on, checks in progress and new ones answer 0 at once (the bcrypt
+ * of one in progress finishes in its own thread): for a shutdown, which
+ * then waits for no password check. */
+void tcx_webconfig_abandon_checks(void);
 
 /* mTLS: given the gnutls_session_t of a connection (as void * so this header
  * does not need GnuTLS), 0 when the client's certificate satisfies

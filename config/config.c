@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Loading the YAML configuration with libyaml's document API.
+/* Loading the YAML configuration (config/yamlutil.h).
  *
- * The whole document is loaded first, then walked. Keys of every mapping are
- * dispatched through {key, handler} tables, so a new key is one table row and
- * one function. `cookies` and `decoders` depend on `labels`, which may come
- * later in the file; they are validated after all top-level keys were read.
- * Every problem is reported and the walk goes on; the config is returned only
- * if there was none. */
+ * Each top-level key is handled as soon as it is parsed. Keys of every
+ * mapping are dispatched through {key, handler} tables, so a new key is one
+ * table row and one function. `cookies` and `decoders` depend on `labels`:
+ * the entries of `cookies` are taken one by one as they are parsed, and
+ * their nodes released, once `labels` is known (it usually comes first); what
+ * came before it is validated after the document. Every problem is reported
+ * and the walk goes on; the config is returned only if there was none. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,15 +29,23 @@
 #define TC_PARENT_EGRESS  0xFFFFFFF3u /* TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS) */
 #define TC_PARENT_ROOT    0u          /* a dump's "root qdisc" selector */
 
+/* Where a cookie was written, for "duplicate cookie" messages. */
+struct mark {
+	uint32_t line, column;
+};
+
 struct ctx {
 	struct tcx_yaml y; /* first: see config/yamlutil.h */
 	struct tcx_config *cfg;
-	int labels_bad;        /* `labels` had errors: skip checks against it */
-	yaml_node_t *cookies;  /* deferred until `labels` is known */
-	yaml_node_t *decoders; /* likewise */
+	int labels_seen;           /* `labels` was read: cookies are taken as they come */
+	int labels_bad;            /* `labels` had errors: skip checks against it */
+	tcx_ynode_t *cookies;      /* those that came before `labels` */
+	tcx_ynode_t *decoders;     /* deferred until `labels` is known */
+	struct mark *cookie_marks; /* of cfg->cookies[] */
+	size_t cap_cookies;        /* of both */
 };
 
-typedef int (*key_fn)(struct ctx *c, void *obj, yaml_node_t *key, yaml_node_t *val);
+typedef int (*key_fn)(struct ctx *c, void *obj, tcx_ynode_t *key, tcx_ynode_t *val);
 
 struct key_handler {
 	const char *key; /* first: tcx_yaml_walk() reads it */
@@ -136,15 +145,15 @@ static int find_label(const struct tcx_config *cfg, const char *name)
 	return -1;
 }
 
-static int call_handler(struct tcx_yaml *y, const void *row, void *obj, yaml_node_t *k,
-                        yaml_node_t *v)
+static int call_handler(struct tcx_yaml *y, const void *row, void *obj, tcx_ynode_t *k,
+                        tcx_ynode_t *v)
 {
 	return ((const struct key_handler *)row)->fn((struct ctx *)y, obj, k, v);
 }
 
 /* Walk a mapping, dispatching each key through tab. `where` names the mapping
  * in messages (" in target"), empty at the top level. */
-static int walk_mapping(struct ctx *c, yaml_node_t *map, const struct key_handler *tab, size_t n,
+static int walk_mapping(struct ctx *c, tcx_ynode_t *map, const struct key_handler *tab, size_t n,
                         const char *where, void *obj)
 {
 	const struct tcx_yaml_keys keys = {tab, n, sizeof(*tab), call_handler, NULL};
@@ -154,7 +163,7 @@ static int walk_mapping(struct ctx *c, yaml_node_t *map, const struct key_handle
 
 /* ---- interval, unmapped ------------------------------------------------------ */
 
-static int top_interval(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int top_interval(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	if (expect(c, k, v, YAML_SCALAR_NODE))
 		return -1;
@@ -168,7 +177,7 @@ static int top_interval(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v
 	return 0;
 }
 
-static int top_unmapped(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int top_unmapped(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	if (expect(c, k, v, YAML_SCALAR_NODE))
 		return -1;
@@ -189,10 +198,10 @@ struct target_ps {
 	struct tcx_target_cfg *t;
 	int n_kinds;   /* how many of all, dev, block were written */
 	int dev_given; /* `dev` was written (even if invalid) */
-	yaml_node_t *parent_key;
+	tcx_ynode_t *parent_key;
 };
 
-static int tgt_all(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tgt_all(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct target_ps *ps = obj;
 	int b;
@@ -208,7 +217,7 @@ static int tgt_all(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 	return 0;
 }
 
-static int tgt_dev(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tgt_dev(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct target_ps *ps = obj;
 	size_t i;
@@ -267,7 +276,7 @@ static int parse_parent(const char *s, size_t len, uint32_t *out)
 	return 0;
 }
 
-static int tgt_parent(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tgt_parent(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct target_ps *ps = obj;
 	size_t i;
@@ -293,7 +302,7 @@ static int tgt_parent(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 	return 0;
 }
 
-static int tgt_block(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tgt_block(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct target_ps *ps = obj;
 	uint64_t x;
@@ -306,7 +315,7 @@ static int tgt_block(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 	return 0;
 }
 
-static int tgt_netns(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int tgt_netns(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct target_ps *ps = obj;
 
@@ -326,10 +335,10 @@ static const struct key_handler target_keys[] = {
         {"block", tgt_block}, {"netns", tgt_netns},
 };
 
-static int top_targets(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int top_targets(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tcx_config *cfg = c->cfg;
-	yaml_node_item_t *it;
+	tcx_ynode_t **it;
 	int ret = 0;
 
 	if (expect(c, k, v, YAML_SEQUENCE_NODE))
@@ -342,7 +351,7 @@ static int top_targets(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 	if (!cfg->targets)
 		return oom(c);
 	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
-		yaml_node_t *e = node(c, *it);
+		tcx_ynode_t *e = *it;
 		struct target_ps ps = {.t = &cfg->targets[cfg->n_targets++]};
 
 		ps.t->line = (int)e->start_mark.line + 1;
@@ -379,12 +388,13 @@ static int default_targets(struct ctx *c)
 
 /* ---- labels ----------------------------------------------------------------- */
 
-static int top_labels(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int top_labels(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tcx_config *cfg = c->cfg;
-	yaml_node_item_t *it;
+	tcx_ynode_t **it;
 	size_t n;
 
+	c->labels_seen = 1;
 	if (expect(c, k, v, YAML_SEQUENCE_NODE)) {
 		c->labels_bad = 1;
 		return -1;
@@ -396,7 +406,7 @@ static int top_labels(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 		return oom(c);
 	}
 	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
-		yaml_node_t *e = node(c, *it);
+		tcx_ynode_t *e = *it;
 
 		if (e->type != YAML_SCALAR_NODE) {
 			err_at(c, e, "label name must be a scalar, got %s", kind_name(e->type));
@@ -435,7 +445,7 @@ bad:
 
 /* ---- cookies ---------------------------------------------------------------- */
 
-static int defer_cookies(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int defer_cookies(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	if (expect(c, k, v, YAML_MAPPING_NODE))
 		return -1;
@@ -444,12 +454,12 @@ static int defer_cookies(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *
 }
 
 /* Collect the value nodes of one cookie, in label order, into vals[]. */
-static int cookie_values(struct ctx *c, const char *hex, yaml_node_t *v, yaml_node_t **vals)
+static int cookie_values(struct ctx *c, const char *hex, const tcx_ynode_t *v, tcx_ynode_t **vals)
 {
 	struct tcx_config *cfg = c->cfg;
-	yaml_node_t *first[TCX_MAX_LABELS] = {NULL}; /* key of each value, for messages */
-	yaml_node_pair_t *p;
-	yaml_node_item_t *it;
+	tcx_ynode_t *first[TCX_MAX_LABELS] = {NULL}; /* key of each value, for messages */
+	struct tcx_ypair *p;
+	tcx_ynode_t **it;
 	size_t i;
 	int ret = 0;
 
@@ -465,10 +475,10 @@ static int cookie_values(struct ctx *c, const char *hex, yaml_node_t *v, yaml_no
 		}
 		for (i = 0, it = v->data.sequence.items.start; it < v->data.sequence.items.top;
 		     it++, i++)
-			vals[i] = node(c, *it);
+			vals[i] = *it;
 	} else if (v->type == YAML_MAPPING_NODE) {
 		for (p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
-			yaml_node_t *lk = node(c, p->key);
+			tcx_ynode_t *lk = p->key;
 			int l;
 
 			if (lk->type != YAML_SCALAR_NODE) {
@@ -483,12 +493,12 @@ static int cookie_values(struct ctx *c, const char *hex, yaml_node_t *v, yaml_no
 				continue;
 			}
 			if (vals[l]) {
-				err_dup(c, lk, "key", sval(lk), first[l]);
+				err_dup(c, lk, "key", sval(lk), &first[l]->start_mark);
 				ret = -1;
 				continue;
 			}
 			first[l] = lk;
-			vals[l] = node(c, p->value);
+			vals[l] = p->value;
 		}
 		for (i = 0; i < cfg->n_labels; i++) {
 			if (!vals[i]) {
@@ -517,15 +527,15 @@ static int cookie_values(struct ctx *c, const char *hex, yaml_node_t *v, yaml_no
 	return ret;
 }
 
-/* One allocation: n pointers followed by the strings they point to. */
-static char **values_block(struct ctx *c, yaml_node_t **vals, size_t n)
+/* n pointers followed by the strings they point to, in cfg->cookie_mem. */
+static char **values_block(struct ctx *c, tcx_ynode_t **vals, size_t n)
 {
 	size_t i, size = n * sizeof(char *);
 	char **out, *s;
 
 	for (i = 0; i < n; i++)
 		size += slen(vals[i]) + 1;
-	out = malloc(size);
+	out = tcx_arena_alloc(&c->cfg->cookie_mem, size);
 	if (!out) {
 		oom(c);
 		return NULL;
@@ -539,95 +549,128 @@ static char **values_block(struct ctx *c, yaml_node_t **vals, size_t n)
 	return out;
 }
 
-static int load_cookies(struct ctx *c)
+/* The slot of a cookie in the index: where it is, or the empty one where it
+ * would go. */
+static size_t cookie_slot(const struct tcx_config *cfg, const uint8_t *bytes, unsigned len)
+{
+	size_t i, mask = cfg->n_slots - 1;
+
+	for (i = tcx_cookie_hash(bytes, len) & mask; cfg->slots[i] != UINT32_MAX;
+	     i = (i + 1) & mask) {
+		const struct tcx_cookie_entry *o = &cfg->cookies[cfg->slots[i]];
+
+		if (o->len == len && !memcmp(o->bytes, bytes, len))
+			break;
+	}
+	return i;
+}
+
+#define PREFETCH_AHEAD 16
+
+/* The index of cookies[], at most half full, made once they are all known:
+ * a cookie given twice is reported there. */
+static void index_cookies(struct ctx *c)
 {
 	struct tcx_config *cfg = c->cfg;
-	yaml_node_t *map = c->cookies, **keys = NULL;
-	yaml_node_pair_t *p;
-	size_t n = n_pairs(map), mask;
-	int ret = -1;
+	size_t i, n_slots = 2;
 
-	if (n == 0)
-		return 0;
-	if (n >= UINT32_MAX / 4) {
-		err_at(c, map, "too many cookies");
-		return -1;
-	}
-	cfg->n_slots = 2;
-	while (cfg->n_slots < 2 * n)
-		cfg->n_slots <<= 1;
-	mask = cfg->n_slots - 1;
-	cfg->cookies = calloc(n, sizeof(*cfg->cookies));
-	cfg->slots = malloc(cfg->n_slots * sizeof(*cfg->slots));
-	keys = malloc(n * sizeof(*keys)); /* key node of each entry, for messages */
-	if (!cfg->cookies || !cfg->slots || !keys) {
+	while (n_slots < 2 * cfg->n_cookies)
+		n_slots <<= 1;
+	cfg->slots = malloc(n_slots * sizeof(*cfg->slots));
+	if (!cfg->slots) {
 		oom(c);
-		goto out;
+		return;
 	}
-	memset(cfg->slots, 0xff, cfg->n_slots * sizeof(*cfg->slots));
+	cfg->n_slots = n_slots;
+	memset(cfg->slots, 0xff, n_slots * sizeof(*cfg->slots));
+	for (i = 0; i < cfg->n_cookies; i++) {
+		const struct tcx_cookie_entry *e = &cfg->cookies[i];
+		size_t slot;
 
-	ret = 0;
-	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = node(c, p->key), *v = node(c, p->value);
-		yaml_node_t *vals[TCX_MAX_LABELS] = {NULL};
-		struct tcx_cookie_entry *e = &cfg->cookies[cfg->n_cookies];
-		char hex[2 * TCX_COOKIE_MAX + 1];
-		const char *why;
-		unsigned len;
-		size_t i;
+		/* the slots are read in random order: ask for those of a later
+		 * cookie now, so that its cache miss overlaps with this one's */
+		if (i + PREFETCH_AHEAD < cfg->n_cookies) {
+			const struct tcx_cookie_entry *a = &cfg->cookies[i + PREFETCH_AHEAD];
 
-		if (k->type != YAML_SCALAR_NODE) {
-			err_at(c, k, "expected a scalar key, got %s", kind_name(k->type));
-			ret = -1;
+			__builtin_prefetch(
+			        &cfg->slots[tcx_cookie_hash(a->bytes, a->len) & (n_slots - 1)]);
+		}
+		slot = cookie_slot(cfg, e->bytes, e->len);
+
+		if (cfg->slots[slot] != UINT32_MAX) {
+			const struct mark *m = &c->cookie_marks[i],
+			                  *f = &c->cookie_marks[cfg->slots[slot]];
+			yaml_mark_t at = {.line = m->line, .column = m->column};
+			char hex[2 * TCX_COOKIE_MAX + 1];
+
+			tcx_cookie_hex(e->bytes, e->len, hex);
+			err_mark(c, &at, "duplicate cookie '%s' (first at %lu:%lu)", hex,
+			         (unsigned long)f->line + 1, (unsigned long)f->column + 1);
 			continue;
 		}
-		why = parse_hex(sval(k), slen(k), e->bytes, &len);
-		if (why) {
-			err_at(c, k, "invalid hex cookie '%s': %s", sval(k), why);
-			ret = -1;
-			continue;
-		}
-		e->len = (uint8_t)len;
-		tcx_cookie_hex(e->bytes, len, hex);
-		for (i = tcx_cookie_hash(e->bytes, len) & mask; cfg->slots[i] != UINT32_MAX;
-		     i = (i + 1) & mask) {
-			const struct tcx_cookie_entry *o = &cfg->cookies[cfg->slots[i]];
-
-			if (o->len == len && !memcmp(o->bytes, e->bytes, len))
-				break;
-		}
-		if (cfg->slots[i] != UINT32_MAX) {
-			const yaml_node_t *first = keys[cfg->slots[i]];
-
-			err_dup(c, k, "cookie", hex, first);
-			ret = -1;
-			continue;
-		}
-		cfg->slots[i] = (uint32_t)cfg->n_cookies;
-		keys[cfg->n_cookies++] = k;
-
-		if (c->labels_bad)
-			continue;
-		if (cookie_values(c, hex, v, vals)) {
-			ret = -1;
-			continue;
-		}
-		if (ret)
-			continue; /* the config is lost anyway; save the allocations */
-		e->values = values_block(c, vals, cfg->n_labels);
-		if (!e->values) {
-			ret = -1;
-			goto out;
-		}
+		cfg->slots[slot] = (uint32_t)i;
 	}
-out:
-	free(keys);
-	return ret;
+}
+
+/* One `cookies:` entry, as it is parsed (config_entry()) or after the
+ * document when `labels` came later. */
+static void cookie_entry(struct ctx *c, const struct tcx_ypair *p)
+{
+	struct tcx_config *cfg = c->cfg;
+	tcx_ynode_t *k = p->key, *v = p->value;
+	tcx_ynode_t *vals[TCX_MAX_LABELS] = {NULL};
+	char hex[2 * TCX_COOKIE_MAX + 1];
+	struct tcx_cookie_entry *e;
+	const char *why;
+	unsigned len;
+
+	if (k->type != YAML_SCALAR_NODE) {
+		err_at(c, k, "expected a scalar key, got %s", kind_name(k->type));
+		return;
+	}
+	if (cfg->n_cookies == c->cap_cookies) {
+		size_t cap = cfg->n_cookies ? 2 * cfg->n_cookies : 64;
+		struct tcx_cookie_entry *ne = realloc(cfg->cookies, cap * sizeof(*ne));
+		struct mark *nm = ne ? realloc(c->cookie_marks, cap * sizeof(*nm)) : NULL;
+
+		if (ne)
+			cfg->cookies = ne;
+		if (!nm || cap > UINT32_MAX) {
+			oom(c);
+			return;
+		}
+		c->cookie_marks = nm;
+		c->cap_cookies = cap;
+	}
+	e = &cfg->cookies[cfg->n_cookies];
+	memset(e, 0, sizeof(*e));
+	why = parse_hex(sval(k), slen(k), e->bytes, &len);
+	if (why) {
+		err_at(c, k, "invalid hex cookie '%s': %s", sval(k), why);
+		return;
+	}
+	e->len = (uint8_t)len;
+	c->cookie_marks[cfg->n_cookies++] =
+	        (struct mark){(uint32_t)k->start_mark.line, (uint32_t)k->start_mark.column};
+	tcx_cookie_hex(e->bytes, len, hex);
+	if (c->labels_bad || cookie_values(c, hex, v, vals))
+		return;
+	if (c->y.errors)
+		return; /* the config is lost anyway; save the allocations */
+	e->values = values_block(c, vals, cfg->n_labels);
+}
+
+static void load_cookies(struct ctx *c)
+{
+	struct tcx_ypair *p;
+
+	for (p = c->cookies->data.mapping.pairs.start; p < c->cookies->data.mapping.pairs.top; p++)
+		cookie_entry(c, p);
 }
 
 /* ---- decoders --------------------------------------------------------------- */
 
-static int defer_decoders(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int defer_decoders(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	if (expect(c, k, v, YAML_SEQUENCE_NODE))
 		return -1;
@@ -638,13 +681,13 @@ static int defer_decoders(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t 
 /* Key and value nodes of one decoder, checked once its type is known. */
 struct dec_ps {
 	struct tcx_decoder *d;
-	yaml_node_t *type_v;
-	yaml_node_t *label_k, *label_v;
-	yaml_node_t *layout_k, *layout_v;
-	yaml_node_t *fields_k, *fields_v;
+	tcx_ynode_t *type_v;
+	tcx_ynode_t *label_k, *label_v;
+	tcx_ynode_t *layout_k, *layout_v;
+	tcx_ynode_t *fields_k, *fields_v;
 };
 
-static int dec_type(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int dec_type(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct dec_ps *ps = obj;
 
@@ -652,7 +695,7 @@ static int dec_type(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 	return expect(c, k, v, YAML_SCALAR_NODE);
 }
 
-static int dec_label(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int dec_label(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct dec_ps *ps = obj;
 
@@ -661,7 +704,7 @@ static int dec_label(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 	return expect(c, k, v, YAML_SCALAR_NODE);
 }
 
-static int dec_length(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int dec_length(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct dec_ps *ps = obj;
 	uint64_t x;
@@ -672,7 +715,7 @@ static int dec_length(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 	return 0;
 }
 
-static int dec_prefix(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int dec_prefix(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct dec_ps *ps = obj;
 	const char *why;
@@ -687,7 +730,7 @@ static int dec_prefix(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 	return 0;
 }
 
-static int dec_layout(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int dec_layout(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct dec_ps *ps = obj;
 
@@ -696,7 +739,7 @@ static int dec_layout(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 	return expect(c, k, v, YAML_SCALAR_NODE);
 }
 
-static int dec_fields(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int dec_fields(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct dec_ps *ps = obj;
 
@@ -711,7 +754,7 @@ static const struct key_handler decoder_keys[] = {
 };
 
 /* A decoder's label: the index of a declared label, or -1 after a report. */
-static int decoder_label(struct ctx *c, const yaml_node_t *v)
+static int decoder_label(struct ctx *c, const tcx_ynode_t *v)
 {
 	int l = has_nul(v) ? -1 : find_label(c->cfg, sval(v));
 
@@ -725,7 +768,7 @@ struct field_ps {
 	int has_label, has_bytes;
 };
 
-static int fld_label(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int fld_label(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct field_ps *ps = obj;
 
@@ -736,7 +779,7 @@ static int fld_label(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 	return ps->f->label < 0 ? -1 : 0;
 }
 
-static int fld_bytes(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int fld_bytes(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct field_ps *ps = obj;
 	uint64_t x;
@@ -756,8 +799,8 @@ static const struct key_handler field_keys[] = {
 static int decoder_fields(struct ctx *c, struct dec_ps *ps)
 {
 	struct tcx_decoder *d = ps->d;
-	yaml_node_t *seq = ps->fields_v;
-	yaml_node_item_t *it;
+	tcx_ynode_t *seq = ps->fields_v;
+	tcx_ynode_t **it;
 	unsigned total = 0;
 	int ret = 0, labelled = 0, too_many = 0;
 
@@ -766,7 +809,7 @@ static int decoder_fields(struct ctx *c, struct dec_ps *ps)
 		return -1;
 	}
 	for (it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
-		yaml_node_t *e = node(c, *it);
+		tcx_ynode_t *e = *it;
 		struct tcx_field f = {.label = -1};
 		struct field_ps fp = {.f = &f};
 
@@ -805,7 +848,7 @@ static int decoder_fields(struct ctx *c, struct dec_ps *ps)
 	return ret;
 }
 
-static int load_decoder(struct ctx *c, yaml_node_t *e, struct tcx_decoder *d)
+static int load_decoder(struct ctx *c, tcx_ynode_t *e, struct tcx_decoder *d)
 {
 	static const char *const types[] = {"ascii", "fields", "uuid"};
 	struct dec_ps ps = {.d = d};
@@ -884,8 +927,8 @@ static int load_decoder(struct ctx *c, yaml_node_t *e, struct tcx_decoder *d)
 static int load_decoders(struct ctx *c)
 {
 	struct tcx_config *cfg = c->cfg;
-	yaml_node_t *seq = c->decoders;
-	yaml_node_item_t *it;
+	tcx_ynode_t *seq = c->decoders;
+	tcx_ynode_t **it;
 	int ret = 0;
 
 	if (n_items(seq) == 0)
@@ -894,7 +937,7 @@ static int load_decoders(struct ctx *c)
 	if (!cfg->decoders)
 		return oom(c);
 	for (it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++)
-		if (load_decoder(c, node(c, *it), &cfg->decoders[cfg->n_decoders++]))
+		if (load_decoder(c, *it, &cfg->decoders[cfg->n_decoders++]))
 			ret = -1;
 	return ret;
 }
@@ -933,7 +976,7 @@ int tcx_listen_split(const char *addr, char *host, size_t hostlen, unsigned *por
 	return 0;
 }
 
-static int listen_one(struct ctx *c, yaml_node_t *v)
+static int listen_one(struct ctx *c, tcx_ynode_t *v)
 {
 	struct tcx_http_cfg *h = &c->cfg->http;
 	char host[256];
@@ -957,9 +1000,9 @@ static int listen_one(struct ctx *c, yaml_node_t *v)
 	return h->listen[h->n_listen++] ? 0 : -1;
 }
 
-static int http_listen(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int http_listen(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	yaml_node_item_t *it;
+	tcx_ynode_t **it;
 	int ret = 0;
 
 	if (v->type == YAML_SCALAR_NODE)
@@ -971,12 +1014,12 @@ static int http_listen(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 		return -1;
 	}
 	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++)
-		if (listen_one(c, node(c, *it)))
+		if (listen_one(c, *it))
 			ret = -1;
 	return ret;
 }
 
-static int http_web_config(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int http_web_config(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	if (expect(c, k, v, YAML_SCALAR_NODE))
 		return -1;
@@ -988,7 +1031,7 @@ static int http_web_config(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t
 	return c->cfg->http.web_config ? 0 : -1;
 }
 
-static int http_max_conn(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int http_max_conn(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	uint64_t x;
 
@@ -998,7 +1041,7 @@ static int http_max_conn(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *
 	return 0;
 }
 
-static int http_max_conn_ip(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int http_max_conn_ip(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	uint64_t x;
 
@@ -1008,7 +1051,7 @@ static int http_max_conn_ip(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_
 	return 0;
 }
 
-static int http_timeout(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int http_timeout(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	if (expect(c, k, v, YAML_SCALAR_NODE))
 		return -1;
@@ -1030,7 +1073,7 @@ static const struct key_handler http_keys[] = {
         {"timeout", http_timeout},
 };
 
-static int top_http(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int top_http(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	if (expect(c, k, v, YAML_MAPPING_NODE))
 		return -1;
@@ -1072,12 +1115,12 @@ static int http_defaults(struct ctx *c)
 
 /* ---- snmp ------------------------------------------------------------------- */
 
-static int snmp_enabled(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int snmp_enabled(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	return parse_bool(c, k, v, &c->cfg->snmp.enabled);
 }
 
-static int snmp_socket(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int snmp_socket(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	if (expect(c, k, v, YAML_SCALAR_NODE))
 		return -1;
@@ -1092,7 +1135,7 @@ static int snmp_socket(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
 	return c->cfg->snmp.agentx_socket ? 0 : -1;
 }
 
-static int snmp_ping(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int snmp_ping(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	double s;
 
@@ -1116,7 +1159,7 @@ static const struct key_handler snmp_keys[] = {
         {"ping_interval", snmp_ping},
 };
 
-static int top_snmp(struct ctx *c, void *obj, yaml_node_t *k, yaml_node_t *v)
+static int top_snmp(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	if (expect(c, k, v, YAML_MAPPING_NODE))
 		return -1;
@@ -1147,9 +1190,8 @@ static void config_free(struct tcx_config *cfg)
 	for (i = 0; i < cfg->n_labels; i++)
 		free(cfg->labels[i]);
 	free(cfg->labels);
-	for (i = 0; i < cfg->n_cookies; i++)
-		free(cfg->cookies[i].values);
 	free(cfg->cookies);
+	tcx_arena_free(&cfg->cookie_mem);
 	free(cfg->slots);
 	free(cfg->decoders);
 	for (i = 0; i < cfg->http.n_listen; i++)
@@ -1160,44 +1202,63 @@ static void config_free(struct tcx_config *cfg)
 	free(cfg);
 }
 
-/* tcx_yaml_load() calls it with a mapping; -1 only when cfg cannot be had. */
-static int load_root(struct tcx_yaml *y, yaml_node_t *root)
+/* A pair of the mapping of top-level key k, as soon as it is parsed. */
+static int config_entry(struct tcx_yaml *y, const tcx_ynode_t *k, struct tcx_ypair *p)
 {
 	struct ctx *c = (struct ctx *)y;
-	struct tcx_config *cfg;
 
-	cfg = calloc(1, sizeof(*cfg));
-	if (!cfg)
-		return oom(c);
-	atomic_init(&cfg->refcnt, 1);
-	cfg->interval_s = TCX_INTERVAL_DEFAULT;
-	cfg->unmapped = TCX_UNMAPPED_EXPORT;
-	cfg->path = strdup(y->name);
-	if (!cfg->path)
-		oom(c);
-	c->cfg = cfg;
-	walk_mapping(c, root, top_keys, sizeof(top_keys) / sizeof(top_keys[0]), "", NULL);
-	if (!cfg->targets)
+	if (!c->labels_seen || has_nul(k) || strcmp(sval(k), "cookies") != 0)
+		return 0;
+	cookie_entry(c, p);
+	return 1;
+}
+
+/* After every top-level key: what depends on others, and defaults. */
+static void config_finish(struct tcx_yaml *y, tcx_ynode_t *root)
+{
+	struct ctx *c = (struct ctx *)y;
+
+	if (!c->cfg->targets)
 		default_targets(c);
 	if (c->cookies)
 		load_cookies(c);
+	if (c->cfg->n_cookies)
+		index_cookies(c);
 	if (c->decoders)
 		load_decoders(c);
 	http_defaults(c);
-	return 0;
 }
+
+static const struct tcx_yaml_keys config_keys = {top_keys, sizeof(top_keys) / sizeof(top_keys[0]),
+                                                 sizeof(top_keys[0]), call_handler, NULL};
 
 struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, size_t len,
                                           tcx_config_err_fn errfn, void *arg)
 {
-	struct ctx c = {.y = {.name = name, .errfn = errfn, .arg = arg}};
+	struct ctx c = {.y = {.name = name,
+	                      .errfn = errfn,
+	                      .arg = arg,
+	                      .top = &config_keys,
+	                      .entry = config_entry}};
+	struct tcx_config *cfg;
 
-	tcx_yaml_load(&c.y, buf, len, "empty configuration", load_root);
-	if (c.y.errors) {
-		config_free(c.cfg);
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg || !(cfg->path = strdup(name))) {
+		free(cfg);
+		oom(&c);
 		return NULL;
 	}
-	return c.cfg;
+	atomic_init(&cfg->refcnt, 1);
+	cfg->interval_s = TCX_INTERVAL_DEFAULT;
+	cfg->unmapped = TCX_UNMAPPED_EXPORT;
+	c.cfg = cfg;
+	tcx_yaml_load(&c.y, buf, len, "empty configuration", config_finish);
+	free(c.cookie_marks);
+	if (c.y.errors) {
+		config_free(cfg);
+		return NULL;
+	}
+	return cfg;
 }
 
 struct tcx_config *tcx_config_load_file(const char *path, tcx_config_err_fn errfn, void *arg)
@@ -1207,7 +1268,7 @@ struct tcx_config *tcx_config_load_file(const char *path, tcx_config_err_fn errf
 	size_t len;
 	char *buf;
 
-	buf = tcx_yaml_read_file(&y, path, "open", 0, &len);
+	buf = tcx_yaml_read_file(&y, path, "open", TCX_YAML_MAX_FILE, &len);
 	if (!buf)
 		return NULL;
 	cfg = tcx_config_load_buffer(path, buf, len, errfn, arg);

@@ -84,6 +84,13 @@ struct tcx_snmp_cfg {
 	int ping_interval_s; /* default 5 */
 };
 
+/* A bump allocator (config/yamlutil.h). */
+struct tcx_arena_block;
+struct tcx_arena {
+	struct tcx_arena_block *head;  /* the block being filled, newest first */
+	struct tcx_arena_block *spare; /* released, kept for the next one */
+};
+
 struct tcx_config {
 	atomic_uint refcnt;
 	char *path;        /* file it came from, "<default>" for the embedded one */
@@ -95,8 +102,9 @@ struct tcx_config {
 	enum tcx_unmapped_policy unmapped;
 	struct tcx_cookie_entry *cookies;
 	size_t n_cookies;
-	uint32_t *slots; /* open-addressing index into cookies[], UINT32_MAX = empty */
-	size_t n_slots;  /* power of two */
+	struct tcx_arena cookie_mem; /* the values of cookies[] */
+	uint32_t *slots;             /* open-addressing index into cookies[], UINT32_MAX = empty */
+	size_t n_slots;              /* power of two */
 	struct tcx_decoder *decoders;
 	size_t n_decoders;
 	struct tcx_http_cfg http;

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the two YAML loaders share: see yamlutil.h. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdalign.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "config/yamlutil.h"
@@ -42,7 +46,7 @@ oom:
 		y->errfn(y->arg, "out of memory");
 }
 
-void tcx_yaml_err_at(struct tcx_yaml *y, const yaml_node_t *n, const char *fmt, ...)
+void tcx_yaml_err_at(struct tcx_yaml *y, const tcx_ynode_t *n, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -69,12 +73,11 @@ void tcx_yaml_err_file(struct tcx_yaml *y, const char *path, const char *fmt, ..
 	va_end(ap);
 }
 
-void tcx_yaml_err_dup(struct tcx_yaml *y, const yaml_node_t *n, const char *what, const char *name,
-                      const yaml_node_t *first)
+void tcx_yaml_err_dup(struct tcx_yaml *y, const tcx_ynode_t *n, const char *what, const char *name,
+                      const yaml_mark_t *first)
 {
 	tcx_yaml_err_at(y, n, "duplicate %s '%s' (first at %lu:%lu)", what, name,
-	                (unsigned long)first->start_mark.line + 1,
-	                (unsigned long)first->start_mark.column + 1);
+	                (unsigned long)first->line + 1, (unsigned long)first->column + 1);
 }
 
 int tcx_yaml_oom(struct tcx_yaml *y)
@@ -97,7 +100,7 @@ const char *tcx_yaml_kind_name(yaml_node_type_t t)
 	}
 }
 
-int tcx_yaml_expect(struct tcx_yaml *y, const yaml_node_t *key, const yaml_node_t *val,
+int tcx_yaml_expect(struct tcx_yaml *y, const tcx_ynode_t *key, const tcx_ynode_t *val,
                     yaml_node_type_t t)
 {
 	if (val->type == t)
@@ -120,7 +123,7 @@ char *tcx_yaml_strndup(struct tcx_yaml *y, const char *s, size_t len)
 	return p;
 }
 
-int tcx_yaml_bool(struct tcx_yaml *y, const yaml_node_t *k, const yaml_node_t *v, int *out)
+int tcx_yaml_bool(struct tcx_yaml *y, const tcx_ynode_t *k, const tcx_ynode_t *v, int *out)
 {
 	if (tcx_yaml_expect(y, k, v, YAML_SCALAR_NODE))
 		return -1;
@@ -136,7 +139,7 @@ int tcx_yaml_bool(struct tcx_yaml *y, const yaml_node_t *k, const yaml_node_t *v
 	return -1;
 }
 
-static int parse_uint(const yaml_node_t *v, uint64_t min, uint64_t max, uint64_t *out)
+static int parse_uint(const tcx_ynode_t *v, uint64_t min, uint64_t max, uint64_t *out)
 {
 	const char *s = sval(v);
 	size_t i, len = slen(v);
@@ -157,7 +160,7 @@ static int parse_uint(const yaml_node_t *v, uint64_t min, uint64_t max, uint64_t
 	return 0;
 }
 
-int tcx_yaml_uint(struct tcx_yaml *y, const yaml_node_t *k, const yaml_node_t *v, uint64_t min,
+int tcx_yaml_uint(struct tcx_yaml *y, const tcx_ynode_t *k, const tcx_ynode_t *v, uint64_t min,
                   uint64_t max, uint64_t *out)
 {
 	if (tcx_yaml_expect(y, k, v, YAML_SCALAR_NODE))
@@ -183,6 +186,79 @@ char *tcx_yaml_resolve(struct tcx_yaml *y, const char *name)
 	return p;
 }
 
+/* ---- memory ----------------------------------------------------------------- */
+
+/* Above glibc's mmap threshold (fixed at 128 KiB by tcx_main()): a freed
+ * configuration goes back to the system at once. */
+#define ARENA_BLOCK (256u << 10)
+
+struct tcx_arena_block {
+	struct tcx_arena_block *next; /* older */
+	size_t size, used;
+	alignas(max_align_t) unsigned char data[];
+};
+
+void *tcx_arena_alloc(struct tcx_arena *a, size_t size)
+{
+	struct tcx_arena_block *b = a->head;
+	size_t align = alignof(max_align_t);
+	void *p;
+
+	size = (size + align - 1) & ~(align - 1);
+	if (!b || b->size - b->used < size) {
+		size_t bsize = size > ARENA_BLOCK ? size : ARENA_BLOCK;
+
+		if (a->spare && a->spare->size >= bsize) {
+			b = a->spare;
+			bsize = b->size;
+			a->spare = NULL;
+		} else {
+			b = malloc(sizeof(*b) + bsize);
+			if (!b)
+				return NULL;
+		}
+		b->next = a->head;
+		b->size = bsize;
+		b->used = 0;
+		a->head = b;
+	}
+	p = b->data + b->used;
+	b->used += size;
+	return p;
+}
+
+struct tcx_arena_mark tcx_arena_mark(const struct tcx_arena *a)
+{
+	struct tcx_arena_mark m = {a->head, a->head ? a->head->used : 0};
+
+	return m;
+}
+
+/* One block released is kept for the next one needed: what is allocated
+ * and released over and over across the end of a block (the cookies taken
+ * one by one) does not cost a malloc() and a free() each time. */
+void tcx_arena_release(struct tcx_arena *a, struct tcx_arena_mark m)
+{
+	while (a->head != m.head) {
+		struct tcx_arena_block *b = a->head;
+
+		a->head = b->next;
+		if (a->spare)
+			free(b);
+		else
+			a->spare = b;
+	}
+	if (a->head)
+		a->head->used = m.used;
+}
+
+void tcx_arena_free(struct tcx_arena *a)
+{
+	tcx_arena_release(a, (struct tcx_arena_mark){NULL, 0});
+	free(a->spare);
+	a->spare = NULL;
+}
+
 /* ---- walking mappings ------------------------------------------------------- */
 
 static const void *row(const struct tcx_yaml_keys *keys, size_t i)
@@ -195,106 +271,122 @@ static const char *row_key(const struct tcx_yaml_keys *keys, size_t i)
 	return *(const char *const *)row(keys, i);
 }
 
-int tcx_yaml_walk(struct tcx_yaml *y, yaml_node_t *map, const struct tcx_yaml_keys *keys,
-                  const char *where, void *obj)
+void tcx_yaml_walk_pair(struct tcx_yaml *y, struct tcx_yaml_walker *w, struct tcx_ypair *p)
 {
-	yaml_node_t *seen[TCX_YAML_MAX_KEYS] = {NULL}; /* first occurrence of each key */
+	const struct tcx_yaml_keys *keys = w->keys;
+	tcx_ynode_t *k = p->key, *v = p->value;
 	char expected[512];
-	yaml_node_pair_t *p;
 	size_t i, off = 0;
-	int ret = 0;
 
 	if (keys->n > TCX_YAML_MAX_KEYS)
 		abort(); /* a program bug: raise TCX_YAML_MAX_KEYS */
-	expected[0] = '\0';
-	for (i = 0; i < keys->n && off < sizeof(expected); i++)
-		if (!keys->listed || keys->listed(row(keys, i)))
-			off += (size_t)snprintf(expected + off, sizeof(expected) - off, "%s%s",
-			                        off ? ", " : "", row_key(keys, i));
-
-	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = tcx_yaml_node(y, p->key), *v = tcx_yaml_node(y, p->value);
-
-		if (k->type != YAML_SCALAR_NODE) {
-			tcx_yaml_err_at(y, k, "expected a scalar key, got %s", kind_name(k->type));
-			ret = -1;
-			continue;
-		}
-		for (i = 0; i < keys->n; i++)
-			if (!has_nul(k) && !strcmp(sval(k), row_key(keys, i)))
-				break;
-		if (i == keys->n) {
-			tcx_yaml_err_at(y, k, "unknown key '%s'%s (expected one of: %s)", sval(k),
-			                where, expected);
-			ret = -1;
-			continue;
-		}
-		if (seen[i]) {
-			tcx_yaml_err_dup(y, k, "key", sval(k), seen[i]);
-			ret = -1;
-			continue;
-		}
-		seen[i] = k;
-		if (keys->call(y, row(keys, i), obj, k, v))
-			ret = -1;
+	if (k->type != YAML_SCALAR_NODE) {
+		tcx_yaml_err_at(y, k, "expected a scalar key, got %s", kind_name(k->type));
+		w->ret = -1;
+		return;
 	}
-	return ret;
+	for (i = 0; i < keys->n; i++)
+		if (!has_nul(k) && !strcmp(sval(k), row_key(keys, i)))
+			break;
+	if (i == keys->n) {
+		expected[0] = '\0';
+		for (i = 0; i < keys->n && off < sizeof(expected); i++)
+			if (!keys->listed || keys->listed(row(keys, i)))
+				off += (size_t)snprintf(expected + off, sizeof(expected) - off,
+				                        "%s%s", off ? ", " : "", row_key(keys, i));
+		tcx_yaml_err_at(y, k, "unknown key '%s'%s (expected one of: %s)", sval(k), w->where,
+		                expected);
+		w->ret = -1;
+		return;
+	}
+	if (w->seen[i]) {
+		tcx_yaml_err_dup(y, k, "key", sval(k), &w->seen[i]->start_mark);
+		w->ret = -1;
+		return;
+	}
+	w->seen[i] = k;
+	if (keys->call(y, row(keys, i), w->obj, k, v))
+		w->ret = -1;
 }
 
-/* ---- files and documents ------------------------------------------------------ */
-
-char *tcx_yaml_read_file(struct tcx_yaml *y, const char *path, const char *what, size_t max,
-                         size_t *lenp)
+int tcx_yaml_walk(struct tcx_yaml *y, tcx_ynode_t *map, const struct tcx_yaml_keys *keys,
+                  const char *where, void *obj)
 {
-	char *buf = NULL, *nbuf;
-	size_t len = 0, cap = 0, n;
-	FILE *f;
+	struct tcx_yaml_walker w = {.keys = keys, .where = where, .obj = obj};
+	struct tcx_ypair *p;
 
-	f = fopen(path, "re");
-	if (!f) {
-		tcx_yaml_err_file(y, path, "cannot %s: %s", what, strerror(errno));
-		return NULL;
-	}
-	for (;;) {
-		if (cap - len < 4096) {
-			if (max && cap >= max) {
-				tcx_yaml_err_file(y, path, "larger than %zu MiB", max >> 20);
-				goto fail;
-			}
-			nbuf = malloc(cap ? 2 * cap : 16384);
-			if (!nbuf) {
-				tcx_yaml_oom(y);
-				goto fail;
-			}
-			if (buf) {
-				memcpy(nbuf, buf, len);
-				explicit_bzero(buf, len);
-				free(buf);
-			}
-			buf = nbuf;
-			cap = cap ? 2 * cap : 16384;
-		}
-		n = fread(buf + len, 1, cap - len - 1, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		tcx_yaml_err_file(y, path, "cannot read: %s", strerror(errno));
-		goto fail;
-	}
-	buf[len] = '\0';
-	fclose(f);
-	*lenp = len;
-	return buf;
-fail:
+	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++)
+		tcx_yaml_walk_pair(y, &w, p);
+	return w.ret;
+}
+
+/* ---- files ------------------------------------------------------------------- */
+
+static void free_wiped(char *buf, size_t len)
+{
 	if (buf) {
 		explicit_bzero(buf, len);
 		free(buf);
 	}
-	fclose(f);
+}
+
+char *tcx_yaml_read_file(struct tcx_yaml *y, const char *path, const char *what, size_t max,
+                         size_t *lenp)
+{
+	char *buf = NULL;
+	size_t len = 0, cap;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		tcx_yaml_err_file(y, path, "cannot %s: %s", what, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		tcx_yaml_err_file(y, path, "cannot %s: %s", what, strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		tcx_yaml_err_file(y, path, "cannot %s: not a regular file", what);
+		goto fail;
+	}
+	if ((uint64_t)st.st_size > max) {
+		tcx_yaml_err_file(y, path, "cannot %s: larger than %zu MiB", what, max >> 20);
+		goto fail;
+	}
+	/* One byte more than the size: a file that grew meanwhile is seen. */
+	cap = (size_t)st.st_size + 2;
+	buf = malloc(cap);
+	if (!buf) {
+		tcx_yaml_oom(y);
+		goto fail;
+	}
+	while ((n = read(fd, buf + len, cap - 1 - len)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			tcx_yaml_err_file(y, path, "cannot read: %s", strerror(errno));
+			goto fail;
+		}
+		len += (size_t)n;
+		if (len == cap - 1) {
+			tcx_yaml_err_file(y, path, "cannot %s: it changed while it was read", what);
+			goto fail;
+		}
+	}
+	buf[len] = '\0';
+	close(fd);
+	*lenp = len;
+	return buf;
+fail:
+	free_wiped(buf, len);
+	close(fd);
 	return NULL;
 }
+
+/* ---- documents ------------------------------------------------------------------ */
 
 static void syntax_error(struct tcx_yaml *y, const yaml_parser_t *parser, const char *buf,
                          size_t len)
@@ -322,51 +414,317 @@ static void syntax_error(struct tcx_yaml *y, const yaml_parser_t *parser, const 
 		tcx_yaml_err_mark(y, &m, "YAML syntax error: %s", problem);
 }
 
+#define MAX_ANCHORS 1024 /* looked up one by one: keep it short */
+
+struct anchor {
+	char *name;
+	tcx_ynode_t *node;
+};
+
+/* A collection being parsed: its children so far are pending[first..]. */
+struct frame {
+	tcx_ynode_t *node;
+	size_t first;
+	/* The value of a top-level key, whose pairs go to y->entry: */
+	const tcx_ynode_t *topkey;
+	struct tcx_arena_mark pair_mark; /* before the key of the pair being parsed */
+	size_t pair_anchors;             /* n_anchors then */
+};
+
+struct builder {
+	struct tcx_yaml *y;
+	struct frame stack[TCX_YAML_MAX_DEPTH];
+	size_t depth;
+	tcx_ynode_t **pending;
+	size_t n_pending, cap_pending;
+	struct anchor anchors[MAX_ANCHORS];
+	size_t n_anchors;
+	tcx_ynode_t *root;
+};
+
+static tcx_ynode_t *new_node(struct builder *b, yaml_node_type_t type, const yaml_mark_t *m)
+{
+	tcx_ynode_t *n = tcx_arena_alloc(&b->y->mem, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	memset(n, 0, sizeof(*n));
+	n->type = type;
+	n->start_mark = *m;
+	return n;
+}
+
+static int push_pending(struct builder *b, tcx_ynode_t *n)
+{
+	if (b->n_pending == b->cap_pending) {
+		size_t cap = b->cap_pending ? 2 * b->cap_pending : 256;
+		tcx_ynode_t **p = realloc(b->pending, cap * sizeof(*p));
+
+		if (!p)
+			return tcx_yaml_oom(b->y);
+		b->pending = p;
+		b->cap_pending = cap;
+	}
+	b->pending[b->n_pending++] = n;
+	return 0;
+}
+
+/* A node is about to start: where a pair of an entry mapping starts, mark
+ * the arena, to release the pair once y->entry took it. */
+static void node_starts(struct builder *b)
+{
+	struct frame *f = b->depth ? &b->stack[b->depth - 1] : NULL;
+
+	if (f && f->topkey && (b->n_pending - f->first) % 2 == 0) {
+		f->pair_mark = tcx_arena_mark(&b->y->mem);
+		f->pair_anchors = b->n_anchors;
+	}
+}
+
+/* A node is complete: it is the root or its parent's child. */
+static int node_done(struct builder *b, tcx_ynode_t *n)
+{
+	struct tcx_yaml *y = b->y;
+	struct frame *f;
+	struct tcx_ypair pair;
+	size_t have;
+
+	if (!b->depth) {
+		b->root = n;
+		return 0;
+	}
+	if (push_pending(b, n))
+		return -1;
+	f = &b->stack[b->depth - 1];
+	have = b->n_pending - f->first;
+	if (f->node->type != YAML_MAPPING_NODE || have % 2)
+		return 0;
+	pair.key = b->pending[b->n_pending - 2];
+	pair.value = n;
+	if (b->depth == 1) {
+		tcx_yaml_walk_pair(y, &y->walk_top, &pair);
+	} else if (f->topkey && y->entry(y, f->topkey, &pair)) {
+		b->n_pending -= 2;
+		if (b->n_anchors == f->pair_anchors) /* nothing can refer to it */
+			tcx_arena_release(&y->mem, f->pair_mark);
+	}
+	return 0;
+}
+
+/* Name a node that has just started, for the aliases that follow. */
+static int anchor(struct builder *b, const yaml_char_t *name, tcx_ynode_t *n, const yaml_mark_t *m)
+{
+	size_t len;
+	char *copy;
+
+	if (!name)
+		return 0;
+	if (b->n_anchors == MAX_ANCHORS) {
+		tcx_yaml_err_mark(b->y, m, "more than %d anchors", MAX_ANCHORS);
+		return -1;
+	}
+	len = strlen((const char *)name);
+	copy = tcx_arena_alloc(&b->y->mem, len + 1);
+	if (!copy)
+		return tcx_yaml_oom(b->y);
+	memcpy(copy, name, len + 1);
+	b->anchors[b->n_anchors++] = (struct anchor){copy, n};
+	return 0;
+}
+
+static int collection_start(struct builder *b, const yaml_event_t *e)
+{
+	int map = e->type == YAML_MAPPING_START_EVENT;
+	const yaml_char_t *name =
+	        map ? e->data.mapping_start.anchor : e->data.sequence_start.anchor;
+	struct frame *f;
+	tcx_ynode_t *n;
+
+	if (b->depth == TCX_YAML_MAX_DEPTH) {
+		tcx_yaml_err_mark(b->y, &e->start_mark, "nested deeper than %d levels",
+		                  TCX_YAML_MAX_DEPTH);
+		return -1;
+	}
+	node_starts(b);
+	n = new_node(b, map ? YAML_MAPPING_NODE : YAML_SEQUENCE_NODE, &e->start_mark);
+	if (!n)
+		return tcx_yaml_oom(b->y);
+	f = &b->stack[b->depth];
+	memset(f, 0, sizeof(*f));
+	f->node = n;
+	f->first = b->n_pending;
+	/* the value of a top-level key (whose key is the last pending node) */
+	if (b->depth == 1 && map && b->y->entry && b->stack[0].node->type == YAML_MAPPING_NODE &&
+	    (b->n_pending - b->stack[0].first) % 2 == 1)
+		f->topkey = b->pending[b->n_pending - 1];
+	b->depth++;
+	return anchor(b, name, n, &e->start_mark);
+}
+
+static int collection_end(struct builder *b)
+{
+	struct frame *f = &b->stack[--b->depth];
+	size_t n = b->n_pending - f->first;
+	tcx_ynode_t **items = NULL;
+
+	if (n) {
+		items = tcx_arena_alloc(&b->y->mem, n * sizeof(*items));
+		if (!items)
+			return tcx_yaml_oom(b->y);
+		memcpy(items, b->pending + f->first, n * sizeof(*items));
+	}
+	b->n_pending = f->first;
+	if (f->node->type == YAML_SEQUENCE_NODE) {
+		f->node->data.sequence.items.start = items;
+		f->node->data.sequence.items.top = items + n;
+	} else {
+		/* a pair is two node pointers, key then value */
+		struct tcx_ypair *pairs = (struct tcx_ypair *)items;
+
+		f->node->data.mapping.pairs.start = pairs;
+		f->node->data.mapping.pairs.top = pairs + n / 2;
+	}
+	return node_done(b, f->node);
+}
+
+static int scalar(struct builder *b, const yaml_event_t *e)
+{
+	tcx_ynode_t *n;
+	char *v;
+
+	node_starts(b);
+	n = new_node(b, YAML_SCALAR_NODE, &e->start_mark);
+	v = n ? tcx_arena_alloc(&b->y->mem, e->data.scalar.length + 1) : NULL;
+	if (!v)
+		return tcx_yaml_oom(b->y);
+	memcpy(v, e->data.scalar.value, e->data.scalar.length);
+	v[e->data.scalar.length] = '\0';
+	n->data.scalar.value = v;
+	n->data.scalar.length = e->data.scalar.length;
+	n->data.scalar.style = e->data.scalar.style;
+	if (anchor(b, e->data.scalar.anchor, n, &e->start_mark))
+		return -1;
+	return node_done(b, n);
+}
+
+static int alias(struct builder *b, const yaml_event_t *e)
+{
+	const char *name = (const char *)e->data.alias.anchor;
+	size_t i = b->n_anchors;
+
+	while (i-- > 0) /* the latest definition wins */
+		if (!strcmp(b->anchors[i].name, name))
+			break;
+	if (i == (size_t)-1) {
+		tcx_yaml_err_mark(b->y, &e->start_mark, "undefined alias '%s'", name);
+		return -1;
+	}
+	node_starts(b);
+	return node_done(b, b->anchors[i].node);
+}
+
+/* One event of the document: 1 at its end, 0 to go on, -1 after a report. */
+static int event(struct builder *b, const yaml_event_t *e)
+{
+	switch (e->type) {
+	case YAML_SCALAR_EVENT:
+		return scalar(b, e);
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT:
+		return collection_start(b, e);
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		return collection_end(b);
+	case YAML_ALIAS_EVENT:
+		return alias(b, e);
+	case YAML_DOCUMENT_END_EVENT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The next event, or -1 after a report. */
+static int next_event(struct tcx_yaml *y, yaml_parser_t *p, yaml_event_t *e, const char *buf,
+                      size_t len)
+{
+	if (yaml_parser_parse(p, e))
+		return 0;
+	syntax_error(y, p, buf, len);
+	return -1;
+}
+
+/* After the first document: only empty ones ("---" alone) may follow. */
+static void no_more_documents(struct tcx_yaml *y, yaml_parser_t *p, const char *buf, size_t len)
+{
+	yaml_event_t e;
+
+	for (;;) {
+		yaml_event_type_t t;
+
+		if (next_event(y, p, &e, buf, len))
+			return;
+		t = e.type;
+		if (t == YAML_SCALAR_EVENT && e.data.scalar.length == 0 &&
+		    e.data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+			/* a trailing "---" alone is harmless */
+		} else if (t != YAML_DOCUMENT_START_EVENT && t != YAML_DOCUMENT_END_EVENT &&
+		           t != YAML_STREAM_END_EVENT) {
+			tcx_yaml_err_mark(y, &e.start_mark, "expected a single YAML document");
+			t = YAML_STREAM_END_EVENT;
+		}
+		yaml_event_delete(&e);
+		if (t == YAML_STREAM_END_EVENT)
+			return;
+	}
+}
+
 void tcx_yaml_load(struct tcx_yaml *y, const char *buf, size_t len, const char *empty,
-                   int (*walk)(struct tcx_yaml *y, yaml_node_t *root))
+                   void (*finish)(struct tcx_yaml *y, tcx_ynode_t *root))
 {
 	const yaml_mark_t start = {0, 0, 0};
-	yaml_document_t doc, extra;
+	struct builder *b = calloc(1, sizeof(*b));
 	yaml_parser_t parser;
-	yaml_node_t *root;
+	yaml_event_t e;
+	int r = 0, started = 0;
 
+	if (!b) {
+		tcx_yaml_oom(y);
+		return;
+	}
+	b->y = y;
+	y->walk_top = (struct tcx_yaml_walker){.keys = y->top, .where = ""};
 	if (!yaml_parser_initialize(&parser)) {
+		free(b);
 		tcx_yaml_oom(y);
 		return;
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		syntax_error(y, &parser, buf, len);
+	/* up to the end of the first document, or of the stream when it has none */
+	while (r == 0) {
+		if (next_event(y, &parser, &e, buf, len))
+			goto out;
+		if (e.type == YAML_DOCUMENT_START_EVENT)
+			started = 1;
+		r = e.type == YAML_STREAM_END_EVENT ? 1 : event(b, &e);
+		yaml_event_delete(&e);
+	}
+	if (r < 0)
 		goto out;
-	}
-	y->doc = &doc;
-	root = yaml_document_get_root_node(&doc);
-	if (!root || is_null(root)) {
-		if (empty) {
+	if (!b->root || is_null(b->root)) {
+		if (empty)
 			tcx_yaml_err_mark(y, &start, "%s", empty);
-			goto done;
-		}
-	} else if (root->type != YAML_MAPPING_NODE) {
-		tcx_yaml_err_at(y, root, "expected a mapping at top level, got %s",
-		                kind_name(root->type));
-	} else if (walk(y, root)) {
-		goto done;
+	} else if (b->root->type != YAML_MAPPING_NODE) {
+		tcx_yaml_err_at(y, b->root, "expected a mapping at top level, got %s",
+		                kind_name(b->root->type));
 	}
-	/* a second document would be silently ignored: refuse it */
-	if (root) {
-		if (!yaml_parser_load(&parser, &extra)) {
-			syntax_error(y, &parser, buf, len);
-		} else {
-			yaml_node_t *r = yaml_document_get_root_node(&extra);
-
-			if (r && !is_null(r)) /* a trailing "---" alone is harmless */
-				tcx_yaml_err_at(y, r, "expected a single YAML document");
-			yaml_document_delete(&extra);
-		}
-	}
-done:
-	y->doc = NULL;
-	yaml_document_delete(&doc);
+	if (started)
+		no_more_documents(y, &parser, buf, len);
+	if (finish && b->root && b->root->type == YAML_MAPPING_NODE)
+		finish(y, b->root);
 out:
 	yaml_parser_delete(&parser);
+	free(b->pending);
+	free(b);
+	tcx_arena_free(&y->mem);
 }

@@ -149,6 +149,64 @@ expect_rc once_missing 2
 expect_grep once_missing err -F "does-not-exist.yaml"
 expect_empty once_missing out
 
+note "files that are not regular, too large or too deep: exit 2 at once, the file named"
+# quick_refusal NAME WHAT ARGS...: exit 2 in under a second, WHAT on stderr
+# (killed after 3 s: these once read /dev/zero until memory ran out)
+quick_refusal() {
+	local name=$1 what=$2 t0 ms
+	shift 2
+	t0=$(date +%s%N)
+	TCX_WRAP=(timeout 3)
+	run_tcx "$name" "$@"
+	TCX_WRAP=()
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	expect_rc "$name" 2
+	expect_grep "$name" err -F -e "$what"
+	expect_empty "$name" out
+	[ "$ms" -lt 1000 ] || fail "$name: tcexporter $* took $ms ms to refuse it"
+}
+mkdir "$WORK/a_dir"
+quick_refusal check_dev_zero "/dev/zero: cannot open: not a regular file" --check-config /dev/zero
+quick_refusal once_dev_zero "/dev/zero: cannot open: not a regular file" --once --config /dev/zero
+quick_refusal check_dir "$WORK/a_dir: cannot open: not a regular file" --check-config "$WORK/a_dir"
+truncate -s $((128 * 1024 * 1024 + 1)) "$WORK/huge.yaml" # sparse
+quick_refusal check_huge "$WORK/huge.yaml: cannot open: larger than 128 MiB" \
+	--check-config "$WORK/huge.yaml"
+rm -f "$WORK/huge.yaml"
+# 100k nested flow sequences (200 KB): libyaml's scanner took 15 s over it
+{
+	printf 'targets: '
+	head -c 100000 /dev/zero | tr '\0' '['
+	head -c 100000 /dev/zero | tr '\0' ']'
+	echo
+} >"$WORK/deep.yaml"
+quick_refusal check_deep "$WORK/deep.yaml:1:73: nested deeper than 64 levels" \
+	--check-config "$WORK/deep.yaml"
+
+note "--check-config refuses what the daemon refuses of the web_config"
+bad_web() { # NAME WEB_CONFIG WHAT: a config naming WEB_CONFIG fails with WHAT
+	printf 'http:\n  web_config: %s\n' "$2" >"$WORK/$1.yaml"
+	run_tcx "$1" --check-config "$WORK/$1.yaml"
+	expect_rc "$1" 2
+	expect_grep "$1" err -F -e "$3"
+	expect_grep "$1" err -F -e "$WORK/$1.yaml: 1 problem found"
+	expect_empty "$1" out
+}
+bad_web web_missing missing.yml "$WORK/missing.yml: cannot open: No such file or directory"
+bad_web web_dir a_dir "$WORK/a_dir: cannot open: not a regular file"
+printf 'basic_auth_users:\n  alice: secret\n' >"$WORK/plain.yml"
+bad_web web_plain plain.yml "$WORK/plain.yml:2:10: user 'alice': password must be a bcrypt hash"
+# exporter-toolkit's own dummy hash, at cost 31 (days per check) and 14
+hash='QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi'
+printf 'basic_auth_users:\n  alice: $2y$31$%s\n' "$hash" >"$WORK/dear.yml"
+bad_web web_dear dear.yml \
+	"$WORK/dear.yml:2:10: user 'alice': bcrypt cost 31 is above the limit of 14"
+printf 'basic_auth_users:\n  alice: $2y$14$%s\n' "$hash" >"$WORK/web.yml"
+printf 'http:\n  web_config: web.yml\n' >"$WORK/web_ok.yaml"
+run_tcx web_ok --check-config "$WORK/web_ok.yaml"
+expect_rc web_ok 0
+expect_grep web_ok out -F "and its web_config"
+
 note "the executable links none of the daemon's libraries; the module does"
 require_cmd readelf ldd
 module=$(dirname "$TCX_BIN")/tcexporter-daemon.so
@@ -159,14 +217,8 @@ needed() { # FILE: its DT_NEEDED entries, one a line
 exe_needed=$(needed "$TCX_BIN")
 grep -q '^libmnl\.so' <<<"$exe_needed" ||
 	fail "readelf -d $TCX_BIN does not list libmnl: $exe_needed"
-forbidden="libmicrohttpd libgnutls libnetsnmp libz libcrypt"
-if grep -qE '^lib(a|hwa|t|ub|m)san\.so' <<<"$exe_needed"; then
-	# The sanitizer runtime's crypt_r interceptor needs libcrypt loaded
-	# at startup (configure.ac).
-	note "a sanitizer build: the executable may need libcrypt"
-	forbidden=${forbidden% libcrypt}
-fi
-for lib in $forbidden; do
+# (GnuTLS and libcrypt: --check-config loads the web config as the daemon does.)
+for lib in libmicrohttpd libnetsnmp libz; do
 	if grep -q "^$lib\.so" <<<"$exe_needed"; then
 		fail "$TCX_BIN needs $lib (for the daemon module only): $(tr '\n' ' ' <<<"$exe_needed")"
 	fi

@@ -6,10 +6,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "config/config.h"
 
@@ -417,6 +419,114 @@ static void test_many_cookies(void **state)
 
 /* ---- errors ------------------------------------------------------------------- */
 
+/* Anything but a regular file, and a file over the limit, is refused before
+ * it is read (it was read whole: /dev/zero until memory ran out). */
+static void test_err_file_kind_and_size(void **state)
+{
+	char dir[] = "/tmp/tcx-config-XXXXXX", big[64], msg[256];
+	struct errs e = {0};
+	int fd;
+
+	assert_null(tcx_config_load_file("/dev/zero", collect, &e));
+	assert_string_equal(e.text, "/dev/zero: cannot open: not a regular file\n");
+	free(e.text);
+
+	assert_non_null(mkdtemp(dir));
+	e = (struct errs){0};
+	assert_null(tcx_config_load_file(dir, collect, &e));
+	snprintf(msg, sizeof(msg), "%s: cannot open: not a regular file\n", dir);
+	assert_string_equal(e.text, msg);
+	free(e.text);
+
+	/* sparse: one byte over 128 MiB costs no disk */
+	snprintf(big, sizeof(big), "%s/big.yaml", dir);
+	fd = open(big, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)(128u << 20) + 1), 0);
+	close(fd);
+	e = (struct errs){0};
+	assert_null(tcx_config_load_file(big, collect, &e));
+	snprintf(msg, sizeof(msg), "%s: cannot open: larger than 128 MiB\n", big);
+	assert_string_equal(e.text, msg);
+	free(e.text);
+	unlink(big);
+	rmdir(dir);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* 100k nested flow collections: refused at the 64th level, at once (libyaml's
+ * scanner took 15 s over such a file before its document was refused). */
+static void test_err_deep_nesting(void **state)
+{
+	static const struct {
+		const char *open, *close, *col;
+	} forms[] = {{"[", "]", "67"}, {"{a: ", "}", "256"}, {"- ", "", "129"}};
+	enum { DEPTH = 100000 };
+
+	for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+		size_t lo = strlen(forms[f].open), lc = strlen(forms[f].close);
+		size_t len = 0, cap = 16 + DEPTH * (lo + lc);
+		char *yaml = malloc(cap), want[128];
+		struct errs e = {0};
+		double t0;
+
+		assert_non_null(yaml);
+		memcpy(yaml, "a: ", 3);
+		len = 3;
+		if (!lc) /* a block sequence: its entries one per line, deeper and deeper */
+			len = 0;
+		for (size_t i = 0; i < DEPTH; i++, len += lo)
+			memcpy(yaml + len, forms[f].open, lo);
+		for (size_t i = 0; i < DEPTH; i++, len += lc)
+			memcpy(yaml + len, forms[f].close, lc);
+		yaml[len++] = lc ? '\n' : 'x';
+		t0 = now_s();
+		assert_null(tcx_config_load_buffer("t.yaml", yaml, len, collect, &e));
+		assert_true(now_s() - t0 < 1.0);
+		snprintf(want, sizeof(want), "t.yaml:1:%s: nested deeper than 64 levels\n",
+		         forms[f].col);
+		assert_string_equal(e.text, want);
+		free(e.text);
+		free(yaml);
+	}
+}
+
+/* Cookies are taken as they are parsed once labels are known: an anchor in one
+ * still serves an alias in a later one, and errors keep their places. */
+static void test_cookies_streamed(void **state)
+{
+	struct tcx_config *cfg = load_ok("labels: [tenant, rule]\n"
+	                                 "cookies:\n"
+	                                 "  \"01\": &v {tenant: a, rule: b}\n"
+	                                 "  \"02\": [c, d]\n"
+	                                 "  \"03\": *v\n");
+	const uint8_t c3[] = {0x03};
+	const char *v[TCX_MAX_LABELS];
+	struct tcx_label_buf buf;
+
+	assert_int_equal(cfg->n_cookies, 3);
+	assert_int_equal(tcx_labels_resolve(cfg, c3, 1, v, &buf), TCX_MAP_EXACT);
+	assert_string_equal(v[0], "a");
+	assert_string_equal(v[1], "b");
+	tcx_config_unref(cfg);
+	expect_errors("labels: [a]\n"
+	              "cookies:\n"
+	              "  \"01\": [x]\n"
+	              "  \"02\": [x, y]\n"
+	              "  \"01\": [z]\n",
+	              "t.yaml:4:9: cookie '02': expected 1 values, got 2\n"
+	              "t.yaml:5:3: duplicate cookie '01' (first at 3:3)\n");
+	expect_errors("labels: [a]\ncookies:\n  \"01\": &x [x]\n  \"04\": *nope\n",
+	              "t.yaml:4:9: undefined alias 'nope'\n");
+}
+
 static void test_err_file(void **state)
 {
 	struct errs e = {0};
@@ -432,8 +542,11 @@ static void test_err_syntax(void **state)
 {
 	expect_errors("targets: [a, b\n", "t.yaml:2:1: YAML syntax error: did not find expected "
 	                                  "',' or ']' while parsing a flow sequence\n");
+	/* what was parsed before the error is checked too */
 	expect_errors(
 	        "a: b\n c: d\n",
+	        "t.yaml:1:1: unknown key 'a' (expected one of: interval, targets, labels, "
+	        "unmapped, cookies, decoders, http, snmp)\n"
 	        "t.yaml:2:3: YAML syntax error: mapping values are not allowed in this context\n");
 	/* a reader error: the position is computed from the byte offset */
 	expect_errors("interval: 1\nunmapped: \"\xff\"\n",
@@ -787,6 +900,9 @@ int main(void)
 	        cmocka_unit_test(test_refcount),
 	        cmocka_unit_test(test_many_cookies),
 	        cmocka_unit_test(test_err_file),
+	        cmocka_unit_test(test_err_file_kind_and_size),
+	        cmocka_unit_test(test_err_deep_nesting),
+	        cmocka_unit_test(test_cookies_streamed),
 	        cmocka_unit_test(test_err_syntax),
 	        cmocka_unit_test(test_err_empty_and_top),
 	        cmocka_unit_test(test_err_keys),

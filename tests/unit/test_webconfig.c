@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <gnutls/gnutls.h>
 
@@ -659,7 +661,7 @@ static void test_bad_files(void **state)
 	              "  client_ca_file: .\n",
 	              "{D}/missing.crt: cannot read: No such file or directory\n"
 	              "/nonexistent/server.key: cannot read: No such file or directory\n"
-	              "{D}/.: cannot read: Is a directory\n");
+	              "{D}/.: cannot read: not a regular file\n");
 
 	snprintf(want, sizeof(want),
 	         "{D}/garbage.pem: not a PEM certificate: %s\n"
@@ -1266,6 +1268,97 @@ static void test_client_cert_none(void **state)
 	tcx_webconfig_unref(wc);
 }
 
+/* A bcrypt cost above TCX_BCRYPT_MAX_COST is refused at load: every request
+ * with credentials would pay for it (cost 31: days). */
+static void test_bcrypt_cost_limit(void **state)
+{
+	struct fx *fx = *state;
+	char yaml[512], c14[64], c15[64], c31[64];
+	struct tcx_webconfig *wc;
+
+	snprintf(c14, sizeof(c14), "%.4s14%s", fx->alice, fx->alice + 6);
+	snprintf(c15, sizeof(c15), "%.4s15%s", fx->alice, fx->alice + 6);
+	snprintf(c31, sizeof(c31), "%.4s31%s", fx->alice, fx->alice + 6);
+	snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  alice: %s\n", c14);
+	wc = load_ok(fx, "c14.yml", yaml);
+	assert_memory_equal(wc->dummy, "$2y$14$", 7);
+	tcx_webconfig_unref(wc);
+	snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  alice: %s\n  bob: %s\n", c15, c31);
+	expect_errors(fx, "c31.yml", yaml,
+	              "{W}:2:10: user 'alice': bcrypt cost 15 is above the limit of 14 (every "
+	              "request would pay for it: htpasswd -nBC 10 \"\" | tr -d ':\\n')\n"
+	              "{W}:3:8: user 'bob': bcrypt cost 31 is above the limit of 14 (every "
+	              "request would pay for it: htpasswd -nBC 10 \"\" | tr -d ':\\n')\n");
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct check_arg {
+	struct tcx_webconfig *wc;
+	int ok;
+};
+
+static void *check_thread(void *p)
+{
+	struct check_arg *a = p;
+
+	a->ok = tcx_webconfig_check_password(a->wc, "mallory", "guess");
+	return NULL;
+}
+
+/* A check in progress answers 0 at once when checks are abandoned, as SIGTERM
+ * does, and later ones do not start. In a child: abandoning is for good. The
+ * hash costs 12 (a quarter of a second, much more under valgrind), and the
+ * child waits for the abandoned bcrypt to end before it exits, so that no
+ * thread is left running under valgrind's leak check. */
+static void test_password_abandoned(void **state)
+{
+	struct fx *fx = *state;
+	char yaml[512], c12[64];
+	int status;
+	pid_t pid;
+
+	snprintf(c12, sizeof(c12), "%.4s12%s", fx->alice, fx->alice + 6);
+	snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  alice: %s\n", c12);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct check_arg a = {load_ok(fx, "c12.yml", yaml), -1};
+		double t0 = now_s(), full, abandoned, next;
+		pthread_t t;
+
+		/* the time of one check, to compare with */
+		if (tcx_webconfig_check_password(a.wc, "mallory", "guess") != 0)
+			_exit(10);
+		full = now_s() - t0;
+		t0 = now_s();
+		if (pthread_create(&t, NULL, check_thread, &a))
+			_exit(11);
+		usleep((useconds_t)(full * 1e6 / 10));
+		tcx_webconfig_abandon_checks();
+		pthread_join(t, NULL);
+		abandoned = now_s() - t0;
+		t0 = now_s();
+		if (tcx_webconfig_check_password(a.wc, "alice", "guess") != 0)
+			_exit(12);
+		next = now_s() - t0;
+		fprintf(stderr, "a check: %.3f s; abandoned after %.3f s; the next: %.3f s\n", full,
+		        abandoned, next);
+		usleep((useconds_t)(full * 1.5e6)); /* the abandoned bcrypt ends */
+		tcx_webconfig_unref(a.wc);
+		_exit(a.ok != 0 ? 13 : abandoned > full / 2 ? 14 : next > full / 10 ? 15 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1293,6 +1386,8 @@ int main(void)
 	        cmocka_unit_test(test_password_no_users),
 	        cmocka_unit_test(test_password_cache_bound),
 	        cmocka_unit_test(test_password_threads),
+	        cmocka_unit_test(test_bcrypt_cost_limit),
+	        cmocka_unit_test(test_password_abandoned),
 	        cmocka_unit_test(test_client_cert_require_verify),
 	        cmocka_unit_test(test_client_cert_verify_if_given),
 	        cmocka_unit_test(test_client_cert_require_any),

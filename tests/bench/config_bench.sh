@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The config loader benchmark (a report, not a test): `make bench-config`, or
+#   tests/bench/config_bench.sh BUILDDIR
+# with BUILDDIR/tcexporter and BUILDDIR/tests/bench/yaml_floor built.
+#
+# Generates a configuration with N cookies (TCX_BENCH_COOKIES, default
+# 1000000), one a line as README.md writes them:
+#   "0000002a": {tenant: t42, rule: r42}
+# then runs, interleaved, RUNS times each:
+#   check   tcexporter --check-config FILE
+#   floor   yaml_floor FILE (reads the file and parses it into libyaml
+#           events, nothing kept: see yaml_floor.c)
+# and reports the median wall time and the largest peak RSS of each, and the
+# ratio check/floor. As root, it also starts the daemon on that file (in a
+# private network namespace) and reports its RSS once it serves, and after a
+# SIGHUP reload of the same file.
+#
+# Targets: check <= 1.0 s and <= 200 MB peak RSS for 1M cookies. Missing a
+# target is reported, not failed: the exit status is 0 whenever the
+# benchmark ran.
+set -euo pipefail
+
+readonly TARGET_S=1.0 TARGET_MB=200 RUNS=${TCX_BENCH_RUNS:-7}
+n=${TCX_BENCH_COOKIES:-1000000}
+build=$(readlink -f "${1:-.}")
+tcx=$build/tcexporter
+floor=$build/tests/bench/yaml_floor
+[ -x "$tcx" ] && [ -x "$floor" ] || {
+	echo "bench-config: build $tcx and $floor first (make)" >&2
+	exit 1
+}
+command -v /usr/bin/time >/dev/null || {
+	echo "bench-config: SKIP: /usr/bin/time is missing" >&2
+	exit 77
+}
+work=$(mktemp -d /tmp/tcx-bench-config.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cfg=$work/cookies.yaml
+awk -v n="$n" 'BEGIN {
+	print "labels: [tenant, rule]"
+	print "cookies:"
+	for (i = 0; i < n; i++)
+		printf "  \"%08x\": {tenant: t%d, rule: r%d}\n", i, i, i
+}' >"$cfg"
+echo "bench-config: $n cookies, $(($(stat -c %s "$cfg") / 1048576)) MiB"
+
+# one NAME CMD...: a line "SECONDS KB" appended to $work/NAME
+one() {
+	local name=$1
+	shift
+	/usr/bin/time -f "%e %M" -o "$work/$name.t" "$@" >/dev/null 2>"$work/$name.err" || {
+		cat "$work/$name.err" >&2
+		echo "bench-config: $name failed" >&2
+		exit 1
+	}
+	cat "$work/$name.t" >>"$work/$name"
+}
+"$tcx" --check-config "$cfg" >/dev/null # warm the page cache
+for ((i = 0; i < RUNS; i++)); do
+	one floor "$floor" "$cfg"
+	one check "$tcx" --check-config "$cfg"
+done
+median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+for name in floor check; do
+	read -r "${name}_s" < <(cut -d' ' -f1 "$work/$name" | median)
+	read -r "${name}_kb" < <(cut -d' ' -f2 "$work/$name" | sort -n | tail -1)
+done
+awk -v c="$check_s" -v ckb="$check_kb" -v f="$floor_s" -v fkb="$floor_kb" \
+	-v ts="$TARGET_S" -v tmb="$TARGET_MB" -v runs="$RUNS" 'BEGIN {
+	printf "  floor  %6.2f s  %6.1f MB peak RSS   (median of %d)\n", f, fkb / 1024, runs
+	printf "  check  %6.2f s  %6.1f MB peak RSS   check/floor %.2f\n", c, ckb / 1024, (f > 0 ? c / f : 0)
+	printf "  target: <= %.1f s: %s; <= %d MB: %s\n", ts, c <= ts ? "met" : "MISSED",
+		tmb, ckb / 1024 <= tmb ? "met" : "MISSED"
+}'
+
+# The daemon's RSS, serving that configuration and after a reload of it.
+if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
+	echo "bench-config: not root: the daemon's RSS is not measured"
+	exit 0
+fi
+cat >"$work/daemon.yaml" <<YAML
+interval: 1h
+http: {listen: ["127.0.0.1:9591"]}
+YAML
+cat "$cfg" >>"$work/daemon.yaml"
+unshare -n bash -s "$tcx" "$work" <<'SH'
+set -eu
+tcx=$1 work=$2
+ip link set lo up
+"$tcx" --config "$work/daemon.yaml" 2>"$work/daemon.err" &
+pid=$!
+rss() { awk '/^VmRSS/ {printf "%.1f MB", $2 / 1024}' "/proc/$pid/status"; }
+wait_log() { # PATTERN COUNT: the daemon's log has COUNT lines matching PATTERN
+	for _ in $(seq 600); do
+		[ "$(grep -c "$1" "$work/daemon.err")" -ge "$2" ] && return 0
+		kill -0 "$pid" || { cat "$work/daemon.err" >&2; exit 1; }
+		sleep 0.1
+	done
+	echo "bench-config: the daemon did not log '$1'" >&2
+	exit 1
+}
+wait_log "tcexporter started" 1
+sleep 1
+echo "  daemon RSS serving:          $(rss)"
+kill -HUP "$pid"
+wait_log "configuration reloaded" 1
+sleep 1
+echo "  daemon RSS after a reload:   $(rss)"
+kill -HUP "$pid"
+wait_log "configuration reloaded" 2
+sleep 1
+echo "  daemon RSS after 2 reloads:  $(rss)"
+kill -TERM "$pid"
+wait "$pid"
+SH
