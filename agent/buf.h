@@ -34,9 +34,9 @@ int tcx_buf_reserve(struct tcx_buf *b, size_t n);
 
 static inline void tcx_buf_put(struct tcx_buf *b, const char *s, size_t n)
 {
-	/* Even a put of nothing allocates: memcpy() must never see a NULL
-	 * buffer, nor a slice taken from one (an empty escaped kind). */
-	if ((b->cap - b->len < n || !b->p) && tcx_buf_reserve(b, n) < 0)
+	/* memcpy() must not see NULL even to copy nothing: an empty slice
+	 * (an empty escaped kind) may come from a buffer never written. */
+	if (!n || (b->cap - b->len < n && tcx_buf_reserve(b, n) < 0))
 		return;
 	memcpy(b->p + b->len, s, n);
 	b->len += n;

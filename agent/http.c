@@ -800,7 +800,8 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
 			s->h = h;
 			s->addr = strdup(cfg->listen[i]);
 			errno = 0;
-			s->d = s->addr ? start_one(s, cfg, web, cfg->listen[i], fd, err, errlen) : NULL;
+			s->d = s->addr ? start_one(s, cfg, web, cfg->listen[i], fd, err, errlen)
+			               : NULL;
 			if (!s->d) {
 				if (!s->addr)
 					snprintf(err, errlen, "out of memory");
