@@ -324,6 +324,9 @@ report_size() {
 		row "--once wall / floor wall" "$r1" "(at 100k: <= $GOAL_ONCE_FLOOR)"
 		row "tc wall / --once wall" "$r2" "(at 100k: >= $GOAL_TC_ONCE)"
 	fi
+	# The same ratios in CPU time, which the machine's load disturbs less.
+	row "--once CPU / floor CPU" "$(calc 'e / f' e="$ec" f="$fc")" "(wall above is the goal)"
+	row "tc CPU / --once CPU" "$(calc 't / e' t="$tc_" e="$ec")" "(wall above is the goal)"
 	dcpu=$(get "$n" daemon_cpu)
 	cpc=$(awk -v c="$dcpu" -v k="$(get "$n" collections)" 'BEGIN { printf "%.4f", c / k }')
 	echo "cpc=$cpc" >> "$out/result-$n.txt"
