@@ -44,8 +44,8 @@
 # 1 when a step failed (tc, a dump, the daemon died or did not stop cleanly,
 # a scrape failed or returned the wrong rows).
 #
-# Time: about 2 minutes per size at 5s (13 intervals of the daemon, plus the
-# filters and step 1); creating 1M filters takes minutes.
+# Time: about 4 minutes for the default sizes, 8 more for 1M (of which 1
+# to create the filters), on 2 loaded cores.
 #
 # Environment: TCX_BENCH_SCALE_N, TCX_BENCH_SCALE_INTERVAL (a duration in
 # the config's syntax: 5s, 2s, 500ms), TCX_BENCH_SCALE_RUNS (rounds of step
