@@ -17,13 +17,9 @@
 # machine's background load can still differ between them).
 # and the exporter's peak RSS, with N filters and with none.
 #
-# Filter shape: u32 inserts into one hash bucket in quadratic time (10k
-# filters take ~1 s, 50k ~60 s), so filters are spread over several prefs,
-# TCX_BENCH_PER_PREF (default 4000) per pref: one u32 tp (and one root hash
-# table) per pref; 50k filters take ~1.5 s that way. Keep it under 4096: the
-# node part of a u32 handle has 12 bits, and past 4095 filters in one hash
-# table the kernel hands out the same handle again (800::fff), so that
-# filters can then be told apart only by their cookies.
+# Filter shape: TCX_BENCH_PER_PREF (default 4000) filters per pref, see
+# tests/bench/lib.sh (shared with tests/bench/scale.sh); 50k filters take
+# ~1.5 s that way.
 #
 # Targets: exporter/floor <= 1.3, tc/exporter >= 2.0, RSS <= 300 bytes per
 # action row. Missing a target is reported, not failed: the exit status is 0
@@ -44,16 +40,9 @@ readonly WARMUP=3 RUNS=15 RSS_RUNS=5
 
 self=$(readlink -f "${BASH_SOURCE[0]}")
 srcdir=$(dirname "$self")
-
-die() {
-	echo "bench: $*" >&2
-	exit 1
-}
-
-skip() {
-	echo "bench: SKIP: $*" >&2
-	exit 77
-}
+BENCH_TAG=bench
+# shellcheck source=tests/bench/lib.sh
+. "$srcdir/lib.sh"
 
 # Peak RSS (VmHWM) of a command run under ptrace, read from /proc at its exit
 # stop: the fallback when /usr/bin/time is missing. (getrusage(RUSAGE_CHILDREN)
@@ -127,12 +116,9 @@ csv_median() {
 netns_body() {
 	local n=$1 tcx=$2 floor=$3 out=$4 per=$5
 	local cfg=$out/bench.yaml prom=$out/once-$n.prom batch=$out/filters-$n.batch
-	local rss0 rssn rows msgs t0 t1 create_s prefs rc=0
+	local rss0 rssn rows
 
-	ip link add v0 type veth peer name v1
-	ip link set v0 up
-	ip link set v1 up
-	tc qdisc add dev v0 clsact
+	bench_netns_setup
 
 	# Baseline: same config, empty clsact.
 	"$tcx" --once --config "$cfg" > "$prom" || die "N=$n: baseline tcexporter --once failed"
@@ -140,34 +126,9 @@ netns_body() {
 	((rows == 0)) || die "N=$n: baseline printed $rows action rows, expected 0"
 	rss0=$(rss_median "$tcx" --once --config "$cfg")
 
-	awk -v n="$n" -v per="$per" 'BEGIN {
-		for (i = 0; i < n; i++)
-			printf "filter add dev v0 ingress pref %d protocol ip u32 " \
-			       "match ip dst 10.%d.%d.%d/32 action mirred egress mirror " \
-			       "dev v1 cookie 74637862656e6368%016x\n",
-			       1 + int(i / per), int(i / 65536) % 256, int(i / 256) % 256,
-			       i % 256, i
-	}' > "$batch"
-	prefs=$(((n + per - 1) / per))
-	echo "bench: N=$n: creating $n u32 filters over $prefs pref(s) ($per per pref)"
-	t0=$(date +%s%N)
-	tc -batch "$batch"
-	t1=$(date +%s%N)
-	create_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
-	echo "bench: N=$n: created in ${create_s} s"
-	rm -f "$batch"
-
+	bench_add_filters "$n" "$per" "$batch"
 	# Check once, before timing, that the exporter sees every action.
-	"$tcx" --once --config "$cfg" > "$prom" || rc=$?
-	((rc == 0)) || die "N=$n: tcexporter --once exited with $rc"
-	rows=$(grep -c '^tc_action_bytes_total{' "$prom" || true)
-	if ((rows != n)); then
-		die "N=$n: tcexporter --once printed $rows tc_action_bytes_total rows, expected $n (see $prom)"
-	fi
-	msgs=$("$floor" v0 ingress 2>&1 > /dev/null) || die "N=$n: mnl_floor failed: $msgs"
-	((msgs >= n)) || die "N=$n: mnl_floor saw $msgs messages, expected at least $n"
-	echo "bench: N=$n: exporter printed $rows action rows ($(wc -c < "$prom") bytes);" \
-		"floor saw $msgs filter messages"
+	bench_check_rows "$n" "$tcx" "$cfg" "$floor" "$prom"
 	rm -f "$prom"
 
 	# No shell in between (its start-up would be most of the floor's time);
@@ -184,7 +145,7 @@ netns_body() {
 		"$(csv_median "$out/hyperfine-$n.csv" exporter)" \
 		"$(csv_median "$out/hyperfine-$n.csv" floor)" \
 		"$(csv_median "$out/hyperfine-$n.csv" tc)" \
-		"$rssn" "$rss0" "$create_s" "$prefs" > "$out/result-$n.txt"
+		"$rssn" "$rss0" "$BENCH_CREATE_S" "$BENCH_PREFS" > "$out/result-$n.txt"
 }
 
 main() {
@@ -194,37 +155,21 @@ main() {
 		echo "Usage: $0 BUILDDIR" >&2
 		exit 2
 	fi
-	((EUID == 0)) || skip "must be run as root (it creates network namespaces and TC filters)"
+	bench_require hyperfine tc ip unshare awk
 	builddir=$(readlink -f "$1")
 	tcx=$builddir/tcexporter
 	floor=$builddir/tests/bench/mnl_floor
-	[[ -x $tcx ]] || die "$tcx: not found or not executable (build first)"
-	[[ -x $floor ]] || die "$floor: not found or not executable (build first)"
-	local tool
-	for tool in hyperfine tc ip unshare awk; do
-		command -v "$tool" > /dev/null || skip "$tool is not installed"
-	done
+	bench_exe "$tcx"
+	bench_exe "$floor"
 	[[ -x /usr/bin/time ]] || command -v python3 > /dev/null ||
 		skip "neither /usr/bin/time nor python3 is available to measure peak RSS"
-	unshare -n true 2> /dev/null || skip "cannot create a network namespace (unshare -n)"
-	if ldd "$tcx" 2> /dev/null | grep -q 'lib[at]san\|libubsan'; then
-		echo "bench: WARNING: $tcx is built with sanitizers: times and RSS are not representative" >&2
-	fi
 
 	sizes=${TCX_BENCH_SIZES:-10000 50000}
 	per=${TCX_BENCH_PER_PREF:-4000}
-	[[ $per =~ ^[1-9][0-9]*$ ]] || die "TCX_BENCH_PER_PREF must be a positive integer"
-	for n in $sizes; do
-		[[ $n =~ ^[1-9][0-9]*$ ]] || die "TCX_BENCH_SIZES: '$n' is not a positive integer"
-		((n <= 16777216)) || die "TCX_BENCH_SIZES: $n is too large (at most 2^24)"
-		(((n + per - 1) / per <= 65535)) || die "N=$n: too many prefs; raise TCX_BENCH_PER_PREF"
-	done
+	# shellcheck disable=SC2086 # a list of sizes
+	bench_check_sizes TCX_BENCH_SIZES "$per" $sizes
 
-	out=${TCX_BENCH_OUT:-$srcdir/out}
-	if ! mkdir -p "$out" 2> /dev/null || [[ ! -w $out ]]; then
-		out=$(mktemp -d /tmp/tcx-bench.XXXXXX)
-	fi
-	out=$(readlink -f "$out")
+	bench_out_dir "$srcdir/out"
 	rm -f "$out"/result-*.txt
 	printf 'targets:\n  - {dev: v0, parent: ingress}\n' > "$out/bench.yaml"
 	echo "bench: $(uname -sr), $(nproc) CPU(s), $(hyperfine --version); output in $out"

@@ -1,0 +1,466 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Scale benchmark, the figures of issue #10 (a report, not a test):
+# `make bench-scale`, or
+#   tests/bench/scale.sh BUILDDIR
+# with BUILDDIR/tcexporter, BUILDDIR/tests/bench/mnl_floor and
+# BUILDDIR/tests/bench/render_bench built.
+#
+# For every size N (TCX_BENCH_SCALE_N, default "10000 100000"; add 1000000
+# for the 1M figures), in a private network namespace of its own (unshare
+# -n; nothing is sent anywhere, the daemon listens on the namespace's own
+# loopback): N u32 filters with a cookie each (tests/bench/lib.sh). Then:
+#  1. floor, --once and tc, side by side: interleaved rounds
+#     (tests/bench/interleave.py) of
+#       floor     mnl_floor v0 ingress (one bare libmnl dump, see mnl_floor.c)
+#       exporter  tcexporter --once --config CFG > /dev/null
+#       tc        tc -s filter show dev v0 ingress > /dev/null
+#     with the median wall and CPU (user+sys, of the process and the kernel
+#     work it caused) of each.
+#  2. the daemon, as Prometheus uses it: `tcexporter --config` with
+#     `interval: TCX_BENCH_SCALE_INTERVAL` (default 5s) and HTTP on
+#     127.0.0.1. After its first collection, for 10 intervals one scrape per
+#     new collection as Prometheus makes it (OpenMetrics + gzip, with curl);
+#     then one plain-text scrape (no Accept, no gzip); then 2 more intervals
+#     of OpenMetrics + gzip scrapes.
+#     Daemon CPU per collection: the delta of utime+stime (/proc/PID/stat,
+#     every thread) over the 10 intervals, divided by the delta of the
+#     daemon's own tc_exporter_collections_total (read from the scraped
+#     bodies) over them; and its ratio to the floor's median CPU per dump
+#     of step 1 (same N, same run).
+#     RSS: VmRSS and VmHWM from /proc/PID/status at the end (after the 2
+#     intervals that follow the plain scrape); VmRSS also just before the
+#     plain scrape.
+#  3. render_bench 100000 7: rendering a synthetic 100k-row snapshot, in ns
+#     per row per variant.
+# With both 100000 and 1000000 in the sizes: whether daemon CPU per
+# collection and VmRSS grow linearly from 100k to 1M within 15%, as the
+# ratio (figure@1M / 10) / (figure@100k).
+#
+# The goals of issue #10 are printed next to each figure, with PASS or MISS:
+# informational, the exit status does not depend on them. It is 0 when the
+# benchmark ran, 77 when it cannot run here (not root, a tool missing), and
+# 1 when a step failed (tc, a dump, the daemon died or did not stop cleanly,
+# a scrape failed or returned the wrong rows).
+#
+# Time: about 4 minutes for the default sizes, 8 more for 1M (of which 1
+# to create the filters), on 2 loaded cores.
+#
+# Environment: TCX_BENCH_SCALE_N, TCX_BENCH_SCALE_INTERVAL (a duration in
+# the config's syntax: 5s, 2s, 500ms), TCX_BENCH_SCALE_RUNS (rounds of step
+# 1, default 11, 5 above 100k rows), TCX_BENCH_PER_PREF (default 4000),
+# TCX_BENCH_OUT (output directory, default tests/bench/out/scale in the
+# source tree, or a temporary one).
+set -euo pipefail
+
+readonly SCRAPES=10 AFTER_PLAIN=2
+# The goals of issue #10.
+readonly GOAL_ONCE_FLOOR=1.3   # --once wall / floor wall at 100k, at most
+readonly GOAL_TC_ONCE=2.0      # tc wall / --once wall at 100k, at least
+readonly GOAL_CPU_FLOOR=1.5    # daemon CPU per collection / floor CPU at 100k, at most
+readonly GOAL_RSS_10K=16       # MB of daemon RSS at 10k, at most
+readonly GOAL_RSS_100K=64      # MB at 100k
+readonly GOAL_RSS_1M=640       # MB at 1M
+readonly GOAL_RENDER_NS=250    # ns per row per variant, at most
+readonly GOAL_LINEAR=1.15      # (figure@1M / 10) / (figure@100k), at most
+readonly PORT=9100             # in the namespace's own loopback
+readonly ACCEPT_OM='application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
+
+self=$(readlink -f "${BASH_SOURCE[0]}")
+srcdir=$(dirname "$self")
+BENCH_TAG=bench-scale
+# shellcheck source=tests/bench/lib.sh
+. "$srcdir/lib.sh"
+
+# ---- inside the namespace --------------------------------------------------
+
+DAEMON_PID=
+stop_daemon_on_exit() {
+	if [[ -n $DAEMON_PID ]]; then
+		kill -KILL "$DAEMON_PID" 2> /dev/null || true
+		wait "$DAEMON_PID" 2> /dev/null || true
+	fi
+}
+
+daemon_alive() {
+	if ! kill -0 "$DAEMON_PID" 2> /dev/null || [[ $(sed -n 's/^.*) \(.\).*/\1/p' "/proc/$DAEMON_PID/stat" 2> /dev/null) == Z ]]; then
+		die "N=$n: the daemon died (during $1); its stderr: $(tail -n 20 "$derr")"
+	fi
+}
+
+# Seconds of CPU (user+sys, all threads) the daemon has used.
+daemon_cpu() {
+	daemon_alive "reading its CPU time"
+	# Fields 14 and 15 of /proc/PID/stat, counted after the ") " that ends
+	# the command name.
+	sed 's/^.*) //' "/proc/$DAEMON_PID/stat" |
+		awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f\n", ($12 + $13) / hz }'
+}
+
+# kB of FIELD (VmRSS, VmHWM) of the daemon.
+daemon_mem() {
+	daemon_alive "reading its memory"
+	awk -v f="$1:" '$1 == f { print $2 }' "/proc/$DAEMON_PID/status"
+}
+
+# The daemon's age of the snapshot from /healthz, in seconds. A collection
+# that takes more than 3 intervals (1M rows at 5s) makes /healthz answer 503
+# "stale" meanwhile: counted in $out/stale-N.txt, reported.
+health_age() {
+	local body code
+	body=$(curl -sS --max-time 10 -w '\n%{http_code}' "http://127.0.0.1:$PORT/healthz") ||
+		die "N=$n: GET /healthz failed"
+	code=${body##*$'\n'}
+	body=${body%$'\n'*}
+	if [[ $code == 200 && $body =~ ^ok:\ last\ collection\ ([0-9.]+)\ s\ ago ]]; then
+		echo "${BASH_REMATCH[1]}"
+	elif [[ $code == 503 && $body =~ ^stale:\ last\ collection\ ([0-9.]+)\ s\ ago ]]; then
+		echo "$body" >> "$out/stale-$n.txt"
+		echo "${BASH_REMATCH[1]}"
+	else
+		die "N=$n: GET /healthz answered $code: $body"
+	fi
+}
+
+# Waits until the daemon publishes a snapshot newer than the one it had at
+# the last call (health_age drops below what it would be with no new one).
+LAST_AGE='' LAST_T=''
+wait_next_collection() {
+	local deadline age now expect sleep_s
+	deadline=$(awk -v t="$EPOCHREALTIME" -v i="$interval_s" -v n="$n" \
+		'BEGIN { printf "%d", t + 3 * i + 60 + n / 5000 }')
+	# Sleep through most of the interval first: no polling while idle.
+	sleep_s=$(awk -v a="$LAST_AGE" -v i="$interval_s" 'BEGIN { s = i - a - 0.3; printf "%.2f", (s > 0 ? s : 0) }')
+	sleep "$sleep_s"
+	while :; do
+		daemon_alive "the wait for a collection"
+		age=$(health_age)
+		now=$EPOCHREALTIME
+		expect=$(awk -v a="$LAST_AGE" -v t0="$LAST_T" -v t="$now" 'BEGIN { printf "%.3f", a + (t - t0) }')
+		if awk -v a="$age" -v e="$expect" 'BEGIN { exit !(a + 0.15 < e) }'; then
+			LAST_AGE=$age LAST_T=$now
+			return 0
+		fi
+		awk -v t="$now" -v d="$deadline" 'BEGIN { exit !(t > d) }' &&
+			die "N=$n: no new collection within $((3 * ${interval_s%.*} + 60)) s and more (snapshot age $age s)"
+		sleep 0.1
+	done
+}
+
+# One scrape as Prometheus makes it; the gzip body in $out/scrape-$n.gz.
+scrape_om() {
+	local code
+	code=$(curl -sS --max-time "$http_timeout" -H "Accept: $ACCEPT_OM" -H 'Accept-Encoding: gzip' \
+		-D "$out/scrape-$n.hdr" -o "$out/scrape-$n.gz" -w '%{http_code}' \
+		"http://127.0.0.1:$PORT/metrics") || die "N=$n: OpenMetrics+gzip scrape failed ($1)"
+	[[ $code == 200 ]] || die "N=$n: OpenMetrics+gzip scrape answered $code ($1)"
+	grep -qi '^content-encoding: *gzip' "$out/scrape-$n.hdr" ||
+		die "N=$n: OpenMetrics+gzip scrape: not gzip-encoded ($1)"
+	grep -qi '^content-type: *application/openmetrics-text' "$out/scrape-$n.hdr" ||
+		die "N=$n: OpenMetrics+gzip scrape: not OpenMetrics ($1)"
+}
+
+# Checks the last scraped body (N rows, # EOF) and prints the daemon's
+# tc_exporter_collections_total in it.
+scraped_collections() {
+	local r rows c eof
+	r=$(gzip -dc "$out/scrape-$n.gz" | awk '
+		/^tc_action_bytes_total\{/ { rows++ }
+		/^tc_exporter_collections_total / { c = $2 }
+		{ last = $0 }
+		END { printf "%d %s %s\n", rows, c == "" ? "-" : c, last == "# EOF" ? "eof" : "no-eof" }') ||
+		die "N=$n: the scraped body does not decompress"
+	read -r rows c eof <<< "$r"
+	((rows == n)) || die "N=$n: the scraped body has $rows tc_action_bytes_total rows, expected $n"
+	[[ $c != - ]] || die "N=$n: no tc_exporter_collections_total in the scraped body"
+	[[ $eof == eof ]] || die "N=$n: the scraped OpenMetrics body does not end with # EOF"
+	echo "$c"
+}
+
+netns_body() {
+	local cfg=$out/once-$n.yaml dcfg=$out/daemon-$n.yaml res=$out/result-$n.txt
+	local c0 c1 c2 cpu0 cpu1 cpu2 rss_pre hwm_pre rss hwm i plain code size
+	derr=$out/daemon-$n.err
+	trap stop_daemon_on_exit EXIT
+
+	: > "$out/stale-$n.txt"
+	bench_netns_setup
+	bench_add_filters "$n" "$per" "$out/filters-$n.batch"
+	printf 'targets:\n  - {dev: v0, parent: ingress}\n' > "$cfg"
+	bench_check_rows "$n" "$tcx" "$cfg" "$floor" "$out/once-$n.prom"
+	rm -f "$out/once-$n.prom"
+	{
+		echo "n=$n"
+		echo "create_s=$BENCH_CREATE_S"
+		echo "prefs=$BENCH_PREFS"
+	} > "$res"
+
+	# 1. Side by side.
+	echo "$BENCH_TAG: N=$n: floor, --once and tc, $runs interleaved rounds (+$warmup warm-up)"
+	python3 "$srcdir/interleave.py" "$runs" "$warmup" "$out/once-$n.raw" \
+		floor "$(printf '%q v0 ingress' "$floor")" \
+		exporter "$(printf '%q --once --config %q' "$tcx" "$cfg")" \
+		tc 'tc -s filter show dev v0 ingress' > "$out/once-$n.txt" ||
+		die "N=$n: the side-by-side run failed"
+	awk '{ printf "%s_wall=%s\n%s_cpu=%s\n", $1, $2, $1, $3 }' "$out/once-$n.txt" >> "$res"
+	echo "runs=$runs" >> "$res"
+
+	# 2. The daemon.
+	cat > "$dcfg" << YAML
+interval: $interval
+targets:
+  - {dev: v0, parent: ingress}
+http:
+  listen: ["127.0.0.1:$PORT"]
+YAML
+	"$tcx" --config "$dcfg" > /dev/null 2> "$derr" &
+	DAEMON_PID=$!
+	echo "$BENCH_TAG: N=$n: daemon (pid $DAEMON_PID), interval $interval; waiting for its first collection"
+	local deadline=$((SECONDS + 120 + n / 2000))
+	until [[ $(curl -s -o /dev/null --max-time 10 -w '%{http_code}' "http://127.0.0.1:$PORT/healthz") == 200 ]]; do
+		daemon_alive "start-up"
+		((SECONDS < deadline)) || die "N=$n: the daemon did not complete a collection in time"
+		sleep 0.1
+	done
+	LAST_AGE=$(health_age) LAST_T=$EPOCHREALTIME
+	scrape_om "first scrape"
+	c0=$(scraped_collections)
+	cpu0=$(daemon_cpu)
+	echo "$BENCH_TAG: N=$n: $SCRAPES intervals with one OpenMetrics+gzip scrape each"
+	for ((i = 1; i <= SCRAPES; i++)); do
+		wait_next_collection
+		scrape_om "interval $i"
+	done
+	cpu1=$(daemon_cpu)
+	c1=$(scraped_collections)
+	rss_pre=$(daemon_mem VmRSS)
+	hwm_pre=$(daemon_mem VmHWM)
+
+	echo "$BENCH_TAG: N=$n: one plain-text scrape, then $AFTER_PLAIN more intervals"
+	plain=$(curl -sS --max-time "$http_timeout" -D "$out/plain-$n.hdr" \
+		-w '%{stderr}%{http_code} %{size_download}\n' "http://127.0.0.1:$PORT/metrics" \
+		2> "$out/plain-$n.status" | grep -c '^tc_action_bytes_total{' || true)
+	read -r code size < <(tail -n 1 "$out/plain-$n.status")
+	[[ $code == 200 ]] || die "N=$n: plain-text scrape failed: $(cat "$out/plain-$n.status")"
+	grep -qi '^content-type: *text/plain' "$out/plain-$n.hdr" || die "N=$n: plain-text scrape: not text/plain"
+	! grep -qi '^content-encoding' "$out/plain-$n.hdr" || die "N=$n: plain-text scrape: encoded"
+	((plain == n)) || die "N=$n: the plain-text body has $plain tc_action_bytes_total rows, expected $n"
+	echo "plain_bytes=$size" >> "$res"
+	for ((i = 1; i <= AFTER_PLAIN; i++)); do
+		wait_next_collection
+		scrape_om "interval $i after the plain scrape"
+	done
+	cpu2=$(daemon_cpu)
+	c2=$(scraped_collections)
+	rss=$(daemon_mem VmRSS)
+	hwm=$(daemon_mem VmHWM)
+	{
+		echo "collections=$((c1 - c0))"
+		echo "daemon_cpu=$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "%.3f", b - a }')"
+		echo "collections_after=$((c2 - c1))"
+		echo "daemon_cpu_after=$(awk -v a="$cpu1" -v b="$cpu2" 'BEGIN { printf "%.3f", b - a }')"
+		echo "rss_pre_kb=$rss_pre"
+		echo "hwm_pre_kb=$hwm_pre"
+		echo "rss_kb=$rss"
+		echo "hwm_kb=$hwm"
+		echo "om_gz_bytes=$(wc -c < "$out/scrape-$n.gz")"
+		echo "stale=$(wc -l < "$out/stale-$n.txt")"
+	} >> "$res"
+	((c1 - c0 == SCRAPES)) ||
+		echo "$BENCH_TAG: N=$n: NOTE: $((c1 - c0)) collections during $SCRAPES observed intervals" >&2
+
+	# It must stop cleanly too.
+	kill -TERM "$DAEMON_PID"
+	local rc=0
+	wait "$DAEMON_PID" || rc=$?
+	DAEMON_PID=
+	((rc == 0)) || die "N=$n: the daemon exited with status $rc on SIGTERM; its stderr: $(tail -n 20 "$derr")"
+	rm -f "$out/scrape-$n.gz"
+}
+
+# ---- the report ------------------------------------------------------------
+
+# get N KEY: a figure of result-N.txt.
+get() {
+	sed -n "s/^$2=//p" "$out/result-$1.txt"
+}
+
+# calc EXPR [VAR=VALUE...]: awk arithmetic, e.g. calc 'a / b' a=1 b=2.
+calc() {
+	local expr=$1 args=() v
+	shift
+	for v in "$@"; do args+=(-v "$v"); done
+	awk "${args[@]}" "BEGIN { printf \"%.2f\", $expr }"
+}
+
+# verdict VALUE <=|>= LIMIT: PASS or MISS.
+verdict() {
+	if awk -v v="$1" -v l="$3" -v op="$2" 'BEGIN { exit !(op == "<=" ? v <= l : v >= l) }'; then
+		echo PASS
+	else
+		echo MISS
+	fi
+}
+
+# row FIGURE VALUE [GOAL VERDICT]
+row() {
+	printf '  %-48s %-22s %-26s %s\n' "$1" "$2" "${3:-}" "${4:-}" | sed 's/ *$//'
+}
+
+report_size() {
+	local n=$1 fw fc ew ec tw tc_ r1 r2 dcpu cpc r3 rss hwm rssmb goal
+	fw=$(get "$n" floor_wall) fc=$(get "$n" floor_cpu)
+	ew=$(get "$n" exporter_wall) ec=$(get "$n" exporter_cpu)
+	tw=$(get "$n" tc_wall) tc_=$(get "$n" tc_cpu)
+	echo
+	echo "== N=$n: u32 + mirred + 16-byte cookie, $per per pref ($(get "$n" prefs) prefs," \
+		"created in $(get "$n" create_s) s); medians of $(get "$n" runs) interleaved rounds =="
+	row "figure" "value" "goal (issue #10)" "verdict"
+	row "floor (bare libmnl dump): wall" "$(calc 'x * 1000' x="$fw") ms"
+	row "floor: CPU (user+sys)" "$(calc 'x * 1000' x="$fc") ms"
+	row "tcexporter --once: wall" "$(calc 'x * 1000' x="$ew") ms"
+	row "tcexporter --once: CPU (user+sys)" "$(calc 'x * 1000' x="$ec") ms"
+	row "tc -s filter show: wall" "$(calc 'x * 1000' x="$tw") ms"
+	row "tc -s filter show: CPU (user+sys)" "$(calc 'x * 1000' x="$tc_") ms"
+	r1=$(calc 'e / f' e="$ew" f="$fw")
+	r2=$(calc 't / e' t="$tw" e="$ew")
+	if ((n == 100000)); then
+		row "--once wall / floor wall" "$r1" "<= $GOAL_ONCE_FLOOR" "$(verdict "$r1" '<=' "$GOAL_ONCE_FLOOR")"
+		row "tc wall / --once wall" "$r2" ">= $GOAL_TC_ONCE" "$(verdict "$r2" '>=' "$GOAL_TC_ONCE")"
+	else
+		row "--once wall / floor wall" "$r1" "(at 100k: <= $GOAL_ONCE_FLOOR)"
+		row "tc wall / --once wall" "$r2" "(at 100k: >= $GOAL_TC_ONCE)"
+	fi
+	# The same ratios in CPU time, which the machine's load disturbs less.
+	row "--once CPU / floor CPU" "$(calc 'e / f' e="$ec" f="$fc")" "(wall above is the goal)"
+	row "tc CPU / --once CPU" "$(calc 't / e' t="$tc_" e="$ec")" "(wall above is the goal)"
+	dcpu=$(get "$n" daemon_cpu)
+	cpc=$(awk -v c="$dcpu" -v k="$(get "$n" collections)" 'BEGIN { printf "%.4f", c / k }')
+	echo "cpc=$cpc" >> "$out/result-$n.txt"
+	row "daemon CPU per collection" "$(calc 'x * 1000' x="$cpc") ms" \
+		"($dcpu s / $(get "$n" collections) collections)"
+	r3=$(calc 'c / f' c="$cpc" f="$fc")
+	if ((n == 100000)); then
+		row "daemon CPU per collection / floor CPU" "$r3" "<= $GOAL_CPU_FLOOR" "$(verdict "$r3" '<=' "$GOAL_CPU_FLOOR")"
+	else
+		row "daemon CPU per collection / floor CPU" "$r3" "(at 100k: <= $GOAL_CPU_FLOOR)"
+	fi
+	row "  same, 2 intervals after the plain scrape" \
+		"$(calc 'c / k * 1000' c="$(get "$n" daemon_cpu_after)" k="$(get "$n" collections_after)") ms"
+	rss=$(get "$n" rss_kb) hwm=$(get "$n" hwm_kb)
+	rssmb=$(calc 'k / 1024' k="$rss")
+	case $n in
+		10000) goal=$GOAL_RSS_10K ;;
+		100000) goal=$GOAL_RSS_100K ;;
+		1000000) goal=$GOAL_RSS_1M ;;
+		*) goal= ;;
+	esac
+	if [[ -n $goal ]]; then
+		row "daemon VmRSS at the end" "$rssmb MB" "<= $goal MB" "$(verdict "$rssmb" '<=' "$goal")"
+	else
+		row "daemon VmRSS at the end" "$rssmb MB"
+	fi
+	row "  per action row" "$(calc 'k * 1024 / n' k="$rss" n="$n") bytes"
+	row "daemon VmHWM at the end" "$(calc 'k / 1024' k="$hwm") MB"
+	row "daemon VmRSS before the plain scrape" "$(calc 'k / 1024' k="$(get "$n" rss_pre_kb)") MB"
+	row "daemon VmHWM before the plain scrape" "$(calc 'k / 1024' k="$(get "$n" hwm_pre_kb)") MB"
+	row "/healthz polls answered 503 (stale)" "$(get "$n" stale)" "(collection > 3 intervals)"
+	row "body sizes: plain text, OpenMetrics+gzip" \
+		"$(calc 'b / 1048576' b="$(get "$n" plain_bytes)") MB, $(calc 'b / 1048576' b="$(get "$n" om_gz_bytes)") MB"
+}
+
+report() {
+	local n r
+	echo
+	echo "== tcexporter scale benchmark (issue #10): $(uname -sr), $(nproc) CPU(s);" \
+		"load average at start: $load0, at end: $(cut -d' ' -f1-3 /proc/loadavg) =="
+	echo "Daemon: interval $interval; after its first collection, $SCRAPES intervals with one"
+	echo "OpenMetrics+gzip scrape each (CPU per collection: utime+stime from /proc/PID/stat over"
+	echo "them / delta of its tc_exporter_collections_total), then 1 plain-text scrape, then"
+	echo "$AFTER_PLAIN more intervals; VmRSS and VmHWM from /proc/PID/status read at the end."
+	for n in $sizes; do
+		report_size "$n"
+	done
+	if [[ -f $out/result-100000.txt && -f $out/result-1000000.txt ]]; then
+		echo
+		echo "== growth from 100k to 1M rows: (figure@1M / 10) / (figure@100k) =="
+		row "figure" "ratio" "goal (issue #10)" "verdict"
+		r=$(calc 'a / 10 / b' a="$(get 1000000 cpc)" b="$(get 100000 cpc)")
+		row "daemon CPU per collection" "$r" "<= $GOAL_LINEAR" "$(verdict "$r" '<=' "$GOAL_LINEAR")"
+		r=$(calc 'a / 10 / b' a="$(get 1000000 rss_kb)" b="$(get 100000 rss_kb)")
+		row "daemon VmRSS at the end" "$r" "<= $GOAL_LINEAR" "$(verdict "$r" '<=' "$GOAL_LINEAR")"
+	fi
+	echo
+	echo "== render_bench 100000 7: render from shared label text, ns per row per variant =="
+	awk -v g="$GOAL_RENDER_NS" '
+		NR == 1 { next }
+		{
+			for (i = 2; i <= NF; i++) if ($i ~ /^ns_per_row=/) v = substr($i, 12) + 0
+			if ($1 ~ /gzip/)
+				printf "  %-48s %-22s %s\n", $1, v " ns", "(includes gzip)"
+			else
+				printf "  %-48s %-22s %-26s %s\n", $1, v " ns", "<= " g " ns",
+				       v <= g ? "PASS" : "MISS"
+		}' "$out/render.txt"
+	echo "(took $((SECONDS - start)) s; verdicts are informational; details in $out)"
+}
+
+main() {
+	local builddir n rbench
+	if (($# != 1)); then
+		echo "Usage: $0 BUILDDIR" >&2
+		exit 2
+	fi
+	bench_require tc ip unshare awk python3 curl gzip getconf
+	builddir=$(readlink -f "$1")
+	tcx=$builddir/tcexporter
+	floor=$builddir/tests/bench/mnl_floor
+	rbench=$builddir/tests/bench/render_bench
+	bench_exe "$tcx"
+	bench_exe "$floor"
+	bench_exe "$rbench"
+
+	sizes=${TCX_BENCH_SCALE_N:-10000 100000}
+	per=${TCX_BENCH_PER_PREF:-4000}
+	# shellcheck disable=SC2086 # a list of sizes
+	bench_check_sizes TCX_BENCH_SCALE_N "$per" $sizes
+	interval=${TCX_BENCH_SCALE_INTERVAL:-5s}
+	interval_s=$(awk -v d="$interval" 'BEGIN {
+		if (d ~ /^[0-9]+(\.[0-9]+)?ms$/) s = substr(d, 1, length(d) - 2) / 1000
+		else if (d ~ /^[0-9]+(\.[0-9]+)?s$/) s = substr(d, 1, length(d) - 1) + 0
+		else exit 1
+		printf "%g", s }') || die "TCX_BENCH_SCALE_INTERVAL: '$interval' is not a duration such as 5s or 500ms"
+	awk -v s="$interval_s" 'BEGIN { exit !(s >= 1) }' ||
+		die "TCX_BENCH_SCALE_INTERVAL: $interval is too short to tell the collections apart (at least 1s)"
+	if [[ -n ${TCX_BENCH_SCALE_RUNS:-} ]]; then
+		[[ $TCX_BENCH_SCALE_RUNS =~ ^[1-9][0-9]*$ ]] ||
+			die "TCX_BENCH_SCALE_RUNS must be a positive integer, not '$TCX_BENCH_SCALE_RUNS'"
+	fi
+
+	bench_out_dir "$srcdir/out/scale"
+	rm -f "$out"/result-*.txt
+	load0=$(cut -d' ' -f1-3 /proc/loadavg)
+	echo "$BENCH_TAG: $(uname -sr), $(nproc) CPU(s), load average $load0; sizes $sizes; output in $out"
+
+	start=$SECONDS
+	for n in $sizes; do
+		if ((n > 100000)); then
+			runs=${TCX_BENCH_SCALE_RUNS:-5} warmup=1
+		else
+			runs=${TCX_BENCH_SCALE_RUNS:-11} warmup=2
+		fi
+		http_timeout=$((60 + n / 2000))
+		export n tcx floor out per runs warmup interval interval_s http_timeout
+		unshare -n -- bash "$self" --netns-body || die "N=$n: benchmark failed"
+	done
+	echo "$BENCH_TAG: render_bench 100000 7"
+	"$rbench" 100000 7 > "$out/render.txt" || die "render_bench failed"
+	report | tee "$out/summary.txt"
+}
+
+if [[ ${1-} == --netns-body ]]; then
+	netns_body
+else
+	main "$@"
+fi
