@@ -2,8 +2,8 @@
 /* Writes the seed corpus of the netlink harness (tests/fuzz/netlink.c) into
  * DIR: `mkseeds DIR`. Each seed is a configuration byte and the kernel's
  * replies to the requests the collector sends for it, in order, made with
- * tests/unit/nlbuild.c. `make fuzz-seeds` rewrites tests/fuzz/corpus/netlink;
- * tests/fuzz/replay.sh checks that it holds exactly these. */
+ * tests/unit/nlbuild.c. `make fuzz-seeds` writes them into
+ * tests/fuzz/corpus/netlink; tests/fuzz/replay.sh checks that it holds them. */
 #include <errno.h>
 #include <linux/pkt_cls.h>
 #include <linux/rtnetlink.h>
