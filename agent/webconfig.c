@@ -782,12 +782,11 @@ static const struct tcx_yaml_keys webconfig_keys = {top_keys,
                                                     sizeof(top_keys) / sizeof(top_keys[0]),
                                                     sizeof(top_keys[0]), call_handler, listed};
 
-struct tcx_webconfig *tcx_webconfig_load(const char *path, tcx_config_err_fn errfn, void *arg)
+struct tcx_webconfig *tcx_webconfig_load_buffer(const char *name, const char *buf, size_t len,
+                                                tcx_config_err_fn errfn, void *arg)
 {
-	struct ctx c = {.y = {.name = path, .errfn = errfn, .arg = arg, .top = &webconfig_keys}};
+	struct ctx c = {.y = {.name = name, .errfn = errfn, .arg = arg, .top = &webconfig_keys}};
 	struct tcx_webconfig *wc;
-	char *buf = NULL;
-	size_t len = 0;
 
 	wc = calloc(1, sizeof(*wc));
 	if (!wc) {
@@ -814,20 +813,29 @@ struct tcx_webconfig *tcx_webconfig_load(const char *path, tcx_config_err_fn err
 		err_mark(&c, NULL, "cannot get random bytes from GnuTLS");
 		goto out;
 	}
-	buf = tcx_yaml_read_file(&c.y, path, "open", PEM_MAX, &len);
-	if (!buf)
-		goto out;
 	/* an empty file, or comments only: no TLS, no authentication */
 	tcx_yaml_load(&c.y, buf, len, NULL, NULL);
 out:
-	if (buf) {
-		explicit_bzero(buf, len); /* it may hold an inline key */
-		free(buf);
-	}
 	if (c.y.errors) {
 		webconfig_free(wc);
 		return NULL;
 	}
+	return wc;
+}
+
+struct tcx_webconfig *tcx_webconfig_load(const char *path, tcx_config_err_fn errfn, void *arg)
+{
+	struct tcx_yaml y = {.name = path, .errfn = errfn, .arg = arg};
+	struct tcx_webconfig *wc;
+	size_t len = 0;
+	char *buf;
+
+	buf = tcx_yaml_read_file(&y, path, "open", PEM_MAX, &len);
+	if (!buf)
+		return NULL;
+	wc = tcx_webconfig_load_buffer(path, buf, len, errfn, arg);
+	explicit_bzero(buf, len); /* it may hold an inline key */
+	free(buf);
 	return wc;
 }
 

@@ -921,6 +921,27 @@ static int load_decoder(struct ctx *c, tcx_ynode_t *e, struct tcx_decoder *d)
 		if (decoder_fields(c, &ps))
 			ret = -1;
 	}
+
+	/* A decoder that no cookie of its length could match is a mistake. */
+	if (ret == 0 && d->length) {
+		unsigned fields = 0;
+
+		for (i = 0; i < d->n_fields; i++)
+			fields += d->fields[i].width;
+		if (d->prefix_len > d->length) {
+			err_at(c, e, "decoder's prefix is %u bytes, longer than its length %u",
+			       d->prefix_len, d->length);
+			ret = -1;
+		} else if (fields > d->length) {
+			err_at(c, e, "decoder's fields cover %u bytes, more than its length %u",
+			       fields, d->length);
+			ret = -1;
+		} else if (type == TCX_DEC_UUID && d->length != 16) {
+			err_at(c, e, "decoder 'uuid' takes 16-byte cookies, not length %u",
+			       d->length);
+			ret = -1;
+		}
+	}
 	return ret;
 }
 

@@ -24,6 +24,15 @@ for t in test_parse test_config test_labels test_render test_collect test_expo t
 	ran=$((ran + 1))
 done
 
+# The fuzz harnesses over their corpora and regression inputs.
+for h in netlink config webconfig negotiate; do
+	bin="$TCX_BUILDDIR/tests/fuzz/replay_$h"
+	[ -x "$bin" ] || { echo "missing fuzz replay $bin" >&2; exit 1; }
+	echo "valgrind replay_$h"
+	vg "$bin" "$TCX_SRCDIR/tests/fuzz/corpus/$h" "$TCX_SRCDIR/tests/fuzz/regressions/$h" >/dev/null
+	ran=$((ran + 1))
+done
+
 if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
 	unshare -n bash -s "$TCX_BIN" <<'NS'
 set -euo pipefail

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <arpa/inet.h>
 #include <linux/gen_stats.h>
+#include <linux/netlink.h>
 #include <linux/pkt_cls.h>
 #include <linux/rtnetlink.h>
 #include <string.h>
@@ -86,5 +87,57 @@ struct nlmsghdr *nlb_done(void *buf, int status)
 	nlh->nlmsg_flags = NLM_F_MULTI;
 	p = mnl_nlmsg_put_extra_header(nlh, sizeof(int));
 	*p = status;
+	return nlh;
+}
+
+struct nlmsghdr *nlb_error(void *buf, int status, uint16_t req_type, const char *ext_ack)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nlmsgerr *e;
+
+	nlh->nlmsg_type = NLMSG_ERROR;
+	nlh->nlmsg_flags = NLM_F_CAPPED;
+	e = mnl_nlmsg_put_extra_header(nlh, sizeof(*e));
+	e->error = status;
+	e->msg.nlmsg_len = NLMSG_HDRLEN;
+	e->msg.nlmsg_type = req_type;
+	e->msg.nlmsg_flags = NLM_F_REQUEST;
+	if (ext_ack) {
+		nlh->nlmsg_flags |= NLM_F_ACK_TLVS;
+		mnl_attr_put_strz(nlh, NLMSGERR_ATTR_MSG, ext_ack);
+	}
+	return nlh;
+}
+
+struct nlmsghdr *nlb_link(void *buf, uint32_t ifindex, const char *name)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ifinfomsg *ifi;
+
+	nlh->nlmsg_type = RTM_NEWLINK;
+	nlh->nlmsg_flags = NLM_F_MULTI;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_index = (int)ifindex;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	return nlh;
+}
+
+struct nlmsghdr *nlb_qdisc(void *buf, uint32_t ifindex, uint32_t handle, uint32_t parent,
+                           const char *kind, uint32_t ingress_block, uint32_t egress_block)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct tcmsg *tcm;
+
+	nlh->nlmsg_type = RTM_NEWQDISC;
+	nlh->nlmsg_flags = NLM_F_MULTI;
+	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
+	tcm->tcm_ifindex = (int)ifindex;
+	tcm->tcm_handle = handle;
+	tcm->tcm_parent = parent;
+	mnl_attr_put_strz(nlh, TCA_KIND, kind);
+	if (ingress_block)
+		mnl_attr_put_u32(nlh, TCA_INGRESS_BLOCK, ingress_block);
+	if (egress_block)
+		mnl_attr_put_u32(nlh, TCA_EGRESS_BLOCK, egress_block);
 	return nlh;
 }

@@ -29,5 +29,15 @@ void nlb_stats(struct nlmsghdr *nlh, uint16_t type, const struct nlb_stats *st);
 
 /* NLMSG_DONE carrying status (0 or -errno). */
 struct nlmsghdr *nlb_done(void *buf, int status);
+/* NLMSG_ERROR carrying status (0: an ack) for a request of type req_type,
+ * with the request header only (NLM_F_CAPPED) and, when ext_ack is not
+ * NULL, that extended ack message. */
+struct nlmsghdr *nlb_error(void *buf, int status, uint16_t req_type, const char *ext_ack);
+
+/* An RTM_NEWLINK message: the link's index and IFLA_IFNAME. */
+struct nlmsghdr *nlb_link(void *buf, uint32_t ifindex, const char *name);
+/* An RTM_NEWQDISC message; the shared blocks are left out when 0. */
+struct nlmsghdr *nlb_qdisc(void *buf, uint32_t ifindex, uint32_t handle, uint32_t parent,
+                           const char *kind, uint32_t ingress_block, uint32_t egress_block);
 
 #endif

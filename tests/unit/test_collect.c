@@ -300,34 +300,16 @@ static int f_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char
 					return 0;
 			return -ENODEV;
 		}
-		for (int i = 0; i < k->n_links; i++) {
-			struct nlmsghdr *nlh = mnl_nlmsg_put_header(k->buf);
-			struct ifinfomsg *ifi;
-
-			nlh->nlmsg_type = RTM_NEWLINK;
-			ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-			ifi->ifi_index = (int)k->links[i].ifindex;
-			mnl_attr_put_strz(nlh, IFLA_IFNAME, k->links[i].name);
-			cb(nlh, data);
-		}
+		for (int i = 0; i < k->n_links; i++)
+			cb(nlb_link(k->buf, k->links[i].ifindex, k->links[i].name), data);
 		return 0;
 	case RTM_GETQDISC:
 		for (int i = 0; i < k->n_qdiscs; i++) {
 			const struct fqdisc *q = &k->qdiscs[i];
-			struct nlmsghdr *nlh = mnl_nlmsg_put_header(k->buf);
-			struct tcmsg *tcm;
 
-			nlh->nlmsg_type = RTM_NEWQDISC;
-			tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
-			tcm->tcm_ifindex = (int)q->ifindex;
-			tcm->tcm_handle = q->handle;
-			tcm->tcm_parent = q->parent;
-			mnl_attr_put_strz(nlh, TCA_KIND, q->kind);
-			if (q->ingress_block)
-				mnl_attr_put_u32(nlh, 13, q->ingress_block);
-			if (q->egress_block)
-				mnl_attr_put_u32(nlh, 14, q->egress_block);
-			cb(nlh, data);
+			cb(nlb_qdisc(k->buf, q->ifindex, q->handle, q->parent, q->kind,
+			             q->ingress_block, q->egress_block),
+			   data);
 		}
 		return 0;
 	case RTM_GETTFILTER:

@@ -748,6 +748,16 @@ static void test_err_decoders(void **state)
 	expect_errors("labels: [a]\ndecoders:\n  - type: fields\n    label: a\n"
 	              "    fields: [{label: a, bytes: 1}]\n",
 	              "t.yaml:4:5: decoder 'fields' takes labels from its fields, not 'label'\n");
+	/* Decoders no cookie of their length could match (found by the config
+	 * fuzzer: tests/fuzz/regressions/config/). */
+	expect_errors("labels: [a]\ndecoders:\n  - {type: fields, length: 1,"
+	              " fields: [{label: a, bytes: 2}]}\n",
+	              "t.yaml:3:5: decoder's fields cover 2 bytes, more than its length 1\n");
+	expect_errors("labels: [a]\ndecoders:\n  - {type: ascii, label: a, prefix: \"0a0b\","
+	              " length: 1}\n",
+	              "t.yaml:3:5: decoder's prefix is 2 bytes, longer than its length 1\n");
+	expect_errors("labels: [a]\ndecoders:\n  - {type: uuid, label: a, length: 8}\n",
+	              "t.yaml:3:5: decoder 'uuid' takes 16-byte cookies, not length 8\n");
 }
 
 static void test_err_unmapped(void **state)

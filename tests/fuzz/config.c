@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Fuzz harness: the configuration loader and the cookie resolver.
+ *
+ * Input: a configuration file, optionally followed by a NUL byte and cookies
+ * to resolve, each a length byte (taken modulo 17) and that many bytes.
+ *
+ * The loader must report at least one error exactly when it refuses the
+ * file, each as "fuzz.yaml:...". A loaded configuration must resolve each of
+ * its own cookies to its own values, and each of its fields and uuid
+ * decoders must map a cookie made of its prefix; then the configured
+ * cookies, the decoders' prefixes and the cookies of the input are resolved
+ * and rendered as actions of a snapshot in every format (as UTF-8). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/render.h"
+#include "collectors/snapshot.h"
+#include "config/config.h"
+#include "tests/fuzz/fuzz.h"
+
+#define NAME "fuzz.yaml"
+/* Rows rendered at most: every cookie is resolved, but rendering a few
+ * thousand rows of long label values would only slow each run down. */
+#define MAX_ROWS 32
+
+static void count_err(void *arg, const char *msg)
+{
+	FUZZ_CHECK(strncmp(msg, NAME ":", strlen(NAME ":")) == 0);
+	(*(unsigned *)arg)++;
+}
+
+static void check_values(const struct tcx_config *cfg, const char **values)
+{
+	for (size_t l = 0; l < cfg->n_labels; l++) {
+		FUZZ_CHECK(values[l]);
+		FUZZ_CHECK(fuzz_utf8_valid(values[l], strlen(values[l])));
+	}
+}
+
+/* Resolve a cookie and add it to s as an action of filter 0 (the first
+ * MAX_ROWS). */
+static enum tcx_map_kind resolve(struct tcx_snapshot *s, const uint8_t *cookie, size_t len)
+{
+	const char *values[TCX_MAX_LABELS];
+	struct tcx_label_buf buf;
+	enum tcx_map_kind k = tcx_labels_resolve(s->cfg, cookie, len, values, &buf);
+	struct tcx_action *a;
+
+	FUZZ_CHECK(len ? k != TCX_MAP_NONE && k <= TCX_MAP_UNMAPPED : k == TCX_MAP_NONE);
+	check_values(s->cfg, values);
+	if (s->n_actions == MAX_ROWS)
+		return k;
+	a = tcx_snapshot_add_action(s);
+	FUZZ_CHECK(a);
+	a->order = (uint16_t)s->n_actions;
+	a->kind = (uint8_t)tcx_snapshot_kind(s, "gact");
+	a->cookie_len = (uint8_t)len;
+	memcpy(a->cookie, cookie, len);
+	s->filters[0].n_actions++;
+	return k;
+}
+
+static void exercise(struct tcx_config *cfg, const uint8_t *cookies, size_t n)
+{
+	struct tcx_snapshot *s = tcx_snapshot_new(cfg);
+	struct tcx_target *t;
+	struct tcx_filter *f;
+	struct tcx_buf b;
+
+	FUZZ_CHECK(s && (t = tcx_snapshot_add_target(s)) && (f = tcx_snapshot_add_filter(s)));
+	snprintf(t->dev, sizeof(t->dev), "eth0");
+	snprintf(t->parent_name, sizeof(t->parent_name), "ingress");
+	t->ok = 1;
+	t->n_filters = 1;
+	f->kind = (uint8_t)tcx_snapshot_kind(s, "flower");
+	f->handle = 1;
+
+	for (size_t i = 0; i < cfg->n_cookies; i++) {
+		const struct tcx_cookie_entry *e = &cfg->cookies[i];
+		const char *values[TCX_MAX_LABELS];
+		struct tcx_label_buf buf;
+
+		FUZZ_CHECK(e->len >= 1 && e->len <= TCX_COOKIE_MAX);
+		FUZZ_CHECK(tcx_labels_resolve(cfg, e->bytes, e->len, values, &buf) ==
+		           TCX_MAP_EXACT);
+		for (size_t l = 0; l < cfg->n_labels; l++)
+			FUZZ_CHECK(values[l] == e->values[l]);
+		resolve(s, e->bytes, e->len);
+	}
+	/* Each decoder's prefix, padded to its length: a fields or uuid decoder
+	 * the loader accepted must map it (unless a cookie or decoder before it
+	 * does). */
+	for (size_t i = 0; i < cfg->n_decoders; i++) {
+		const struct tcx_decoder *d = &cfg->decoders[i];
+		size_t len = d->length ? d->length : d->type == TCX_DEC_UUID ? 16 : TCX_COOKIE_MAX;
+		uint8_t cookie[TCX_COOKIE_MAX];
+
+		FUZZ_CHECK(d->prefix_len <= TCX_COOKIE_MAX && len <= TCX_COOKIE_MAX);
+		if (d->prefix_len > len)
+			continue;
+		memset(cookie, 'a', sizeof(cookie));
+		memcpy(cookie, d->prefix, d->prefix_len);
+		if (resolve(s, cookie, len) == TCX_MAP_UNMAPPED)
+			FUZZ_CHECK(d->type == TCX_DEC_ASCII);
+	}
+	while (n) {
+		size_t len = cookies[0] % (TCX_COOKIE_MAX + 1);
+
+		if (n - 1 < len)
+			break;
+		resolve(s, cookies + 1, len);
+		cookies += 1 + len;
+		n -= 1 + len;
+	}
+	t->n_actions = (uint32_t)s->n_actions;
+	tcx_snapshot_classify(s);
+	for (int fmt = TCX_FMT_PROMETHEUS; fmt <= TCX_FMT_JSON; fmt++) {
+		fuzz_render(s, fmt, NULL, &b);
+		tcx_buf_free(&b);
+	}
+	tcx_snapshot_unref(s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const uint8_t *nul = memchr(data, '\0', size);
+	size_t len = nul ? (size_t)(nul - data) : size;
+	unsigned nerr = 0;
+	struct tcx_config *cfg;
+	char *yaml = malloc(len ? len : 1);
+
+	FUZZ_CHECK(yaml);
+	memcpy(yaml, data, len);
+	cfg = tcx_config_load_buffer(NAME, yaml, len, count_err, &nerr);
+	free(yaml);
+	FUZZ_CHECK(!cfg == (nerr > 0));
+	if (!cfg)
+		return 0;
+	FUZZ_CHECK(cfg->n_labels <= TCX_MAX_LABELS && cfg->n_targets > 0);
+	exercise(cfg, nul ? nul + 1 : NULL, nul ? size - len - 1 : 0);
+	tcx_config_unref(cfg);
+	return 0;
+}

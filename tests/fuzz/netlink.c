@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Fuzz harness: netlink replies through the collector and the renderers.
+ *
+ * Input: one byte that picks a configuration (configs[] below), then the
+ * kernel's replies, back to back, in the order the collector sends its
+ * requests (link dump, qdisc dump, then filter dumps and the lookups between
+ * them). Each request takes the messages up to and including the next
+ * NLMSG_DONE or NLMSG_ERROR, walked by the collector's own walker
+ * (tcx_nlmsg_reply(), as collectors/nl.c does); a reply cut short by the end
+ * of the input fails as a socket that stops answering would, and one with a
+ * message whose length does not fit fails as malformed. tests/fuzz/mkseeds.c writes seeds in this
+ * form.
+ *
+ * Each reply is handed over in a buffer of exactly its size, aligned as the
+ * kernel's are (malloc()'s alignment), so that ASan sees any read past it. The snapshot is checked
+ * for consistency, then rendered in every format: the Prometheus text must
+ * be the same whether its labels were formatted while the dump ran (the
+ * collector's observer) or at render time, and all output must be UTF-8.
+ *
+ * With FUZZ_TRACE set in the environment, each request and the status of
+ * its reply, then the Prometheus text, go to stderr (for writing seeds). */
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/render.h"
+#include "collectors/collect.h"
+#include "collectors/nlmsg.h"
+#include "collectors/tc_parse.h"
+#include "tests/fuzz/fuzz.h"
+
+static const char *const configs[] = {
+        NULL, /* the built-in default: every qdisc and shared block */
+        "labels: [tenant, rule]\n"
+        "cookies:\n"
+        "  \"0a0b\": {tenant: acme, rule: allow-dns}\n"
+        "  \"0a0c\": [\"ac\\u00e9me\", \"deny\\nall\"]\n"
+        "decoders:\n"
+        "  - type: fields\n"
+        "    prefix: \"ff\"\n"
+        "    length: 4\n"
+        "    fields: [{bytes: 1}, {label: tenant, bytes: 1}, {label: rule, bytes: 2}]\n"
+        "  - {type: uuid, label: rule, layout: ovs}\n"
+        "  - {type: uuid, label: tenant, layout: rfc4122, prefix: \"00\"}\n"
+        "  - {type: ascii, label: rule}\n",
+        "targets:\n"
+        "  - {dev: eth0, parent: ingress}\n"
+        "  - {dev: eth0, parent: egress}\n"
+        "  - {dev: eth1}\n"
+        "  - {dev: eth1, parent: root}\n"
+        "  - {dev: eth1, parent: \"1:\"}\n"
+        "  - {block: 22}\n"
+        "  - {all: true, netns: blue}\n"
+        "labels: [rule]\n"
+        "unmapped: drop\n"
+        "decoders:\n"
+        "  - {type: ascii, label: rule}\n",
+};
+#define N_CONFIGS (sizeof(configs) / sizeof(configs[0]))
+
+static void config_err(void *arg, const char *msg)
+{
+	fprintf(stderr, "fuzz_netlink: built-in configuration: %s\n", msg);
+	abort();
+}
+
+static struct tcx_config *config(unsigned i)
+{
+	static struct tcx_config *loaded[N_CONFIGS];
+
+	if (!loaded[i])
+		loaded[i] = configs[i]
+		                    ? tcx_config_load_buffer("fuzz.yaml", configs[i],
+		                                             strlen(configs[i]), config_err, NULL)
+		                    : tcx_config_default();
+	FUZZ_CHECK(loaded[i]);
+	return loaded[i];
+}
+
+/* ---- the fake kernel: replies from the input ---------------------------------------------- */
+
+struct feed {
+	const uint8_t *p;
+	size_t left;
+};
+
+static void *feed_open(void *opaque, const char *netns, char *err, size_t errlen)
+{
+	return opaque; /* every namespace answers from the same input */
+}
+
+static void feed_close(void *src)
+{
+}
+
+/* The next reply: the messages up to and including the first NLMSG_DONE or
+ * NLMSG_ERROR, or all that is left (also when a length does not fit: the
+ * collector's own walker, tcx_nlmsg_reply(), then finds it). */
+static size_t reply_len(const uint8_t *p, size_t len)
+{
+	const struct nlmsghdr *nlh;
+	size_t off = 0;
+
+	while ((nlh = tcx_nlmsg_next(p, len, &off)))
+		if (nlh->nlmsg_type == NLMSG_DONE || nlh->nlmsg_type == NLMSG_ERROR)
+			return off;
+	return len;
+}
+
+static int has_dump_flags(const struct nlattr *a, void *arg)
+{
+	return mnl_attr_get_type(a) == TCA_DUMP_FLAGS ? MNL_CB_STOP : MNL_CB_OK;
+}
+
+static void trace(const struct nlmsghdr *req, size_t len, int status, const char *err)
+{
+	const struct tcmsg *tcm = mnl_nlmsg_get_payload(req);
+
+	if (!getenv("FUZZ_TRACE"))
+		return;
+	fprintf(stderr, "request type %u", req->nlmsg_type);
+	if (req->nlmsg_type == RTM_GETTFILTER)
+		fprintf(stderr, " ifindex %d parent %08x info %08x%s", tcm->tcm_ifindex,
+		        tcm->tcm_parent, tcm->tcm_info,
+		        mnl_attr_parse(req, sizeof(*tcm), has_dump_flags, NULL) == MNL_CB_STOP
+		                ? " terse"
+		                : "");
+	fprintf(stderr, ": %zu bytes, status %d %s\n", len, status, err);
+}
+
+static int feed_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char *err,
+                     size_t errlen)
+{
+	struct feed *f = src;
+	struct tcx_nlreply r = {.cb = cb, .data = data, .err = err, .errlen = errlen};
+	size_t len = reply_len(f->p, f->left);
+	void *buf;
+	int ret;
+
+	err[0] = '\0';
+	if (!len) {
+		snprintf(err, errlen, "netlink receive: timed out");
+		trace(req, len, -EAGAIN, err);
+		return -EAGAIN;
+	}
+	buf = malloc(len);
+	FUZZ_CHECK(buf);
+	memcpy(buf, f->p, len);
+	f->p += len;
+	f->left -= len;
+	/* As nl.c walks each datagram (sequence and port unchecked: 0). */
+	ret = tcx_nlmsg_reply(&r, buf, len);
+	free(buf);
+	if (ret == 0) {
+		snprintf(err, errlen, "netlink receive: timed out"); /* nothing more comes */
+		ret = -EAGAIN;
+	} else if (ret > 0) {
+		ret = r.status;
+	}
+	trace(req, len, ret, err);
+	return ret;
+}
+
+static const struct tcx_source_ops feed_ops = {feed_open, feed_dump, feed_close, NULL};
+
+/* ---- checks ------------------------------------------------------------------------------- */
+
+static void check_snapshot(const struct tcx_snapshot *s)
+{
+	size_t rows_f = 0;
+
+	for (size_t i = 0; i < s->n_targets; i++) {
+		const struct tcx_target *t = &s->targets[i];
+
+		FUZZ_CHECK(memchr(t->error, '\0', sizeof(t->error)));
+		FUZZ_CHECK(memchr(t->dev, '\0', sizeof(t->dev)));
+		FUZZ_CHECK(t->ok || t->n_filters == 0);
+		if (t->n_filters)
+			FUZZ_CHECK(t->first_filter + (size_t)t->n_filters <= s->n_filters);
+		rows_f += t->n_filters;
+	}
+	FUZZ_CHECK(rows_f == s->n_filters);
+	for (size_t i = 0; i < s->n_filters; i++) {
+		const struct tcx_filter *f = &s->filters[i];
+
+		FUZZ_CHECK(f->target < s->n_targets);
+		FUZZ_CHECK(f->kind < s->n_kinds);
+		FUZZ_CHECK(f->first_action + (size_t)f->n_actions <= s->n_actions);
+	}
+	for (size_t i = 0; i < s->n_actions; i++) {
+		const struct tcx_action *a = &s->actions[i];
+
+		FUZZ_CHECK(a->filter < s->n_filters);
+		FUZZ_CHECK(a->kind < s->n_kinds);
+		FUZZ_CHECK(a->cookie_len <= TCX_COOKIE_MAX);
+	}
+	for (unsigned k = 0; k < s->n_kinds; k++)
+		FUZZ_CHECK(memchr(s->kinds[k], '\0', TCX_KIND_MAX));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct feed f;
+	uint8_t *feed;
+	struct tcx_rowlabels *labels;
+	struct tcx_collect_observer obs;
+	struct tcx_collector *c;
+	struct tcx_snapshot *s;
+	struct tcx_buf ahead, late;
+
+	if (size < 1)
+		return 0;
+	/* The replies start at data + 1: align them, as the kernel's are. */
+	feed = malloc(size);
+	FUZZ_CHECK(feed);
+	memcpy(feed, data + 1, size - 1);
+	f.p = feed;
+	f.left = size - 1;
+	labels = tcx_rowlabels_new();
+	FUZZ_CHECK(labels);
+	obs = tcx_rowlabels_observer(labels);
+	c = tcx_collector_new(&feed_ops, &f);
+	FUZZ_CHECK(c);
+	s = tcx_collect_observed(c, config(data[0] % N_CONFIGS), &obs);
+	FUZZ_CHECK(s);
+	tcx_collector_free(c);
+	free(feed);
+	check_snapshot(s);
+	for (size_t i = 0; i < s->n_targets && getenv("FUZZ_TRACE"); i++)
+		fprintf(stderr, "target %zu: %s\n", i, s->targets[i].error);
+
+	for (int om = 0; om <= 1; om++) {
+		enum tcx_format fmt = om ? TCX_FMT_OPENMETRICS : TCX_FMT_PROMETHEUS;
+
+		fuzz_render(s, fmt, labels, &ahead);
+		fuzz_render(s, fmt, NULL, &late);
+		FUZZ_CHECK(ahead.len == late.len && memcmp(ahead.p, late.p, late.len) == 0);
+		if (!om && getenv("FUZZ_TRACE"))
+			fprintf(stderr, "%.*s", (int)late.len, late.p);
+		tcx_buf_free(&ahead);
+		tcx_buf_free(&late);
+	}
+	fuzz_render(s, TCX_FMT_JSON, NULL, &late);
+	tcx_buf_free(&late);
+
+	tcx_rowlabels_free(labels);
+	tcx_snapshot_unref(s);
+	return 0;
+}
