@@ -710,6 +710,7 @@ static void no_more_documents(struct tcx_yaml *y, yaml_parser_t *p, const char *
  * or without the fast path. Anything else goes through libyaml as a whole. */
 
 int tcx_yaml_no_fast_path;
+unsigned long tcx_yaml_fast_blocks;
 
 struct fast {
 	const char *buf;
@@ -997,6 +998,7 @@ static int fast_entries(struct builder *b, const struct fast *f)
 
 	if (b->depth != 2)
 		abort(); /* a program bug: fast_top_key() found a top-level key */
+	tcx_yaml_fast_blocks++;
 	for (line = f->line; pos < f->end; line++) {
 		struct fast_line l = {.b = b, .buf = f->buf, .bol = pos, .line = line};
 		size_t n;

@@ -223,8 +223,10 @@ char *tcx_yaml_read_file(struct tcx_yaml *y, const char *path, const char *what,
 void tcx_yaml_load(struct tcx_yaml *y, const char *buf, size_t len, const char *empty,
                    void (*finish)(struct tcx_yaml *y, tcx_ynode_t *root));
 
-/* Tests only: nonzero turns the fast path off, to compare the results. */
+/* Tests only: nonzero turns the fast path off, to compare the results; the
+ * number of blocks it read. */
 extern int tcx_yaml_no_fast_path;
+extern unsigned long tcx_yaml_fast_blocks;
 
 /* ---- short names, for the loaders --------------------------------------------- */
 
