@@ -721,16 +721,29 @@ struct fast {
 	size_t line;     /* of the first entry, 0-based */
 };
 
-/* [a-zA-Z0-9_], and what a plain S may hold after its first character. */
+/* The classes of the characters of the grammar: W [a-zA-Z0-9_], P what a plain
+ * S holds after its first character, Q what a "Q" holds. */
+enum { FAST_W = 1, FAST_P = 2, FAST_Q = 4 };
+#define W_(c)                                                                                      \
+	(((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z') || ((c) >= '0' && (c) <= '9') || \
+	 (c) == '_')
+#define P_(c)      (W_(c) || (c) == '.' || (c) == '/' || (c) == '@' || (c) == '+' || (c) == '-')
+#define Q_(c)      ((c) >= 0x20 && (c) <= 0x7e && (c) != '"' && (c) != '\\')
+#define CLASS(c)   ((W_(c) ? FAST_W : 0) | (P_(c) ? FAST_P : 0) | (Q_(c) ? FAST_Q : 0))
+#define CLASS4(c)  CLASS(c), CLASS((c) + 1), CLASS((c) + 2), CLASS((c) + 3)
+#define CLASS16(c) CLASS4(c), CLASS4((c) + 4), CLASS4((c) + 8), CLASS4((c) + 12)
+static const unsigned char fast_class[256] = {CLASS16(0),  CLASS16(16), CLASS16(32), CLASS16(48),
+                                              CLASS16(64), CLASS16(80), CLASS16(96), CLASS16(112)};
+#undef W_
+#undef P_
+#undef Q_
+#undef CLASS
+#undef CLASS4
+#undef CLASS16
+
 static int word_char(char ch)
 {
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-	       ch == '_';
-}
-
-static int plain_char(char ch)
-{
-	return word_char(ch) || ch == '.' || ch == '/' || ch == '@' || ch == '+' || ch == '-';
+	return fast_class[(unsigned char)ch] & FAST_W;
 }
 
 /* Reading one entry line, [pos, end) of buf, and with b handing its events to
@@ -767,9 +780,7 @@ static int fast_scalar(struct fast_line *l, size_t max)
 
 	if (at < l->end && l->buf[at] == '"') {
 		for (n = 0; at + 1 + n < l->end && l->buf[at + 1 + n] != '"'; n++)
-			if (l->buf[at + 1 + n] == '\\' ||
-			    (unsigned char)l->buf[at + 1 + n] < 0x20 ||
-			    (unsigned char)l->buf[at + 1 + n] > 0x7e)
+			if (!(fast_class[(unsigned char)l->buf[at + 1 + n]] & FAST_Q))
 				return -1;
 		if (at + 1 + n == l->end || (max && n > max))
 			return -1;
@@ -777,7 +788,8 @@ static int fast_scalar(struct fast_line *l, size_t max)
 		return fast_event(l, YAML_SCALAR_EVENT, at, n, 1);
 	}
 	for (n = 0; at + n < l->end; n++)
-		if (!(n == 0 || max ? word_char(l->buf[at + n]) : plain_char(l->buf[at + n])))
+		if (!(fast_class[(unsigned char)l->buf[at + n]] &
+		      (n == 0 || max ? FAST_W : FAST_P)))
 			break;
 	if (n == 0 || (max && n > max))
 		return -1;
@@ -903,34 +915,51 @@ static int fast_top_key(const char *buf, size_t len, size_t line, const char *ke
 	return found;
 }
 
+/* Printable ASCII and tabs. */
+static int fast_ascii(const char *buf, size_t bol, size_t end)
+{
+	for (; bol < end; bol++)
+		if (((unsigned char)buf[bol] < 0x20 && buf[bol] != '\t') ||
+		    (unsigned char)buf[bol] > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* The lines from pos: where the key line starts, or len after the last line;
+ * (size_t)-1 at a line that is not fast_ascii(). *line counts them. */
+static size_t fast_text(const char *buf, size_t len, size_t pos, const char *key, size_t *line)
+{
+	size_t bol, end;
+
+	for (; pos < len; (*line)++) {
+		bol = pos;
+		end = fast_next_line(buf, len, &pos);
+		if (!fast_ascii(buf, bol, end))
+			return (size_t)-1;
+		if (fast_key_line(buf, bol, end, key))
+			return bol;
+	}
+	return len;
+}
+
 /* Is the block of `key` in buf one for the fast path? Then f describes it. */
 static int fast_prepare(struct fast *f, const char *buf, size_t len, const char *key)
 {
-	size_t pos = 0, bol, end, i, line, key_line = 0, key_end = 0, indent = 0;
-	int keys = 0;
+	size_t pos, i, line = 0, key_line, key_end, indent = 0;
 
-	/* the whole file: printable ASCII, tabs, LF or CRLF; one key line */
-	for (line = 0; pos < len; line++) {
-		bol = pos;
-		end = fast_next_line(buf, len, &pos);
-		for (i = bol; i < end; i++)
-			if (((unsigned char)buf[i] < 0x20 && buf[i] != '\t') ||
-			    (unsigned char)buf[i] > 0x7e)
-				return 0;
-		if (fast_key_line(buf, bol, end, key)) {
-			key_line = line;
-			key_end = pos;
-			keys++;
-		}
-	}
-	if (keys != 1)
+	/* the key line, and what comes before it */
+	pos = fast_text(buf, len, 0, key, &line);
+	if (pos >= len)
 		return 0;
+	key_line = line;
+	fast_next_line(buf, len, &pos);
+	key_end = pos;
 	/* the block, up to the end or to `name:` at column 1 */
 	memset(f, 0, sizeof(*f));
 	f->buf = buf;
 	f->len = len;
 	f->end = len;
-	for (pos = key_end, line = key_line + 1; pos < len; line++) {
+	for (line = key_line + 1; pos < len; line++) {
 		struct fast_line l = {.buf = buf, .bol = pos, .line = line};
 		size_t n;
 
@@ -945,8 +974,11 @@ static int fast_prepare(struct fast *f, const char *buf, size_t len, const char 
 			f->end = l.bol;
 			break;
 		}
-		if (n == (size_t)-1)
+		if (n == (size_t)-1) {
+			if (!fast_ascii(buf, l.bol, l.end))
+				return 0;
 			continue;
+		}
 		if (!f->first) {
 			f->first = l.bol + n;
 			f->bol = l.bol;
@@ -957,7 +989,9 @@ static int fast_prepare(struct fast *f, const char *buf, size_t len, const char 
 		if (n != indent || fast_entry(&l))
 			return 0;
 	}
-	return f->first && fast_top_key(buf, key_end, key_line, key);
+	/* what comes after it: no other key line */
+	return f->first && fast_text(buf, len, f->end, key, &line) == len &&
+	       fast_top_key(buf, key_end, key_line, key);
 }
 
 /* What libyaml reads: buf with the block's entries left out but for a `{}`
