@@ -493,8 +493,9 @@ static void test_fast_path_same(void **state)
 	        {1, "cookies:\n  01: [x]\n"},
 	        {1, "labels: [1bad]\ncookies:\n  01: [x]\n  zz: [y]\n"},
 	        {1, "labels: [a]\ncookies:\n  01: [null]\n  02: [n/a]\n  03: [true]\n"},
-	        {1, "labels: [a, b]\ncookies:\n  01: [\" x \", \"a  b\"]\n  02: [\"#x\", \"a: b, c\"]\n"
-	            "  03: {a: \"[x]\", b: \"'{}'\"}\n  \"0 4\": [\"\", \"&a *b !c\"]\n"},
+	        {1, "labels: [a, b]\ncookies:\n  01: [\" x \", \"a  b\"]\n"
+	            "  02: [\"#x\", \"a: b, c\"]\n  03: {a: \"[x]\", b: \"'{}'\"}\n"
+	            "  \"0 4\": [\"\", \"&a *b !c\"]\n"},
 	        {1, "labels: [a]\ncookies:\n  01: [NULL]\n  02: [\"~\"]\n  03: [a.b/c@d+e-f_g]\n"},
 	        {1, "labels: [a]\r\ncookies:\r\n  01: [x]\r\n\r\n  02: [y]\r\ninterval: 5s\r\n"},
 	        {1, "labels: [a]\ncookies:\n  01: [x]\n  02: [y]"},
