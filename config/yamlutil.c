@@ -698,7 +698,7 @@ static void no_more_documents(struct tcx_yaml *y, yaml_parser_t *p, const char *
  * can fail nowhere inside the block, and its lines and columns are those
  * counted here), the key line is `KEY:` at column 1, alone or followed by
  * spaces and a comment, and the only one, libyaml reads it as a key of the
- * root mapping (fast_top_key()), and the block ends at the end of the file
+ * root block mapping (fast_top_key()), and the block ends at the end of the file
  * or at a line `name:` at column 1 (whose scanning cannot fail either).
  *
  * libyaml is then given the file with the block's entries left out but for
@@ -866,7 +866,7 @@ static int fast_key_line(const char *buf, size_t bol, size_t end, const char *ke
 }
 
 /* Does libyaml read `key` at the start of line `line`, the last of buf[0, len),
- * as a key of the root mapping of the first document? */
+ * as a key of the root mapping of the first document, a block mapping? */
 static int fast_top_key(const char *buf, size_t len, size_t line, const char *key)
 {
 	yaml_parser_t p;
@@ -892,8 +892,9 @@ static int fast_top_key(const char *buf, size_t len, size_t line, const char *ke
 			break;
 		case YAML_MAPPING_START_EVENT:
 		case YAML_SEQUENCE_START_EVENT:
-			if (depth == 0)
-				root_map = e.type == YAML_MAPPING_START_EVENT;
+			if (depth == 0) /* a block mapping: outside any flow collection */
+				root_map = e.type == YAML_MAPPING_START_EVENT &&
+				           e.data.mapping_start.style == YAML_BLOCK_MAPPING_STYLE;
 			n += depth == 1;
 			depth++;
 			break;

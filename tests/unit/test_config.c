@@ -545,6 +545,8 @@ static void test_fast_path_same(void **state)
 	        /* inside a flow collection or a quoted scalar: not a top-level key */
 	        {0, "labels: [a,\ncookies:\n  01: [x]\nb: c]\n"},
 	        {0, "http: {listen: \":1\",\ncookies:\n  01: [x]\nb: c}\n"},
+	        {0, "{labels: [a],\ncookies:\n  01: [x]\nb: c}\n"},
+	        {0, "{# a flow mapping\ncookies:\n  \"\": [x, y]\nlabels: [b]\n"},
 	        {0, "labels: [a]\ninterval: \"1s\ncookies:\n  01: [x]\nb: c\"\n"},
 	        {0, "labels: [a]\ninterval: \"1s\ncookies:\n  01: [x]\n\"\n"},
 	        {0, "  labels: [a]\ncookies:\n  01: [x]\n"},
@@ -593,13 +595,18 @@ static void test_fast_path_random(void **state)
 	        "\"\"", "0x",       "abc", "\"0102030405060708091011121314151617\""};
 	static const char *const vals[] = {"x", "\"y z\"", "t1", "null", "\"\"", "a.b", "1", "x-y"};
 	static const char *const labs[] = {"a", "b", "c"};
-	static const char *const before[] = {"", "labels: [a, b]\n", "labels: [a]\n",
-	                                     "interval: 5s\nlabels: [a, b]\n", "# hi\n"};
+	static const char *const before[] = {"",
+	                                     "labels: [a, b]\n",
+	                                     "labels: [a]\n",
+	                                     "interval: 5s\nlabels: [a, b]\n",
+	                                     "# hi\n",
+	                                     "{\n",
+	                                     "x: [\n"};
 	static const char *const after[] = {
 	        "",           "labels: [a, b]\n", "interval: 1s\n", "- x\n", "decoders: []\n",
 	        "\"q\": 1\n", "labels: [b]\n"};
 	static const char mut[] = " \t\"\\#:,[]{}\n\rx0-&*!?|'~@%.\xc3";
-	enum { RUNS = 4000, CAP = 4096 };
+	enum { RUNS = 20000, CAP = 4096 };
 	uint64_t s = 42;
 	unsigned run, taken = 0;
 	char *y = malloc(CAP);
@@ -636,7 +643,7 @@ static void test_fast_path_random(void **state)
 		len += (size_t)snprintf(y + len, CAP - len, "%s", PICK(&s, after));
 		if (rnd(&s) % 8 == 0 && len > 0 && y[len - 1] == '\n')
 			len--; /* no line break at the end */
-		for (m = rnd(&s) % 4 / 2; m > 0 && len < CAP - 2; m--) {
+		for (m = rnd(&s) % 4 / 2 + (rnd(&s) % 8 == 0); m > 0 && len < CAP - 2; m--) {
 			size_t at = rnd(&s) % (len + 1);
 
 			switch (rnd(&s) % 3) {
