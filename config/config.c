@@ -1260,7 +1260,8 @@ struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, siz
 	                      .errfn = errfn,
 	                      .arg = arg,
 	                      .top = &config_keys,
-	                      .entry = config_entry}};
+	                      .entry = config_entry,
+	                      .fast_key = "cookies"}};
 	struct tcx_config *cfg;
 
 	cfg = calloc(1, sizeof(*cfg));

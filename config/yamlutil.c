@@ -679,11 +679,384 @@ static void no_more_documents(struct tcx_yaml *y, yaml_parser_t *p, const char *
 	}
 }
 
+/* ---- the fast path of a large block ---------------------------------------------
+ *
+ * libyaml's scanner, not what is built from its events, is what a large
+ * `cookies:` block costs: about 1.2 s of CPU for a million entries, more than
+ * the whole load may take. So the block of the top-level key y->fast_key is
+ * read here instead, when every line of it has this narrow form, at one
+ * indentation of n >= 1 spaces:
+ *
+ *     KEY: [S, S, ...]        KEY: {L: S, L: S, ...}        ([] and {} too)
+ *
+ * KEY being "Q" or a plain [A-Za-z0-9_]{1,64}, S "Q" or a plain
+ * [A-Za-z0-9_][A-Za-z0-9_./@+-]*, L a plain [A-Za-z0-9_]{1,64}, Q printable
+ * ASCII but for " and \ (so no escapes, and at most 64 of them in a KEY),
+ * single spaces where shown and none elsewhere; blank lines and full-line
+ * comments may come between them. It is taken only when, besides, the whole
+ * file is printable ASCII, tabs and LF or CRLF line breaks (so that libyaml
+ * can fail nowhere inside the block, and its lines and columns are those
+ * counted here), the key line is `KEY:` at column 1, alone or followed by
+ * spaces and a comment, and the only one, libyaml reads it as a key of the
+ * root block mapping (fast_top_key()), and the block ends at the end of the file
+ * or at a line `name:` at column 1 (whose scanning cannot fail either).
+ *
+ * libyaml is then given the file with the block's entries left out but for
+ * a `{}` where the first one starts (every line break is kept), and the
+ * entries, read here, are handed to the builder after that `{` as the events
+ * libyaml would have produced for them, with the same marks. The invariant,
+ * which the differential tests of tests/unit/test_config.c check: for every
+ * input, the loaders see the same nodes and report the same messages with
+ * or without the fast path. Anything else goes through libyaml as a whole. */
+
+int tcx_yaml_no_fast_path;
+unsigned long tcx_yaml_fast_blocks;
+
+struct fast {
+	const char *buf;
+	size_t len, pos; /* of the buffer, and how much of it libyaml has read */
+	size_t first;    /* where the first entry starts: `{}` there */
+	size_t bol;      /* where its line starts */
+	size_t end;      /* of the block */
+	size_t line;     /* of the first entry, 0-based */
+};
+
+/* The classes of the characters of the grammar: W [a-zA-Z0-9_], P what a plain
+ * S holds after its first character, Q what a "Q" holds. */
+enum { FAST_W = 1, FAST_P = 2, FAST_Q = 4 };
+#define W_(c)                                                                                      \
+	(((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z') || ((c) >= '0' && (c) <= '9') || \
+	 (c) == '_')
+#define P_(c)      (W_(c) || (c) == '.' || (c) == '/' || (c) == '@' || (c) == '+' || (c) == '-')
+#define Q_(c)      ((c) >= 0x20 && (c) <= 0x7e && (c) != '"' && (c) != '\\')
+#define CLASS(c)   ((W_(c) ? FAST_W : 0) | (P_(c) ? FAST_P : 0) | (Q_(c) ? FAST_Q : 0))
+#define CLASS4(c)  CLASS(c), CLASS((c) + 1), CLASS((c) + 2), CLASS((c) + 3)
+#define CLASS16(c) CLASS4(c), CLASS4((c) + 4), CLASS4((c) + 8), CLASS4((c) + 12)
+static const unsigned char fast_class[256] = {CLASS16(0),  CLASS16(16), CLASS16(32), CLASS16(48),
+                                              CLASS16(64), CLASS16(80), CLASS16(96), CLASS16(112)};
+#undef W_
+#undef P_
+#undef Q_
+#undef CLASS
+#undef CLASS4
+#undef CLASS16
+
+static int word_char(char ch)
+{
+	return fast_class[(unsigned char)ch] & FAST_W;
+}
+
+/* Reading one entry line, [pos, end) of buf, and with b handing its events to
+ * the builder. */
+struct fast_line {
+	struct builder *b;
+	const char *buf;
+	size_t pos, end, bol, line;
+};
+
+static int fast_event(struct fast_line *l, yaml_event_type_t type, size_t at, size_t len,
+                      int quoted)
+{
+	yaml_event_t e;
+
+	if (!l->b)
+		return 0;
+	memset(&e, 0, sizeof(e));
+	e.type = type;
+	e.start_mark = (yaml_mark_t){at, l->line, at - l->bol};
+	if (type == YAML_SCALAR_EVENT) {
+		e.data.scalar.value = (yaml_char_t *)(l->buf + at + quoted);
+		e.data.scalar.length = len;
+		e.data.scalar.style =
+		        quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_PLAIN_SCALAR_STYLE;
+	}
+	return event(l->b, &e) < 0 ? -1 : 0;
+}
+
+/* A scalar of the grammar (a KEY or L when max, an S otherwise): 0, or -1. */
+static int fast_scalar(struct fast_line *l, size_t max)
+{
+	size_t at = l->pos, n;
+
+	if (at < l->end && l->buf[at] == '"') {
+		for (n = 0; at + 1 + n < l->end && l->buf[at + 1 + n] != '"'; n++)
+			if (!(fast_class[(unsigned char)l->buf[at + 1 + n]] & FAST_Q))
+				return -1;
+		if (at + 1 + n == l->end || (max && n > max))
+			return -1;
+		l->pos = at + n + 2;
+		return fast_event(l, YAML_SCALAR_EVENT, at, n, 1);
+	}
+	for (n = 0; at + n < l->end; n++)
+		if (!(fast_class[(unsigned char)l->buf[at + n]] &
+		      (n == 0 || max ? FAST_W : FAST_P)))
+			break;
+	if (n == 0 || (max && n > max))
+		return -1;
+	l->pos = at + n;
+	return fast_event(l, YAML_SCALAR_EVENT, at, n, 0);
+}
+
+static int fast_lit(struct fast_line *l, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (l->end - l->pos < n || memcmp(l->buf + l->pos, s, n))
+		return -1;
+	l->pos += n;
+	return 0;
+}
+
+/* KEY: [S, ...] or KEY: {L: S, ...} from l->pos to the end of the line. */
+static int fast_entry(struct fast_line *l)
+{
+	int map;
+	size_t i;
+
+	if (fast_scalar(l, 64) || fast_lit(l, ": ") || l->pos == l->end)
+		return -1;
+	map = l->buf[l->pos] == '{';
+	if (!map && l->buf[l->pos] != '[')
+		return -1;
+	if (fast_event(l, map ? YAML_MAPPING_START_EVENT : YAML_SEQUENCE_START_EVENT, l->pos, 0, 0))
+		return -1;
+	l->pos++;
+	for (i = 0; fast_lit(l, map ? "}" : "]"); i++) {
+		if ((i && fast_lit(l, ", ")) ||
+		    (map && (fast_scalar(l, 64) || fast_lit(l, ": "))) || fast_scalar(l, 0))
+			return -1;
+	}
+	if (l->pos != l->end)
+		return -1;
+	return fast_event(l, map ? YAML_MAPPING_END_EVENT : YAML_SEQUENCE_END_EVENT, l->pos, 0, 0);
+}
+
+/* The line at *pos: its end without the line break, *pos moved to the next. */
+static size_t fast_next_line(const char *buf, size_t len, size_t *pos)
+{
+	const char *nl = memchr(buf + *pos, '\n', len - *pos);
+	size_t end = nl ? (size_t)(nl - buf) : len;
+
+	*pos = nl ? end + 1 : len;
+	return end > 0 && nl && buf[end - 1] == '\r' ? end - 1 : end;
+}
+
+/* Its indentation, or (size_t)-1 when it is blank or a comment. */
+static size_t fast_indent(const char *buf, size_t bol, size_t end)
+{
+	size_t i = bol;
+
+	while (i < end && buf[i] == ' ')
+		i++;
+	return i == end || buf[i] == '#' ? (size_t)-1 : i - bol;
+}
+
+/* `key:` then the end of the line, or spaces then nothing or a comment. */
+static int fast_key_line(const char *buf, size_t bol, size_t end, const char *key)
+{
+	size_t n = strlen(key), i = bol + n + 1;
+
+	if (end - bol < n + 1 || memcmp(buf + bol, key, n) || buf[bol + n] != ':')
+		return 0;
+	if (i == end)
+		return 1;
+	while (i < end && buf[i] == ' ')
+		i++;
+	return i > bol + n + 1 && (i == end || buf[i] == '#');
+}
+
+/* Does libyaml read `key` at the start of line `line`, the last of buf[0, len),
+ * as a key of the root mapping of the first document, a block mapping? */
+static int fast_top_key(const char *buf, size_t len, size_t line, const char *key)
+{
+	yaml_parser_t p;
+	yaml_event_t e;
+	size_t depth = 0, n = 0; /* children of the root so far */
+	int root_map = 0, docs = 0, found = 0, done = 0;
+
+	if (!yaml_parser_initialize(&p))
+		return 0;
+	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
+	while (!done && yaml_parser_parse(&p, &e)) {
+		if (e.type == YAML_SCALAR_EVENT && depth == 1 && root_map && n % 2 == 0 &&
+		    e.start_mark.line == line && e.start_mark.column == 0 &&
+		    e.data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+		    e.data.scalar.length == strlen(key) &&
+		    !memcmp(e.data.scalar.value, key, strlen(key)))
+			found = 1;
+		switch (e.type) {
+		case YAML_STREAM_START_EVENT:
+			break;
+		case YAML_DOCUMENT_START_EVENT:
+			done = ++docs > 1;
+			break;
+		case YAML_MAPPING_START_EVENT:
+		case YAML_SEQUENCE_START_EVENT:
+			if (depth == 0) /* a block mapping: outside any flow collection */
+				root_map = e.type == YAML_MAPPING_START_EVENT &&
+				           e.data.mapping_start.style == YAML_BLOCK_MAPPING_STYLE;
+			n += depth == 1;
+			depth++;
+			break;
+		case YAML_MAPPING_END_EVENT:
+		case YAML_SEQUENCE_END_EVENT:
+			depth--;
+			break;
+		case YAML_SCALAR_EVENT:
+		case YAML_ALIAS_EVENT:
+			n += depth == 1;
+			break;
+		default: /* the end of the document or of the stream */
+			done = 1;
+		}
+		done |= found || e.start_mark.line > line;
+		yaml_event_delete(&e);
+	}
+	yaml_parser_delete(&p);
+	return found;
+}
+
+/* Printable ASCII and tabs. */
+static int fast_ascii(const char *buf, size_t bol, size_t end)
+{
+	for (; bol < end; bol++)
+		if (((unsigned char)buf[bol] < 0x20 && buf[bol] != '\t') ||
+		    (unsigned char)buf[bol] > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* The lines from pos: where the key line starts, or len after the last line;
+ * (size_t)-1 at a line that is not fast_ascii(). *line counts them. */
+static size_t fast_text(const char *buf, size_t len, size_t pos, const char *key, size_t *line)
+{
+	size_t bol, end;
+
+	for (; pos < len; (*line)++) {
+		bol = pos;
+		end = fast_next_line(buf, len, &pos);
+		if (!fast_ascii(buf, bol, end))
+			return (size_t)-1;
+		if (fast_key_line(buf, bol, end, key))
+			return bol;
+	}
+	return len;
+}
+
+/* Is the block of `key` in buf one for the fast path? Then f describes it. */
+static int fast_prepare(struct fast *f, const char *buf, size_t len, const char *key)
+{
+	size_t pos, i, line = 0, key_line, key_end, indent = 0;
+
+	/* the key line, and what comes before it */
+	pos = fast_text(buf, len, 0, key, &line);
+	if (pos >= len)
+		return 0;
+	key_line = line;
+	fast_next_line(buf, len, &pos);
+	key_end = pos;
+	/* the block, up to the end or to `name:` at column 1 */
+	memset(f, 0, sizeof(*f));
+	f->buf = buf;
+	f->len = len;
+	f->end = len;
+	for (line = key_line + 1; pos < len; line++) {
+		struct fast_line l = {.buf = buf, .bol = pos, .line = line};
+		size_t n;
+
+		l.end = fast_next_line(buf, len, &pos);
+		n = fast_indent(buf, l.bol, l.end);
+		if (n == 0) {
+			for (i = l.bol; i < l.end && word_char(buf[i]); i++)
+				;
+			if (i == l.bol || i == l.end || buf[i] != ':' ||
+			    (i + 1 < l.end && buf[i + 1] != ' '))
+				return 0;
+			f->end = l.bol;
+			break;
+		}
+		if (n == (size_t)-1) {
+			if (!fast_ascii(buf, l.bol, l.end))
+				return 0;
+			continue;
+		}
+		if (!f->first) {
+			f->first = l.bol + n;
+			f->bol = l.bol;
+			f->line = line;
+			indent = n;
+		}
+		l.pos = l.bol + n;
+		if (n != indent || fast_entry(&l))
+			return 0;
+	}
+	/* what comes after it: no other key line */
+	return f->first && fast_text(buf, len, f->end, key, &line) == len &&
+	       fast_top_key(buf, key_end, key_line, key);
+}
+
+/* What libyaml reads: buf with the block's entries left out but for a `{}`
+ * where the first one starts, and its line breaks (the lines and columns of
+ * the rest are unchanged; a mark's index is not: nothing reads it). */
+static int fast_read(void *data, unsigned char *out, size_t size, size_t *n)
+{
+	struct fast *f = data;
+	size_t k = 0, m;
+	const char *nl;
+
+	while (k < size && f->pos < f->len) {
+		if (f->pos < f->first || f->pos >= f->end) {
+			m = (f->pos < f->first ? f->first : f->len) - f->pos;
+			m = m < size - k ? m : size - k;
+			memcpy(out + k, f->buf + f->pos, m);
+			k += m;
+			f->pos += m;
+		} else if (f->pos < f->first + 2 || f->buf[f->pos] == '\r' ||
+		           f->buf[f->pos] == '\n') {
+			out[k++] = f->pos == f->first       ? '{'
+			           : f->pos == f->first + 1 ? '}'
+			                                    : (unsigned char)f->buf[f->pos];
+			f->pos++;
+		} else { /* to the next line break */
+			nl = memchr(f->buf + f->pos, '\n', f->end - f->pos);
+			f->pos = nl ? (size_t)(nl - f->buf) - (nl[-1] == '\r') : f->end;
+		}
+	}
+	*n = k;
+	return 1;
+}
+
+/* libyaml has just given the `{` that stands for the block: its entries. */
+static int fast_entries(struct builder *b, const struct fast *f)
+{
+	size_t pos = f->bol, line;
+
+	if (b->depth != 2)
+		abort(); /* a program bug: fast_top_key() found a top-level key */
+	tcx_yaml_fast_blocks++;
+	for (line = f->line; pos < f->end; line++) {
+		struct fast_line l = {.b = b, .buf = f->buf, .bol = pos, .line = line};
+		size_t n;
+
+		l.end = fast_next_line(f->buf, f->len, &pos);
+		n = fast_indent(f->buf, l.bol, l.end);
+		if (n == (size_t)-1)
+			continue;
+		l.pos = l.bol + n;
+		if (fast_entry(&l))
+			return -1; /* the builder failed, after a report */
+	}
+	return 0;
+}
+
 void tcx_yaml_load(struct tcx_yaml *y, const char *buf, size_t len, const char *empty,
                    void (*finish)(struct tcx_yaml *y, tcx_ynode_t *root))
 {
 	const yaml_mark_t start = {0, 0, 0};
 	struct builder *b = calloc(1, sizeof(*b));
+	struct fast fast = {0};
+	int fast_path =
+	        y->fast_key && !tcx_yaml_no_fast_path && fast_prepare(&fast, buf, len, y->fast_key);
 	yaml_parser_t parser;
 	yaml_event_t e;
 	int r = 0, started = 0;
@@ -699,7 +1072,10 @@ void tcx_yaml_load(struct tcx_yaml *y, const char *buf, size_t len, const char *
 		tcx_yaml_oom(y);
 		return;
 	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	if (fast_path)
+		yaml_parser_set_input(&parser, fast_read, &fast);
+	else
+		yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	/* up to the end of the first document, or of the stream when it has none */
 	while (r == 0) {
 		if (next_event(y, &parser, &e, buf, len))
@@ -707,6 +1083,9 @@ void tcx_yaml_load(struct tcx_yaml *y, const char *buf, size_t len, const char *
 		if (e.type == YAML_DOCUMENT_START_EVENT)
 			started = 1;
 		r = e.type == YAML_STREAM_END_EVENT ? 1 : event(b, &e);
+		if (r == 0 && fast_path && e.type == YAML_MAPPING_START_EVENT &&
+		    e.start_mark.index == fast.first)
+			r = fast_entries(b, &fast);
 		yaml_event_delete(&e);
 	}
 	if (r < 0)

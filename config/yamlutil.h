@@ -114,6 +114,9 @@ struct tcx_yaml {
 	 * took the pair (its nodes are released then, and the mapping is
 	 * left without it), 0 to leave it in the mapping. */
 	int (*entry)(struct tcx_yaml *y, const tcx_ynode_t *topkey, struct tcx_ypair *pair);
+	/* When not NULL: the top-level key whose block may be read without
+	 * libyaml's scanner, with the same result (the fast path: yamlutil.c). */
+	const char *fast_key;
 	/* Internal to tcx_yaml_load(). */
 	struct tcx_arena mem;
 	struct tcx_yaml_walker walk_top;
@@ -219,6 +222,11 @@ char *tcx_yaml_read_file(struct tcx_yaml *y, const char *path, const char *what,
  * `empty` at 1:1, or is fine when `empty` is NULL. */
 void tcx_yaml_load(struct tcx_yaml *y, const char *buf, size_t len, const char *empty,
                    void (*finish)(struct tcx_yaml *y, tcx_ynode_t *root));
+
+/* Tests only: nonzero turns the fast path off, to compare the results; the
+ * number of blocks it read. */
+extern int tcx_yaml_no_fast_path;
+extern unsigned long tcx_yaml_fast_blocks;
 
 /* ---- short names, for the loaders --------------------------------------------- */
 

@@ -13,7 +13,8 @@
 #   check   tcexporter --check-config FILE
 #   floor   yaml_floor FILE (reads the file and parses it into libyaml
 #           events, nothing kept: see yaml_floor.c)
-# and reports the median wall time and the largest peak RSS of each, and the
+# and reports the median wall time, the median CPU time (user + system: the
+# robust figure on a loaded machine) and the largest peak RSS of each, and the
 # ratio check/floor. As root, it also starts the daemon on that file (in a
 # private network namespace) and reports its RSS once it serves, and after a
 # SIGHUP reload of the same file.
@@ -52,16 +53,16 @@ awk -v n="$n" -v form="${TCX_BENCH_FORM:-map}" 'BEGIN {
 }' >"$cfg"
 echo "bench-config: $n cookies, $(($(stat -c %s "$cfg") / 1048576)) MiB"
 
-# one NAME CMD...: a line "SECONDS KB" appended to $work/NAME
+# one NAME CMD...: a line "SECONDS KB CPU-SECONDS" appended to $work/NAME
 one() {
 	local name=$1
 	shift
-	/usr/bin/time -f "%e %M" -o "$work/$name.t" "$@" >/dev/null 2>"$work/$name.err" || {
+	/usr/bin/time -f "%e %M %U %S" -o "$work/$name.t" "$@" >/dev/null 2>"$work/$name.err" || {
 		cat "$work/$name.err" >&2
 		echo "bench-config: $name failed" >&2
 		exit 1
 	}
-	cat "$work/$name.t" >>"$work/$name"
+	awk '{print $1, $2, $3 + $4}' "$work/$name.t" >>"$work/$name"
 }
 "$tcx" --check-config "$cfg" >/dev/null # warm the page cache
 for ((i = 0; i < RUNS; i++)); do
@@ -72,12 +73,16 @@ median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 for name in floor check; do
 	read -r "${name}_s" < <(cut -d' ' -f1 "$work/$name" | median)
 	read -r "${name}_kb" < <(cut -d' ' -f2 "$work/$name" | sort -n | tail -1)
+	read -r "${name}_cpu" < <(cut -d' ' -f3 "$work/$name" | median)
 done
 awk -v c="$check_s" -v ckb="$check_kb" -v f="$floor_s" -v fkb="$floor_kb" \
+	-v ccpu="$check_cpu" -v fcpu="$floor_cpu" \
 	-v ts="$TARGET_S" -v tmb="$TARGET_MB" -v runs="$RUNS" 'BEGIN {
-	printf "  floor  %6.2f s  %6.1f MB peak RSS   (median of %d)\n", f, fkb / 1024, runs
-	printf "  check  %6.2f s  %6.1f MB peak RSS   check/floor %.2f\n", c, ckb / 1024, (f > 0 ? c / f : 0)
-	printf "  target: <= %.1f s: %s; <= %d MB: %s\n", ts, c <= ts ? "met" : "MISSED",
+	printf "  floor  %6.2f s wall  %6.2f s CPU  %6.1f MB peak RSS   (medians of %d)\n", f, fcpu,
+		fkb / 1024, runs
+	printf "  check  %6.2f s wall  %6.2f s CPU  %6.1f MB peak RSS   check/floor %.2f (CPU)\n",
+		c, ccpu, ckb / 1024, (fcpu > 0 ? ccpu / fcpu : 0)
+	printf "  target: <= %.1f s CPU: %s; <= %d MB: %s\n", ts, ccpu <= ts ? "met" : "MISSED",
 		tmb, ckb / 1024 <= tmb ? "met" : "MISSED"
 }'
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "config/yamlutil.h" /* tcx_yaml_no_fast_path */
 
 /* ---- helpers ---------------------------------------------------------------- */
 
@@ -415,6 +416,260 @@ static void test_many_cookies(void **state)
 	}
 	tcx_config_unref(cfg);
 	free(yaml);
+}
+
+/* ---- the fast path of the cookies block (config/yamlutil.c) -------------------- */
+
+/* Everything a load gives: the messages, then the config. */
+static char *describe(const char *yaml, size_t len, int fast, int *taken)
+{
+	unsigned long before = tcx_yaml_fast_blocks;
+	struct errs e = {0};
+	struct tcx_config *cfg;
+	char *out = NULL, hex[2 * TCX_COOKIE_MAX + 1];
+	size_t n = 0, i, j;
+	FILE *f = open_memstream(&out, &n);
+
+	assert_non_null(f);
+	tcx_yaml_no_fast_path = !fast;
+	cfg = tcx_config_load_buffer("t.yaml", yaml, len, collect, &e);
+	tcx_yaml_no_fast_path = 0;
+	*taken = tcx_yaml_fast_blocks != before;
+	fprintf(f, "%s--\n", e.text ? e.text : "");
+	if (cfg) {
+		fprintf(f, "interval %g targets %zu decoders %zu unmapped %d labels",
+		        cfg->interval_s, cfg->n_targets, cfg->n_decoders, (int)cfg->unmapped);
+		for (i = 0; i < cfg->n_labels; i++)
+			fprintf(f, " %s", cfg->labels[i]);
+		fprintf(f, "\n");
+		for (i = 0; i < cfg->n_cookies; i++) {
+			tcx_cookie_hex(cfg->cookies[i].bytes, cfg->cookies[i].len, hex);
+			fprintf(f, "%s:", hex);
+			for (j = 0; j < cfg->n_labels; j++)
+				fprintf(f, " '%s'", cfg->cookies[i].values[j]);
+			fprintf(f, "\n");
+		}
+		tcx_config_unref(cfg);
+	}
+	fclose(f);
+	free(e.text);
+	return out;
+}
+
+/* Load yaml with and without the fast path: the same result. Whether the fast
+ * path was taken. */
+static int same_both_ways(const char *yaml, size_t len)
+{
+	int fast, slow;
+	char *a = describe(yaml, len, 1, &fast), *b = describe(yaml, len, 0, &slow);
+
+	if (strcmp(a, b))
+		fprintf(stderr, "input:\n%.*s\n---- fast path:\n%s---- libyaml:\n%s", (int)len,
+		        yaml, a, b);
+	assert_string_equal(a, b);
+	assert_false(slow);
+	free(a);
+	free(b);
+	return fast;
+}
+
+static void test_fast_path_same(void **state)
+{
+	static const struct {
+		int fast; /* the fast path is taken */
+		const char *yaml;
+	} cases[] = {
+	        /* taken: valid, and every error a cookie can have */
+	        {1, "labels: [a, b]\ncookies:\n  \"0a\": [x, y]\n  0b: {a: x, b: \"y z\"}\n"},
+	        {1, "labels: [a, b]\ncookies: # the map\n\n  # first\n  \"0a\": [x, y]\n\n"
+	            "# between\n    # more\n  0b: {b: y, a: x}\n  # last\n"},
+	        {1, "labels: [a]\ncookies:\n \"zz\": [x]\n \"abc\": [x]\n \"\": [x]\n 0x: [x]\n"
+	            " \"0x0A\": [x]\n 0a: [x]\n \"0102030405060708091011121314151617\": [x]\n"},
+	        {1, "labels: [a, b]\ncookies:\n  01: [x]\n  02: [x, y, z]\n  03: []\n  04: {}\n"
+	            "  05: {a: x}\n  06: {a: x, c: y}\n  07: {a: x, a: y, b: z}\n"
+	            "  08: {b: \"\", a: \"\"}\n"},
+	        {1, "labels: [a]\ncookies:\n  01: [x]\n  02: [y]\n  01: [z]\n  0x02: [w]\n"},
+	        {1, "cookies:\n  01: [x]\n  02: {a: y}\nlabels: [a]\n"},
+	        {1, "cookies:\n  01: [x]\n"},
+	        {1, "labels: [1bad]\ncookies:\n  01: [x]\n  zz: [y]\n"},
+	        {1, "labels: [a]\ncookies:\n  01: [null]\n  02: [n/a]\n  03: [true]\n"},
+	        {1, "labels: [a, b]\ncookies:\n  01: [\" x \", \"a  b\"]\n"
+	            "  02: [\"#x\", \"a: b, c\"]\n  03: {a: \"[x]\", b: \"'{}'\"}\n"
+	            "  \"0 4\": [\"\", \"&a *b !c\"]\n"},
+	        {1, "labels: [a]\ncookies:\n  01: [NULL]\n  02: [\"~\"]\n  03: [a.b/c@d+e-f_g]\n"},
+	        {1, "labels: [a]\r\ncookies:\r\n  01: [x]\r\n\r\n  02: [y]\r\ninterval: 5s\r\n"},
+	        {1, "labels: [a]\ncookies:\n  01: [x]\n  02: [y]"},
+	        {1, "labels: [a]\ncookies:\n    01: [x]\ninterval: 1s\ndecoders:\n"
+	            "  - {type: ascii, label: a}\n"},
+	        {1, "labels: [a]\ncookies:\n  01: [x]\nhttp:\n  listen: ':1'\n"
+	            "\"cookies\": {02: [y]}\n"},
+	        {1, "\"cookies\": {02: [y]}\nlabels: [a]\ncookies:\n  01: [x]\n"},
+	        {1, "labels: [a]\ncookies:\n  01: [x]\ninterval: [oops\n"},
+	        {1, "labels: [a]\ncookies:\n  01: [x]\nunmapped: \"\\xff\"\n"},
+	        {1, "---\nlabels: [a] # \t\ncookies:\n  01: [x]\ninterval: 1s\n---\nother: 1\n"},
+	        {1,
+	         "labels: [a]\ncookies:\n  0a: [x]\n" /* all in libyaml's 1024 */
+	         "  0b: [\"0123456789012345678901234567890123456789012345678901234567890123\"]\n"},
+	        /* not taken */
+	        {0, "labels: [a]\ncookies:\n"},
+	        {0, "labels: [a]\ncookies:"},
+	        {0, "labels: [a]\ncookies:\n\n  # nothing\ninterval: 1s\n"},
+	        {0, "labels: [a]\ncookies: {}\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [x]\n\t02: [y]\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [x]\n  02:\t[y]\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [x] # c\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [x]  \n"},
+	        {0, "labels: [a]\ncookies:\n  \"\\x30\\x31\": [x]\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [\"\\u00e9\"]\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [\"\xc3\xa9\"]\n"},
+	        {0, "# \xc3\xa9\nlabels: [a]\ncookies:\n  01: [x]\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [x]\n  02: [y,  z]\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [x]\n  02: [y ,z]\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [x]\n  02:  [y]\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [x]\n   02: [y]\n"},
+	        {0, "labels: [a]\ncookies:\n   01: [x]\n  02: [y]\n"},
+	        {0, "labels: [a]\ncookies:\n  01: &v [x]\n  02: *v\n"},
+	        {0, "labels: [a]\ncookies:\n  01: !!seq [x]\n"},
+	        {0, "labels: [a]\ncookies:\n  ? 01\n  : [x]\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [x,\n    y]\n"},
+	        {0, "labels: [a]\ncookies:\n  01: ['x']\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [-x]\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [~]\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [x]\ncookies:\n  02: [y]\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [x]\n\"http\": {}\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [x]\n- x\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [x]\n@x: 1\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [x]\nx y: 1\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [x]\n...\n"},
+	        {0, "labels: [a,\ncookies:\n  01: [x]\n]\n"},
+	        /* inside a flow collection or a quoted scalar: not a top-level key */
+	        {0, "labels: [a,\ncookies:\n  01: [x]\nb: c]\n"},
+	        {0, "http: {listen: \":1\",\ncookies:\n  01: [x]\nb: c}\n"},
+	        {0, "{labels: [a],\ncookies:\n  01: [x]\nb: c}\n"},
+	        {0, "{# a flow mapping\ncookies:\n  \"\": [x, y]\nlabels: [b]\n"},
+	        {0, "labels: [a]\ninterval: \"1s\ncookies:\n  01: [x]\nb: c\"\n"},
+	        {0, "labels: [a]\ninterval: \"1s\ncookies:\n  01: [x]\n\"\n"},
+	        {0, "  labels: [a]\ncookies:\n  01: [x]\n"},
+	        {0, "- a\ncookies:\n  01: [x]\n"},
+	        {0, "labels: [a]\n---\ncookies:\n  01: [x]\n"},
+	        {0, "http:\n  cookies:\n    01: [x]\nlabels: [a]\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [x]\r  02: [y]\n"},
+	        {0, "labels: [a]\ncookies:\n  01: [x]\n  "
+	            "\"01234567890123456789012345678901234567890123456789012345678901234\": [y]\n"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int fast = same_both_ways(cases[i].yaml, strlen(cases[i].yaml));
+
+		if (fast != cases[i].fast)
+			fprintf(stderr, "case %zu: the fast path was %staken:\n%s\n", i,
+			        fast ? "" : "not ", cases[i].yaml);
+		assert_int_equal(fast, cases[i].fast);
+	}
+	/* a NUL byte */
+	assert_false(same_both_ways("labels: [a]\ncookies:\n  01: [x]\0\n", 28));
+}
+
+/* A deterministic pseudo-random generator (a 64-bit LCG). */
+static uint32_t rnd(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (uint32_t)(*s >> 33);
+}
+
+static const char *pick(uint64_t *s, const char *const *v, size_t n)
+{
+	return v[rnd(s) % n];
+}
+
+#define PICK(s, v) pick(s, v, sizeof(v) / sizeof(v[0]))
+
+/* Thousands of generated configurations, most of them a valid cookies block
+ * with a mutation or two: the same result with and without the fast path. */
+static void test_fast_path_random(void **state)
+{
+	static const char *const keys[] = {
+	        "0a",   "\"0a\"",   "0A",  "\"0x0a\"",
+	        "0b0c", "\"0b0c\"", "zz",  "\"abc\"",
+	        "\"\"", "0x",       "abc", "\"0102030405060708091011121314151617\""};
+	static const char *const vals[] = {"x", "\"y z\"", "t1", "null", "\"\"", "a.b", "1", "x-y"};
+	static const char *const labs[] = {"a", "b", "c"};
+	static const char *const before[] = {"",
+	                                     "labels: [a, b]\n",
+	                                     "labels: [a]\n",
+	                                     "interval: 5s\nlabels: [a, b]\n",
+	                                     "# hi\n",
+	                                     "{\n",
+	                                     "x: [\n"};
+	static const char *const after[] = {
+	        "",           "labels: [a, b]\n", "interval: 1s\n", "- x\n", "decoders: []\n",
+	        "\"q\": 1\n", "labels: [b]\n"};
+	static const char mut[] = " \t\"\\#:,[]{}\n\rx0-&*!?|'~@%.\xc3";
+	enum { RUNS = 20000, CAP = 4096 };
+	uint64_t s = 42;
+	unsigned run, taken = 0;
+	char *y = malloc(CAP);
+
+	assert_non_null(y);
+	for (run = 0; run < RUNS; run++) {
+		const char *nl = rnd(&s) % 4 ? "\n" : "\r\n";
+		size_t len = 0, i, j, n = 1 + rnd(&s) % 6, ind = 1 + rnd(&s) % 3, m;
+
+		len += (size_t)snprintf(y + len, CAP - len, "%scookies:%s%s", PICK(&s, before),
+		                        rnd(&s) % 4 ? "" : " # c", nl);
+		for (i = 0; i < n; i++) {
+			len += (size_t)snprintf(y + len, CAP - len, "%*s%s: ", (int)ind, "",
+			                        PICK(&s, keys));
+			m = rnd(&s) % 4;
+			if (rnd(&s) % 2) {
+				y[len++] = '[';
+				for (j = 0; j < m; j++)
+					len += (size_t)snprintf(y + len, CAP - len, "%s%s",
+					                        j ? ", " : "", PICK(&s, vals));
+				y[len++] = ']';
+			} else {
+				y[len++] = '{';
+				for (j = 0; j < m; j++)
+					len += (size_t)snprintf(y + len, CAP - len, "%s%s: %s",
+					                        j ? ", " : "", PICK(&s, labs),
+					                        PICK(&s, vals));
+				y[len++] = '}';
+			}
+			len += (size_t)snprintf(y + len, CAP - len, "%s%s", nl,
+			                        rnd(&s) % 8 ? ""
+			                                    : (rnd(&s) % 2 ? "  # c\n" : "\n"));
+		}
+		len += (size_t)snprintf(y + len, CAP - len, "%s", PICK(&s, after));
+		if (rnd(&s) % 8 == 0 && len > 0 && y[len - 1] == '\n')
+			len--; /* no line break at the end */
+		for (m = rnd(&s) % 4 / 2 + (rnd(&s) % 8 == 0); m > 0 && len < CAP - 2; m--) {
+			size_t at = rnd(&s) % (len + 1);
+
+			switch (rnd(&s) % 3) {
+			case 0: /* insert */
+				memmove(y + at + 1, y + at, len - at);
+				y[at] = mut[rnd(&s) % (sizeof(mut) - 1)];
+				len++;
+				break;
+			case 1: /* replace */
+				if (at < len)
+					y[at] = mut[rnd(&s) % (sizeof(mut) - 1)];
+				break;
+			default: /* delete */
+				if (at < len) {
+					memmove(y + at, y + at + 1, len - at - 1);
+					len--;
+				}
+			}
+		}
+		assert_true(len < CAP);
+		taken += (unsigned)same_both_ways(y, len);
+	}
+	/* enough of them exercise the fast path, and enough do not */
+	assert_true(taken > RUNS / 5);
+	assert_true(taken < RUNS * 4 / 5);
+	free(y);
 }
 
 /* ---- errors ------------------------------------------------------------------- */
@@ -913,6 +1168,8 @@ int main(void)
 	        cmocka_unit_test(test_err_file_kind_and_size),
 	        cmocka_unit_test(test_err_deep_nesting),
 	        cmocka_unit_test(test_cookies_streamed),
+	        cmocka_unit_test(test_fast_path_same),
+	        cmocka_unit_test(test_fast_path_random),
 	        cmocka_unit_test(test_err_syntax),
 	        cmocka_unit_test(test_err_empty_and_top),
 	        cmocka_unit_test(test_err_keys),
