@@ -9,7 +9,11 @@
  * its own cookies to its own values, and each of its fields and uuid
  * decoders must map a cookie made of its prefix; then the configured
  * cookies, the decoders' prefixes and the cookies of the input are resolved
- * and rendered as actions of a snapshot in every format (as UTF-8). */
+ * and rendered as actions of a snapshot in every format (as UTF-8).
+ *
+ * Each input is loaded twice, with and without the loader's fast path for
+ * the cookies block (config/yamlutil.c): the messages and the cookies must
+ * be the same. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +21,7 @@
 #include "agent/render.h"
 #include "collectors/snapshot.h"
 #include "config/config.h"
+#include "config/yamlutil.h" /* tcx_yaml_no_fast_path */
 #include "tests/fuzz/fuzz.h"
 
 #define NAME "fuzz.yaml"
@@ -24,10 +29,51 @@
  * thousand rows of long label values would only slow each run down. */
 #define MAX_ROWS 32
 
+/* The messages of one load, one a line. */
+struct errs {
+	unsigned n;
+	struct tcx_buf text;
+};
+
 static void count_err(void *arg, const char *msg)
 {
+	struct errs *e = arg;
+
 	FUZZ_CHECK(strncmp(msg, NAME ":", strlen(NAME ":")) == 0);
-	(*(unsigned *)arg)++;
+	e->n++;
+	tcx_buf_puts(&e->text, msg);
+	tcx_buf_putc(&e->text, '\n');
+}
+
+static struct tcx_config *load(const char *yaml, size_t len, int fast, struct errs *e)
+{
+	struct tcx_config *cfg;
+
+	tcx_buf_init_mem(&e->text);
+	tcx_yaml_no_fast_path = !fast;
+	cfg = tcx_config_load_buffer(NAME, yaml, len, count_err, e);
+	tcx_yaml_no_fast_path = 0;
+	FUZZ_CHECK(!cfg == (e->n > 0));
+	return cfg;
+}
+
+/* The fast path changes nothing: the same messages, the same cookies. */
+static void check_same(const struct tcx_config *a, const struct errs *ea,
+                       const struct tcx_config *b, const struct errs *eb)
+{
+	FUZZ_CHECK(ea->text.len == eb->text.len &&
+	           (!ea->text.len || memcmp(ea->text.p, eb->text.p, ea->text.len) == 0));
+	FUZZ_CHECK(!a == !b);
+	if (!a)
+		return;
+	FUZZ_CHECK(a->n_labels == b->n_labels && a->n_cookies == b->n_cookies);
+	for (size_t i = 0; i < a->n_cookies; i++) {
+		const struct tcx_cookie_entry *x = &a->cookies[i], *y = &b->cookies[i];
+
+		FUZZ_CHECK(x->len == y->len && memcmp(x->bytes, y->bytes, x->len) == 0);
+		for (size_t l = 0; l < a->n_labels; l++)
+			FUZZ_CHECK(strcmp(x->values[l], y->values[l]) == 0);
+	}
 }
 
 static void check_values(const struct tcx_config *cfg, const char **values)
@@ -40,7 +86,7 @@ static void check_values(const struct tcx_config *cfg, const char **values)
 
 /* Resolve a cookie and add it to s as an action of filter 0 (the first
  * MAX_ROWS). */
-static enum tcx_map_kind resolve(struct tcx_snapshot *s, const uint8_t *cookie, size_t len)
+static enum tcx_map_kind resolve_row(struct tcx_snapshot *s, const uint8_t *cookie, size_t len)
 {
 	const char *values[TCX_MAX_LABELS];
 	struct tcx_label_buf buf;
@@ -86,7 +132,7 @@ static void exercise(struct tcx_config *cfg, const uint8_t *cookies, size_t n)
 		           TCX_MAP_EXACT);
 		for (size_t l = 0; l < cfg->n_labels; l++)
 			FUZZ_CHECK(values[l] == e->values[l]);
-		resolve(s, e->bytes, e->len);
+		resolve_row(s, e->bytes, e->len);
 	}
 	/* Each decoder's prefix, padded to its length: a fields or uuid decoder
 	 * the loader accepted must map it (unless a cookie or decoder before it
@@ -101,7 +147,7 @@ static void exercise(struct tcx_config *cfg, const uint8_t *cookies, size_t n)
 			continue;
 		memset(cookie, 'a', sizeof(cookie));
 		memcpy(cookie, d->prefix, d->prefix_len);
-		if (resolve(s, cookie, len) == TCX_MAP_UNMAPPED)
+		if (resolve_row(s, cookie, len) == TCX_MAP_UNMAPPED)
 			FUZZ_CHECK(d->type == TCX_DEC_ASCII);
 	}
 	while (n) {
@@ -109,7 +155,7 @@ static void exercise(struct tcx_config *cfg, const uint8_t *cookies, size_t n)
 
 		if (n - 1 < len)
 			break;
-		resolve(s, cookies + 1, len);
+		resolve_row(s, cookies + 1, len);
 		cookies += 1 + len;
 		n -= 1 + len;
 	}
@@ -126,15 +172,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *nul = memchr(data, '\0', size);
 	size_t len = nul ? (size_t)(nul - data) : size;
-	unsigned nerr = 0;
-	struct tcx_config *cfg;
+	struct errs e = {0}, slow_e = {0};
+	struct tcx_config *cfg, *slow;
 	char *yaml = malloc(len ? len : 1);
 
 	FUZZ_CHECK(yaml);
 	memcpy(yaml, data, len);
-	cfg = tcx_config_load_buffer(NAME, yaml, len, count_err, &nerr);
+	cfg = load(yaml, len, 1, &e);
+	slow = load(yaml, len, 0, &slow_e);
 	free(yaml);
-	FUZZ_CHECK(!cfg == (nerr > 0));
+	check_same(cfg, &e, slow, &slow_e);
+	tcx_buf_free(&e.text);
+	tcx_buf_free(&slow_e.text);
+	if (slow)
+		tcx_config_unref(slow);
 	if (!cfg)
 		return 0;
 	FUZZ_CHECK(cfg->n_labels <= TCX_MAX_LABELS && cfg->n_targets > 0);
