@@ -574,15 +574,16 @@ static int collection_end(struct builder *b)
 		memcpy(items, b->pending + f->first, n * sizeof(*items));
 	}
 	b->n_pending = f->first;
+	/* (An empty collection has no items: NULL, and no arithmetic on it.) */
 	if (f->node->type == YAML_SEQUENCE_NODE) {
 		f->node->data.sequence.items.start = items;
-		f->node->data.sequence.items.top = items + n;
+		f->node->data.sequence.items.top = n ? items + n : items;
 	} else {
 		/* a pair is two node pointers, key then value */
 		struct tcx_ypair *pairs = (struct tcx_ypair *)items;
 
 		f->node->data.mapping.pairs.start = pairs;
-		f->node->data.mapping.pairs.top = pairs + n / 2;
+		f->node->data.mapping.pairs.top = n ? pairs + n / 2 : pairs;
 	}
 	return node_done(b, f->node);
 }
