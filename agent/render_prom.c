@@ -470,7 +470,8 @@ static void family_header(struct tcx_buf *b, const char *name, const char *type,
 	tcx_buf_putc(b, '\n');
 }
 
-static void sample(struct tcx_buf *b, const char *name, const char *labels, size_t llen, uint64_t v)
+/* NAME{LABELS} and the space before the value. */
+static void sample_head(struct tcx_buf *b, const char *name, const char *labels, size_t llen)
 {
 	tcx_buf_puts(b, name);
 	if (llen) {
@@ -479,8 +480,24 @@ static void sample(struct tcx_buf *b, const char *name, const char *labels, size
 		tcx_buf_putc(b, '}');
 	}
 	tcx_buf_putc(b, ' ');
+}
+
+static void sample(struct tcx_buf *b, const char *name, const char *labels, size_t llen, uint64_t v)
+{
+	sample_head(b, name, labels, llen);
 	tcx_buf_u64(b, v);
 	tcx_buf_putc(b, '\n');
+}
+
+/* A sample with one label, built in r->row. */
+static void sample1(struct render *r, struct tcx_buf *b, const char *name, const char *label,
+                    const char *value, uint64_t v)
+{
+	int first = 1;
+
+	r->row.len = 0;
+	put_label(&r->row, &first, label, value);
+	sample(b, name, r->row.p, r->row.len, v);
 }
 
 static void sample_end(struct tcx_buf *b, uint64_t v)
@@ -634,13 +651,7 @@ static void render_filters(const struct render *r, int om, struct tcx_buf *b)
 static void sample_double(struct tcx_buf *b, const char *name, const char *labels, size_t llen,
                           double v)
 {
-	tcx_buf_puts(b, name);
-	if (llen) {
-		tcx_buf_putc(b, '{');
-		tcx_buf_put(b, labels, llen);
-		tcx_buf_putc(b, '}');
-	}
-	tcx_buf_putc(b, ' ');
+	sample_head(b, name, labels, llen);
 	tcx_buf_double(b, v);
 	tcx_buf_putc(b, '\n');
 }
@@ -710,16 +721,11 @@ static void render_targets(struct render *r, int om, struct tcx_buf *b)
 static void render_meta(struct render *r, int om, struct tcx_buf *b)
 {
 	const struct tcx_snapshot *s = r->s;
-	struct tcx_buf *row = &r->row;
-	int first;
 
 	family_header(b, "tc_exporter_snapshot_errors", "gauge",
 	              "Errors met while taking the snapshot, by cause.", om);
 	for (unsigned i = 0; i < TCX_ERR__MAX; i++) {
-		row->len = 0;
-		first = 1;
-		put_label(row, &first, "cause", err_causes[i]);
-		sample(b, "tc_exporter_snapshot_errors", row->p, row->len, s->errors[i]);
+		sample1(r, b, "tc_exporter_snapshot_errors", "cause", err_causes[i], s->errors[i]);
 	}
 	family_header(b, "tc_exporter_unmapped_cookies", "gauge",
 	              "Actions whose cookie matched neither the cookie map nor a decoder.", om);
@@ -733,25 +739,16 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	              "does not fit; the rest of the datagram dropped and its target failed).",
 	              om);
 	for (unsigned i = 0; i < TCX_NLDROP__MAX; i++) {
-		row->len = 0;
-		first = 1;
-		put_label(row, &first, "cause", nldrop_causes[i]);
-		sample(b, "tc_exporter_netlink_dropped_total", row->p, row->len,
-		       s->netlink_dropped[i]);
+		sample1(r, b, "tc_exporter_netlink_dropped_total", "cause", nldrop_causes[i],
+		        s->netlink_dropped[i]);
 	}
 	family_header(b, "tc_exporter_merged_rows", "gauge",
 	              "Rows left out because an earlier row had the same labels, by row type; an "
 	              "action's counters are added to that row's (u32 gives every filter past the "
 	              "4095th of a hash table the handle 800::fff).",
 	              om);
-	row->len = 0;
-	first = 1;
-	put_label(row, &first, "row", "filter");
-	sample(b, "tc_exporter_merged_rows", row->p, row->len, s->merged_filters);
-	row->len = 0;
-	first = 1;
-	put_label(row, &first, "row", "action");
-	sample(b, "tc_exporter_merged_rows", row->p, row->len, s->merged_actions);
+	sample1(r, b, "tc_exporter_merged_rows", "row", "filter", s->merged_filters);
+	sample1(r, b, "tc_exporter_merged_rows", "row", "action", s->merged_actions);
 	family_header(b, "tc_exporter_snapshot_timestamp_seconds", "gauge",
 	              "When the snapshot was taken (Unix time).", om);
 	sample_double(b, "tc_exporter_snapshot_timestamp_seconds", "", 0,
@@ -761,10 +758,7 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	sample_double(b, "tc_exporter_snapshot_duration_seconds", "", 0, s->duration_s);
 	family_header(b, "tc_exporter_build_info", "info",
 	              "Build information: version of tcexporter.", om);
-	row->len = 0;
-	first = 1;
-	put_label(row, &first, "version", TCX_VERSION);
-	sample(b, "tc_exporter_build_info", row->p, row->len, 1);
+	sample1(r, b, "tc_exporter_build_info", "version", TCX_VERSION, 1);
 }
 
 /* Here rather than in expo.c: the renderer is in the executable too, and
@@ -793,11 +787,8 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 	family_header(b, "tc_exporter_collection_errors_total", "counter",
 	              "Errors met by collection passes since the daemon started, by cause.", om);
 	for (unsigned i = 0; i < TCX_ERR__MAX; i++) {
-		row->len = 0;
-		first = 1;
-		put_label(row, &first, "cause", err_causes[i]);
-		sample(b, "tc_exporter_collection_errors_total", row->p, row->len,
-		       st->collection_errors_total[i]);
+		sample1(r, b, "tc_exporter_collection_errors_total", "cause", err_causes[i],
+		        st->collection_errors_total[i]);
 	}
 	family_header(b, "tc_exporter_http_requests_total", "counter",
 	              "HTTP requests answered, by status code, as of when this exposition was "
