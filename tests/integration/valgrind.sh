@@ -20,7 +20,7 @@ for t in test_parse test_config test_labels test_render test_collect test_expo t
 	bin="$TCX_BUILDDIR/tests/unit/$t"
 	[ -x "$bin" ] || { echo "missing unit test $bin" >&2; exit 1; }
 	echo "valgrind $t"
-	TCX_SRCDIR="${TCX_SRCDIR:-.}" vg "$bin" >/dev/null
+	TCX_SRCDIR="${TCX_SRCDIR:-.}" TCX_VALGRIND=1 vg "$bin" >/dev/null
 	ran=$((ran + 1))
 done
 

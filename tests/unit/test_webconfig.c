@@ -1352,7 +1352,13 @@ static void test_password_abandoned(void **state)
 		        abandoned, next);
 		usleep((useconds_t)(full * 1.5e6)); /* the abandoned bcrypt ends */
 		tcx_webconfig_unref(a.wc);
-		_exit(a.ok != 0 ? 13 : abandoned > full / 2 ? 14 : next > full / 10 ? 15 : 0);
+		if (a.ok != 0)
+			_exit(13);
+		/* Under valgrind (tests/integration/valgrind.sh), threads take turns
+		 * at valgrind's pace: the times say nothing there, the results do. */
+		if (getenv("TCX_VALGRIND"))
+			_exit(0);
+		_exit(abandoned > full / 2 ? 14 : next > full / 10 ? 15 : 0);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
