@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Command line: option parsing, the --once and --check-config modes, and the
- * daemon, which runs from a module loaded on demand (agent/module.h). */
+ * start of the daemon (agent/daemon.h). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <malloc.h>
@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "agent/cli.h"
+#include "agent/daemon.h"
 #include "agent/log.h"
-#include "agent/module.h"
 #include "agent/render.h"
 #include "agent/webconfig.h"
 #include "collectors/collect.h"
@@ -253,17 +253,7 @@ int tcx_main(int argc, char **argv)
 		return check_config(o.check);
 	if (o.once)
 		return run_once(&o);
-	{
-		/* The daemon is a module with its own copy of log.c: it gets the
-		 * logging choices here, not through this process's log state. */
-		struct tcx_daemon_opts d = {
-		        .config_path = o.config,
-		        .syslog = o.syslog,
-		};
-
-		if (o.syslog)
-			tcx_log_use_syslog(); /* for the messages of the loader below */
-		d.log_level = tcx_log_get_level();
-		return tcx_run_daemon_module(&d);
-	}
+	if (o.syslog)
+		tcx_log_use_syslog();
+	return tcx_daemon_main(o.config);
 }

@@ -29,7 +29,7 @@
 
 struct daemon {
 	struct tcx_state st;
-	const struct tcx_daemon_opts *opts;
+	const char *config_path; /* NULL: the built-in configuration */
 	struct tcx_http *http;
 	struct tcx_config *http_cfg; /* one whose http section the servers run with */
 	pthread_t collector;
@@ -280,14 +280,13 @@ static void log_config_error(void *arg, const char *msg)
 	log_err("%s", msg);
 }
 
-static int load_all(const struct tcx_daemon_opts *o, struct tcx_config **cfg,
-                    struct tcx_webconfig **web)
+static int load_all(const char *config_path, struct tcx_config **cfg, struct tcx_webconfig **web)
 {
 	int nerr = 0;
 
 	*web = NULL;
-	*cfg = o->config_path ? tcx_config_load_file(o->config_path, log_config_error, &nerr)
-	                      : tcx_config_default();
+	*cfg = config_path ? tcx_config_load_file(config_path, log_config_error, &nerr)
+	                   : tcx_config_default();
 	if (!*cfg)
 		return -1;
 	if ((*cfg)->http.web_config) {
@@ -335,10 +334,10 @@ static void reload(struct daemon *d)
 	char err[300];
 
 	sd_notify_msg("RELOADING=1");
-	log_info("reloading %s", d->opts->config_path ? d->opts->config_path
-	                                              : "the built-in "
-	                                                "configuration");
-	if (load_all(d->opts, &cfg, &web) < 0) {
+	log_info("reloading %s", d->config_path ? d->config_path
+	                                        : "the built-in "
+	                                          "configuration");
+	if (load_all(d->config_path, &cfg, &web) < 0) {
 		log_err("reload rejected: keeping the running configuration");
 		pthread_mutex_lock(&st->lock);
 		st->last_reload_ok = 0;
@@ -410,7 +409,7 @@ static void reload(struct daemon *d)
 
 /* ---- main ------------------------------------------------------------------------------- */
 
-int tcx_daemon_main(const struct tcx_daemon_opts *o)
+int tcx_daemon_main(const char *config_path)
 {
 	struct daemon *d = calloc(1, sizeof(*d));
 	struct tcx_state *st;
@@ -422,7 +421,7 @@ int tcx_daemon_main(const struct tcx_daemon_opts *o)
 		log_err("out of memory");
 		return 1;
 	}
-	d->opts = o;
+	d->config_path = config_path;
 	st = &d->st;
 	sigemptyset(&set);
 	sigaddset(&set, SIGHUP);
@@ -432,7 +431,7 @@ int tcx_daemon_main(const struct tcx_daemon_opts *o)
 	signal(SIGPIPE, SIG_IGN);
 	setenv("MIBS", "", 1); /* net-snmp: numeric OIDs, no MIB files to load */
 
-	if (load_all(o, &st->cfg, &st->web) < 0) {
+	if (load_all(config_path, &st->cfg, &st->web) < 0) {
 		free(d);
 		return 2;
 	}

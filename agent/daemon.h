@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The long-running exporter: one collector thread publishes snapshots, the
  * HTTP server (libmicrohttpd's threads) serves expositions of the current
- * one, and the main thread handles signals. Built into the daemon module
- * (agent/module.h), not into the executable. */
+ * one, and the main thread handles signals. */
 #ifndef TCX_DAEMON_H
 #define TCX_DAEMON_H
 
@@ -12,7 +11,6 @@
 #include <time.h>
 
 #include "agent/expo.h"
-#include "agent/module.h"
 #include "agent/webconfig.h"
 #include "config/config.h"
 
@@ -39,8 +37,9 @@ struct tcx_state {
 	atomic_uint wanted;      /* variants clients asked for: rendered before publishing */
 };
 
-/* Run the daemon (logging is already set up); returns the exit status. */
-int tcx_daemon_main(const struct tcx_daemon_opts *o);
+/* Run the daemon with the configuration file config_path (NULL: the built-in
+ * configuration); logging is already set up. Returns the exit status. */
+int tcx_daemon_main(const char *config_path);
 
 /* For the HTTP server. */
 struct tcx_expo *tcx_state_expo(struct tcx_state *st);

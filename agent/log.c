@@ -24,16 +24,6 @@ void tcx_log_register(tcx_log_fn fn, void *arg)
 	log_sink.arg = arg;
 }
 
-void tcx_log_set_level(int prio)
-{
-	log_sink.level = prio;
-}
-
-int tcx_log_get_level(void)
-{
-	return log_sink.level;
-}
-
 static const char *level_name(int prio)
 {
 	switch (prio) {

@@ -11,9 +11,6 @@ typedef void (*tcx_log_fn)(int prio, const char *msg, void *arg);
 void tcx_log_register(tcx_log_fn fn, void *arg);
 /* Send messages to syslog(3) instead of stderr. */
 void tcx_log_use_syslog(void);
-/* Messages above this syslog priority are dropped (default LOG_INFO). */
-void tcx_log_set_level(int prio);
-int tcx_log_get_level(void);
 
 void tcx_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -761,8 +761,6 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	sample1(r, b, "tc_exporter_build_info", "version", TCX_VERSION, 1);
 }
 
-/* Here rather than in expo.c: the renderer is in the executable too, and
- * expo.c (zlib) is in the daemon module only. */
 const unsigned tcx_http_codes[TCX_HTTP_CODES] = {200, 400, 401, 403, 404, 405,
                                                  413, 414, 431, 503, 505, 0};
 

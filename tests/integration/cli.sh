@@ -1,7 +1,7 @@
 #!/bin/bash
 # Command line behaviour that needs no kernel access: --help, --version,
 # usage errors (exit 2), --check-config on valid and invalid files, and the
-# split between the executable and the daemon module it loads.
+# daemon in the one executable.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
@@ -9,7 +9,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 require_bin
 make_workdir
-unset TCEXPORTER_MODULE
 srcdir=${TCX_SRCDIR:-$here/../..}
 example=$srcdir/config/tcexporter.yaml
 [ -f "$example" ] || fail "example configuration $example not found (TCX_SRCDIR=${TCX_SRCDIR:-unset})"
@@ -207,92 +206,32 @@ run_tcx web_ok --check-config "$WORK/web_ok.yaml"
 expect_rc web_ok 0
 expect_grep web_ok out -F "and its web_config"
 
-note "the executable links none of the daemon's libraries; the module does"
-require_cmd readelf ldd
-module=$(dirname "$TCX_BIN")/tcexporter-daemon.so
-[ -f "$module" ] || fail "the daemon module $module is not next to $TCX_BIN"
-needed() { # FILE: its DT_NEEDED entries, one a line
-	readelf -d "$1" | sed -n 's/^.*(NEEDED).*\[\(.*\)\]$/\1/p'
-}
-exe_needed=$(needed "$TCX_BIN")
-grep -q '^libmnl\.so' <<<"$exe_needed" ||
-	fail "readelf -d $TCX_BIN does not list libmnl: $exe_needed"
-# (GnuTLS and libcrypt: --check-config loads the web config as the daemon does.)
-for lib in libmicrohttpd libnetsnmp libz; do
-	if grep -q "^$lib\.so" <<<"$exe_needed"; then
-		fail "$TCX_BIN needs $lib (for the daemon module only): $(tr '\n' ' ' <<<"$exe_needed")"
-	fi
-done
-mod_needed=$(needed "$module")
-for lib in libmicrohttpd libgnutls libz libcrypt libmnl libyaml; do
-	grep -q "^$lib[-.]" <<<"$mod_needed" ||
-		fail "$module does not need $lib: $(tr '\n' ' ' <<<"$mod_needed")"
-done
+note "the one executable links every library the daemon needs"
+require_cmd readelf
+exe_needed=$(readelf -d "$TCX_BIN" | sed -n 's/^.*(NEEDED).*\[\(.*\)\]$/\1/p')
+want_libs="libmnl libyaml libmicrohttpd libgnutls libz libcrypt"
 if [ -n "${TCX_BUILDDIR:-}" ] && grep -q '^#define HAVE_SNMP 1' "$TCX_BUILDDIR/config.h"; then
-	grep -q '^libnetsnmpagent\.so' <<<"$mod_needed" ||
-		fail "$module does not need libnetsnmpagent: $(tr '\n' ' ' <<<"$mod_needed")"
+	want_libs="$want_libs libnetsnmpagent"
 fi
-# Only the two entry points are exported: the module's copy of the core
-# code never binds to the executable's, nor the other way round.
-exported=$(readelf --dyn-syms -W "$module" | awk '$7 != "UND" && $8 ~ /^tcx_/ {print $8}' | sort)
-[ "$exported" = "$(printf 'tcx_module_daemon_main\ntcx_module_id')" ] ||
-	fail "$module exports other tcx_ symbols than its entry points: $(tr '\n' ' ' <<<"$exported")"
+for lib in $want_libs; do
+	grep -q "^$lib[-.]" <<<"$exe_needed" ||
+		fail "$TCX_BIN does not need $lib: $(tr '\n' ' ' <<<"$exe_needed")"
+done
 
-note "the daemon runs from the module next to the executable"
-# A configuration that does not exist: exit 2 from the daemon, so none of
-# these starts a server. The module not loading is exit 1.
+note "the daemon runs from the executable alone"
+# A copy of the executable alone in a directory, with nothing installed
+# beside it. A configuration that does not exist: exit 2 from the daemon's
+# configuration loader, so none of these starts a server.
+mkdir "$WORK/bin"
+cp "$TCX_BIN" "$WORK/bin/tcexporter"
 nocfg=$WORK/does-not-exist.yaml
-run_tcx daemon_nocfg --config "$nocfg"
-expect_rc daemon_nocfg 2
-expect_grep daemon_nocfg err -F "$nocfg"
-TCEXPORTER_MODULE=$module run_tcx daemon_env_nocfg --config "$nocfg"
-expect_rc daemon_env_nocfg 2
-expect_grep daemon_env_nocfg err -F "$nocfg"
-# --syslog reaches the module (its own copy of the logging code): nothing
-# on stderr.
-run_tcx daemon_syslog --syslog --config "$nocfg"
+TCX_BIN=$WORK/bin/tcexporter run_tcx daemon_alone --config "$nocfg"
+expect_rc daemon_alone 2
+expect_grep daemon_alone err -F "$nocfg: cannot open: No such file or directory"
+expect_empty daemon_alone out
+# --syslog: the daemon logs to syslog, nothing on stderr.
+TCX_BIN=$WORK/bin/tcexporter run_tcx daemon_syslog --syslog --config "$nocfg"
 expect_rc daemon_syslog 2
 expect_empty daemon_syslog err
-
-note "a daemon module that cannot load: exit 1, the path and the reason"
-TCEXPORTER_MODULE=$WORK/missing.so run_tcx module_missing --config "$nocfg"
-expect_rc module_missing 1
-expect_grep module_missing err -F "cannot load the daemon module $WORK/missing.so: "
-expect_grep module_missing err -F "No such file or directory"
-expect_empty module_missing out
-# A shared object that is not a module (libmnl).
-libmnl=$(ldd "$TCX_BIN" | sed -n 's/^.*libmnl[^ ]* => \(\/[^ ]*\) .*$/\1/p')
-[ -f "$libmnl" ] || fail "ldd $TCX_BIN: no path for libmnl"
-TCEXPORTER_MODULE=$libmnl run_tcx module_foreign --config "$nocfg"
-expect_rc module_foreign 1
-expect_grep module_foreign err -F "$libmnl is not a tcexporter daemon module"
-# A module of another version is refused before anything in it runs.
-if [ -n "${TCX_BUILDDIR:-}" ]; then
-	stale=$TCX_BUILDDIR/tests/integration/stale_module.so
-	[ -f "$stale" ] || fail "$stale is not built (make check builds it)"
-	TCEXPORTER_MODULE=$stale run_tcx module_stale --config "$nocfg"
-	expect_rc module_stale 1
-	expect_grep module_stale err -F "the daemon module $stale is 'tcexporter 0.0.0-stale"
-	if grep -q "stale module ran" "$WORK/module_stale.err"; then
-		fail "the executable called into a module of another version"
-	fi
-fi
-# Without a module next to it, the executable looks in PKGLIBDIR.
-if [ -n "${TCX_PKGLIBDIR:-}" ]; then
-	mkdir "$WORK/bin"
-	cp "$TCX_BIN" "$WORK/bin/tcexporter"
-	installed=$TCX_PKGLIBDIR/tcexporter-daemon.so
-	if [ -e "$installed" ]; then
-		note "$installed exists (installed): the PKGLIBDIR fallback is not checked"
-	else
-		TCX_BIN=$WORK/bin/tcexporter run_tcx module_pkglibdir --config "$nocfg"
-		expect_rc module_pkglibdir 1
-		expect_grep module_pkglibdir err -F "cannot load the daemon module $installed: "
-	fi
-fi
-# The other modes never load the module.
-TCEXPORTER_MODULE=$WORK/missing.so run_tcx check_no_module --check-config "$example"
-expect_rc check_no_module 0
-expect_empty check_no_module err
 
 echo "cli: all checks passed"

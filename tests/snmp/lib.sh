@@ -32,8 +32,8 @@ SNMPT_PIDS=()
 
 # snmp_prereqs: the checks that decide on a skip, before entering the
 # namespace: root, unshare -n, the tools, python3, and a tcexporter built
-# with the AgentX subagent (HAVE_SNMP in the build's config.h, else the daemon
-# module's libraries).
+# with the AgentX subagent (HAVE_SNMP in the build's config.h, else the
+# executable's libraries).
 snmp_prereqs() {
 	require_bin
 	require_root -n
@@ -42,8 +42,8 @@ snmp_prereqs() {
 	if [ -n "${TCX_BUILDDIR:-}" ] && [ -f "$TCX_BUILDDIR/config.h" ]; then
 		grep -q '^#define HAVE_SNMP 1' "$TCX_BUILDDIR/config.h" ||
 			skip "tcexporter was built without the AgentX subagent (configure --with-snmp)"
-	elif ! grep -q netsnmpagent <<<"$(ldd "$(dirname "$TCX_BIN")/tcexporter-daemon.so" 2>/dev/null)"; then
-		skip "the daemon module next to $TCX_BIN is not linked with net-snmp's agent library"
+	elif ! grep -q netsnmpagent <<<"$(ldd "$TCX_BIN" 2>/dev/null)"; then
+		skip "$TCX_BIN is not linked with net-snmp's agent library"
 	fi
 }
 
