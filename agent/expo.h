@@ -92,10 +92,11 @@ struct tcx_rendered {
 };
 
 /* Render one variant of a snapshot; st may be NULL. The body is followed by
- * a NUL that len does not count. A gzip variant is rendered as text, then
- * compressed whole by libdeflate at level 1 (tests/bench/gzip_bench: the
- * least CPU per byte of zlib's and libdeflate's levels, at zlib's ratio or
- * better); the text is released before this returns. */
+ * a NUL that len does not count. gzip variants are compressed (zlib, level
+ * 1) as they are rendered: the plain text is never whole in memory. Whole-
+ * buffer compression (libdeflate) costs less CPU per byte, but faulting in
+ * the whole text for it every collection costs the daemon more than that
+ * saves, and the text's size in memory (tests/bench/gzip_bench). */
 int tcx_expo_render(const struct tcx_snapshot *s, const struct tcx_selfstats *st,
                     enum tcx_variant v, struct tcx_rendered *out);
 
