@@ -211,7 +211,7 @@ static void *collector_main(void *arg)
 		s = tcx_collect(c, cfg);
 		interval = cfg->interval_s;
 		tcx_config_unref(cfg);
-		old = tcx_state_expo(st); /* what was asked of it decides what e keeps */
+		old = tcx_state_expo(st); /* what was asked of it: what e renders ahead */
 		e = s ? tcx_expo_new(s, tcx_http_response_free, old) : NULL;
 		tcx_expo_unref(old);
 		if (e) {

@@ -60,7 +60,8 @@ int tcx_http_handed_over(const struct tcx_http *h);
 void tcx_http_stop(struct tcx_http *h);
 void tcx_http_response_free(void *resp);
 /* Render, in the calling thread, every variant an exposition that is not
- * published yet keeps: the first request for it then waits for nothing. */
+ * published yet renders ahead: the first request for it then waits for
+ * nothing. */
 void tcx_http_prerender(struct tcx_state *st, struct tcx_expo *e);
 
 #endif

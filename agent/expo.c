@@ -23,7 +23,7 @@ struct tcx_expo *tcx_expo_new(struct tcx_snapshot *snap, void (*resp_free)(void 
 	e->resp_free = resp_free;
 	if (prev) {
 		e->asked_before = atomic_load_explicit(&prev->asked, memory_order_relaxed);
-		e->keep = e->asked_before & prev->asked_before;
+		e->ahead = e->asked_before & prev->asked_before;
 	}
 	return e;
 }
@@ -47,25 +47,20 @@ void tcx_expo_unref(struct tcx_expo *e)
 	free(e);
 }
 
-/* With e->lock held: the kept response of v, made if need be. */
-static int kept_response(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make_fn make, void *arg)
+/* With e->lock held: the response of v, made if need be. */
+static int response_locked(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make_fn make, void *arg)
 {
 	return e->resp[v] ? 0 : make(arg, e, v, &e->resp[v]);
 }
 
 int tcx_expo_response(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make_fn make, void *arg,
-                      void **resp, int *owned)
+                      void **resp)
 {
 	int err;
 
 	atomic_fetch_or_explicit(&e->asked, 1u << v, memory_order_relaxed);
-	if (!(e->keep & (1u << v))) {
-		*owned = 1;
-		return make(arg, e, v, resp);
-	}
-	*owned = 0;
 	pthread_mutex_lock(&e->lock);
-	err = kept_response(e, v, make, arg);
+	err = response_locked(e, v, make, arg);
 	*resp = e->resp[v];
 	pthread_mutex_unlock(&e->lock);
 	return err;
@@ -77,7 +72,8 @@ int tcx_expo_prerender(struct tcx_expo *e, tcx_expo_make_fn make, void *arg)
 
 	pthread_mutex_lock(&e->lock);
 	for (unsigned v = 0; v < TCX_VAR__MAX; v++) {
-		int r = e->keep & (1u << v) ? kept_response(e, (enum tcx_variant)v, make, arg) : 0;
+		int r = e->ahead & (1u << v) ? response_locked(e, (enum tcx_variant)v, make, arg)
+		                             : 0;
 
 		if (r < 0 && !err)
 			err = r;

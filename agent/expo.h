@@ -37,27 +37,30 @@ struct tcx_selfstats {
 	double last_reload_ts; /* Unix time of the last successful (re)load */
 };
 
-/* What /metrics serves of one snapshot. The variants it keeps follow the
- * rule of what is scraped: an exposition renders ahead, and keeps for every
- * request of its snapshot, the variants that were asked for during each of
- * the two intervals before it (of the two expositions it follows); Prometheus
- * asks for one every interval. Any other variant is made for the request
- * that asks for it and released after it: an occasional scrape of another
- * variant costs its rendering, not memory that stays, and a variant nobody
- * asks for any more is neither rendered nor kept. */
+/* What /metrics serves of one snapshot. Each variant is rendered at most
+ * once per snapshot, into a response every request for it shares, freed
+ * with the exposition (once the next snapshot is published and the last
+ * request using it is done). What is scraped is rendered ahead: an
+ * exposition renders, before it is published, the variants that were asked
+ * for during each of the two intervals before it (of the two expositions it
+ * follows), as Prometheus's is, scraping every interval. Any other variant is
+ * rendered on the first request for it: an occasional scrape of another
+ * variant costs one rendering and memory until the next snapshot, and a
+ * variant nobody asks for any more is neither rendered nor kept. */
 struct tcx_expo {
 	atomic_uint refcnt;
 	struct tcx_snapshot *snap;
-	pthread_mutex_t lock;     /* serialises the rendering of the kept variants */
-	void *resp[TCX_VAR__MAX]; /* the kept variants' response objects, once made */
+	pthread_mutex_t lock;     /* serialises the rendering of each variant */
+	void *resp[TCX_VAR__MAX]; /* the server's response objects, once made */
 	void (*resp_free)(void *resp);
-	unsigned keep;         /* bit v: variant v is kept */
+	unsigned ahead;        /* bit v: variant v is rendered ahead */
 	unsigned asked_before; /* the variants asked of the exposition this one follows */
 	atomic_uint asked;     /* the variants asked of this one */
 };
 
 /* prev: the exposition this one follows (NULL for the first); what was
- * asked of it and of its own predecessor decides what this one keeps. */
+ * asked of it and of its own predecessor decides what this one renders
+ * ahead. */
 struct tcx_expo *tcx_expo_new(struct tcx_snapshot *snap, void (*resp_free)(void *),
                               const struct tcx_expo *prev);
 struct tcx_expo *tcx_expo_ref(struct tcx_expo *e);
@@ -67,15 +70,13 @@ void tcx_expo_unref(struct tcx_expo *e);
  * *resp; returns 0 or -errno. */
 typedef int (*tcx_expo_make_fn)(void *arg, struct tcx_expo *e, enum tcx_variant v, void **resp);
 
-/* The response for a request of variant v (recorded as asked): the kept one,
- * made now if it is not yet, with *owned = 0; or, for a variant not kept,
- * one made for this request, with *owned = 1: the caller releases it once
- * it is queued. Returns 0 or -errno. */
+/* The response for a request of variant v (recorded as asked), made now if
+ * it is not yet; it stays e's. Returns 0 or -errno. */
 int tcx_expo_response(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make_fn make, void *arg,
-                      void **resp, int *owned);
-/* Make every kept variant of e that is not made yet (before e is
- * published, so that no request waits for it). Returns 0 or the first
- * -errno; the variants that fail are made again on request. */
+                      void **resp);
+/* Make every variant e renders ahead (before e is published, so that no
+ * request waits for it). Returns 0 or the first -errno; a variant that
+ * fails is made again on request. */
 int tcx_expo_prerender(struct tcx_expo *e, tcx_expo_make_fn make, void *arg);
 
 /* Pick the variant for an Accept and an Accept-Encoding header (either may

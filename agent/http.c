@@ -2,12 +2,12 @@
 /* The HTTP server: libmicrohttpd, one daemon per listen address, each with
  * its own small thread pool.
  *
- * /metrics serves the current exposition. Each variant it keeps (see struct
- * tcx_expo) is rendered once, into one MHD_Response that every request for
- * that variant queues: MHD reference-counts responses, so the bytes are sent
- * from the one buffer, and freed after the last connection that uses them
- * ends, even when a newer snapshot has been published meanwhile. A variant
- * not kept is rendered into a response of the request's own, freed likewise.
+ * /metrics serves the current exposition. Each of its variants is rendered
+ * once (ahead of the first request when it is what is scraped: see struct
+ * tcx_expo), into one MHD_Response that every request for that variant
+ * queues: MHD reference-counts responses, so the bytes are sent from the one
+ * buffer, and freed after the last connection that uses them ends, even when
+ * a newer snapshot has been published meanwhile.
  *
  * Slow clients. libmicrohttpd's connection timeout measures inactivity only,
  * so a client sending one header byte per second holds its connection for
@@ -356,23 +356,19 @@ static enum MHD_Result serve_metrics(struct tcx_state *st, struct MHD_Connection
 	struct tcx_expo *e = tcx_state_expo(st);
 	void *r = NULL;
 	enum MHD_Result ret;
-	int err, owned;
+	int err;
 
 	if (!e)
 		return reply(st, c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
 		             "no collection has completed yet\n", "Retry-After", "1");
-	err = tcx_expo_response(e, v, make_response, st, &r, &owned);
+	err = tcx_expo_response(e, v, make_response, st, &r);
 	if (err < 0) {
 		tcx_expo_unref(e);
 		log_err("cannot render /metrics: %s", strerror(-err));
 		return reply(st, c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
 		             "cannot render metrics\n", NULL, NULL);
 	}
-	/* MHD holds a response it queues until the connection is done with it:
-	 * one made for this request goes then, a kept one with e. */
 	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-	if (owned)
-		MHD_destroy_response(r);
 	tcx_expo_unref(e);
 	count(st, MHD_HTTP_OK);
 	return ret;
