@@ -211,7 +211,9 @@ static void *collector_main(void *arg)
 		s = tcx_collect(c, cfg);
 		interval = cfg->interval_s;
 		tcx_config_unref(cfg);
-		e = s ? tcx_expo_new(s, tcx_http_response_free) : NULL;
+		old = tcx_state_expo(st); /* what was asked of it: what e renders ahead */
+		e = s ? tcx_expo_new(s, tcx_http_response_free, old) : NULL;
+		tcx_expo_unref(old);
 		if (e) {
 			/* Count this pass first: its own exposition includes it. */
 			pthread_mutex_lock(&st->lock);
@@ -437,7 +439,6 @@ int tcx_daemon_main(const char *config_path)
 	}
 	pthread_mutex_init(&st->lock, NULL);
 	pthread_cond_init(&st->wake, NULL);
-	tcx_bufpool_init(&st->pool);
 	st->last_reload_ok = 1;
 	st->last_reload_ts = wall_now();
 
@@ -503,7 +504,6 @@ out:
 	tcx_webconfig_unref(st->web);
 	tcx_config_unref(st->cfg);
 	tcx_config_unref(d->http_cfg);
-	tcx_bufpool_destroy(&st->pool); /* after the servers: their bodies return here */
 	pthread_cond_destroy(&st->wake);
 	pthread_mutex_destroy(&st->lock);
 	free(d->failed);

@@ -33,8 +33,6 @@ struct tcx_state {
 	atomic_uint_fast64_t http_requests[TCX_HTTP_CODES];
 	int last_reload_ok;
 	double last_reload_ts;
-	struct tcx_bufpool pool; /* rendered bodies, reused */
-	atomic_uint wanted;      /* variants clients asked for: rendered before publishing */
 };
 
 /* Run the daemon with the configuration file config_path (NULL: the built-in
@@ -60,9 +58,9 @@ int tcx_http_handed_over(const struct tcx_http *h);
 /* Stop; servers that handed their socket over finish their requests first. */
 void tcx_http_stop(struct tcx_http *h);
 void tcx_http_response_free(void *resp);
-/* Render, in the calling thread, every variant clients have asked for, into
- * an exposition that is not published yet: the first request after a
- * collection then waits for nothing. */
+/* Render, in the calling thread, every variant an exposition that is not
+ * published yet renders ahead: the first request for it then waits for
+ * nothing. */
 void tcx_http_prerender(struct tcx_state *st, struct tcx_expo *e);
 
 #endif

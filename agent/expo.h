@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Expositions: what /metrics serves for one snapshot, in up to four variants
- * (text 0.0.4 or OpenMetrics 1.0.0, each plain or gzip), each rendered at
- * most once, on first use. No HTTP here: the server attaches its own
- * response object to each variant. */
+ * (text 0.0.4 or OpenMetrics 1.0.0, each plain or gzip). No HTTP here: the
+ * server makes its own response objects (struct tcx_expo). */
 #ifndef TCX_EXPO_H
 #define TCX_EXPO_H
 
@@ -38,17 +37,47 @@ struct tcx_selfstats {
 	double last_reload_ts; /* Unix time of the last successful (re)load */
 };
 
+/* What /metrics serves of one snapshot. Each variant is rendered at most
+ * once per snapshot, into a response every request for it shares, freed
+ * with the exposition (once the next snapshot is published and the last
+ * request using it is done). What is scraped is rendered ahead: an
+ * exposition renders, before it is published, the variants that were asked
+ * for during each of the two intervals before it (of the two expositions it
+ * follows), as Prometheus's is, scraping every interval. Any other variant is
+ * rendered on the first request for it: an occasional scrape of another
+ * variant costs one rendering and memory until the next snapshot, and a
+ * variant nobody asks for any more is neither rendered nor kept. */
 struct tcx_expo {
 	atomic_uint refcnt;
 	struct tcx_snapshot *snap;
-	pthread_mutex_t lock;     /* serialises the first render of each variant */
-	void *resp[TCX_VAR__MAX]; /* the server's response objects */
+	pthread_mutex_t lock;     /* serialises the rendering of each variant */
+	void *resp[TCX_VAR__MAX]; /* the server's response objects, once made */
 	void (*resp_free)(void *resp);
+	unsigned ahead;        /* bit v: variant v is rendered ahead */
+	unsigned asked_before; /* the variants asked of the exposition this one follows */
+	atomic_uint asked;     /* the variants asked of this one */
 };
 
-struct tcx_expo *tcx_expo_new(struct tcx_snapshot *snap, void (*resp_free)(void *));
+/* prev: the exposition this one follows (NULL for the first); what was
+ * asked of it and of its own predecessor decides what this one renders
+ * ahead. */
+struct tcx_expo *tcx_expo_new(struct tcx_snapshot *snap, void (*resp_free)(void *),
+                              const struct tcx_expo *prev);
 struct tcx_expo *tcx_expo_ref(struct tcx_expo *e);
 void tcx_expo_unref(struct tcx_expo *e);
+
+/* Makes the server's response object for variant v of e's snapshot into
+ * *resp; returns 0 or -errno. */
+typedef int (*tcx_expo_make_fn)(void *arg, struct tcx_expo *e, enum tcx_variant v, void **resp);
+
+/* The response for a request of variant v (recorded as asked), made now if
+ * it is not yet; it stays e's. Returns 0 or -errno. */
+int tcx_expo_response(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make_fn make, void *arg,
+                      void **resp);
+/* Make every variant e renders ahead (before e is published, so that no
+ * request waits for it). Returns 0 or the first -errno; a variant that
+ * fails is made again on request. */
+int tcx_expo_prerender(struct tcx_expo *e, tcx_expo_make_fn make, void *arg);
 
 /* Pick the variant for an Accept and an Accept-Encoding header (either may
  * be NULL), as Prometheus negotiates: OpenMetrics 1.0.0 when the client
@@ -57,37 +86,19 @@ enum tcx_variant tcx_negotiate(const char *accept, const char *accept_encoding);
 const char *tcx_variant_content_type(enum tcx_variant v);
 int tcx_variant_is_gzip(enum tcx_variant v);
 
-/* Large output buffers, kept for the next render: a fresh buffer of a
- * hundred megabytes costs more in page faults and zeroing than rendering
- * into it does. Thread-safe. */
-#define TCX_BUFPOOL_SLOTS 4
-struct tcx_bufpool {
-	pthread_mutex_t lock;
-	struct {
-		char *p;
-		size_t cap;
-	} slot[TCX_BUFPOOL_SLOTS];
-};
-
-void tcx_bufpool_init(struct tcx_bufpool *pool);
-void tcx_bufpool_destroy(struct tcx_bufpool *pool);
-/* A buffer of at least want bytes (its size in *cap), or NULL. */
-char *tcx_bufpool_get(struct tcx_bufpool *pool, size_t want, size_t *cap);
-/* Give a buffer back (pool may be NULL: then it is freed). */
-void tcx_bufpool_put(struct tcx_bufpool *pool, char *p, size_t cap);
-
 /* A rendered variant. */
 struct tcx_rendered {
-	char *p;
-	size_t len, cap;
+	char *p; /* free() it */
+	size_t len;
 };
 
-/* Render one variant of a snapshot, into a buffer from pool (may be NULL).
- * st may be NULL. The body is followed by a NUL that len does not count.
- * Give the buffer back with tcx_bufpool_put(). gzip variants
- * are compressed as they are rendered: the plain text is never whole in
- * memory. */
+/* Render one variant of a snapshot; st may be NULL. The body is followed by
+ * a NUL that len does not count. gzip variants are compressed (zlib, level
+ * 1) as they are rendered: the plain text is never whole in memory. Whole-
+ * buffer compression (libdeflate) costs less CPU per byte, but faulting in
+ * the whole text for it every collection costs the daemon more than that
+ * saves, and the text's size in memory (tests/bench/gzip_bench). */
 int tcx_expo_render(const struct tcx_snapshot *s, const struct tcx_selfstats *st,
-                    enum tcx_variant v, struct tcx_bufpool *pool, struct tcx_rendered *out);
+                    enum tcx_variant v, struct tcx_rendered *out);
 
 #endif

@@ -3,10 +3,11 @@
  * its own small thread pool.
  *
  * /metrics serves the current exposition. Each of its variants is rendered
- * once, into one MHD_Response that every request for that variant queues:
- * MHD reference-counts responses, so the bytes are sent from the one buffer,
- * and freed after the last connection that uses them ends, even when a newer
- * snapshot has been published meanwhile.
+ * once (ahead of the first request when it is what is scraped: see struct
+ * tcx_expo), into one MHD_Response that every request for that variant
+ * queues: MHD reference-counts responses, so the bytes are sent from the one
+ * buffer, and freed after the last connection that uses them ends, even when
+ * a newer snapshot has been published meanwhile.
  *
  * Slow clients. libmicrohttpd's connection timeout measures inactivity only,
  * so a client sending one header byte per second holds its connection for
@@ -91,21 +92,6 @@ struct tcx_http {
 void tcx_http_response_free(void *resp)
 {
 	MHD_destroy_response(resp);
-}
-
-/* A rendered body, handed back to the pool when its response is freed. */
-struct body {
-	struct tcx_bufpool *pool;
-	char *p;
-	size_t cap;
-};
-
-static void free_body(void *cls)
-{
-	struct body *b = cls;
-
-	tcx_bufpool_put(b->pool, b->p, b->cap);
-	free(b);
 }
 
 static void count(struct tcx_state *st, unsigned code)
@@ -326,52 +312,38 @@ static enum MHD_Result reply(struct tcx_state *st, struct MHD_Connection *c, uns
 	return ret;
 }
 
-/* Render variant v of e into e->resp[v] (the caller holds e->lock, or e is
- * not published yet). Returns 0 or -errno. */
-static int make_response(struct tcx_state *st, struct tcx_expo *e, enum tcx_variant v)
+/* Render variant v of e into a response (tcx_expo_make_fn; arg: the state). */
+static int make_response(void *arg, struct tcx_expo *e, enum tcx_variant v, void **resp)
 {
+	struct tcx_state *st = arg;
 	struct tcx_selfstats ss;
 	struct tcx_rendered out;
-	struct MHD_Response *r = NULL;
-	struct body *body;
+	struct MHD_Response *r;
 	int err;
 
 	tcx_state_selfstats(st, e->snap, &ss);
-	err = tcx_expo_render(e->snap, &ss, v, &st->pool, &out);
+	err = tcx_expo_render(e->snap, &ss, v, &out);
 	if (err < 0)
 		return err;
-	body = malloc(sizeof(*body));
-	if (body) {
-		*body = (struct body){&st->pool, out.p, out.cap};
-		r = MHD_create_response_from_buffer_with_free_callback_cls(out.len, out.p,
-		                                                           free_body, body);
-	}
+	r = MHD_create_response_from_buffer(out.len, out.p, MHD_RESPMEM_MUST_FREE);
 	if (!r) {
-		free(body);
-		tcx_bufpool_put(&st->pool, out.p, out.cap);
+		free(out.p);
 		return -ENOMEM;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, tcx_variant_content_type(v));
 	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
 	if (tcx_variant_is_gzip(v))
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-	e->resp[v] = r;
+	*resp = r;
 	return 0;
 }
 
 void tcx_http_prerender(struct tcx_state *st, struct tcx_expo *e)
 {
-	unsigned wanted = atomic_load_explicit(&st->wanted, memory_order_relaxed);
+	int err = tcx_expo_prerender(e, make_response, st);
 
-	for (unsigned v = 0; v < TCX_VAR__MAX; v++) {
-		int err;
-
-		if (!(wanted & (1u << v)) || e->resp[v])
-			continue;
-		err = make_response(st, e, (enum tcx_variant)v);
-		if (err < 0)
-			log_err("cannot render /metrics: %s", strerror(-err));
-	}
+	if (err < 0)
+		log_err("cannot render /metrics: %s", strerror(-err));
 }
 
 static enum MHD_Result serve_metrics(struct tcx_state *st, struct MHD_Connection *c)
@@ -382,24 +354,21 @@ static enum MHD_Result serve_metrics(struct tcx_state *st, struct MHD_Connection
 	        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
 	enum tcx_variant v = tcx_negotiate(accept, enc);
 	struct tcx_expo *e = tcx_state_expo(st);
+	void *r = NULL;
 	enum MHD_Result ret;
 	int err;
 
 	if (!e)
 		return reply(st, c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
 		             "no collection has completed yet\n", "Retry-After", "1");
-	/* From now on the collector renders this variant before it publishes. */
-	atomic_fetch_or_explicit(&st->wanted, 1u << v, memory_order_relaxed);
-	pthread_mutex_lock(&e->lock);
-	if (!e->resp[v] && (err = make_response(st, e, v)) < 0) {
-		pthread_mutex_unlock(&e->lock);
+	err = tcx_expo_response(e, v, make_response, st, &r);
+	if (err < 0) {
 		tcx_expo_unref(e);
 		log_err("cannot render /metrics: %s", strerror(-err));
 		return reply(st, c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
 		             "cannot render metrics\n", NULL, NULL);
 	}
-	ret = MHD_queue_response(c, MHD_HTTP_OK, e->resp[v]);
-	pthread_mutex_unlock(&e->lock);
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
 	tcx_expo_unref(e);
 	count(st, MHD_HTTP_OK);
 	return ret;

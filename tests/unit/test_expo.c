@@ -98,8 +98,8 @@ static void test_variants_and_gzip(void **state)
 	char *plain, *gz, *unz, *om;
 	size_t plen, glen, ulen, olen;
 
-	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT, NULL, &rp), 0);
-	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT_GZ, NULL, &rg), 0);
+	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT, &rp), 0);
+	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT_GZ, &rg), 0);
 	plain = rp.p;
 	plen = rp.len;
 	gz = rg.p;
@@ -111,7 +111,7 @@ static void test_variants_and_gzip(void **state)
 	assert_int_equal(ulen, plen);
 	assert_memory_equal(unz, plain, plen);
 	assert_non_null(strstr(plain, "tc_action_bytes_total{dev=\"e0\",parent=\"ingress\""));
-	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_OM, NULL, &ro), 0);
+	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_OM, &ro), 0);
 	om = ro.p;
 	olen = ro.len;
 	assert_true(olen > 6);
@@ -139,7 +139,7 @@ static void test_selfstats(void **state)
 	st.http_requests_total[tcx_http_code_slot(401)] = 2;
 	st.http_requests_total[tcx_http_code_slot(599)] = 1;
 	st.http_requests_total[tcx_http_code_slot(505)] = 4; /* libmicrohttpd's own */
-	assert_int_equal(tcx_expo_render(s, &st, TCX_VAR_TEXT, NULL, &r), 0);
+	assert_int_equal(tcx_expo_render(s, &st, TCX_VAR_TEXT, &r), 0);
 	out = r.p;
 	assert_non_null(strstr(out, "# TYPE tc_exporter_collections_total counter\n"
 	                            "tc_exporter_collections_total 42\n"));
@@ -155,24 +155,16 @@ static void test_selfstats(void **state)
 	                            "1700000000.75\n"));
 	free(out);
 	/* --once output has no daemon counters. */
-	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT, NULL, &r), 0);
+	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT, &r), 0);
 	out = r.p;
 	assert_null(strstr(out, "tc_exporter_http_requests_total"));
 	free(out);
 	tcx_snapshot_unref(s);
 }
 
-/* Enough rows for the gzip stream to cross many render windows, through a
- * pool whose buffer is reused for the second render. */
-static void test_gzip_streaming_and_pool(void **state)
+static void add_rows(struct tcx_snapshot *s, uint32_t n)
 {
-	struct tcx_snapshot *s = small_snapshot();
-	struct tcx_bufpool pool;
-	struct tcx_rendered plain, om, gz, again;
-	char *unz;
-	size_t ulen;
-
-	for (uint32_t i = 0; i < 20000; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		struct tcx_filter *f = tcx_snapshot_add_filter(s);
 		struct tcx_action *a = tcx_snapshot_add_action(s);
 
@@ -184,32 +176,164 @@ static void test_gzip_streaming_and_pool(void **state)
 		a->order = 1;
 		a->bytes = (uint64_t)i * 7919;
 	}
-	tcx_bufpool_init(&pool);
-	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT, &pool, &plain), 0);
+}
+
+/* A body of several megabytes, compressed whole, decompresses to the text. */
+static void test_gzip_large(void **state)
+{
+	struct tcx_snapshot *s = small_snapshot();
+	struct tcx_rendered plain, om, gz;
+	char *unz;
+	size_t ulen;
+
+	add_rows(s, 20000);
+	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT, &plain), 0);
 	assert_true(plain.len > 20000 * 6 * 100);
-	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_OM_GZ, &pool, &gz), 0);
+	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_OM_GZ, &gz), 0);
 	assert_true(gz.len < plain.len / 10);
 	unz = gunzip(gz.p, gz.len, &ulen);
-	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_OM, NULL, &om), 0);
+	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_OM, &om), 0);
 	assert_int_equal(ulen, om.len);
 	assert_memory_equal(unz, om.p, om.len);
 	assert_memory_equal(unz + ulen - 6, "# EOF\n", 6);
 	free(unz);
 	free(om.p);
-	tcx_bufpool_put(&pool, plain.p, plain.cap);
-	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT, &pool, &again), 0);
-	assert_ptr_equal(again.p, plain.p); /* the pooled buffer came back */
-	assert_int_equal(again.len, plain.len);
-	tcx_bufpool_put(&pool, again.p, again.cap);
-	tcx_bufpool_put(&pool, gz.p, gz.cap);
-	tcx_bufpool_destroy(&pool);
+	free(plain.p);
+	free(gz.p);
+	tcx_snapshot_unref(s);
+}
+
+/* ---- the variant lifetime rule (struct tcx_expo) ---- */
+
+/* A server stand-in: its "response" is the rendered body; it counts what
+ * it makes and what is freed. */
+static unsigned made[TCX_VAR__MAX], freed[TCX_VAR__MAX];
+
+struct fake_resp {
+	enum tcx_variant v;
+	struct tcx_rendered body;
+};
+
+static int fake_make(void *arg, struct tcx_expo *e, enum tcx_variant v, void **resp)
+{
+	struct fake_resp *r = malloc(sizeof(*r));
+
+	assert_ptr_equal(arg, made);
+	assert_non_null(r);
+	r->v = v;
+	assert_int_equal(tcx_expo_render(e->snap, NULL, v, &r->body), 0);
+	made[v]++;
+	*resp = r;
+	return 0;
+}
+
+static void fake_free(void *resp)
+{
+	struct fake_resp *r = resp;
+
+	freed[r->v]++;
+	free(r->body.p);
+	free(r);
+}
+
+/* One request for v: the body is the snapshot's, as tcx_expo_render()
+ * makes it (decompressed for gzip), and it stays the exposition's. */
+static void request(struct tcx_expo *e, enum tcx_variant v)
+{
+	struct tcx_rendered want;
+	struct fake_resp *r = NULL;
+	enum tcx_variant plain = v == TCX_VAR_OM_GZ     ? TCX_VAR_OM
+	                         : v == TCX_VAR_TEXT_GZ ? TCX_VAR_TEXT
+	                                                : v;
+
+	assert_int_equal(tcx_expo_response(e, v, fake_make, made, (void **)&r), 0);
+	assert_non_null(r);
+	assert_int_equal(r->v, v);
+	assert_ptr_equal(e->resp[v], r);
+	assert_int_equal(tcx_expo_render(e->snap, NULL, plain, &want), 0);
+	if (tcx_variant_is_gzip(v)) {
+		size_t ulen;
+		char *unz = gunzip(r->body.p, r->body.len, &ulen);
+
+		assert_int_equal(ulen, want.len);
+		assert_memory_equal(unz, want.p, want.len);
+		free(unz);
+	} else {
+		assert_int_equal(r->body.len, want.len);
+		assert_memory_equal(r->body.p, want.p, want.len);
+	}
+	free(want.p);
+}
+
+static void test_variant_lifetime(void **state)
+{
+	struct tcx_snapshot *s = small_snapshot();
+	struct tcx_expo *e[7];
+
+	memset(made, 0, sizeof(made));
+	memset(freed, 0, sizeof(freed));
+	/* Prometheus scrapes every interval: its variant is rendered on its
+	 * request until it has been asked for during two intervals, then
+	 * ahead of it. */
+	e[0] = tcx_expo_new(s, fake_free, NULL);
+	assert_int_equal(tcx_expo_prerender(e[0], fake_make, made), 0);
+	assert_int_equal(made[TCX_VAR_OM_GZ], 0);
+	request(e[0], TCX_VAR_OM_GZ);
+	e[1] = tcx_expo_new(s, fake_free, e[0]);
+	assert_int_equal(tcx_expo_prerender(e[1], fake_make, made), 0);
+	assert_int_equal(made[TCX_VAR_OM_GZ], 1);
+	request(e[1], TCX_VAR_OM_GZ);
+	assert_int_equal(made[TCX_VAR_OM_GZ], 2);
+	e[2] = tcx_expo_new(s, fake_free, e[1]);
+	assert_int_equal(tcx_expo_prerender(e[2], fake_make, made), 0);
+	assert_int_equal(made[TCX_VAR_OM_GZ], 3); /* rendered ahead */
+	assert_non_null(e[2]->resp[TCX_VAR_OM_GZ]);
+	/* Once per snapshot: every request of it is answered from those bytes. */
+	request(e[2], TCX_VAR_OM_GZ);
+	request(e[2], TCX_VAR_OM_GZ);
+	assert_int_equal(made[TCX_VAR_OM_GZ], 3);
+	/* A plain-text scrape: answered, rendered once for this snapshot. */
+	request(e[2], TCX_VAR_TEXT);
+	request(e[2], TCX_VAR_TEXT);
+	assert_int_equal(made[TCX_VAR_TEXT], 1);
+	/* It was asked for during one interval only: the next snapshot does
+	 * not render it, Prometheus's variant it does. */
+	e[3] = tcx_expo_new(s, fake_free, e[2]);
+	assert_int_equal(tcx_expo_prerender(e[3], fake_make, made), 0);
+	assert_int_equal(made[TCX_VAR_TEXT], 1);
+	assert_null(e[3]->resp[TCX_VAR_TEXT]);
+	assert_int_equal(made[TCX_VAR_OM_GZ], 4);
+	/* The snapshots replaced go with their bodies, the plain text too:
+	 * nothing of it is kept. */
+	for (int i = 0; i < 3; i++)
+		tcx_expo_unref(e[i]);
+	assert_int_equal(freed[TCX_VAR_TEXT], 1);
+	assert_int_equal(freed[TCX_VAR_OM_GZ], 3);
+	/* Nobody asks any more (no request of e[3]): a variant must have been
+	 * asked for during each of the two intervals before a snapshot to be
+	 * rendered ahead, so from e[4] on nothing is rendered or kept. */
+	e[4] = tcx_expo_new(s, fake_free, e[3]);
+	assert_int_equal(tcx_expo_prerender(e[4], fake_make, made), 0);
+	e[5] = tcx_expo_new(s, fake_free, e[4]);
+	assert_int_equal(tcx_expo_prerender(e[5], fake_make, made), 0);
+	e[6] = tcx_expo_new(s, fake_free, e[5]);
+	assert_int_equal(tcx_expo_prerender(e[6], fake_make, made), 0);
+	for (int i = 4; i < 7; i++)
+		for (unsigned v = 0; v < TCX_VAR__MAX; v++)
+			assert_null(e[i]->resp[v]);
+	assert_int_equal(made[TCX_VAR_OM_GZ], 4);
+	assert_int_equal(made[TCX_VAR_TEXT], 1);
+	assert_int_equal(made[TCX_VAR_OM] + made[TCX_VAR_TEXT_GZ], 0);
+	for (int i = 3; i < 7; i++)
+		tcx_expo_unref(e[i]);
+	assert_int_equal(freed[TCX_VAR_OM_GZ], 4); /* everything made is freed */
 	tcx_snapshot_unref(s);
 }
 
 static void test_expo_refcount(void **state)
 {
 	struct tcx_snapshot *s = small_snapshot();
-	struct tcx_expo *e = tcx_expo_new(s, free);
+	struct tcx_expo *e = tcx_expo_new(s, free, NULL);
 
 	tcx_snapshot_unref(s); /* the exposition holds its own reference */
 	e->resp[TCX_VAR_TEXT] = malloc(16);
@@ -222,11 +346,9 @@ static void test_expo_refcount(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_negotiation),
-	        cmocka_unit_test(test_variants_and_gzip),
-	        cmocka_unit_test(test_selfstats),
-	        cmocka_unit_test(test_gzip_streaming_and_pool),
-	        cmocka_unit_test(test_expo_refcount),
+	        cmocka_unit_test(test_negotiation),      cmocka_unit_test(test_variants_and_gzip),
+	        cmocka_unit_test(test_selfstats),        cmocka_unit_test(test_gzip_large),
+	        cmocka_unit_test(test_variant_lifetime), cmocka_unit_test(test_expo_refcount),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
