@@ -5,7 +5,7 @@
 #
 # smilint exits 0 even on errors, so any output is a failure. The IETF base
 # modules the MIB imports (SNMPv2-SMI, IF-MIB, ...) are not in Debian; they
-# come from TCX_BASE_MIBS (default: ../shared/mibs next to the source tree).
+# come from TCX_BASE_MIBS (default: mibs/base, vendored).
 set -euo pipefail
 
 # shellcheck source=tests/lib/common.sh
@@ -18,7 +18,7 @@ hdr=$TCX_SRCDIR/agent/mib.h
 [ -f "$hdr" ] || fail "$hdr is missing"
 
 command -v smilint >/dev/null 2>&1 || skip "smilint is not installed (apt-get install smitools)"
-base=${TCX_BASE_MIBS:-$TCX_SRCDIR/../shared/mibs}
+base=${TCX_BASE_MIBS:-$TCX_SRCDIR/mibs/base}
 [ -f "$base/SNMPv2-SMI.txt" ] ||
 	skip "no base MIB modules in '$base' (set TCX_BASE_MIBS to a directory with SNMPv2-SMI.txt, SNMPv2-TC.txt, SNMPv2-CONF.txt, SNMP-FRAMEWORK-MIB.txt, IF-MIB.txt, NET-SNMP-MIB.txt)"
 find_python

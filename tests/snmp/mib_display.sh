@@ -7,7 +7,7 @@
 # in walk.sh.
 #
 # The MIB imports IETF base modules that Debian does not ship; they come from
-# TCX_BASE_MIBS (default: ../shared/mibs next to the source tree), as for
+# TCX_BASE_MIBS (default: mibs/base, vendored), as for
 # tests/integration/smilint.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,7 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 : "${TCX_SRCDIR:=$(cd "$here/../.." && pwd)}"
 mibs=$TCX_SRCDIR/mibs
-base=${TCX_BASE_MIBS:-$TCX_SRCDIR/../shared/mibs}
+base=${TCX_BASE_MIBS:-$TCX_SRCDIR/mibs/base}
 [ -f "$mibs/TCEXPORTER-MIB.txt" ] || fail "$mibs/TCEXPORTER-MIB.txt is missing"
 [ -f "$base/SNMPv2-SMI.txt" ] ||
 	skip "no base MIB modules in '$base' (set TCX_BASE_MIBS to a directory with SNMPv2-SMI.txt, SNMPv2-TC.txt, SNMPv2-CONF.txt, SNMP-FRAMEWORK-MIB.txt, IF-MIB.txt, NET-SNMP-MIB.txt)"
