@@ -8,10 +8,10 @@
  * chunk, and the socket is kept for the next dump so that the
  * kernel sizes its first chunk from the previous reads.
  *
- * A reply longer than one chunk is received by a reader thread (nlpipe.c)
- * while this thread parses: the kernel builds each chunk inside the recvmsg()
- * that takes the one before, so receiving and parsing on one thread would
- * leave the kernel idle while the parser runs. */
+ * Chunks are received and parsed in turn, on the calling thread. A reader
+ * thread that received the next chunks while this one parsed (nlpipe.c,
+ * until issue #10) made `--once` at 100k rows slower, not faster, on the
+ * 2-core machine it was measured on (README.md). */
 #include <errno.h>
 #include <fcntl.h>
 #include <libmnl/libmnl.h>
@@ -27,7 +27,6 @@
 
 #include "collectors/collect.h"
 #include "collectors/nlmsg.h"
-#include "collectors/nlpipe.h"
 
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK 11
@@ -39,20 +38,13 @@
 #define NL_BUFSZ     (64 * 1024) /* > the kernel's 32 KiB dump chunks */
 #define NL_RCVBUF    (1024 * 1024)
 #define NL_TIMEOUT_S 10
-#define NL_SLOTS     4          /* chunks the reader may receive ahead of the parser */
-#define NL_PIPE_MIN  (8 * 1024) /* a first chunk this long: more are coming */
 
 struct nl_src {
 	struct mnl_socket *sk;
 	unsigned int portid;
 	unsigned int seq;
-	int broken;              /* a dump was cut off: the socket may hold stale replies */
-	struct tcx_nlpipe *pipe; /* made for the first reply of several chunks */
-	int no_pipe;             /* it could not be made: receive inline */
-	/* Datagrams dropped (enum tcx_nldrop_cause), by the reader thread
-	 * too: the pipe's lock orders its counts before the chunks it hands
-	 * over, so they are all in when a dump returns. */
-	uint64_t dropped[TCX_NLDROP__MAX];
+	int broken; /* a dump was cut off: the socket may hold stale replies */
+	uint64_t dropped[TCX_NLDROP__MAX]; /* datagrams dropped (enum tcx_nldrop_cause) */
 	char buf[NL_BUFSZ];
 };
 
@@ -141,7 +133,6 @@ static void *nl_open(void *opaque, const char *netns, char *err, size_t errlen)
 		free(s);
 		return NULL;
 	}
-	s->no_pipe = tcx_nlpipe_cpus() < 2; /* one CPU: receive and parse in turn */
 	return s;
 }
 
@@ -151,20 +142,18 @@ static void nl_close(void *src)
 
 	if (!s)
 		return;
-	tcx_nlpipe_free(s->pipe);
 	nl_close_sock(s);
 	free(s);
 }
 
-/* One datagram from the kernel: its length, or -errno. Any process with
- * CAP_NET_ADMIN over the namespace (in a namespace made with `unshare -Urn`,
- * an unprivileged user) can send to our port: what does not come from the
- * kernel (port 0) is dropped unread. */
-static ssize_t nl_read(void *arg, void *buf, size_t len)
+/* One datagram from the kernel into s->buf: its length, or -errno. Any
+ * process with CAP_NET_ADMIN over the namespace (in a namespace made with
+ * `unshare -Urn`, an unprivileged user) can send to our port: what does not
+ * come from the kernel (port 0) is dropped unread. */
+static ssize_t nl_read(struct nl_src *s)
 {
-	struct nl_src *s = arg;
 	struct sockaddr_nl from;
-	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct iovec iov = {.iov_base = s->buf, .iov_len = sizeof(s->buf)};
 	struct msghdr msg = {
 	        .msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov, .msg_iovlen = 1};
 	ssize_t n;
@@ -172,8 +161,11 @@ static ssize_t nl_read(void *arg, void *buf, size_t len)
 	for (;;) {
 		msg.msg_namelen = sizeof(from);
 		n = recvmsg(mnl_socket_get_fd(s->sk), &msg, 0);
-		if (n < 0)
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
 			return -errno;
+		}
 		if (msg.msg_namelen != sizeof(from) || from.nl_family != AF_NETLINK)
 			return -EPROTO;
 		if (from.nl_pid == 0)
@@ -204,8 +196,6 @@ static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, cha
 	struct nl_src *s = src;
 	struct tcx_nlreply r = {
 	        .cb = cb, .data = data, .dropped = s->dropped, .err = err, .errlen = errlen};
-	const void *chunk;
-	ssize_t n;
 	int ret;
 
 	if (errlen)
@@ -224,49 +214,12 @@ static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, cha
 		snprintf(err, errlen, "netlink send: %s", strerror(errno));
 		return ret;
 	}
-	/* Chunks are received here until one is long and does not end the
-	 * reply: then more are coming, and the reader takes over. A reply that
-	 * fits in one chunk, or that ends with a short one (NLMSG_DONE often
-	 * comes on its own), never wakes the reader. */
-	for (;;) {
-		int piped = 0;
-
-		do
-			n = nl_read(s, s->buf, sizeof(s->buf));
-		while (n == -EINTR);
-		if (n >= NL_PIPE_MIN && !s->no_pipe && !tcx_nlpipe_chunk_ends(s->buf, (size_t)n)) {
-			if (!s->pipe) {
-				s->pipe = tcx_nlpipe_new(nl_read, s, NL_BUFSZ, NL_SLOTS);
-				s->no_pipe = !s->pipe;
-			}
-			if (s->pipe) {
-				tcx_nlpipe_start(s->pipe);
-				piped = 1;
-			}
-		}
-		ret = nl_chunk(&r, s->buf, n);
-		if (piped)
-			break;
-		if (ret < 0) {
-			s->broken = 1;
-			return ret;
-		}
-		if (ret)
-			return r.status;
-	}
-	while (!ret) {
-		n = tcx_nlpipe_next(s->pipe, &chunk);
-		if (n == 0) {
-			/* The reader saw the end in a chunk the parser did not
-			 * take as one (a reply that is not ours). */
-			ret = -EPROTO;
-			snprintf(err, errlen, "netlink dump: reply ended without NLMSG_DONE");
-			break;
-		}
-		ret = nl_chunk(&r, chunk, n);
-	}
-	/* Stopped early: take the rest of the reply off the socket. */
-	if (tcx_nlpipe_drain(s->pipe) < 0 || ret < 0)
+	do
+		ret = nl_chunk(&r, s->buf, nl_read(s));
+	while (!ret);
+	/* A walk that failed, or that the callback stopped before NLMSG_DONE,
+	 * leaves the rest of the reply on the socket. */
+	if (ret < 0 || !r.done)
 		s->broken = 1;
 	return ret < 0 ? ret : r.status;
 }

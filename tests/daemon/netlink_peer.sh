@@ -11,8 +11,8 @@
 #     libmnl walk 4 GB past the buffer (the daemon died of SIGSEGV);
 #   - a forged NLMSG_DONE carrying -EPERM, which would end a dump early;
 # then, for 3 s, forged NLMSG_DONEs every 2.5 ms, while the daemon dumps
-# 1500 filters (replies of many chunks: some datagrams reach the reader
-# thread, nlpipe.c, in the middle of a dump).
+# 1500 filters (replies of many chunks: some datagrams arrive in the middle
+# of a dump).
 #
 # Then: the daemon is alive; tc_exporter_netlink_dropped_total{cause=
 # "sender"} counts exactly the datagrams sent, {cause="length"} none; no
