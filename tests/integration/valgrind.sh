@@ -49,6 +49,10 @@ valgrind -q --error-exitcode=99 --leak-check=full \
 NS
 	echo "valgrind tcexporter --once"
 	ran=$((ran + 1))
+	# The live netlink source's unit test makes a network namespace: root.
+	echo "valgrind test_nl"
+	TCX_REQUIRE_ROOT=1 vg "$TCX_BUILDDIR/tests/unit/test_nl" >/dev/null
+	ran=$((ran + 1))
 else
 	skip "needs root for the tcexporter --once run (unit tests passed)"
 fi
