@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "agent/daemon.h"
+#include "agent/http.h"
 #include "agent/log.h"
 #include "collectors/collect.h"
 #include "config.h"

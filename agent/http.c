@@ -50,6 +50,7 @@
 
 #include "agent/buf.h"
 #include "agent/daemon.h"
+#include "agent/http.h"
 #include "agent/log.h"
 #include "agent/render.h"
 #include "config.h"
