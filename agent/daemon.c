@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "agent/buf.h"
 #include "agent/daemon.h"
 #include "agent/http.h"
 #include "agent/log.h"

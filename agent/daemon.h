@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "agent/expo.h"
+#include "agent/selfstats.h"
 #include "agent/webconfig.h"
 #include "config/config.h"
 
