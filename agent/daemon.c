@@ -25,6 +25,7 @@
 #include "agent/log.h"
 #include "collectors/collect.h"
 #include "config.h"
+#include "lib/clock.h"
 #ifdef HAVE_SNMP
 #include "agent/snmp.h"
 #endif
@@ -91,22 +92,6 @@ struct tcx_webconfig *tcx_state_web(struct tcx_state *st)
 	return w;
 }
 
-static double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void tcx_state_selfstats(struct tcx_state *st, const struct tcx_snapshot *snap,
                          struct tcx_selfstats *out)
 {
@@ -121,8 +106,7 @@ void tcx_state_selfstats(struct tcx_state *st, const struct tcx_snapshot *snap,
 	for (unsigned i = 0; i < TCX_HTTP_CODES; i++)
 		out->http_requests_total[i] =
 		        atomic_load_explicit(&st->http_requests[i], memory_order_relaxed);
-	out->snapshot_age_s =
-	        wall_now() - ((double)snap->taken.tv_sec + (double)snap->taken.tv_nsec / 1e9);
+	out->snapshot_age_s = tcx_clock_s(CLOCK_REALTIME) - tcx_ts_s(snap->taken);
 	if (out->snapshot_age_s < 0)
 		out->snapshot_age_s = 0;
 }
@@ -134,8 +118,7 @@ double tcx_state_age(struct tcx_state *st, double *interval_s)
 	pthread_mutex_lock(&st->lock);
 	*interval_s = st->cfg->interval_s;
 	if (st->expo)
-		age = mono_now() -
-		      ((double)st->last_publish.tv_sec + (double)st->last_publish.tv_nsec / 1e9);
+		age = tcx_clock_s(CLOCK_MONOTONIC) - tcx_ts_s(st->last_publish);
 	pthread_mutex_unlock(&st->lock);
 	return age;
 }
@@ -244,12 +227,7 @@ static void *collector_main(void *arg)
 		tcx_snapshot_unref(s);
 
 		clock_gettime(CLOCK_REALTIME, &deadline);
-		deadline.tv_sec += (time_t)interval;
-		deadline.tv_nsec += (long)((interval - (double)(time_t)interval) * 1e9);
-		if (deadline.tv_nsec >= 1000000000L) {
-			deadline.tv_sec++;
-			deadline.tv_nsec -= 1000000000L;
-		}
+		deadline = tcx_ts_add(deadline, interval);
 		pthread_mutex_lock(&st->lock);
 		while (!st->stop && !st->collect_now &&
 		       pthread_cond_timedwait(&st->wake, &st->lock, &deadline) != ETIMEDOUT)
@@ -394,7 +372,7 @@ static void reload(struct daemon *d)
 	st->web = web;
 	st->collect_now = 1;
 	st->last_reload_ok = 1;
-	st->last_reload_ts = wall_now();
+	st->last_reload_ts = tcx_clock_s(CLOCK_REALTIME);
 	pthread_cond_signal(&st->wake);
 	pthread_mutex_unlock(&st->lock);
 	if (nh) {
@@ -442,7 +420,7 @@ int tcx_daemon_main(const char *config_path)
 	pthread_mutex_init(&st->lock, NULL);
 	pthread_cond_init(&st->wake, NULL);
 	st->last_reload_ok = 1;
-	st->last_reload_ts = wall_now();
+	st->last_reload_ts = tcx_clock_s(CLOCK_REALTIME);
 
 	d->http = tcx_http_start(st, &st->cfg->http, st->web, NULL, err, sizeof(err));
 	if (!d->http) {

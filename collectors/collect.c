@@ -32,6 +32,7 @@
 
 #include "collectors/collect.h"
 #include "collectors/tc_parse.h"
+#include "lib/clock.h"
 
 #ifndef TCM_IFINDEX_MAGIC_BLOCK
 #define TCM_IFINDEX_MAGIC_BLOCK 0xFFFFFFFFU
@@ -74,14 +75,6 @@ void tcx_collector_free(struct tcx_collector *c)
 			c->ops->close(c->ns[i].src);
 	free(c->ns);
 	free(c);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* ---- per-namespace state of one pass ---------------------------------------------- */
@@ -948,7 +941,7 @@ struct tcx_snapshot *tcx_collect_observed(struct tcx_collector *c, struct tcx_co
 	struct tcx_snapshot *s = tcx_snapshot_new(cfg);
 	struct pass p = {.c = c, .s = s, .obs = obs};
 	struct units us = {0};
-	double t0 = now_s();
+	double t0 = tcx_clock_s(CLOCK_MONOTONIC);
 
 	if (!s)
 		return NULL;
@@ -963,7 +956,7 @@ struct tcx_snapshot *tcx_collect_observed(struct tcx_collector *c, struct tcx_co
 		struct unit *u = &us.u[i];
 		size_t mark_f = s->n_filters, mark_a = s->n_actions;
 		struct tcx_target *t = tcx_snapshot_add_target(s);
-		double t1 = now_s();
+		double t1 = tcx_clock_s(CLOCK_MONOTONIC);
 
 		if (!t)
 			goto oom;
@@ -977,7 +970,7 @@ struct tcx_snapshot *tcx_collect_observed(struct tcx_collector *c, struct tcx_co
 				          "device '%s' vanished during collection", u->dev);
 		}
 		count_rows(s, t, mark_f, mark_a);
-		t->duration_s = now_s() - t1;
+		t->duration_s = tcx_clock_s(CLOCK_MONOTONIC) - t1;
 		/* Parents found by discovery that hold no filter are noise. */
 		if (u->implicit && t->ok && t->n_filters == 0)
 			s->n_targets--;
@@ -1001,6 +994,6 @@ out:
 	tcx_snapshot_merge(s);
 	tcx_snapshot_classify(s);
 	tcx_snapshot_seal(s);
-	s->duration_s = now_s() - t0;
+	s->duration_s = tcx_clock_s(CLOCK_MONOTONIC) - t0;
 	return s;
 }
