@@ -55,63 +55,71 @@ static int type_is(const char *t, size_t tl, const char *want)
 	return tl == strlen(want) && strncasecmp(t, want, tl) == 0;
 }
 
+/* One element of a comma-separated header list ("type/sub;a=b;q=0.5"). */
+struct elem {
+	const char *t; /* the value before any ';', without surrounding spaces */
+	size_t tl;
+	const char *params; /* after the ';' (empty when none) */
+	size_t plen;
+};
+
+/* Split off the element at p; returns where the next one starts, or NULL
+ * after the last. */
+static const char *next_elem(const char *p, struct elem *e)
+{
+	const char *comma = strchr(p, ',');
+	size_t len = comma ? (size_t)(comma - p) : strlen(p);
+	const char *semi = memchr(p, ';', len);
+
+	e->t = p;
+	e->tl = semi ? (size_t)(semi - p) : len;
+	e->params = semi ? semi + 1 : p + len;
+	e->plen = semi ? len - e->tl - 1 : 0;
+	while (e->tl && isspace((unsigned char)*e->t)) {
+		e->t++;
+		e->tl--;
+	}
+	while (e->tl && isspace((unsigned char)e->t[e->tl - 1]))
+		e->tl--;
+	return comma ? comma + 1 : NULL;
+}
+
 enum tcx_variant tcx_negotiate(const char *accept, const char *accept_encoding)
 {
 	double q_om = 0, q_text = 0, q_any = -1, q_gzip = 0, q_enc_any = -1;
 	const char *p;
 
 	for (p = accept; p && *p;) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		const char *semi = memchr(p, ';', len);
-		const char *t = p;
-		size_t tl = semi ? (size_t)(semi - p) : len;
-		const char *params = semi ? semi + 1 : p + len;
-		size_t plen = semi ? len - tl - 1 : 0;
+		struct elem e;
 		double q;
 
-		while (tl && isspace((unsigned char)*t)) {
-			t++;
-			tl--;
-		}
-		while (tl && isspace((unsigned char)t[tl - 1]))
-			tl--;
-		q = elem_q(params, plen);
-		if (type_is(t, tl, "application/openmetrics-text")) {
-			if (version_ok(params, plen, "1.0.0") && q > q_om)
+		p = next_elem(p, &e);
+		q = elem_q(e.params, e.plen);
+		if (type_is(e.t, e.tl, "application/openmetrics-text")) {
+			if (version_ok(e.params, e.plen, "1.0.0") && q > q_om)
 				q_om = q;
-		} else if (type_is(t, tl, "text/plain")) {
-			if (version_ok(params, plen, "0.0.4") && q > q_text)
+		} else if (type_is(e.t, e.tl, "text/plain")) {
+			if (version_ok(e.params, e.plen, "0.0.4") && q > q_text)
 				q_text = q;
-		} else if (type_is(t, tl, "*/*") || type_is(t, tl, "text/*")) {
+		} else if (type_is(e.t, e.tl, "*/*") || type_is(e.t, e.tl, "text/*")) {
 			if (q > q_any)
 				q_any = q;
 		}
-		p = comma ? comma + 1 : NULL;
 	}
 	if (!accept || !*accept)
 		q_text = 1;
 	if (q_any >= 0 && q_text == 0)
 		q_text = q_any; /* text is what a wildcard gets */
 	for (p = accept_encoding; p && *p;) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		const char *semi = memchr(p, ';', len);
-		const char *t = p;
-		size_t tl = semi ? (size_t)(semi - p) : len;
-		double q = semi ? elem_q(semi + 1, len - tl - 1) : 1;
+		struct elem e;
+		double q;
 
-		while (tl && isspace((unsigned char)*t)) {
-			t++;
-			tl--;
-		}
-		while (tl && isspace((unsigned char)t[tl - 1]))
-			tl--;
-		if (type_is(t, tl, "gzip") || type_is(t, tl, "x-gzip"))
+		p = next_elem(p, &e);
+		q = elem_q(e.params, e.plen);
+		if (type_is(e.t, e.tl, "gzip") || type_is(e.t, e.tl, "x-gzip"))
 			q_gzip = q;
-		else if (type_is(t, tl, "*"))
+		else if (type_is(e.t, e.tl, "*"))
 			q_enc_any = q;
-		p = comma ? comma + 1 : NULL;
 	}
 	if (q_gzip == 0 && q_enc_any > 0 && !(accept_encoding && strstr(accept_encoding, "gzip")))
 		q_gzip = q_enc_any;
