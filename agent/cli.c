@@ -227,8 +227,8 @@ int tcx_main(int argc, char **argv)
 	int r;
 
 #ifdef M_MMAP_THRESHOLD
-	/* Rows and their label text live in a few large arrays that grow by
-	 * doubling. A fixed threshold keeps them mmap()ed (glibc's moving one
+	/* Rows and their label text live in a few large arrays that grow
+	 * (lib/grow.h) as they fill. A fixed threshold keeps them mmap()ed (glibc's moving one
 	 * rises with every large block freed, and then serves them from the
 	 * heap): growing moves pages instead of copying them, and a freed
 	 * snapshot goes back to the system at once. */

@@ -7,8 +7,9 @@
  * that does not load is logged and rejected, and the running one stays. A
  * change of listen addresses, limits or TLS material starts the new HTTP
  * servers before the old ones stop, on the old ones' listen sockets where
- * the address stays, so /metrics keeps answering. SIGTERM and SIGINT stop the collector and the servers, join
- * every thread and exit 0. */
+ * the address stays, so /metrics keeps answering. SIGTERM and SIGINT stop
+ * the collector, the servers and the SNMP subagent, join every thread and
+ * exit 0. */
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>

@@ -340,7 +340,7 @@ static void scalar_value(struct tcx_snmp *sn, unsigned which, netsnmp_variable_l
 
 /* ---- GET / GETNEXT over the tcxObjects subtree -------------------------------------------- */
 
-/* Does oid o (len n) start with prefix p? Then *rest points past it. */
+/* Does oid o (len n) start with prefix p (len pn)? */
 static int has_prefix(const oid *o, size_t n, const oid *p, size_t pn)
 {
 	return n >= pn && netsnmp_oid_equals(o, pn, p, pn) == 0;
