@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "agent/buf.h"
+#include "lib/grow.h"
 
 #define FD_BUFSZ (256 * 1024)
 
@@ -81,9 +82,6 @@ void tcx_buf_free(struct tcx_buf *b)
 
 int tcx_buf_reserve(struct tcx_buf *b, size_t n)
 {
-	size_t ncap;
-	char *p;
-
 	if (b->err)
 		return -1;
 	if (b->cap - b->len >= n && b->p)
@@ -94,26 +92,22 @@ int tcx_buf_reserve(struct tcx_buf *b, size_t n)
 		if (b->cap >= n)
 			return 0;
 	}
-	ncap = b->cap ? b->cap : 4096;
-	while (ncap - b->len < n)
-		ncap *= 2;
-	p = realloc(b->p, ncap);
-	if (!p) {
+	/* (a buffer that has no memory yet gets some, even for n = 0) */
+	if (n > SIZE_MAX - b->len - 1 ||
+	    tcx_grow(&b->p, &b->cap, b->len + (n ? n : 1), 1, 4096) < 0) {
 		b->err = ENOMEM;
 		return -1;
 	}
-	if (ncap >= ((size_t)8 << 20)) {
+	if (b->cap >= ((size_t)8 << 20)) {
 		/* Large outputs are written once, front to back: 2 MiB pages
 		 * save most of the page faults (where THP is in madvise mode). */
 		uintptr_t lo =
-		        ((uintptr_t)p + b->len + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1);
-		uintptr_t hi = ((uintptr_t)p + ncap) & ~(uintptr_t)((2u << 20) - 1);
+		        ((uintptr_t)b->p + b->len + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1);
+		uintptr_t hi = ((uintptr_t)b->p + b->cap) & ~(uintptr_t)((2u << 20) - 1);
 
 		if (hi > lo)
 			madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 	}
-	b->p = p;
-	b->cap = ncap;
 	return 0;
 }
 

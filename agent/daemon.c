@@ -7,8 +7,9 @@
  * that does not load is logged and rejected, and the running one stays. A
  * change of listen addresses, limits or TLS material starts the new HTTP
  * servers before the old ones stop, on the old ones' listen sockets where
- * the address stays, so /metrics keeps answering. SIGTERM and SIGINT stop the collector and the servers, join
- * every thread and exit 0. */
+ * the address stays, so /metrics keeps answering. SIGTERM and SIGINT stop
+ * the collector, the servers and the SNMP subagent, join every thread and
+ * exit 0. */
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
@@ -19,10 +20,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "agent/buf.h"
 #include "agent/daemon.h"
+#include "agent/http.h"
 #include "agent/log.h"
 #include "collectors/collect.h"
 #include "config.h"
+#include "lib/clock.h"
 #ifdef HAVE_SNMP
 #include "agent/snmp.h"
 #endif
@@ -89,22 +93,6 @@ struct tcx_webconfig *tcx_state_web(struct tcx_state *st)
 	return w;
 }
 
-static double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void tcx_state_selfstats(struct tcx_state *st, const struct tcx_snapshot *snap,
                          struct tcx_selfstats *out)
 {
@@ -119,8 +107,7 @@ void tcx_state_selfstats(struct tcx_state *st, const struct tcx_snapshot *snap,
 	for (unsigned i = 0; i < TCX_HTTP_CODES; i++)
 		out->http_requests_total[i] =
 		        atomic_load_explicit(&st->http_requests[i], memory_order_relaxed);
-	out->snapshot_age_s =
-	        wall_now() - ((double)snap->taken.tv_sec + (double)snap->taken.tv_nsec / 1e9);
+	out->snapshot_age_s = tcx_clock_s(CLOCK_REALTIME) - tcx_ts_s(snap->taken);
 	if (out->snapshot_age_s < 0)
 		out->snapshot_age_s = 0;
 }
@@ -132,8 +119,7 @@ double tcx_state_age(struct tcx_state *st, double *interval_s)
 	pthread_mutex_lock(&st->lock);
 	*interval_s = st->cfg->interval_s;
 	if (st->expo)
-		age = mono_now() -
-		      ((double)st->last_publish.tv_sec + (double)st->last_publish.tv_nsec / 1e9);
+		age = tcx_clock_s(CLOCK_MONOTONIC) - tcx_ts_s(st->last_publish);
 	pthread_mutex_unlock(&st->lock);
 	return age;
 }
@@ -242,12 +228,7 @@ static void *collector_main(void *arg)
 		tcx_snapshot_unref(s);
 
 		clock_gettime(CLOCK_REALTIME, &deadline);
-		deadline.tv_sec += (time_t)interval;
-		deadline.tv_nsec += (long)((interval - (double)(time_t)interval) * 1e9);
-		if (deadline.tv_nsec >= 1000000000L) {
-			deadline.tv_sec++;
-			deadline.tv_nsec -= 1000000000L;
-		}
+		deadline = tcx_ts_add(deadline, interval);
 		pthread_mutex_lock(&st->lock);
 		while (!st->stop && !st->collect_now &&
 		       pthread_cond_timedwait(&st->wake, &st->lock, &deadline) != ETIMEDOUT)
@@ -274,25 +255,17 @@ static struct tcx_snapshot *current_snapshot(void *arg)
 
 /* ---- configuration ---------------------------------------------------------------------- */
 
-static void log_config_error(void *arg, const char *msg)
-{
-	int *n = arg;
-
-	(*n)++;
-	log_err("%s", msg);
-}
-
 static int load_all(const char *config_path, struct tcx_config **cfg, struct tcx_webconfig **web)
 {
 	int nerr = 0;
 
 	*web = NULL;
-	*cfg = config_path ? tcx_config_load_file(config_path, log_config_error, &nerr)
+	*cfg = config_path ? tcx_config_load_file(config_path, tcx_log_config_error, &nerr)
 	                   : tcx_config_default();
 	if (!*cfg)
 		return -1;
 	if ((*cfg)->http.web_config) {
-		*web = tcx_webconfig_load((*cfg)->http.web_config, log_config_error, &nerr);
+		*web = tcx_webconfig_load((*cfg)->http.web_config, tcx_log_config_error, &nerr);
 		if (!*web) {
 			tcx_config_unref(*cfg);
 			*cfg = NULL;
@@ -392,7 +365,7 @@ static void reload(struct daemon *d)
 	st->web = web;
 	st->collect_now = 1;
 	st->last_reload_ok = 1;
-	st->last_reload_ts = wall_now();
+	st->last_reload_ts = tcx_clock_s(CLOCK_REALTIME);
 	pthread_cond_signal(&st->wake);
 	pthread_mutex_unlock(&st->lock);
 	if (nh) {
@@ -440,7 +413,7 @@ int tcx_daemon_main(const char *config_path)
 	pthread_mutex_init(&st->lock, NULL);
 	pthread_cond_init(&st->wake, NULL);
 	st->last_reload_ok = 1;
-	st->last_reload_ts = wall_now();
+	st->last_reload_ts = tcx_clock_s(CLOCK_REALTIME);
 
 	d->http = tcx_http_start(st, &st->cfg->http, st->web, NULL, err, sizeof(err));
 	if (!d->http) {

@@ -11,10 +11,9 @@
 #include <time.h>
 
 #include "agent/expo.h"
+#include "agent/selfstats.h"
 #include "agent/webconfig.h"
 #include "config/config.h"
-
-struct tcx_http;
 
 /* What the threads share. Pointers are swapped under `lock`; readers take a
  * reference under it and use the object without the lock. */
@@ -46,21 +45,5 @@ void tcx_state_selfstats(struct tcx_state *st, const struct tcx_snapshot *snap,
                          struct tcx_selfstats *out);
 /* Seconds since the last publish, or -1 before the first. */
 double tcx_state_age(struct tcx_state *st, double *interval_s);
-
-/* The HTTP servers (agent/http.c). */
-/* Start the servers of cfg. With prev, a server for an address prev already
- * serves takes over prev's listen socket (prev stops accepting there). */
-struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg *cfg,
-                                struct tcx_webconfig *web, struct tcx_http *prev, char *err,
-                                size_t errlen);
-/* Did tcx_http_start() take any listen socket over from h? */
-int tcx_http_handed_over(const struct tcx_http *h);
-/* Stop; servers that handed their socket over finish their requests first. */
-void tcx_http_stop(struct tcx_http *h);
-void tcx_http_response_free(void *resp);
-/* Render, in the calling thread, every variant an exposition that is not
- * published yet renders ahead: the first request for it then waits for
- * nothing. */
-void tcx_http_prerender(struct tcx_state *st, struct tcx_expo *e);
 
 #endif

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <zlib.h>
 
 #include "agent/expo.h"
@@ -80,133 +78,6 @@ int tcx_expo_prerender(struct tcx_expo *e, tcx_expo_make_fn make, void *arg)
 	}
 	pthread_mutex_unlock(&e->lock);
 	return err;
-}
-
-/* ---- negotiation ------------------------------------------------------------------------ */
-
-/* The q of one list element ("type/sub;a=b;q=0.5"), 1 when absent. */
-static double elem_q(const char *params, size_t len)
-{
-	const char *p = params, *end = params + len;
-
-	while (p < end) {
-		const char *semi = memchr(p, ';', (size_t)(end - p));
-		const char *stop = semi ? semi : end;
-
-		while (p < stop && isspace((unsigned char)*p))
-			p++;
-		if (stop - p > 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=')
-			return strtod(p + 2, NULL);
-		p = semi ? semi + 1 : end;
-	}
-	return 1;
-}
-
-/* Does a parameter list carry version=VALUE, or no version at all? */
-static int version_ok(const char *params, size_t len, const char *want)
-{
-	const char *p = params, *end = params + len;
-	size_t wl = strlen(want);
-
-	while (p < end) {
-		const char *semi = memchr(p, ';', (size_t)(end - p));
-		const char *stop = semi ? semi : end;
-
-		while (p < stop && isspace((unsigned char)*p))
-			p++;
-		if (stop - p >= 8 && strncasecmp(p, "version=", 8) == 0) {
-			const char *v = p + 8;
-			size_t vl = (size_t)(stop - v);
-
-			while (vl && isspace((unsigned char)v[vl - 1]))
-				vl--;
-			return vl == wl && strncmp(v, want, wl) == 0;
-		}
-		p = semi ? semi + 1 : end;
-	}
-	return 1;
-}
-
-static int type_is(const char *t, size_t tl, const char *want)
-{
-	return tl == strlen(want) && strncasecmp(t, want, tl) == 0;
-}
-
-enum tcx_variant tcx_negotiate(const char *accept, const char *accept_encoding)
-{
-	double q_om = 0, q_text = 0, q_any = -1, q_gzip = 0, q_enc_any = -1;
-	const char *p;
-
-	for (p = accept; p && *p;) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		const char *semi = memchr(p, ';', len);
-		const char *t = p;
-		size_t tl = semi ? (size_t)(semi - p) : len;
-		const char *params = semi ? semi + 1 : p + len;
-		size_t plen = semi ? len - tl - 1 : 0;
-		double q;
-
-		while (tl && isspace((unsigned char)*t)) {
-			t++;
-			tl--;
-		}
-		while (tl && isspace((unsigned char)t[tl - 1]))
-			tl--;
-		q = elem_q(params, plen);
-		if (type_is(t, tl, "application/openmetrics-text")) {
-			if (version_ok(params, plen, "1.0.0") && q > q_om)
-				q_om = q;
-		} else if (type_is(t, tl, "text/plain")) {
-			if (version_ok(params, plen, "0.0.4") && q > q_text)
-				q_text = q;
-		} else if (type_is(t, tl, "*/*") || type_is(t, tl, "text/*")) {
-			if (q > q_any)
-				q_any = q;
-		}
-		p = comma ? comma + 1 : NULL;
-	}
-	if (!accept || !*accept)
-		q_text = 1;
-	if (q_any >= 0 && q_text == 0)
-		q_text = q_any; /* text is what a wildcard gets */
-	for (p = accept_encoding; p && *p;) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		const char *semi = memchr(p, ';', len);
-		const char *t = p;
-		size_t tl = semi ? (size_t)(semi - p) : len;
-		double q = semi ? elem_q(semi + 1, len - tl - 1) : 1;
-
-		while (tl && isspace((unsigned char)*t)) {
-			t++;
-			tl--;
-		}
-		while (tl && isspace((unsigned char)t[tl - 1]))
-			tl--;
-		if (type_is(t, tl, "gzip") || type_is(t, tl, "x-gzip"))
-			q_gzip = q;
-		else if (type_is(t, tl, "*"))
-			q_enc_any = q;
-		p = comma ? comma + 1 : NULL;
-	}
-	if (q_gzip == 0 && q_enc_any > 0 && !(accept_encoding && strstr(accept_encoding, "gzip")))
-		q_gzip = q_enc_any;
-	if (q_om > 0 && q_om > q_text)
-		return q_gzip > 0 ? TCX_VAR_OM_GZ : TCX_VAR_OM;
-	return q_gzip > 0 ? TCX_VAR_TEXT_GZ : TCX_VAR_TEXT;
-}
-
-const char *tcx_variant_content_type(enum tcx_variant v)
-{
-	return v == TCX_VAR_OM || v == TCX_VAR_OM_GZ
-	               ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
-	               : "text/plain; version=0.0.4; charset=utf-8";
-}
-
-int tcx_variant_is_gzip(enum tcx_variant v)
-{
-	return v == TCX_VAR_TEXT_GZ || v == TCX_VAR_OM_GZ;
 }
 
 /* ---- rendering ------------------------------------------------------------------------- */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Expositions: what /metrics serves for one snapshot, in up to four variants
- * (text 0.0.4 or OpenMetrics 1.0.0, each plain or gzip). No HTTP here: the
- * server makes its own response objects (struct tcx_expo). */
+ * (agent/negotiate.h), and their rendering. No HTTP here: the server makes
+ * its own response objects (struct tcx_expo). */
 #ifndef TCX_EXPO_H
 #define TCX_EXPO_H
 
@@ -10,32 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/buf.h"
+#include "agent/negotiate.h"
+#include "agent/selfstats.h"
 #include "collectors/snapshot.h"
-
-enum tcx_variant {
-	TCX_VAR_TEXT = 0,
-	TCX_VAR_TEXT_GZ,
-	TCX_VAR_OM,
-	TCX_VAR_OM_GZ,
-	TCX_VAR__MAX,
-};
-
-/* HTTP statuses counted in tc_exporter_http_requests_total: the handler's,
- * and the ones libmicrohttpd answers itself (400, 413, 414, 431, 505). */
-#define TCX_HTTP_CODES 12
-extern const unsigned tcx_http_codes[TCX_HTTP_CODES]; /* the last one, 0, is "other" */
-unsigned tcx_http_code_slot(unsigned code);
-
-/* The daemon's own counters, as of the moment a variant is rendered. */
-struct tcx_selfstats {
-	uint64_t collections_total;
-	uint64_t collection_errors_total[TCX_ERR__MAX];
-	uint64_t http_requests_total[TCX_HTTP_CODES];
-	double snapshot_age_s;
-	int last_reload_ok;
-	double last_reload_ts; /* Unix time of the last successful (re)load */
-};
 
 /* What /metrics serves of one snapshot. Each variant is rendered at most
  * once per snapshot, into a response every request for it shares, freed
@@ -78,13 +55,6 @@ int tcx_expo_response(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make_fn m
  * request waits for it). Returns 0 or the first -errno; a variant that
  * fails is made again on request. */
 int tcx_expo_prerender(struct tcx_expo *e, tcx_expo_make_fn make, void *arg);
-
-/* Pick the variant for an Accept and an Accept-Encoding header (either may
- * be NULL), as Prometheus negotiates: OpenMetrics 1.0.0 when the client
- * prefers it to text 0.0.4 (higher q), gzip when accepted with q > 0. */
-enum tcx_variant tcx_negotiate(const char *accept, const char *accept_encoding);
-const char *tcx_variant_content_type(enum tcx_variant v);
-int tcx_variant_is_gzip(enum tcx_variant v);
 
 /* A rendered variant. */
 struct tcx_rendered {

@@ -50,9 +50,11 @@
 
 #include "agent/buf.h"
 #include "agent/daemon.h"
+#include "agent/http.h"
 #include "agent/log.h"
 #include "agent/render.h"
 #include "config.h"
+#include "lib/clock.h"
 
 /* One connection (its socket context). */
 struct conn {
@@ -101,14 +103,6 @@ static void count(struct tcx_state *st, unsigned code)
 }
 
 /* ---- slow clients (see the top of the file) --------------------------------------------- */
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* The list functions and close_waiting() are called with h->lock held. */
 static void wait_push(struct conn *c, uint64_t now)
@@ -185,7 +179,7 @@ static void *reaper(void *arg)
 
 	pthread_mutex_lock(&h->lock);
 	while (!h->stop) {
-		uint64_t now = now_ms(), next = UINT64_MAX;
+		uint64_t now = tcx_clock_ms(CLOCK_MONOTONIC), next = UINT64_MAX;
 
 		for (size_t i = 0; i < h->n; i++) {
 			uint64_t t = reap(&h->srv[i], now);
@@ -196,8 +190,7 @@ static void *reaper(void *arg)
 		if (next == UINT64_MAX) {
 			pthread_cond_wait(&h->wake, &h->lock);
 		} else {
-			struct timespec ts = {.tv_sec = (time_t)(next / 1000),
-			                      .tv_nsec = (long)(next % 1000) * 1000000};
+			struct timespec ts = tcx_ms_ts(next);
 
 			pthread_cond_timedwait(&h->wake, &h->lock, &ts);
 		}
@@ -225,7 +218,7 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *ci =
 		        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
-		uint64_t now = now_ms();
+		uint64_t now = tcx_clock_ms(CLOCK_MONOTONIC);
 
 		c = calloc(1, sizeof(*c));
 		if (!c) { /* untracked, it could hold its slot for ever */
@@ -288,7 +281,7 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **req_cls,
 		return; /* the connection is closing */
 	pthread_mutex_lock(&s->h->lock);
 	if (!c->closed && !c->waiting)
-		wait_push(c, now_ms());
+		wait_push(c, tcx_clock_ms(CLOCK_MONOTONIC));
 	pthread_mutex_unlock(&s->h->lock);
 }
 

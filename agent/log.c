@@ -59,3 +59,9 @@ void tcx_log(int prio, const char *fmt, ...)
 	else
 		fprintf(stderr, "tcexporter: %s: %s\n", level_name(prio), msg);
 }
+
+void tcx_log_config_error(void *nerr, const char *msg)
+{
+	(*(int *)nerr)++;
+	tcx_log(LOG_ERR, "%s", msg);
+}

@@ -761,17 +761,6 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	sample1(r, b, "tc_exporter_build_info", "version", TCX_VERSION, 1);
 }
 
-const unsigned tcx_http_codes[TCX_HTTP_CODES] = {200, 400, 401, 403, 404, 405,
-                                                 413, 414, 431, 503, 505, 0};
-
-unsigned tcx_http_code_slot(unsigned code)
-{
-	for (unsigned i = 0; i + 1 < TCX_HTTP_CODES; i++)
-		if (tcx_http_codes[i] == code)
-			return i;
-	return TCX_HTTP_CODES - 1;
-}
-
 /* The daemon's own counters. */
 static void render_self(struct render *r, int om, const struct tcx_selfstats *st, struct tcx_buf *b)
 {

@@ -34,6 +34,7 @@
 #include "agent/snmp.h"
 #include "agent/snmp_rows.h"
 #include "collectors/tc_parse.h"
+#include "lib/clock.h"
 
 struct tcx_snmp {
 	pthread_t thread;
@@ -68,10 +69,7 @@ static oid mib_oid[] = {TCX_MIB_ROOT}; /* net-snmp takes it non-const */
 /* Now on the clock of the rows' times (agent/snmp_rows.h). */
 static uint64_t clock_now(void)
 {
-	struct timeval tv;
-
-	netsnmp_get_monotonic_clock(&tv);
-	return (uint64_t)tv.tv_sec * 100 + (uint64_t)tv.tv_usec / 10000;
+	return tcx_clock_ms(CLOCK_MONOTONIC) / 10;
 }
 
 /* Measure the offset between the master's sysUpTime and the rows' clock.
@@ -342,7 +340,7 @@ static void scalar_value(struct tcx_snmp *sn, unsigned which, netsnmp_variable_l
 
 /* ---- GET / GETNEXT over the tcxObjects subtree -------------------------------------------- */
 
-/* Does oid o (len n) start with prefix p? Then *rest points past it. */
+/* Does oid o (len n) start with prefix p (len pn)? */
 static int has_prefix(const oid *o, size_t n, const oid *p, size_t pn)
 {
 	return n >= pn && netsnmp_oid_equals(o, pn, p, pn) == 0;

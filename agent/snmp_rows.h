@@ -4,9 +4,9 @@
  * discontinuity times, and ordered lookups for GET and GETNEXT.
  *
  * Times (a row's last reset, the table's last change, a build) are kept on
- * the subagent's own clock: CLOCK_MONOTONIC in hundredths of a second, as
- * netsnmp_get_monotonic_clock() reads it. They become TimeStamps (RFC 2579:
- * the master's sysUpTime at the event) only when served, through
+ * the subagent's own clock: CLOCK_MONOTONIC in hundredths of a second, the
+ * clock of net-snmp's netsnmp_get_monotonic_clock(). They become TimeStamps
+ * (RFC 2579: the master's sysUpTime at the event) only when served, through
  * tcx_snmp_timestamp(), because the master's sysUpTime starts over when the
  * master restarts. */
 #ifndef TCX_SNMP_ROWS_H

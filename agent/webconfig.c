@@ -108,6 +108,18 @@ static int walk_mapping(struct ctx *c, tcx_ynode_t *map, const struct key_handle
 	return tcx_yaml_walk(&c->y, map, &keys, where, obj);
 }
 
+/* The value of key k, a section: a mapping walked through tab, or null for
+ * an empty one. 0, or -1 after a report. */
+static int walk_section(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v,
+                        const struct key_handler *tab, size_t n, const char *where, void *obj)
+{
+	int r = expect_map(c, k, v);
+
+	if (r)
+		return r < 0 ? -1 : 0;
+	return walk_mapping(c, v, tab, n, where, obj);
+}
+
 /* Compare without data-dependent branches: 1 when equal. Reads all of b
  * whatever a holds, so the time depends on blen only. */
 static int ct_equal(const void *a, size_t alen, const void *b, size_t blen)
@@ -163,46 +175,22 @@ static int pem_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, tcx_ynode_t 
 	return 0;
 }
 
-static int tls_cert_file(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+/* cert_file, cert, key_file, key, client_ca_file, client_ca: the PEM source
+ * whose `x_file` or inline `x` the key names. */
+static int tls_pem(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct tls_ps *ps = obj;
+	struct pem_src *srcs[] = {&ps->cert, &ps->key, &ps->ca};
 
-	return pem_value(c, k, v, &ps->cert.file_k, &ps->cert.file_v);
-}
+	for (size_t i = 0; i < sizeof(srcs) / sizeof(srcs[0]); i++) {
+		struct pem_src *s = srcs[i];
 
-static int tls_cert(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-{
-	struct tls_ps *ps = obj;
-
-	return pem_value(c, k, v, &ps->cert.inline_k, &ps->cert.inline_v);
-}
-
-static int tls_key_file(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-{
-	struct tls_ps *ps = obj;
-
-	return pem_value(c, k, v, &ps->key.file_k, &ps->key.file_v);
-}
-
-static int tls_key(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-{
-	struct tls_ps *ps = obj;
-
-	return pem_value(c, k, v, &ps->key.inline_k, &ps->key.inline_v);
-}
-
-static int tls_ca_file(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-{
-	struct tls_ps *ps = obj;
-
-	return pem_value(c, k, v, &ps->ca.file_k, &ps->ca.file_v);
-}
-
-static int tls_ca(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-{
-	struct tls_ps *ps = obj;
-
-	return pem_value(c, k, v, &ps->ca.inline_k, &ps->ca.inline_v);
+		if (is(k, s->file_key))
+			return pem_value(c, k, v, &s->file_k, &s->file_v);
+		if (is(k, s->inline_key))
+			return pem_value(c, k, v, &s->inline_k, &s->inline_v);
+	}
+	abort(); /* a program bug: tls_keys names no other key for it */
 }
 
 static int tls_client_auth(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
@@ -265,12 +253,12 @@ static int tls_max_version(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t
 }
 
 static const struct key_handler tls_keys[] = {
-        {"cert_file", tls_cert_file},
-        {"key_file", tls_key_file},
-        {"cert", tls_cert},
-        {"key", tls_key},
-        {"client_ca_file", tls_ca_file},
-        {"client_ca", tls_ca},
+        {"cert_file", tls_pem},
+        {"key_file", tls_pem},
+        {"cert", tls_pem},
+        {"key", tls_pem},
+        {"client_ca_file", tls_pem},
+        {"client_ca", tls_pem},
         {"client_auth_type", tls_client_auth},
         {"min_version", tls_min_version},
         {"max_version", tls_max_version},
@@ -521,11 +509,7 @@ static const struct key_handler header_keys[] = {
 
 static int http_headers(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	int r = expect_map(c, k, v);
-
-	if (r)
-		return r < 0 ? -1 : 0;
-	return walk_mapping(c, v, header_keys, sizeof(header_keys) / sizeof(header_keys[0]),
+	return walk_section(c, k, v, header_keys, sizeof(header_keys) / sizeof(header_keys[0]),
 	                    " in headers", NULL);
 }
 
@@ -536,11 +520,7 @@ static const struct key_handler http_keys[] = {
 
 static int top_http(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	int r = expect_map(c, k, v);
-
-	if (r)
-		return r < 0 ? -1 : 0;
-	return walk_mapping(c, v, http_keys, sizeof(http_keys) / sizeof(http_keys[0]),
+	return walk_section(c, k, v, http_keys, sizeof(http_keys) / sizeof(http_keys[0]),
 	                    " in http_server_config", NULL);
 }
 
@@ -622,11 +602,8 @@ static const struct key_handler rate_keys[] = {
 static int top_rate_limit(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct rate_ps ps = {0};
-	int r = expect_map(c, k, v);
 
-	if (r)
-		return r < 0 ? -1 : 0;
-	if (walk_mapping(c, v, rate_keys, sizeof(rate_keys) / sizeof(rate_keys[0]),
+	if (walk_section(c, k, v, rate_keys, sizeof(rate_keys) / sizeof(rate_keys[0]),
 	                 " in rate_limit", &ps))
 		return -1;
 	if (ps.enabled) {

@@ -32,6 +32,8 @@
 
 #include "collectors/collect.h"
 #include "collectors/tc_parse.h"
+#include "lib/clock.h"
+#include "lib/grow.h"
 
 #ifndef TCM_IFINDEX_MAGIC_BLOCK
 #define TCM_IFINDEX_MAGIC_BLOCK 0xFFFFFFFFU
@@ -51,7 +53,7 @@ struct tcx_collector {
 	const struct tcx_source_ops *ops;
 	void *opaque;
 	struct ns_source *ns;
-	size_t n_ns;
+	size_t n_ns, cap_ns;
 };
 
 struct tcx_collector *tcx_collector_new(const struct tcx_source_ops *ops, void *opaque)
@@ -76,14 +78,6 @@ void tcx_collector_free(struct tcx_collector *c)
 	free(c);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* ---- per-namespace state of one pass ---------------------------------------------- */
 
 struct link {
@@ -96,9 +90,9 @@ struct pass_ns {
 	void *src;
 	char open_err[256];
 	struct link *links;
-	size_t n_links;
+	size_t n_links, cap_links;
 	struct tcx_qdisc *qdiscs;
-	size_t n_qdiscs;
+	size_t n_qdiscs, cap_qdiscs;
 	int listed; /* links and qdiscs were dumped */
 	char list_err[256];
 };
@@ -107,7 +101,7 @@ struct pass {
 	struct tcx_collector *c;
 	struct tcx_snapshot *s;
 	struct pass_ns **ns; /* stable addresses: units point at them */
-	size_t n_ns;
+	size_t n_ns, cap_ns;
 	const struct tcx_collect_observer *obs; /* or NULL */
 	size_t told_f, told_a;                  /* rows the observer was told of */
 };
@@ -142,14 +136,6 @@ static void drop_rows(struct pass *p, size_t mark_f, size_t mark_a)
 		p->told_a = mark_a;
 }
 
-static void *grow_array(void *arr, size_t n, size_t elem)
-{
-	/* Doubling at powers of two. */
-	if (n == 0 || (n & (n - 1)) == 0)
-		return realloc(arr, (n ? n * 2 : 16) * elem);
-	return arr;
-}
-
 static void set_error(struct tcx_snapshot *s, struct tcx_target *t, enum tcx_err_cause cause,
                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static void set_error(struct tcx_snapshot *s, struct tcx_target *t, enum tcx_err_cause cause,
@@ -171,12 +157,10 @@ static void *ns_source(struct tcx_collector *c, const char *name, char *err, siz
 	for (size_t i = 0; i < c->n_ns; i++)
 		if (strcmp(c->ns[i].name, name) == 0)
 			return c->ns[i].src;
-	n = grow_array(c->ns, c->n_ns, sizeof(*c->ns));
-	if (!n) {
+	if (tcx_grow(&c->ns, &c->cap_ns, c->n_ns + 1, sizeof(*c->ns), 16) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	c->ns = n;
 	void *src = c->ops->open(c->opaque, name, err, errlen);
 
 	if (!src)
@@ -200,7 +184,6 @@ static int link_msg_cb(const struct nlmsghdr *nlh, void *arg)
 	struct list_ctx *lc = arg;
 	struct pass_ns *ns = lc->ns;
 	struct link l;
-	void *n;
 
 	if (nlh->nlmsg_type != RTM_NEWLINK)
 		return MNL_CB_OK;
@@ -208,10 +191,8 @@ static int link_msg_cb(const struct nlmsghdr *nlh, void *arg)
 		lc->bad++;
 		return MNL_CB_OK;
 	}
-	n = grow_array(ns->links, ns->n_links, sizeof(*ns->links));
-	if (!n)
+	if (tcx_grow(&ns->links, &ns->cap_links, ns->n_links + 1, sizeof(*ns->links), 16) < 0)
 		return MNL_CB_ERROR;
-	ns->links = n;
 	ns->links[ns->n_links++] = l;
 	return MNL_CB_OK;
 }
@@ -221,7 +202,6 @@ static int qdisc_msg_cb(const struct nlmsghdr *nlh, void *arg)
 	struct list_ctx *lc = arg;
 	struct pass_ns *ns = lc->ns;
 	struct tcx_qdisc q;
-	void *n;
 
 	if (nlh->nlmsg_type != RTM_NEWQDISC)
 		return MNL_CB_OK;
@@ -229,10 +209,8 @@ static int qdisc_msg_cb(const struct nlmsghdr *nlh, void *arg)
 		lc->bad++;
 		return MNL_CB_OK;
 	}
-	n = grow_array(ns->qdiscs, ns->n_qdiscs, sizeof(*ns->qdiscs));
-	if (!n)
+	if (tcx_grow(&ns->qdiscs, &ns->cap_qdiscs, ns->n_qdiscs + 1, sizeof(*ns->qdiscs), 16) < 0)
 		return MNL_CB_ERROR;
-	ns->qdiscs = n;
 	ns->qdiscs[ns->n_qdiscs++] = q;
 	return MNL_CB_OK;
 }
@@ -334,13 +312,11 @@ struct unit {
 
 struct units {
 	struct unit *u;
-	size_t n;
+	size_t n, cap;
 };
 
 static int unit_add(struct units *us, const struct unit *u)
 {
-	void *n;
-
 	for (size_t i = 0; i < us->n; i++) {
 		struct unit *o = &us->u[i];
 
@@ -350,10 +326,8 @@ static int unit_add(struct units *us, const struct unit *u)
 			return 0;
 		}
 	}
-	n = grow_array(us->u, us->n, sizeof(*us->u));
-	if (!n)
+	if (tcx_grow(&us->u, &us->cap, us->n + 1, sizeof(*us->u), 16) < 0)
 		return -1;
-	us->u = n;
 	us->u[us->n++] = *u;
 	return 0;
 }
@@ -493,7 +467,7 @@ struct fdump_ctx {
 	uint32_t target;
 	/* tps in the order the reply named them */
 	struct tp_seen *tps;
-	size_t n_tps;
+	size_t n_tps, cap_tps;
 	/* restrict kept rows to one tp (repair dumps) */
 	const struct tcx_tp_key *only;
 	uint64_t bad;
@@ -532,13 +506,10 @@ static int filter_msg_cb(const struct nlmsghdr *nlh, void *arg)
 		return MNL_CB_OK;
 	}
 	if (!fc->n_tps || !same_tp(&fc->tps[fc->n_tps - 1].key, &key)) {
-		void *n = grow_array(fc->tps, fc->n_tps, sizeof(*fc->tps));
-
-		if (!n) {
+		if (tcx_grow(&fc->tps, &fc->cap_tps, fc->n_tps + 1, sizeof(*fc->tps), 16) < 0) {
 			fc->oom = 1;
 			return MNL_CB_OK;
 		}
-		fc->tps = n;
 		fc->tps[fc->n_tps].key = key;
 		fc->tps[fc->n_tps].rows = 0;
 		fc->n_tps++;
@@ -806,7 +777,7 @@ static void u32_attribute(struct pass *p)
 	struct u32_tp *tps = NULL;
 	uint32_t *common = NULL;
 	uint8_t *gone = NULL;
-	size_t n = 0, first_gone = SIZE_MAX;
+	size_t n = 0, cap = 0, first_gone = SIZE_MAX;
 	int k = -1;
 
 	for (unsigned i = 0; i < s->n_kinds; i++)
@@ -818,7 +789,6 @@ static void u32_attribute(struct pass *p)
 	for (size_t i = 0; i < s->n_filters; i++) {
 		const struct tcx_filter *f = &s->filters[i];
 		struct u32_tp *tp = n ? &tps[n - 1] : NULL;
-		void *m;
 
 		if (f->kind != k)
 			continue;
@@ -827,9 +797,8 @@ static void u32_attribute(struct pass *p)
 			tp->n++;
 			continue;
 		}
-		if (!(m = grow_array(tps, n, sizeof(*tps))))
+		if (tcx_grow(&tps, &cap, n + 1, sizeof(*tps), 16) < 0)
 			goto oom;
-		tps = m;
 		tps[n++] = (struct u32_tp){.target = f->target,
 		                           .chain = f->chain,
 		                           .first = (uint32_t)i,
@@ -898,15 +867,13 @@ out:
 
 static struct pass_ns *pass_ns_get(struct pass *p, const char *name)
 {
-	struct pass_ns **arr, *n;
+	struct pass_ns *n;
 
 	for (size_t i = 0; i < p->n_ns; i++)
 		if (strcmp(p->ns[i]->name, name) == 0)
 			return p->ns[i];
-	arr = grow_array(p->ns, p->n_ns, sizeof(*p->ns));
-	if (!arr)
+	if (tcx_grow(&p->ns, &p->cap_ns, p->n_ns + 1, sizeof(*p->ns), 16) < 0)
 		return NULL;
-	p->ns = arr;
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return NULL;
@@ -948,7 +915,7 @@ struct tcx_snapshot *tcx_collect_observed(struct tcx_collector *c, struct tcx_co
 	struct tcx_snapshot *s = tcx_snapshot_new(cfg);
 	struct pass p = {.c = c, .s = s, .obs = obs};
 	struct units us = {0};
-	double t0 = now_s();
+	double t0 = tcx_clock_s(CLOCK_MONOTONIC);
 
 	if (!s)
 		return NULL;
@@ -963,7 +930,7 @@ struct tcx_snapshot *tcx_collect_observed(struct tcx_collector *c, struct tcx_co
 		struct unit *u = &us.u[i];
 		size_t mark_f = s->n_filters, mark_a = s->n_actions;
 		struct tcx_target *t = tcx_snapshot_add_target(s);
-		double t1 = now_s();
+		double t1 = tcx_clock_s(CLOCK_MONOTONIC);
 
 		if (!t)
 			goto oom;
@@ -977,7 +944,7 @@ struct tcx_snapshot *tcx_collect_observed(struct tcx_collector *c, struct tcx_co
 				          "device '%s' vanished during collection", u->dev);
 		}
 		count_rows(s, t, mark_f, mark_a);
-		t->duration_s = now_s() - t1;
+		t->duration_s = tcx_clock_s(CLOCK_MONOTONIC) - t1;
 		/* Parents found by discovery that hold no filter are noise. */
 		if (u->implicit && t->ok && t->n_filters == 0)
 			s->n_targets--;
@@ -1001,6 +968,6 @@ out:
 	tcx_snapshot_merge(s);
 	tcx_snapshot_classify(s);
 	tcx_snapshot_seal(s);
-	s->duration_s = now_s() - t0;
+	s->duration_s = tcx_clock_s(CLOCK_MONOTONIC) - t0;
 	return s;
 }

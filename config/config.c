@@ -16,6 +16,7 @@
 
 #include "config/config.h"
 #include "config/yamlutil.h"
+#include "lib/grow.h"
 
 /* Defined in labels.c, shared by the index builder here and the lookup there.
  * (Not in config.h: it is an implementation detail of the cookie index.) */
@@ -41,8 +42,9 @@ struct ctx {
 	int labels_bad;            /* `labels` had errors: skip checks against it */
 	tcx_ynode_t *cookies;      /* those that came before `labels` */
 	tcx_ynode_t *decoders;     /* deferred until `labels` is known */
+	size_t cap_cookies;        /* of cfg->cookies[] */
 	struct mark *cookie_marks; /* of cfg->cookies[] */
-	size_t cap_cookies;        /* of both */
+	size_t cap_marks;
 };
 
 typedef int (*key_fn)(struct ctx *c, void *obj, tcx_ynode_t *key, tcx_ynode_t *val);
@@ -628,19 +630,13 @@ static void cookie_entry(struct ctx *c, const struct tcx_ypair *p)
 		err_at(c, k, "expected a scalar key, got %s", kind_name(k->type));
 		return;
 	}
-	if (cfg->n_cookies == c->cap_cookies) {
-		size_t cap = cfg->n_cookies ? 2 * cfg->n_cookies : 64;
-		struct tcx_cookie_entry *ne = realloc(cfg->cookies, cap * sizeof(*ne));
-		struct mark *nm = ne ? realloc(c->cookie_marks, cap * sizeof(*nm)) : NULL;
-
-		if (ne)
-			cfg->cookies = ne;
-		if (!nm || cap > UINT32_MAX) {
-			oom(c);
-			return;
-		}
-		c->cookie_marks = nm;
-		c->cap_cookies = cap;
+	if (tcx_grow(&cfg->cookies, &c->cap_cookies, cfg->n_cookies + 1, sizeof(*cfg->cookies),
+	             64) < 0 ||
+	    tcx_grow(&c->cookie_marks, &c->cap_marks, cfg->n_cookies + 1, sizeof(*c->cookie_marks),
+	             64) < 0 ||
+	    c->cap_cookies > UINT32_MAX) {
+		oom(c);
+		return;
 	}
 	e = &cfg->cookies[cfg->n_cookies];
 	memset(e, 0, sizeof(*e));

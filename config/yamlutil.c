@@ -13,6 +13,7 @@
 #include <yaml.h>
 
 #include "config/yamlutil.h"
+#include "lib/grow.h"
 
 /* ---- error reporting ------------------------------------------------------ */
 
@@ -456,15 +457,8 @@ static tcx_ynode_t *new_node(struct builder *b, yaml_node_type_t type, const yam
 
 static int push_pending(struct builder *b, tcx_ynode_t *n)
 {
-	if (b->n_pending == b->cap_pending) {
-		size_t cap = b->cap_pending ? 2 * b->cap_pending : 256;
-		tcx_ynode_t **p = realloc(b->pending, cap * sizeof(*p));
-
-		if (!p)
-			return tcx_yaml_oom(b->y);
-		b->pending = p;
-		b->cap_pending = cap;
-	}
+	if (tcx_grow(&b->pending, &b->cap_pending, b->n_pending + 1, sizeof(*b->pending), 256) < 0)
+		return tcx_yaml_oom(b->y);
 	b->pending[b->n_pending++] = n;
 	return 0;
 }

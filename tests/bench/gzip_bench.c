@@ -18,15 +18,8 @@
 #include <zlib.h>
 
 #include "agent/expo.h"
+#include "lib/clock.h"
 #include "tests/bench/synth.h"
-
-static double clock_s(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int cmp(const void *a, const void *b)
 {
@@ -129,11 +122,12 @@ int main(int argc, char **argv)
 		size_t len = 0;
 
 		for (int r = 0; r < runs; r++) {
-			double c0 = clock_s(CLOCK_THREAD_CPUTIME_ID), w0 = clock_s(CLOCK_MONOTONIC);
+			double c0 = tcx_clock_s(CLOCK_THREAD_CPUTIME_ID),
+			       w0 = tcx_clock_s(CLOCK_MONOTONIC);
 
 			len = codecs[c].fn(codecs[c].level, body.p, body.len, out, cap);
-			cpu[r] = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
-			wall[r] = clock_s(CLOCK_MONOTONIC) - w0;
+			cpu[r] = tcx_clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
+			wall[r] = tcx_clock_s(CLOCK_MONOTONIC) - w0;
 			if (!len || !roundtrip_ok(body.p, body.len, out, len, tmp)) {
 				fprintf(stderr, "gzip_bench: %s level %d: wrong output\n",
 				        codecs[c].name, codecs[c].level);

@@ -23,6 +23,7 @@
 #include <gnutls/gnutls.h>
 
 #include "agent/webconfig.h"
+#include "lib/clock.h"
 
 #define ALICE_PW "wonderland"
 #define BOB_PW   "builder"
@@ -1291,14 +1292,6 @@ static void test_bcrypt_cost_limit(void **state)
 	              "request would pay for it: htpasswd -nBC 10 \"\" | tr -d ':\\n')\n");
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 struct check_arg {
 	struct tcx_webconfig *wc;
 	int ok;
@@ -1330,24 +1323,24 @@ static void test_password_abandoned(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		struct check_arg a = {load_ok(fx, "c12.yml", yaml), -1};
-		double t0 = now_s(), full, abandoned, next;
+		double t0 = tcx_clock_s(CLOCK_MONOTONIC), full, abandoned, next;
 		pthread_t t;
 
 		/* the time of one check, to compare with */
 		if (tcx_webconfig_check_password(a.wc, "mallory", "guess") != 0)
 			_exit(10);
-		full = now_s() - t0;
-		t0 = now_s();
+		full = tcx_clock_s(CLOCK_MONOTONIC) - t0;
+		t0 = tcx_clock_s(CLOCK_MONOTONIC);
 		if (pthread_create(&t, NULL, check_thread, &a))
 			_exit(11);
 		usleep((useconds_t)(full * 1e6 / 10));
 		tcx_webconfig_abandon_checks();
 		pthread_join(t, NULL);
-		abandoned = now_s() - t0;
-		t0 = now_s();
+		abandoned = tcx_clock_s(CLOCK_MONOTONIC) - t0;
+		t0 = tcx_clock_s(CLOCK_MONOTONIC);
 		if (tcx_webconfig_check_password(a.wc, "alice", "guess") != 0)
 			_exit(12);
-		next = now_s() - t0;
+		next = tcx_clock_s(CLOCK_MONOTONIC) - t0;
 		fprintf(stderr, "a check: %.3f s; abandoned after %.3f s; the next: %.3f s\n", full,
 		        abandoned, next);
 		usleep((useconds_t)(full * 1.5e6)); /* the abandoned bcrypt ends */

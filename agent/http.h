@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The HTTP servers (agent/http.c): one libmicrohttpd daemon per listen
+ * address, serving /metrics from the daemon's current exposition, / and
+ * /healthz. */
+#ifndef TCX_HTTP_H
+#define TCX_HTTP_H
+
+#include <stddef.h>
+
+#include "agent/expo.h"
+#include "agent/webconfig.h"
+#include "config/config.h"
+
+struct tcx_http;
+struct tcx_state;
+
+/* Start the servers of cfg. With prev, a server for an address prev already
+ * serves takes over prev's listen socket (prev stops accepting there).
+ * Returns NULL with the cause in err. */
+struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg *cfg,
+                                struct tcx_webconfig *web, struct tcx_http *prev, char *err,
+                                size_t errlen);
+/* Did tcx_http_start() take any listen socket over from h? */
+int tcx_http_handed_over(const struct tcx_http *h);
+/* Stop; servers that handed their socket over finish their requests first. */
+void tcx_http_stop(struct tcx_http *h);
+/* Frees a response the servers made (the resp_free of their expositions). */
+void tcx_http_response_free(void *resp);
+/* Render, in the calling thread, every variant an exposition that is not
+ * published yet renders ahead: the first request for it then waits for
+ * nothing. */
+void tcx_http_prerender(struct tcx_state *st, struct tcx_expo *e);
+
+#endif
