@@ -15,7 +15,7 @@
 #include "agent/render.h"
 #include "agent/webconfig.h"
 #include "collectors/collect.h"
-#include "config.h"
+#include "build.h"
 
 struct cli_opts {
 	const char *config;

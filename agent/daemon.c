@@ -22,7 +22,7 @@
 #include "agent/daemon.h"
 #include "agent/log.h"
 #include "collectors/collect.h"
-#include "config.h"
+#include "build.h"
 #ifdef HAVE_SNMP
 #include "agent/snmp.h"
 #endif

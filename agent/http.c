@@ -52,7 +52,7 @@
 #include "agent/daemon.h"
 #include "agent/log.h"
 #include "agent/render.h"
-#include "config.h"
+#include "build.h"
 
 /* One connection (its socket context). */
 struct conn {
