@@ -14,8 +14,8 @@
  * released (struct tcx_yaml.entry).
  *
  * A loader keeps its state in its own ctx, whose FIRST member is a struct
- * tcx_yaml named `y`: the short names at the end of this file take that ctx,
- * and a struct tcx_yaml * handed to a loader's callbacks converts to it. */
+ * tcx_yaml named `y`: a struct tcx_yaml * handed to a loader's callbacks
+ * converts to it. */
 #ifndef TCX_YAMLUTIL_H
 #define TCX_YAMLUTIL_H
 
@@ -227,26 +227,5 @@ void tcx_yaml_load(struct tcx_yaml *y, const char *buf, size_t len, const char *
  * number of blocks it read. */
 extern int tcx_yaml_no_fast_path;
 extern unsigned long tcx_yaml_fast_blocks;
-
-/* ---- short names, for the loaders --------------------------------------------- */
-
-/* Those taking c take the loader's ctx (see the top of this file). */
-#define err_at(c, ...)     tcx_yaml_err_at(&(c)->y, __VA_ARGS__)
-#define err_mark(c, ...)   tcx_yaml_err_mark(&(c)->y, __VA_ARGS__)
-#define err_file(c, ...)   tcx_yaml_err_file(&(c)->y, __VA_ARGS__)
-#define err_dup(c, ...)    tcx_yaml_err_dup(&(c)->y, __VA_ARGS__)
-#define oom(c)             tcx_yaml_oom(&(c)->y)
-#define expect(c, ...)     tcx_yaml_expect(&(c)->y, __VA_ARGS__)
-#define xstrndup(c, ...)   tcx_yaml_strndup(&(c)->y, __VA_ARGS__)
-#define parse_bool(c, ...) tcx_yaml_bool(&(c)->y, __VA_ARGS__)
-#define uint_value(c, ...) tcx_yaml_uint(&(c)->y, __VA_ARGS__)
-#define resolve(c, name)   tcx_yaml_resolve(&(c)->y, name)
-#define kind_name(t)       tcx_yaml_kind_name(t)
-#define sval(n)            tcx_yaml_sval(n)
-#define slen(n)            tcx_yaml_slen(n)
-#define has_nul(n)         tcx_yaml_has_nul(n)
-#define is_null(n)         tcx_yaml_is_null(n)
-#define n_items(n)         tcx_yaml_n_items(n)
-#define n_pairs(n)         tcx_yaml_n_pairs(n)
 
 #endif

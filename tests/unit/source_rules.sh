@@ -17,21 +17,23 @@ for f in "${sources[@]}"; do
 done
 bad=0
 
-# broken RULE GREP_ARGS...: report every line matching GREP_ARGS as breaking RULE.
+# broken RULE HITS: report each line of HITS (grep -n output) as breaking RULE.
 broken() {
-	local rule=$1 hits
-	shift
-	hits=$(grep -n "$@" || true)
-	if [ -n "$hits" ]; then
-		echo "FAIL: $TCX_TEST_NAME: $rule:" >&2
-		echo "$hits" | sed 's/^/  /' >&2
-		bad=$((bad + 1))
-	fi
+	[ -n "$2" ] || return 0
+	echo "FAIL: $TCX_TEST_NAME: $1:" >&2
+	echo "$2" | sed 's/^/  /' >&2
+	bad=$((bad + 1))
 }
 
 note "autoconf's header is build.h: \"config.h\" is only ever config/config.h"
 broken 'includes "config.h" (autoconf'"'"'s header is "build.h"; ours is "config/config.h")' \
-	-E '^\s*#\s*include\s+["<]config\.h[">]' "${sources[@]}"
+	"$(grep -nE '^\s*#\s*include\s+["<]config\.h[">]' "${sources[@]}" || true)"
+
+note "headers define no short lower-case macros (err_at, expect, oom...): tcx_*, and log.h's log_*"
+broken 'a lower-case macro in a header, not tcx_* (or log_* in agent/log.h)' \
+	"$(grep -nE '^\s*#\s*define\s+[a-z_]' "${headers[@]}" |
+		grep -vE '^[^:]+:[0-9]+:\s*#\s*define\s+tcx_' |
+		grep -vE '^agent/log\.h:[0-9]+:\s*#\s*define\s+log_' || true)"
 
 [ "$bad" -eq 0 ] || fail "$bad rule(s) broken"
 echo "source rules: ${#sources[@]} files follow them"
