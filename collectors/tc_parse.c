@@ -764,11 +764,11 @@ void tcx_format_parent(uint32_t parent, char *out, size_t outlen)
 	case TC_H_ROOT:
 		snprintf(out, outlen, "root");
 		return;
-	case 0xFFFFFFF2: /* TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS) */
+	case TCX_PARENT_INGRESS:
 	case TC_H_INGRESS:
 		snprintf(out, outlen, "ingress");
 		return;
-	case 0xFFFFFFF3:
+	case TCX_PARENT_EGRESS:
 		snprintf(out, outlen, "egress");
 		return;
 	default:

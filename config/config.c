@@ -25,9 +25,7 @@
 #define TCX_NETNS_MAX        63
 #define TCX_IFNAME_MAX       15 /* IFNAMSIZ - 1 */
 
-#define TC_PARENT_INGRESS 0xFFFFFFF2u /* TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS) */
-#define TC_PARENT_EGRESS  0xFFFFFFF3u /* TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS) */
-#define TC_PARENT_ROOT    0u          /* a dump's "root qdisc" selector */
+#define TC_PARENT_ROOT 0u /* a dump's "root qdisc" selector */
 
 /* Where a cookie was written, for "duplicate cookie" messages. */
 struct mark {
@@ -251,8 +249,8 @@ static int parse_parent(const char *s, size_t len, uint32_t *out)
 		const char *name;
 		uint32_t parent;
 	} names[] = {
-	        {"ingress", TC_PARENT_INGRESS},
-	        {"egress", TC_PARENT_EGRESS},
+	        {"ingress", TCX_PARENT_INGRESS},
+	        {"egress", TCX_PARENT_EGRESS},
 	        {"root", TC_PARENT_ROOT},
 	};
 	uint32_t maj = 0, min = 0;

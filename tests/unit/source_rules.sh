@@ -35,5 +35,10 @@ broken 'a lower-case macro in a header, not tcx_* (or log_* in agent/log.h)' \
 		grep -vE '^[^:]+:[0-9]+:\s*#\s*define\s+tcx_' |
 		grep -vE '^agent/log\.h:[0-9]+:\s*#\s*define\s+log_' || true)"
 
+note "the clsact parents are defined once: TCX_PARENT_INGRESS/EGRESS (config/config.h)"
+broken 'a clsact parent written as a number (use TCX_PARENT_INGRESS/EGRESS)' \
+	"$(grep -niE '0x[fF]{7}[23]|\<(TC_)?PARENT_(INGRESS|EGRESS)\>' "${sources[@]}" |
+		grep -vE '^config/config\.h:' || true)"
+
 [ "$bad" -eq 0 ] || fail "$bad rule(s) broken"
 echo "source rules: ${#sources[@]} files follow them"

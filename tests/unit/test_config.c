@@ -103,7 +103,7 @@ static void test_example_file(void **state)
 	assert_null(cfg->targets[0].dev);
 	assert_string_equal(cfg->targets[1].dev, "eth0");
 	assert_int_equal(cfg->targets[1].has_parent, 1);
-	assert_int_equal(cfg->targets[1].parent, 0xFFFFFFF2u);
+	assert_int_equal(cfg->targets[1].parent, TCX_PARENT_INGRESS);
 	assert_string_equal(cfg->targets[1].parent_str, "ingress");
 	assert_int_equal(cfg->targets[2].parent, 0x00010000u);
 	assert_string_equal(cfg->targets[2].parent_str, "1:");
@@ -238,7 +238,7 @@ static void test_targets(void **state)
 	assert_int_equal(cfg->targets[1].all, 1);
 	assert_null(cfg->targets[1].netns);
 	assert_int_equal(cfg->targets[1].line, 4);
-	assert_int_equal(cfg->targets[2].parent, 0xFFFFFFF3u);
+	assert_int_equal(cfg->targets[2].parent, TCX_PARENT_EGRESS);
 	assert_string_equal(cfg->targets[2].parent_str, "egress");
 	assert_int_equal(cfg->targets[3].has_parent, 1);
 	assert_int_equal(cfg->targets[3].parent, 0);
