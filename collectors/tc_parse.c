@@ -780,6 +780,22 @@ void tcx_format_parent(uint32_t parent, char *out, size_t outlen)
 		snprintf(out, outlen, "%x:", TC_H_MAJ(parent) >> 16);
 }
 
+const char *tcx_describe_target(const struct tcx_target *t, int with_netns, char *out,
+                                size_t outlen)
+{
+	int n;
+
+	if (t->block)
+		n = snprintf(out, outlen, "block %u", t->block);
+	else if (t->dev[0])
+		n = snprintf(out, outlen, "dev %s parent %s", t->dev, t->parent_name);
+	else
+		n = snprintf(out, outlen, "all");
+	if (with_netns && t->netns[0] && n >= 0 && (size_t)n < outlen)
+		snprintf(out + n, outlen - (size_t)n, " netns %s", t->netns);
+	return out;
+}
+
 /* The names iproute2 prints (lib/ll_proto.c), for the common protocols. */
 static const struct {
 	uint16_t id;

@@ -783,6 +783,39 @@ static void test_formatting(void **state)
 	assert_string_equal(tcx_protocol_name(0x1234, b, sizeof(b)), "0x1234");
 }
 
+/* One description of a target, for the log lines, the --once report and
+ * the landing page; the longest target fits TCX_TARGET_DESC_MAX whole. */
+static void test_describe_target(void **state)
+{
+	struct tcx_target t = {.parent = TCX_PARENT_INGRESS};
+	char b[TCX_TARGET_DESC_MAX], small[8], want[TCX_TARGET_DESC_MAX];
+
+	assert_string_equal(tcx_describe_target(&t, 1, b, sizeof(b)), "all");
+	strcpy(t.netns, "blue");
+	assert_string_equal(tcx_describe_target(&t, 1, b, sizeof(b)), "all netns blue");
+	assert_string_equal(tcx_describe_target(&t, 0, b, sizeof(b)), "all");
+	strcpy(t.dev, "eth0");
+	strcpy(t.parent_name, "ingress");
+	assert_string_equal(tcx_describe_target(&t, 1, b, sizeof(b)),
+	                    "dev eth0 parent ingress netns blue");
+	assert_string_equal(tcx_describe_target(&t, 0, b, sizeof(b)), "dev eth0 parent ingress");
+	t.block = 22;
+	assert_string_equal(tcx_describe_target(&t, 1, b, sizeof(b)), "block 22 netns blue");
+	t.netns[0] = '\0';
+	assert_string_equal(tcx_describe_target(&t, 1, b, sizeof(b)), "block 22");
+	/* truncated, never overrun */
+	assert_ptr_equal(tcx_describe_target(&t, 1, small, sizeof(small)), small);
+	assert_string_equal(small, "block 2");
+	/* the longest of each field */
+	t.block = 0;
+	memset(t.dev, 'd', sizeof(t.dev) - 1);
+	memset(t.parent_name, 'p', sizeof(t.parent_name) - 1);
+	memset(t.netns, 'n', sizeof(t.netns) - 1);
+	snprintf(want, sizeof(want), "dev %s parent %s netns %s", t.dev, t.parent_name, t.netns);
+	assert_true(strlen(want) < sizeof(want) - 1);
+	assert_string_equal(tcx_describe_target(&t, 1, b, sizeof(b)), want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -810,6 +843,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_done_status_and_extack, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_qdisc_and_link, setup, teardown),
 	        cmocka_unit_test(test_formatting),
+	        cmocka_unit_test(test_describe_target),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
