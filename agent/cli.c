@@ -115,24 +115,16 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 	return 0;
 }
 
-static void config_err(void *arg, const char *msg)
-{
-	int *n = arg;
-
-	(*n)++;
-	log_err("%s", msg);
-}
-
 /* Everything the daemon would refuse of the configuration at path: the file,
  * and the web config it names. */
 static int check_config(const char *path)
 {
 	int nerr = 0;
-	struct tcx_config *cfg = tcx_config_load_file(path, config_err, &nerr);
+	struct tcx_config *cfg = tcx_config_load_file(path, tcx_log_config_error, &nerr);
 	struct tcx_webconfig *web = NULL;
 
 	if (cfg && cfg->http.web_config)
-		web = tcx_webconfig_load(cfg->http.web_config, config_err, &nerr);
+		web = tcx_webconfig_load(cfg->http.web_config, tcx_log_config_error, &nerr);
 #ifndef HAVE_SNMP
 	if (cfg && cfg->snmp.enabled) {
 		log_err("%s: snmp is enabled, but this tcexporter was built without net-snmp "
@@ -186,7 +178,8 @@ static int run_once(const struct cli_opts *o)
 	struct tcx_collect_observer obs;
 	int nerr = 0, ret = TCX_EXIT_PARTIAL, err;
 
-	cfg = o->config ? tcx_config_load_file(o->config, config_err, &nerr) : tcx_config_default();
+	cfg = o->config ? tcx_config_load_file(o->config, tcx_log_config_error, &nerr)
+	                : tcx_config_default();
 	if (!cfg)
 		return TCX_EXIT_USAGE;
 	/* The text formats' label sets are formatted during the dump, while

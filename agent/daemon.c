@@ -268,25 +268,17 @@ static struct tcx_snapshot *current_snapshot(void *arg)
 
 /* ---- configuration ---------------------------------------------------------------------- */
 
-static void log_config_error(void *arg, const char *msg)
-{
-	int *n = arg;
-
-	(*n)++;
-	log_err("%s", msg);
-}
-
 static int load_all(const char *config_path, struct tcx_config **cfg, struct tcx_webconfig **web)
 {
 	int nerr = 0;
 
 	*web = NULL;
-	*cfg = config_path ? tcx_config_load_file(config_path, log_config_error, &nerr)
+	*cfg = config_path ? tcx_config_load_file(config_path, tcx_log_config_error, &nerr)
 	                   : tcx_config_default();
 	if (!*cfg)
 		return -1;
 	if ((*cfg)->http.web_config) {
-		*web = tcx_webconfig_load((*cfg)->http.web_config, log_config_error, &nerr);
+		*web = tcx_webconfig_load((*cfg)->http.web_config, tcx_log_config_error, &nerr);
 		if (!*web) {
 			tcx_config_unref(*cfg);
 			*cfg = NULL;

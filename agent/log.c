@@ -24,6 +24,14 @@ void tcx_log_register(tcx_log_fn fn, void *arg)
 	log_sink.arg = arg;
 }
 
+void tcx_log_config_error(void *arg, const char *msg)
+{
+	int *n = arg;
+
+	(*n)++;
+	log_err("%s", msg);
+}
+
 static const char *level_name(int prio)
 {
 	switch (prio) {

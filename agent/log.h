@@ -14,6 +14,10 @@ void tcx_log_use_syslog(void);
 
 void tcx_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A tcx_config_err_fn (config/config.h) for the command line and the
+ * daemon: logs msg as an error and counts it in the int arg points to. */
+void tcx_log_config_error(void *arg, const char *msg);
+
 #define log_err(...)   tcx_log(LOG_ERR, __VA_ARGS__)
 #define log_warnx(...) tcx_log(LOG_WARNING, __VA_ARGS__)
 #define log_info(...)  tcx_log(LOG_INFO, __VA_ARGS__)
