@@ -797,7 +797,11 @@ static const struct tcx_yaml_keys webconfig_keys = {top_keys,
 struct tcx_webconfig *tcx_webconfig_load_buffer(const char *name, const char *buf, size_t len,
                                                 tcx_config_err_fn errfn, void *arg)
 {
-	struct ctx c = {.y = {.name = name, .errfn = errfn, .arg = arg, .top = &webconfig_keys}};
+	struct ctx c = {.y = {.name = name,
+	                      .errfn = errfn,
+	                      .arg = arg,
+	                      .top = &webconfig_keys,
+	                      .max_file = PEM_MAX}};
 	struct tcx_webconfig *wc;
 
 	wc = calloc(1, sizeof(*wc));
@@ -837,18 +841,7 @@ out:
 
 struct tcx_webconfig *tcx_webconfig_load(const char *path, tcx_config_err_fn errfn, void *arg)
 {
-	struct tcx_yaml y = {.name = path, .errfn = errfn, .arg = arg};
-	struct tcx_webconfig *wc;
-	size_t len = 0;
-	char *buf;
-
-	buf = tcx_yaml_read_file(&y, path, "open", PEM_MAX, &len);
-	if (!buf)
-		return NULL;
-	wc = tcx_webconfig_load_buffer(path, buf, len, errfn, arg);
-	explicit_bzero(buf, len); /* it may hold an inline key */
-	free(buf);
-	return wc;
+	return tcx_webconfig_load_buffer(path, NULL, 0, errfn, arg);
 }
 
 struct tcx_webconfig *tcx_webconfig_ref(struct tcx_webconfig *wc)

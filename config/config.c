@@ -1302,6 +1302,7 @@ struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, siz
 	                      .errfn = errfn,
 	                      .arg = arg,
 	                      .top = &config_keys,
+	                      .max_file = TCX_YAML_MAX_FILE,
 	                      .entry = config_entry,
 	                      .fast_key = "cookies"}};
 	struct tcx_config *cfg;
@@ -1327,17 +1328,7 @@ struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, siz
 
 struct tcx_config *tcx_config_load_file(const char *path, tcx_config_err_fn errfn, void *arg)
 {
-	struct tcx_yaml y = {.name = path, .errfn = errfn, .arg = arg};
-	struct tcx_config *cfg;
-	size_t len;
-	char *buf;
-
-	buf = tcx_yaml_read_file(&y, path, "open", TCX_YAML_MAX_FILE, &len);
-	if (!buf)
-		return NULL;
-	cfg = tcx_config_load_buffer(path, buf, len, errfn, arg);
-	free(buf);
-	return cfg;
+	return tcx_config_load_buffer(path, NULL, 0, errfn, arg);
 }
 
 struct tcx_config *tcx_config_ref(struct tcx_config *cfg)

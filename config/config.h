@@ -125,8 +125,10 @@ int tcx_listen_split(const char *addr, char *host, size_t hostlen, unsigned *por
 /* Error sink: each problem is reported once as "FILE:LINE:COL: message". */
 typedef void (*tcx_config_err_fn)(void *arg, const char *msg);
 
-/* Load a config. Returns NULL on error after reporting every problem found
- * through errfn (at least one). */
+/* Load a config from the file at path, or from buf (len bytes; name is for
+ * messages and relative file names; buf NULL reads the file name). Returns
+ * NULL on error after reporting every problem found through errfn (at
+ * least one). */
 struct tcx_config *tcx_config_load_file(const char *path, tcx_config_err_fn errfn, void *arg);
 struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, size_t len,
                                           tcx_config_err_fn errfn, void *arg);

@@ -1053,8 +1053,8 @@ static int fast_entries(struct builder *b, const struct fast *f)
 	return 0;
 }
 
-void tcx_yaml_load(struct tcx_yaml *y, const char *buf, size_t len, const char *empty,
-                   void (*finish)(struct tcx_yaml *y, tcx_ynode_t *root))
+static void load(struct tcx_yaml *y, const char *buf, size_t len, const char *empty,
+                 void (*finish)(struct tcx_yaml *y, tcx_ynode_t *root))
 {
 	const yaml_mark_t start = {0, 0, 0};
 	struct builder *b = calloc(1, sizeof(*b));
@@ -1110,4 +1110,15 @@ out:
 	free(b->pending);
 	free(b);
 	tcx_arena_free(&y->mem);
+}
+
+void tcx_yaml_load(struct tcx_yaml *y, const char *buf, size_t len, const char *empty,
+                   void (*finish)(struct tcx_yaml *y, tcx_ynode_t *root))
+{
+	char *file = NULL;
+
+	if (!buf && !(buf = file = tcx_yaml_read_file(y, y->name, "open", y->max_file, &len)))
+		return;
+	load(y, buf, len, empty, finish);
+	free_wiped(file, len);
 }

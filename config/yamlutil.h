@@ -109,6 +109,7 @@ struct tcx_yaml {
 	unsigned errors; /* problems reported so far */
 	/* Set by the loader for tcx_yaml_load(): */
 	const struct tcx_yaml_keys *top; /* the top-level keys */
+	size_t max_file;                 /* the largest file it reads (no buf) */
 	/* When not NULL: each pair of a mapping that is the value of a
 	 * top-level key `topkey`, as soon as it is parsed. Returns 1 when it
 	 * took the pair (its nodes are released then, and the mapping is
@@ -212,7 +213,9 @@ void tcx_yaml_walk_pair(struct tcx_yaml *y, struct tcx_yaml_walker *w, struct tc
 char *tcx_yaml_read_file(struct tcx_yaml *y, const char *path, const char *what, size_t max,
                          size_t *lenp);
 
-/* Parse buf as one YAML document whose root must be a mapping, handing each
+/* Parse buf (NULL: the file y->name, at most y->max_file bytes, read with
+ * tcx_yaml_read_file() and wiped when done) as one YAML document whose root
+ * must be a mapping, handing each
  * of its pairs, as soon as it is parsed, to the keys of y->top (and the
  * entries of their values to y->entry). Then, if the root is a mapping,
  * finish(y, root) unless finish is NULL; the nodes are valid until it
