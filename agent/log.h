@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Logging: one line per message, with a level, to stderr by default. */
+/* Logging: one line per message, with a level, to stderr by default;
+ * log_debug() messages are not logged. */
 #ifndef TCX_LOG_H
 #define TCX_LOG_H
 
 #include <syslog.h>
 
-typedef void (*tcx_log_fn)(int prio, const char *msg, void *arg);
-
-/* Send messages to fn instead of stderr (NULL restores stderr). */
-void tcx_log_register(tcx_log_fn fn, void *arg);
 /* Send messages to syslog(3) instead of stderr. */
 void tcx_log_use_syslog(void);
 

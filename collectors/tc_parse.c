@@ -559,10 +559,6 @@ enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_sn
 
 /* ---- qdiscs and links ----------------------------------------------------------- */
 
-struct qdisc_ctx {
-	struct tcx_qdisc *q;
-};
-
 static int qdisc_cb(const struct nlattr *a, void *data, struct perr *pe)
 {
 	struct tcx_qdisc *q = data;

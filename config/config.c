@@ -17,9 +17,6 @@
 #include "config/config.h"
 #include "config/yamlutil.h"
 
-/* Defined in labels.c, shared by the index builder here and the lookup there.
- * (Not in config.h: it is an implementation detail of the cookie index.) */
-
 #define TCX_INTERVAL_DEFAULT 15.0
 #define TCX_BLOCK_MAX        4294967294u
 #define TCX_NETNS_MAX        63
