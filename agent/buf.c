@@ -46,7 +46,7 @@ static int fd_sink(void *arg, const char *p, size_t len)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return errno;
+			return -errno;
 		}
 		off += (size_t)n;
 	}
@@ -65,8 +65,8 @@ int tcx_buf_flush(struct tcx_buf *b)
 	if (!b->sink || b->err)
 		return -b->err;
 	if (b->len && (e = b->sink(b->sink_arg, b->p, b->len)) != 0) {
-		b->err = e;
-		return -e;
+		b->err = -e;
+		return e;
 	}
 	b->len = 0;
 	return 0;
@@ -85,12 +85,12 @@ int tcx_buf_reserve(struct tcx_buf *b, size_t n)
 	char *p;
 
 	if (b->err)
-		return -1;
+		return -b->err;
 	if (b->cap - b->len >= n && b->p)
 		return 0;
 	if (b->sink) {
 		if (tcx_buf_flush(b) < 0)
-			return -1;
+			return -b->err;
 		if (b->cap >= n)
 			return 0;
 	}
@@ -100,7 +100,7 @@ int tcx_buf_reserve(struct tcx_buf *b, size_t n)
 	p = realloc(b->p, ncap);
 	if (!p) {
 		b->err = ENOMEM;
-		return -1;
+		return -ENOMEM;
 	}
 	if (ncap >= ((size_t)8 << 20)) {
 		/* Large outputs are written once, front to back: 2 MiB pages
