@@ -156,22 +156,82 @@ static int walk_mapping(struct ctx *c, tcx_ynode_t *map, const struct key_handle
 	return tcx_yaml_walk(&c->y, map, &keys, where, obj);
 }
 
+/* A section (`http:`, `snmp:`): a mapping whose keys are in tab. */
+static int section(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, const struct key_handler *tab,
+                   size_t n, const char *where)
+{
+	if (tcx_yaml_expect(&c->y, k, v, YAML_MAPPING_NODE))
+		return -1;
+	return walk_mapping(c, v, tab, n, where, NULL);
+}
+
+/* A decimal integer in [min, max]. */
+static int uint_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, unsigned min, unsigned max,
+                      unsigned *out)
+{
+	uint64_t x;
+
+	if (tcx_yaml_uint(&c->y, k, v, min, max, &x))
+		return -1;
+	*out = (unsigned)x;
+	return 0;
+}
+
+/* A duration (parse_interval()) of min_s to max_s seconds, whole seconds
+ * when whole; else "invalid KEY 'VALUE': expected". */
+static int duration_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, double min_s, double max_s,
+                          int whole, const char *expected, double *out)
+{
+	double s;
+
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (tcx_yaml_has_nul(v) || parse_interval(tcx_yaml_sval(v), tcx_yaml_slen(v), &s) ||
+	    s < min_s || s > max_s || (whole && s != (double)(int)s)) {
+		tcx_yaml_err_at(&c->y, v, "invalid %s '%s': %s", tcx_yaml_sval(k), tcx_yaml_sval(v),
+		                expected);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+/* A non-empty string without NUL, copied; else "invalid KEY 'VALUE':
+ * expected". */
+static int string_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, const char *expected,
+                        char **out)
+{
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (tcx_yaml_slen(v) == 0 || tcx_yaml_has_nul(v)) {
+		tcx_yaml_err_at(&c->y, v, "invalid %s '%s': %s", tcx_yaml_sval(k), tcx_yaml_sval(v),
+		                expected);
+		return -1;
+	}
+	*out = tcx_yaml_strndup(&c->y, tcx_yaml_sval(v), tcx_yaml_slen(v));
+	return *out ? 0 : -1;
+}
+
+/* A key and its value, kept to be checked once their mapping is read. */
+struct kept {
+	tcx_ynode_t *k, *v;
+};
+
+static int keep(struct ctx *c, struct kept *kept, tcx_ynode_t *k, tcx_ynode_t *v,
+                yaml_node_type_t t)
+{
+	kept->k = k;
+	kept->v = v;
+	return tcx_yaml_expect(&c->y, k, v, t);
+}
+
 /* ---- interval, unmapped ------------------------------------------------------ */
 
 static int top_interval(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
-		return -1;
-	if (tcx_yaml_has_nul(v) ||
-	    parse_interval(tcx_yaml_sval(v), tcx_yaml_slen(v), &c->cfg->interval_s)) {
-		tcx_yaml_err_at(
-		        &c->y, v,
-		        "invalid interval '%s': must be a duration between 1ms and 24h such as "
-		        "15s, 500ms, 2m",
-		        tcx_yaml_sval(v));
-		return -1;
-	}
-	return 0;
+	return duration_value(c, k, v, 0, 86400, 0,
+	                      "must be a duration between 1ms and 24h such as 15s, 500ms, 2m",
+	                      &c->cfg->interval_s);
 }
 
 static int top_unmapped(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
@@ -306,13 +366,11 @@ static int tgt_parent(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 static int tgt_block(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct target_ps *ps = obj;
-	uint64_t x;
 
 	ps->n_kinds++;
-	if (tcx_yaml_uint(&c->y, k, v, 1, TCX_BLOCK_MAX, &x))
+	if (uint_value(c, k, v, 1, TCX_BLOCK_MAX, &ps->t->block))
 		return -1;
 	ps->t->has_block = 1;
-	ps->t->block = (uint32_t)x;
 	return 0;
 }
 
@@ -358,9 +416,7 @@ static int top_targets(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 		struct target_ps ps = {.t = &cfg->targets[cfg->n_targets++]};
 
 		ps.t->line = (int)e->start_mark.line + 1;
-		if (e->type != YAML_MAPPING_NODE) {
-			tcx_yaml_err_at(&c->y, e, "target must be a mapping, got %s",
-			                tcx_yaml_kind_name(e->type));
+		if (tcx_yaml_expect_item(&c->y, e, YAML_MAPPING_NODE, "target")) {
 			ret = -1;
 			continue;
 		}
@@ -413,11 +469,8 @@ static int top_labels(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
 		tcx_ynode_t *e = *it;
 
-		if (e->type != YAML_SCALAR_NODE) {
-			tcx_yaml_err_at(&c->y, e, "label name must be a scalar, got %s",
-			                tcx_yaml_kind_name(e->type));
+		if (tcx_yaml_expect_item(&c->y, e, YAML_SCALAR_NODE, "label name"))
 			goto bad;
-		}
 		if (tcx_yaml_has_nul(e) || !tcx_label_name_valid(tcx_yaml_sval(e))) {
 			tcx_yaml_err_at(&c->y, e,
 			                "invalid label name '%s': must match "
@@ -491,9 +544,7 @@ static int cookie_values(struct ctx *c, const char *hex, const tcx_ynode_t *v, t
 			tcx_ynode_t *lk = p->key;
 			int l;
 
-			if (lk->type != YAML_SCALAR_NODE) {
-				tcx_yaml_err_at(&c->y, lk, "expected a scalar key, got %s",
-				                tcx_yaml_kind_name(lk->type));
+			if (tcx_yaml_expect_scalar_key(&c->y, lk)) {
 				ret = -1;
 				continue;
 			}
@@ -642,11 +693,8 @@ static void cookie_entry(struct ctx *c, const struct tcx_ypair *p)
 	const char *why;
 	unsigned len;
 
-	if (k->type != YAML_SCALAR_NODE) {
-		tcx_yaml_err_at(&c->y, k, "expected a scalar key, got %s",
-		                tcx_yaml_kind_name(k->type));
+	if (tcx_yaml_expect_scalar_key(&c->y, k))
 		return;
-	}
 	if (cfg->n_cookies == c->cap_cookies) {
 		size_t cap = cfg->n_cookies ? 2 * cfg->n_cookies : 64;
 		struct tcx_cookie_entry *ne = realloc(cfg->cookies, cap * sizeof(*ne));
@@ -700,38 +748,22 @@ static int defer_decoders(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t 
 /* Key and value nodes of one decoder, checked once its type is known. */
 struct dec_ps {
 	struct tcx_decoder *d;
-	tcx_ynode_t *type_v;
-	tcx_ynode_t *label_k, *label_v;
-	tcx_ynode_t *layout_k, *layout_v;
-	tcx_ynode_t *fields_k, *fields_v;
+	struct kept type, label, layout, fields;
 };
 
 static int dec_type(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	struct dec_ps *ps = obj;
-
-	ps->type_v = v;
-	return tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE);
+	return keep(c, &((struct dec_ps *)obj)->type, k, v, YAML_SCALAR_NODE);
 }
 
 static int dec_label(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	struct dec_ps *ps = obj;
-
-	ps->label_k = k;
-	ps->label_v = v;
-	return tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE);
+	return keep(c, &((struct dec_ps *)obj)->label, k, v, YAML_SCALAR_NODE);
 }
 
 static int dec_length(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	struct dec_ps *ps = obj;
-	uint64_t x;
-
-	if (tcx_yaml_uint(&c->y, k, v, 1, TCX_COOKIE_MAX, &x))
-		return -1;
-	ps->d->length = (unsigned)x;
-	return 0;
+	return uint_value(c, k, v, 1, TCX_COOKIE_MAX, &((struct dec_ps *)obj)->d->length);
 }
 
 static int dec_prefix(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
@@ -751,20 +783,12 @@ static int dec_prefix(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 
 static int dec_layout(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	struct dec_ps *ps = obj;
-
-	ps->layout_k = k;
-	ps->layout_v = v;
-	return tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE);
+	return keep(c, &((struct dec_ps *)obj)->layout, k, v, YAML_SCALAR_NODE);
 }
 
 static int dec_fields(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	struct dec_ps *ps = obj;
-
-	ps->fields_k = k;
-	ps->fields_v = v;
-	return tcx_yaml_expect(&c->y, k, v, YAML_SEQUENCE_NODE);
+	return keep(c, &((struct dec_ps *)obj)->fields, k, v, YAML_SEQUENCE_NODE);
 }
 
 static const struct key_handler decoder_keys[] = {
@@ -802,13 +826,9 @@ static int fld_label(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 static int fld_bytes(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct field_ps *ps = obj;
-	uint64_t x;
 
 	ps->has_bytes = 1;
-	if (tcx_yaml_uint(&c->y, k, v, 1, 8, &x))
-		return -1;
-	ps->f->width = (unsigned)x;
-	return 0;
+	return uint_value(c, k, v, 1, 8, &ps->f->width);
 }
 
 static const struct key_handler field_keys[] = {
@@ -819,7 +839,7 @@ static const struct key_handler field_keys[] = {
 static int decoder_fields(struct ctx *c, struct dec_ps *ps)
 {
 	struct tcx_decoder *d = ps->d;
-	tcx_ynode_t *seq = ps->fields_v;
+	tcx_ynode_t *seq = ps->fields.v;
 	tcx_ynode_t **it;
 	unsigned total = 0;
 	int ret = 0, labelled = 0, too_many = 0;
@@ -833,9 +853,7 @@ static int decoder_fields(struct ctx *c, struct dec_ps *ps)
 		struct tcx_field f = {.label = -1};
 		struct field_ps fp = {.f = &f};
 
-		if (e->type != YAML_MAPPING_NODE) {
-			tcx_yaml_err_at(&c->y, e, "field must be a mapping, got %s",
-			                tcx_yaml_kind_name(e->type));
+		if (tcx_yaml_expect_item(&c->y, e, YAML_MAPPING_NODE, "field")) {
 			ret = -1;
 			continue;
 		}
@@ -880,74 +898,71 @@ static int load_decoder(struct ctx *c, tcx_ynode_t *e, struct tcx_decoder *d)
 
 	d->label = -1;
 	d->line = (int)e->start_mark.line + 1;
-	if (e->type != YAML_MAPPING_NODE) {
-		tcx_yaml_err_at(&c->y, e, "decoder must be a mapping, got %s",
-		                tcx_yaml_kind_name(e->type));
+	if (tcx_yaml_expect_item(&c->y, e, YAML_MAPPING_NODE, "decoder"))
 		return -1;
-	}
 	if (walk_mapping(c, e, decoder_keys, sizeof(decoder_keys) / sizeof(decoder_keys[0]),
 	                 " in decoder", &ps))
 		ret = -1;
 
-	if (!ps.type_v) {
+	if (!ps.type.v) {
 		tcx_yaml_err_at(&c->y, e, "decoder needs 'type'");
 		ret = -1;
-	} else if (ps.type_v->type == YAML_SCALAR_NODE) {
+	} else if (ps.type.v->type == YAML_SCALAR_NODE) {
 		for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-			if (!tcx_yaml_has_nul(ps.type_v) &&
-			    !strcasecmp(tcx_yaml_sval(ps.type_v), types[i]))
+			if (!tcx_yaml_has_nul(ps.type.v) &&
+			    !strcasecmp(tcx_yaml_sval(ps.type.v), types[i]))
 				type = (int)i;
 		if (type < 0) {
 			tcx_yaml_err_at(
-			        &c->y, ps.type_v,
+			        &c->y, ps.type.v,
 			        "unknown decoder type '%s' (expected ascii, fields or uuid)",
-			        tcx_yaml_sval(ps.type_v));
+			        tcx_yaml_sval(ps.type.v));
 			ret = -1;
 		}
 	}
 	d->type = type < 0 ? TCX_DEC_ASCII : (enum tcx_decoder_type)type;
 
 	/* label */
-	if (type == TCX_DEC_FIELDS && ps.label_k) {
-		tcx_yaml_err_at(&c->y, ps.label_k,
+	if (type == TCX_DEC_FIELDS && ps.label.k) {
+		tcx_yaml_err_at(&c->y, ps.label.k,
 		                "decoder 'fields' takes labels from its fields, not 'label'");
 		ret = -1;
-	} else if (ps.label_v && ps.label_v->type == YAML_SCALAR_NODE) {
-		d->label = decoder_label(c, ps.label_v);
+	} else if (ps.label.v && ps.label.v->type == YAML_SCALAR_NODE) {
+		d->label = decoder_label(c, ps.label.v);
 		if (d->label < 0)
 			ret = -1;
-	} else if (!ps.label_k && (type == TCX_DEC_ASCII || type == TCX_DEC_UUID)) {
+	} else if (!ps.label.k && (type == TCX_DEC_ASCII || type == TCX_DEC_UUID)) {
 		tcx_yaml_err_at(&c->y, e, "decoder '%s' needs 'label'", types[type]);
 		ret = -1;
 	}
 
 	/* layout */
-	if (ps.layout_k && type >= 0 && type != TCX_DEC_UUID) {
-		tcx_yaml_err_at(&c->y, ps.layout_k, "'layout' applies only to uuid decoders");
+	if (ps.layout.k && type >= 0 && type != TCX_DEC_UUID) {
+		tcx_yaml_err_at(&c->y, ps.layout.k, "'layout' applies only to uuid decoders");
 		ret = -1;
-	} else if (ps.layout_v && ps.layout_v->type == YAML_SCALAR_NODE) {
-		if (!tcx_yaml_has_nul(ps.layout_v) &&
-		    !strcasecmp(tcx_yaml_sval(ps.layout_v), "ovs")) {
+	} else if (ps.layout.v && ps.layout.v->type == YAML_SCALAR_NODE) {
+		if (!tcx_yaml_has_nul(ps.layout.v) &&
+		    !strcasecmp(tcx_yaml_sval(ps.layout.v), "ovs")) {
 			d->layout = TCX_UUID_OVS;
-		} else if (!tcx_yaml_has_nul(ps.layout_v) &&
-		           !strcasecmp(tcx_yaml_sval(ps.layout_v), "rfc4122")) {
+		} else if (!tcx_yaml_has_nul(ps.layout.v) &&
+		           !strcasecmp(tcx_yaml_sval(ps.layout.v), "rfc4122")) {
 			d->layout = TCX_UUID_RFC4122;
 		} else {
-			tcx_yaml_err_at(&c->y, ps.layout_v,
+			tcx_yaml_err_at(&c->y, ps.layout.v,
 			                "invalid layout '%s' (expected ovs or rfc4122)",
-			                tcx_yaml_sval(ps.layout_v));
+			                tcx_yaml_sval(ps.layout.v));
 			ret = -1;
 		}
 	}
 
 	/* fields */
-	if (ps.fields_k && type >= 0 && type != TCX_DEC_FIELDS) {
-		tcx_yaml_err_at(&c->y, ps.fields_k, "'fields' applies only to fields decoders");
+	if (ps.fields.k && type >= 0 && type != TCX_DEC_FIELDS) {
+		tcx_yaml_err_at(&c->y, ps.fields.k, "'fields' applies only to fields decoders");
 		ret = -1;
-	} else if (type == TCX_DEC_FIELDS && !ps.fields_k) {
+	} else if (type == TCX_DEC_FIELDS && !ps.fields.k) {
 		tcx_yaml_err_at(&c->y, e, "decoder 'fields' needs a non-empty 'fields' list");
 		ret = -1;
-	} else if (ps.fields_v && ps.fields_v->type == YAML_SEQUENCE_NODE) {
+	} else if (ps.fields.v && ps.fields.v->type == YAML_SEQUENCE_NODE) {
 		if (decoder_fields(c, &ps))
 			ret = -1;
 	}
@@ -1036,11 +1051,8 @@ static int listen_one(struct ctx *c, tcx_ynode_t *v)
 	char host[256];
 	unsigned port;
 
-	if (v->type != YAML_SCALAR_NODE) {
-		tcx_yaml_err_at(&c->y, v, "listen address must be a scalar, got %s",
-		                tcx_yaml_kind_name(v->type));
+	if (tcx_yaml_expect_item(&c->y, v, YAML_SCALAR_NODE, "listen address"))
 		return -1;
-	}
 	if (tcx_yaml_has_nul(v) || tcx_listen_split(tcx_yaml_sval(v), host, sizeof(host), &port)) {
 		tcx_yaml_err_at(
 		        &c->y, v,
@@ -1077,51 +1089,24 @@ static int http_listen(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 
 static int http_web_config(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
-		return -1;
-	if (tcx_yaml_slen(v) == 0 || tcx_yaml_has_nul(v)) {
-		tcx_yaml_err_at(&c->y, v, "invalid web_config '%s': must be a file name",
-		                tcx_yaml_sval(v));
-		return -1;
-	}
-	c->cfg->http.web_config = tcx_yaml_strndup(&c->y, tcx_yaml_sval(v), tcx_yaml_slen(v));
-	return c->cfg->http.web_config ? 0 : -1;
+	return string_value(c, k, v, "must be a file name", &c->cfg->http.web_config);
 }
 
 static int http_max_conn(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	uint64_t x;
-
-	if (tcx_yaml_uint(&c->y, k, v, 1, 65536, &x))
-		return -1;
-	c->cfg->http.max_connections = (unsigned)x;
-	return 0;
+	return uint_value(c, k, v, 1, 65536, &c->cfg->http.max_connections);
 }
 
 static int http_max_conn_ip(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	uint64_t x;
-
-	if (tcx_yaml_uint(&c->y, k, v, 1, 65536, &x))
-		return -1;
-	c->cfg->http.max_connections_per_ip = (unsigned)x;
-	return 0;
+	return uint_value(c, k, v, 1, 65536, &c->cfg->http.max_connections_per_ip);
 }
 
 static int http_timeout(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
-		return -1;
-	if (tcx_yaml_has_nul(v) ||
-	    parse_interval(tcx_yaml_sval(v), tcx_yaml_slen(v), &c->cfg->http.timeout_s) ||
-	    c->cfg->http.timeout_s < 1) {
-		tcx_yaml_err_at(
-		        &c->y, v,
-		        "invalid timeout '%s': must be a duration between 1s and 24h such as 10s",
-		        tcx_yaml_sval(v));
-		return -1;
-	}
-	return 0;
+	return duration_value(c, k, v, 1, 86400, 0,
+	                      "must be a duration between 1s and 24h such as 10s",
+	                      &c->cfg->http.timeout_s);
 }
 
 static const struct key_handler http_keys[] = {
@@ -1134,10 +1119,7 @@ static const struct key_handler http_keys[] = {
 
 static int top_http(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	if (tcx_yaml_expect(&c->y, k, v, YAML_MAPPING_NODE))
-		return -1;
-	return walk_mapping(c, v, http_keys, sizeof(http_keys) / sizeof(http_keys[0]), " in http",
-	                    NULL);
+	return section(c, k, v, http_keys, sizeof(http_keys) / sizeof(http_keys[0]), " in http");
 }
 
 /* Defaults for whatever `http:` did not set; web_config relative to the file. */
@@ -1181,34 +1163,17 @@ static int snmp_enabled(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v
 
 static int snmp_socket(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
-		return -1;
-	if (tcx_yaml_slen(v) == 0 || tcx_yaml_has_nul(v)) {
-		tcx_yaml_err_at(&c->y, v,
-		                "invalid agentx_socket '%s': expected a path or an address such as "
-		                "tcp:localhost:705",
-		                tcx_yaml_sval(v));
-		return -1;
-	}
-	c->cfg->snmp.agentx_socket = tcx_yaml_strndup(&c->y, tcx_yaml_sval(v), tcx_yaml_slen(v));
-	return c->cfg->snmp.agentx_socket ? 0 : -1;
+	return string_value(c, k, v, "expected a path or an address such as tcp:localhost:705",
+	                    &c->cfg->snmp.agentx_socket);
 }
 
 static int snmp_ping(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	double s;
 
-	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
+	if (duration_value(c, k, v, 1, 3600, 1, "must be whole seconds from 1s to 1h such as 5s",
+	                   &s))
 		return -1;
-	if (tcx_yaml_has_nul(v) || parse_interval(tcx_yaml_sval(v), tcx_yaml_slen(v), &s) ||
-	    s < 1 || s > 3600 || s != (double)(int)s) {
-		tcx_yaml_err_at(
-		        &c->y, v,
-		        "invalid ping_interval '%s': must be whole seconds from 1s to 1h such as "
-		        "5s",
-		        tcx_yaml_sval(v));
-		return -1;
-	}
 	c->cfg->snmp.ping_interval_s = (int)s;
 	return 0;
 }
@@ -1221,10 +1186,7 @@ static const struct key_handler snmp_keys[] = {
 
 static int top_snmp(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	if (tcx_yaml_expect(&c->y, k, v, YAML_MAPPING_NODE))
-		return -1;
-	return walk_mapping(c, v, snmp_keys, sizeof(snmp_keys) / sizeof(snmp_keys[0]), " in snmp",
-	                    NULL);
+	return section(c, k, v, snmp_keys, sizeof(snmp_keys) / sizeof(snmp_keys[0]), " in snmp");
 }
 
 /* ---- the document ------------------------------------------------------------ */

@@ -110,6 +110,24 @@ int tcx_yaml_expect(struct tcx_yaml *y, const tcx_ynode_t *key, const tcx_ynode_
 	return -1;
 }
 
+int tcx_yaml_expect_item(struct tcx_yaml *y, const tcx_ynode_t *n, yaml_node_type_t t,
+                         const char *what)
+{
+	if (n->type == t)
+		return 0;
+	tcx_yaml_err_at(y, n, "%s must be %s, got %s", what, tcx_yaml_kind_name(t),
+	                tcx_yaml_kind_name(n->type));
+	return -1;
+}
+
+int tcx_yaml_expect_scalar_key(struct tcx_yaml *y, const tcx_ynode_t *k)
+{
+	if (k->type == YAML_SCALAR_NODE)
+		return 0;
+	tcx_yaml_err_at(y, k, "expected a scalar key, got %s", tcx_yaml_kind_name(k->type));
+	return -1;
+}
+
 char *tcx_yaml_strndup(struct tcx_yaml *y, const char *s, size_t len)
 {
 	char *p = malloc(len + 1);
@@ -283,8 +301,7 @@ void tcx_yaml_walk_pair(struct tcx_yaml *y, struct tcx_yaml_walker *w, struct tc
 
 	if (keys->n > TCX_YAML_MAX_KEYS)
 		abort(); /* a program bug: raise TCX_YAML_MAX_KEYS */
-	if (k->type != YAML_SCALAR_NODE) {
-		tcx_yaml_err_at(y, k, "expected a scalar key, got %s", tcx_yaml_kind_name(k->type));
+	if (tcx_yaml_expect_scalar_key(y, k)) {
 		w->ret = -1;
 		return;
 	}

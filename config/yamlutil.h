@@ -184,6 +184,13 @@ static inline size_t tcx_yaml_n_pairs(const tcx_ynode_t *map)
 /* Check the value of `key` is of type t; report "'key' must be ..." if not. */
 int tcx_yaml_expect(struct tcx_yaml *y, const tcx_ynode_t *key, const tcx_ynode_t *val,
                     yaml_node_type_t t);
+/* An item of a list must be of type t: reports "WHAT must be KIND, got
+ * KIND" (-1) if not. */
+int tcx_yaml_expect_item(struct tcx_yaml *y, const tcx_ynode_t *n, yaml_node_type_t t,
+                         const char *what);
+/* A mapping key must be a scalar: reports "expected a scalar key, got KIND"
+ * (-1) if not. */
+int tcx_yaml_expect_scalar_key(struct tcx_yaml *y, const tcx_ynode_t *k);
 /* A copy of s[0..len) with a NUL after it, or NULL after a report. */
 char *tcx_yaml_strndup(struct tcx_yaml *y, const char *s, size_t len);
 /* true/yes or false/no, any case. */
