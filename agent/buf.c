@@ -47,7 +47,7 @@ static int fd_sink(void *arg, const char *p, size_t len)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return errno;
+			return -errno;
 		}
 		off += (size_t)n;
 	}
@@ -66,8 +66,8 @@ int tcx_buf_flush(struct tcx_buf *b)
 	if (!b->sink || b->err)
 		return -b->err;
 	if (b->len && (e = b->sink(b->sink_arg, b->p, b->len)) != 0) {
-		b->err = e;
-		return -e;
+		b->err = -e;
+		return e;
 	}
 	b->len = 0;
 	return 0;
@@ -83,12 +83,12 @@ void tcx_buf_free(struct tcx_buf *b)
 int tcx_buf_reserve(struct tcx_buf *b, size_t n)
 {
 	if (b->err)
-		return -1;
+		return -b->err;
 	if (b->cap - b->len >= n && b->p)
 		return 0;
 	if (b->sink) {
 		if (tcx_buf_flush(b) < 0)
-			return -1;
+			return -b->err;
 		if (b->cap >= n)
 			return 0;
 	}
@@ -96,7 +96,7 @@ int tcx_buf_reserve(struct tcx_buf *b, size_t n)
 	if (n > SIZE_MAX - b->len - 1 ||
 	    tcx_grow(&b->p, &b->cap, b->len + (n ? n : 1), 1, 4096) < 0) {
 		b->err = ENOMEM;
-		return -1;
+		return -ENOMEM;
 	}
 	if (b->cap >= ((size_t)8 << 20)) {
 		/* Large outputs are written once, front to back: 2 MiB pages

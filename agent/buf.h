@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Where a full buffer goes: returns 0 or a positive errno. */
+/* Where a full buffer goes: returns 0 or -errno. */
 typedef int (*tcx_buf_sink)(void *arg, const char *p, size_t len);
 
 struct tcx_buf {
@@ -29,7 +29,7 @@ int tcx_buf_init_sink(struct tcx_buf *b, tcx_buf_sink sink, void *arg);
 int tcx_buf_flush(struct tcx_buf *b);
 void tcx_buf_free(struct tcx_buf *b);
 /* Make room for n more bytes, and allocate the buffer even for n = 0;
- * returns 0 or -1 (b->err is set). */
+ * returns 0 or -errno (b->err holds the errno). */
 int tcx_buf_reserve(struct tcx_buf *b, size_t n);
 
 static inline void tcx_buf_put(struct tcx_buf *b, const char *s, size_t n)

@@ -15,7 +15,8 @@
 #include "agent/render.h"
 #include "agent/webconfig.h"
 #include "collectors/collect.h"
-#include "config.h"
+#include "collectors/tc_parse.h"
+#include "build.h"
 
 struct cli_opts {
 	const char *config;
@@ -152,18 +153,11 @@ static void report_failures(const struct tcx_snapshot *s)
 {
 	for (size_t i = 0; i < s->n_targets; i++) {
 		const struct tcx_target *t = &s->targets[i];
-		char where[128];
+		char where[TCX_TARGET_DESC_MAX];
 
-		if (t->ok)
-			continue;
-		if (t->block)
-			snprintf(where, sizeof(where), "block %u", t->block);
-		else if (t->dev[0])
-			snprintf(where, sizeof(where), "dev %s parent %s", t->dev, t->parent_name);
-		else
-			snprintf(where, sizeof(where), "all");
-		log_err("target %s%s%s: %s", where, t->netns[0] ? " netns " : "", t->netns,
-		        t->error);
+		if (!t->ok)
+			log_err("target %s: %s", tcx_describe_target(t, 1, where, sizeof(where)),
+			        t->error);
 	}
 	if (s->incomplete)
 		log_err("collection incomplete: out of memory");

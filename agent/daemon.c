@@ -25,7 +25,8 @@
 #include "agent/http.h"
 #include "agent/log.h"
 #include "collectors/collect.h"
-#include "config.h"
+#include "build.h"
+#include "collectors/tc_parse.h"
 #include "lib/clock.h"
 #ifdef HAVE_SNMP
 #include "agent/snmp.h"
@@ -134,18 +135,11 @@ static void log_failures(struct daemon *d, const struct tcx_snapshot *s)
 	tcx_buf_init_mem(&b);
 	for (size_t i = 0; i < s->n_targets; i++) {
 		const struct tcx_target *t = &s->targets[i];
+		char where[TCX_TARGET_DESC_MAX];
 
-		if (t->ok)
-			continue;
-		if (t->block)
-			tcx_buf_printf(&b, "target block %u", t->block);
-		else if (t->dev[0])
-			tcx_buf_printf(&b, "target dev %s parent %s", t->dev, t->parent_name);
-		else
-			tcx_buf_printf(&b, "target all");
-		if (t->netns[0])
-			tcx_buf_printf(&b, " netns %s", t->netns);
-		tcx_buf_printf(&b, ": %s\n", t->error);
+		if (!t->ok)
+			tcx_buf_printf(&b, "target %s: %s\n",
+			               tcx_describe_target(t, 1, where, sizeof(where)), t->error);
 	}
 	tcx_buf_putc(&b, '\0');
 	if (b.err) {

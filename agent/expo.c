@@ -97,11 +97,11 @@ static int gz_write(void *arg, const char *p, size_t len)
 	g->z.avail_in = (uInt)len;
 	while (g->z.avail_in) {
 		if (tcx_buf_reserve(g->out, 65536) < 0)
-			return ENOMEM;
+			return -ENOMEM;
 		g->z.next_out = (Bytef *)g->out->p + g->out->len;
 		g->z.avail_out = (uInt)(g->out->cap - g->out->len);
 		if (deflate(&g->z, Z_NO_FLUSH) == Z_STREAM_ERROR)
-			return EIO;
+			return -EIO;
 		g->out->len = g->out->cap - g->z.avail_out;
 	}
 	return 0;

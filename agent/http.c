@@ -53,7 +53,8 @@
 #include "agent/http.h"
 #include "agent/log.h"
 #include "agent/render.h"
-#include "config.h"
+#include "build.h"
+#include "collectors/tc_parse.h"
 #include "lib/clock.h"
 
 /* One connection (its socket context). */
@@ -416,17 +417,12 @@ static enum MHD_Result serve_landing(struct tcx_state *st, struct MHD_Connection
 		        s->n_actions, s->n_filters, s->duration_s);
 		for (size_t i = 0; i < s->n_targets; i++) {
 			const struct tcx_target *t = &s->targets[i];
+			char what[TCX_TARGET_DESC_MAX];
 
 			tcx_buf_puts(&b, "<tr><td>");
 			html_escape(&b, t->netns);
 			tcx_buf_puts(&b, "</td><td>");
-			if (t->block)
-				tcx_buf_printf(&b, "block %u", t->block);
-			else {
-				html_escape(&b, t->dev);
-				tcx_buf_putc(&b, ' ');
-				html_escape(&b, t->parent_name);
-			}
+			html_escape(&b, tcx_describe_target(t, 0, what, sizeof(what)));
 			tcx_buf_puts(&b, "</td><td>");
 			if (t->ok)
 				tcx_buf_puts(&b, "ok");

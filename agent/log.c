@@ -4,24 +4,22 @@
 
 #include "agent/log.h"
 
-/* The one piece of process-wide state: where log lines go. */
-static struct {
-	tcx_log_fn fn;
-	void *arg;
-	int level;
-	int syslog;
-} log_sink = {NULL, NULL, LOG_INFO, 0};
+/* The one piece of process-wide state: where log lines go, stderr until
+ * tcx_log_use_syslog(). */
+static int use_syslog;
 
 void tcx_log_use_syslog(void)
 {
 	openlog("tcexporter", LOG_PID, LOG_DAEMON);
-	log_sink.syslog = 1;
+	use_syslog = 1;
 }
 
-void tcx_log_register(tcx_log_fn fn, void *arg)
+void tcx_log_config_error(void *arg, const char *msg)
 {
-	log_sink.fn = fn;
-	log_sink.arg = arg;
+	int *n = arg;
+
+	(*n)++;
+	log_err("%s", msg);
 }
 
 static const char *level_name(int prio)
@@ -47,21 +45,13 @@ void tcx_log(int prio, const char *fmt, ...)
 	char msg[1024];
 	va_list ap;
 
-	if (prio > log_sink.level)
-		return;
+	if (prio > LOG_INFO)
+		return; /* log_debug(): not logged */
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (log_sink.fn)
-		log_sink.fn(prio, msg, log_sink.arg);
-	else if (log_sink.syslog)
+	if (use_syslog)
 		syslog(prio, "%s", msg);
 	else
 		fprintf(stderr, "tcexporter: %s: %s\n", level_name(prio), msg);
-}
-
-void tcx_log_config_error(void *nerr, const char *msg)
-{
-	(*(int *)nerr)++;
-	tcx_log(LOG_ERR, "%s", msg);
 }

@@ -1,23 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Logging: one line per message, with a level, to stderr by default. */
+/* Logging: one line per message, with a level, to stderr by default;
+ * log_debug() messages are not logged. */
 #ifndef TCX_LOG_H
 #define TCX_LOG_H
 
 #include <syslog.h>
 
-typedef void (*tcx_log_fn)(int prio, const char *msg, void *arg);
-
-/* Send messages to fn instead of stderr (NULL restores stderr). */
-void tcx_log_register(tcx_log_fn fn, void *arg);
 /* Send messages to syslog(3) instead of stderr. */
 void tcx_log_use_syslog(void);
 
 void tcx_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* A tcx_config_err_fn (config/config.h) for the command line and the daemon:
- * logs each problem of a configuration as an error, and counts it in
- * *(int *)nerr. */
-void tcx_log_config_error(void *nerr, const char *msg);
+/* A tcx_config_err_fn (config/config.h) for the command line and the
+ * daemon: logs msg as an error and counts it in the int arg points to. */
+void tcx_log_config_error(void *arg, const char *msg);
 
 #define log_err(...)   tcx_log(LOG_ERR, __VA_ARGS__)
 #define log_warnx(...) tcx_log(LOG_WARNING, __VA_ARGS__)

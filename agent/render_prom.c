@@ -14,7 +14,7 @@
 #include "agent/render.h"
 #include "collectors/collect.h"
 #include "collectors/tc_parse.h"
-#include "config.h"
+#include "build.h"
 
 static const char *const err_causes[TCX_ERR__MAX] = {"malformed", "kernel", "notfound", "io",
                                                      "nomem"};

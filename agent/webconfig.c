@@ -67,22 +67,23 @@ struct key_handler {
 /* The scalar equals s (and holds no NUL byte). */
 static int is(const tcx_ynode_t *n, const char *s)
 {
-	return !has_nul(n) && !strcmp(sval(n), s);
+	return !tcx_yaml_has_nul(n) && !strcmp(tcx_yaml_sval(n), s);
 }
 
 /* A mapping, or null which stands for an empty one: 1 when null, 0 when a
  * mapping, -1 after a report. */
 static int expect_map(struct ctx *c, const tcx_ynode_t *key, const tcx_ynode_t *val)
 {
-	if (is_null(val))
+	if (tcx_yaml_is_null(val))
 		return 1;
-	return expect(c, key, val, YAML_MAPPING_NODE);
+	return tcx_yaml_expect(&c->y, key, val, YAML_MAPPING_NODE);
 }
 
 /* A key of exporter-toolkit that tcexporter cannot honour. */
 static int unsupported(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	err_at(c, k, "'%s' is not supported by tcexporter; remove it", sval(k));
+	tcx_yaml_err_at(&c->y, k, "'%s' is not supported by tcexporter; remove it",
+	                tcx_yaml_sval(k));
 	return -1;
 }
 
@@ -165,10 +166,10 @@ static int pem_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, tcx_ynode_t 
                      tcx_ynode_t **vp)
 {
 	*kp = k;
-	if (expect(c, k, v, YAML_SCALAR_NODE))
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
-	if (slen(v) == 0 || has_nul(v)) {
-		err_at(c, v, "'%s' must be a non-empty string", sval(k));
+	if (tcx_yaml_slen(v) == 0 || tcx_yaml_has_nul(v)) {
+		tcx_yaml_err_at(&c->y, v, "'%s' must be a non-empty string", tcx_yaml_sval(k));
 		return -1;
 	}
 	*vp = v;
@@ -198,7 +199,7 @@ static int tls_client_auth(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t
 	struct tls_ps *ps = obj;
 	size_t i;
 
-	if (expect(c, k, v, YAML_SCALAR_NODE))
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
 	for (i = 0; i < sizeof(client_auth_names) / sizeof(client_auth_names[0]); i++) {
 		if (is(v, client_auth_names[i])) {
@@ -212,10 +213,11 @@ static int tls_client_auth(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t
 		ps->auth_v = v;
 		return 0;
 	}
-	err_at(c, v,
-	       "invalid client_auth_type '%s' (expected NoClientCert, RequestClientCert, "
-	       "RequireAnyClientCert, VerifyClientCertIfGiven or RequireAndVerifyClientCert)",
-	       sval(v));
+	tcx_yaml_err_at(
+	        &c->y, v,
+	        "invalid client_auth_type '%s' (expected NoClientCert, RequestClientCert, "
+	        "RequireAnyClientCert, VerifyClientCertIfGiven or RequireAndVerifyClientCert)",
+	        tcx_yaml_sval(v));
 	return -1;
 }
 
@@ -223,7 +225,7 @@ static int tls_version(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, int *out, 
 {
 	int i;
 
-	if (expect(c, k, v, YAML_SCALAR_NODE))
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
 	for (i = 0; i < N_TLS_VERSIONS; i++) {
 		if (is(v, tls_version_names[i])) {
@@ -232,7 +234,8 @@ static int tls_version(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, int *out, 
 			return 0;
 		}
 	}
-	err_at(c, v, "invalid %s '%s' (expected TLS10, TLS11, TLS12 or TLS13)", sval(k), sval(v));
+	tcx_yaml_err_at(&c->y, v, "invalid %s '%s' (expected TLS10, TLS11, TLS12 or TLS13)",
+	                tcx_yaml_sval(k), tcx_yaml_sval(v));
 	return -1;
 }
 
@@ -273,15 +276,15 @@ static const struct key_handler tls_keys[] = {
 static int pem_given(struct ctx *c, struct tls_ps *ps, struct pem_src *s, int required)
 {
 	if (s->file_k && s->inline_k) {
-		err_at(c, s->inline_k, "at most one of '%s' and '%s' may be given", s->file_key,
-		       s->inline_key);
+		tcx_yaml_err_at(&c->y, s->inline_k, "at most one of '%s' and '%s' may be given",
+		                s->file_key, s->inline_key);
 		return -1;
 	}
 	if (!s->file_k && !s->inline_k) {
 		if (!required)
 			return 0;
-		err_at(c, ps->section, "tls_server_config needs '%s' or '%s'", s->file_key,
-		       s->inline_key);
+		tcx_yaml_err_at(&c->y, ps->section, "tls_server_config needs '%s' or '%s'",
+		                s->file_key, s->inline_key);
 		return -1;
 	}
 	return s->file_v || s->inline_v ? 1 : -1; /* -1: already reported */
@@ -293,17 +296,18 @@ static int pem_load(struct ctx *c, struct pem_src *s)
 	size_t len;
 
 	if (s->inline_v) {
-		s->pem = xstrndup(c, sval(s->inline_v), slen(s->inline_v));
+		s->pem = tcx_yaml_strndup(&c->y, tcx_yaml_sval(s->inline_v),
+		                          tcx_yaml_slen(s->inline_v));
 		return s->pem ? 0 : -1;
 	}
-	s->path = resolve(c, sval(s->file_v));
+	s->path = tcx_yaml_resolve(&c->y, tcx_yaml_sval(s->file_v));
 	if (!s->path)
 		return -1;
 	s->pem = tcx_yaml_read_file(&c->y, s->path, "read", PEM_MAX, &len);
 	if (!s->pem)
 		return -1;
 	if (strlen(s->pem) != len) {
-		err_file(c, s->path, "contains a NUL byte");
+		tcx_yaml_err_file(&c->y, s->path, "contains a NUL byte");
 		return -1;
 	}
 	return 0;
@@ -319,9 +323,10 @@ static void pem_error(struct ctx *c, const struct pem_src *s, const char *what, 
 	                          : gnutls_strerror(gerr);
 
 	if (s->path)
-		err_file(c, s->path, "not a PEM %s: %s", what, why);
+		tcx_yaml_err_file(&c->y, s->path, "not a PEM %s: %s", what, why);
 	else
-		err_at(c, s->inline_v, "'%s' is not a PEM %s: %s", s->inline_key, what, why);
+		tcx_yaml_err_at(&c->y, s->inline_v, "'%s' is not a PEM %s: %s", s->inline_key, what,
+		                why);
 }
 
 static gnutls_datum_t datum(const char *s)
@@ -362,7 +367,7 @@ static int check_key(struct ctx *c, const struct pem_src *s)
 
 	r = gnutls_x509_privkey_init(&pk);
 	if (r < 0)
-		return oom(c);
+		return tcx_yaml_oom(&c->y);
 	r = gnutls_x509_privkey_import2(pk, &d, GNUTLS_X509_FMT_PEM, NULL, 0);
 	gnutls_x509_privkey_deinit(pk);
 	if (r < 0) {
@@ -380,13 +385,13 @@ static int check_pair(struct ctx *c, const struct tls_ps *ps)
 	int r;
 
 	if (gnutls_certificate_allocate_credentials(&cred) < 0)
-		return oom(c);
+		return tcx_yaml_oom(&c->y);
 	r = gnutls_certificate_set_x509_key_mem(cred, &cd, &kd, GNUTLS_X509_FMT_PEM);
 	gnutls_certificate_free_credentials(cred);
 	if (r < 0) {
-		err_at(c, where, "%s and %s do not match: %s",
-		       ps->cert.file_v ? "cert_file" : "cert", ps->key.file_v ? "key_file" : "key",
-		       gnutls_strerror(r));
+		tcx_yaml_err_at(&c->y, where, "%s and %s do not match: %s",
+		                ps->cert.file_v ? "cert_file" : "cert",
+		                ps->key.file_v ? "key_file" : "key", gnutls_strerror(r));
 		return -1;
 	}
 	return 0;
@@ -402,8 +407,8 @@ static int tls_priorities(struct ctx *c, struct tls_ps *ps)
 	size_t off;
 
 	if (min > max) { /* only when max_version is given: the default is the highest */
-		err_at(c, where, "max_version %s is lower than min_version %s",
-		       tls_version_names[max], tls_version_names[min]);
+		tcx_yaml_err_at(&c->y, where, "max_version %s is lower than min_version %s",
+		                tls_version_names[max], tls_version_names[min]);
 		return -1;
 	}
 	off = (size_t)snprintf(buf, sizeof(buf), "NORMAL:-VERS-ALL");
@@ -412,12 +417,12 @@ static int tls_priorities(struct ctx *c, struct tls_ps *ps)
 		                        tls_version_gnutls[v]);
 	r = gnutls_priority_init(&prio, buf, &errpos);
 	if (r < 0) {
-		err_at(c, where, "GnuTLS rejects the priority string '%s': %s", buf,
-		       gnutls_strerror(r));
+		tcx_yaml_err_at(&c->y, where, "GnuTLS rejects the priority string '%s': %s", buf,
+		                gnutls_strerror(r));
 		return -1;
 	}
 	gnutls_priority_deinit(prio);
-	c->wc->tls_priorities = xstrndup(c, buf, strlen(buf));
+	c->wc->tls_priorities = tcx_yaml_strndup(&c->y, buf, strlen(buf));
 	return c->wc->tls_priorities ? 0 : -1;
 }
 
@@ -432,8 +437,8 @@ static int tls_finish(struct ctx *c, struct tls_ps *ps)
 	if (ca == 0 && ps->auth_v &&
 	    (ps->auth == TCX_CLIENT_AUTH_VERIFY_IF_GIVEN ||
 	     ps->auth == TCX_CLIENT_AUTH_REQUIRE_VERIFY)) {
-		err_at(c, ps->auth_v, "client_auth_type '%s' needs client_ca_file",
-		       sval(ps->auth_v));
+		tcx_yaml_err_at(&c->y, ps->auth_v, "client_auth_type '%s' needs client_ca_file",
+		                tcx_yaml_sval(ps->auth_v));
 		ret = -1;
 	}
 	/* an invalid version was reported: the defaults would only add noise */
@@ -493,12 +498,12 @@ static int http_http2(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	int b;
 
 	/* libmicrohttpd speaks HTTP/1.1 only; http2 is an optional upgrade */
-	return parse_bool(c, k, v, &b);
+	return tcx_yaml_bool(&c->y, k, v, &b);
 }
 
 static int header_value(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	return expect(c, k, v, YAML_SCALAR_NODE);
+	return tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE);
 }
 
 static const struct key_handler header_keys[] = {
@@ -575,12 +580,13 @@ static int rate_interval(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *
 	struct rate_ps *ps = obj;
 	int r;
 
-	if (expect(c, k, v, YAML_SCALAR_NODE))
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
-	r = has_nul(v) ? -1 : parse_go_duration(sval(v), slen(v));
+	r = tcx_yaml_has_nul(v) ? -1 : parse_go_duration(tcx_yaml_sval(v), tcx_yaml_slen(v));
 	if (r < 0) {
-		err_at(c, v, "invalid interval '%s': must be a duration such as 0, 1s or 100ms",
-		       sval(v));
+		tcx_yaml_err_at(&c->y, v,
+		                "invalid interval '%s': must be a duration such as 0, 1s or 100ms",
+		                tcx_yaml_sval(v));
 		return -1;
 	}
 	ps->enabled = r;
@@ -591,7 +597,7 @@ static int rate_burst(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	uint64_t burst; /* checked, not used: see rate_interval */
 
-	return uint_value(c, k, v, 0, 9999999999ULL, &burst);
+	return tcx_yaml_uint(&c->y, k, v, 0, 9999999999ULL, &burst);
 }
 
 static const struct key_handler rate_keys[] = {
@@ -608,9 +614,9 @@ static int top_rate_limit(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t 
 		return -1;
 	if (ps.enabled) {
 		/* interval: 0 disables the limiter in exporter-toolkit: that one is fine */
-		err_at(c, k,
-		       "'rate_limit' is not supported by tcexporter; remove it or set "
-		       "interval: 0");
+		tcx_yaml_err_at(&c->y, k,
+		                "'rate_limit' is not supported by tcexporter; remove it or set "
+		                "interval: 0");
 		return -1;
 	}
 	return 0;
@@ -654,56 +660,62 @@ static int top_users(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	r = expect_map(c, k, v);
 	if (r)
 		return r < 0 ? -1 : 0;
-	n = n_pairs(v);
+	n = tcx_yaml_n_pairs(v);
 	if (n == 0)
 		return 0;
 	wc->users = calloc(n, sizeof(*wc->users));
 	if (!wc->users)
-		return oom(c);
+		return tcx_yaml_oom(&c->y);
 	for (p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
 		tcx_ynode_t *uk = p->key, *uv = p->value;
 		struct tcx_webuser *u;
 
 		if (uk->type != YAML_SCALAR_NODE) {
-			err_at(c, uk, "expected a scalar key, got %s", kind_name(uk->type));
+			tcx_yaml_err_at(&c->y, uk, "expected a scalar key, got %s",
+			                tcx_yaml_kind_name(uk->type));
 			ret = -1;
 			continue;
 		}
-		if (slen(uk) == 0 || has_nul(uk)) {
-			err_at(c, uk, "user name must be a non-empty string");
+		if (tcx_yaml_slen(uk) == 0 || tcx_yaml_has_nul(uk)) {
+			tcx_yaml_err_at(&c->y, uk, "user name must be a non-empty string");
 			ret = -1;
 			continue;
 		}
 		for (q = v->data.mapping.pairs.start; q < p; q++) {
 			tcx_ynode_t *prev = q->key;
 
-			if (prev->type == YAML_SCALAR_NODE && slen(prev) == slen(uk) &&
-			    !memcmp(sval(prev), sval(uk), slen(uk)))
+			if (prev->type == YAML_SCALAR_NODE &&
+			    tcx_yaml_slen(prev) == tcx_yaml_slen(uk) &&
+			    !memcmp(tcx_yaml_sval(prev), tcx_yaml_sval(uk), tcx_yaml_slen(uk)))
 				break;
 		}
 		if (q < p) {
-			err_dup(c, uk, "user", sval(uk), &q->key->start_mark);
+			tcx_yaml_err_dup(&c->y, uk, "user", tcx_yaml_sval(uk), &q->key->start_mark);
 			ret = -1;
 			continue;
 		}
 		if (uv->type != YAML_SCALAR_NODE) {
-			err_at(c, uv, "user '%s': password must be a bcrypt hash, got %s", sval(uk),
-			       kind_name(uv->type));
+			tcx_yaml_err_at(&c->y, uv,
+			                "user '%s': password must be a bcrypt hash, got %s",
+			                tcx_yaml_sval(uk), tcx_yaml_kind_name(uv->type));
 			ret = -1;
 			continue;
 		}
-		cost = bcrypt_cost(sval(uv), slen(uv));
+		cost = bcrypt_cost(tcx_yaml_sval(uv), tcx_yaml_slen(uv));
 		if (cost < 0) {
-			err_at(c, uv, "user '%s': password must be a bcrypt hash (" BCRYPT_HELP ")",
-			       sval(uk));
+			tcx_yaml_err_at(&c->y, uv,
+			                "user '%s': password must be a bcrypt hash (" BCRYPT_HELP
+			                ")",
+			                tcx_yaml_sval(uk));
 			ret = -1;
 			continue;
 		}
 		if (cost > TCX_BCRYPT_MAX_COST) {
-			err_at(c, uv,
-			       "user '%s': bcrypt cost %d is above the limit of %d (every request "
-			       "would pay for it: " BCRYPT_HELP ")",
-			       sval(uk), cost, TCX_BCRYPT_MAX_COST);
+			tcx_yaml_err_at(
+			        &c->y, uv,
+			        "user '%s': bcrypt cost %d is above the limit of %d (every request "
+			        "would pay for it: " BCRYPT_HELP ")",
+			        tcx_yaml_sval(uk), cost, TCX_BCRYPT_MAX_COST);
 			ret = -1;
 			continue;
 		}
@@ -713,8 +725,8 @@ static int top_users(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 			wc->dummy[5] = (char)('0' + cost % 10);
 		}
 		u = &wc->users[wc->n_users];
-		u->name = xstrndup(c, sval(uk), slen(uk));
-		u->hash = xstrndup(c, sval(uv), slen(uv));
+		u->name = tcx_yaml_strndup(&c->y, tcx_yaml_sval(uk), tcx_yaml_slen(uk));
+		u->hash = tcx_yaml_strndup(&c->y, tcx_yaml_sval(uv), tcx_yaml_slen(uv));
 		wc->n_users++;
 		if (!u->name || !u->hash)
 			ret = -1;
@@ -762,18 +774,22 @@ static const struct tcx_yaml_keys webconfig_keys = {top_keys,
 struct tcx_webconfig *tcx_webconfig_load_buffer(const char *name, const char *buf, size_t len,
                                                 tcx_config_err_fn errfn, void *arg)
 {
-	struct ctx c = {.y = {.name = name, .errfn = errfn, .arg = arg, .top = &webconfig_keys}};
+	struct ctx c = {.y = {.name = name,
+	                      .errfn = errfn,
+	                      .arg = arg,
+	                      .top = &webconfig_keys,
+	                      .max_file = PEM_MAX}};
 	struct tcx_webconfig *wc;
 
 	wc = calloc(1, sizeof(*wc));
 	if (!wc) {
-		oom(&c);
+		tcx_yaml_oom(&c.y);
 		return NULL;
 	}
 	atomic_init(&wc->refcnt, 1);
 	if (pthread_mutex_init(&wc->lock, NULL)) {
 		free(wc);
-		oom(&c);
+		tcx_yaml_oom(&c.y);
 		return NULL;
 	}
 	c.wc = wc;
@@ -783,11 +799,11 @@ struct tcx_webconfig *tcx_webconfig_load_buffer(const char *name, const char *bu
 	wc->dummy[5] = '4';
 	wc->cache = calloc(CACHE_MAX, sizeof(*wc->cache));
 	if (!wc->cache) {
-		oom(&c);
+		tcx_yaml_oom(&c.y);
 		goto out;
 	}
 	if (gnutls_rnd(GNUTLS_RND_KEY, wc->cache_key, sizeof(wc->cache_key)) < 0) {
-		err_mark(&c, NULL, "cannot get random bytes from GnuTLS");
+		tcx_yaml_err_mark(&c.y, NULL, "cannot get random bytes from GnuTLS");
 		goto out;
 	}
 	/* an empty file, or comments only: no TLS, no authentication */
@@ -802,18 +818,7 @@ out:
 
 struct tcx_webconfig *tcx_webconfig_load(const char *path, tcx_config_err_fn errfn, void *arg)
 {
-	struct tcx_yaml y = {.name = path, .errfn = errfn, .arg = arg};
-	struct tcx_webconfig *wc;
-	size_t len = 0;
-	char *buf;
-
-	buf = tcx_yaml_read_file(&y, path, "open", PEM_MAX, &len);
-	if (!buf)
-		return NULL;
-	wc = tcx_webconfig_load_buffer(path, buf, len, errfn, arg);
-	explicit_bzero(buf, len); /* it may hold an inline key */
-	free(buf);
-	return wc;
+	return tcx_webconfig_load_buffer(path, NULL, 0, errfn, arg);
 }
 
 struct tcx_webconfig *tcx_webconfig_ref(struct tcx_webconfig *wc)

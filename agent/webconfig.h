@@ -66,8 +66,9 @@ struct tcx_webconfig {
  * returned. Unknown keys are errors. Relative file names are relative to the
  * web config file's directory, as in exporter-toolkit. */
 struct tcx_webconfig *tcx_webconfig_load(const char *path, tcx_config_err_fn errfn, void *arg);
-/* The same, from the file's contents in memory (len bytes, no NUL needed);
- * name is the file's name, for messages and for relative file names. */
+/* The same, from the file's contents in memory (len bytes, no NUL needed;
+ * NULL reads the file name); name is the file's name, for messages and for
+ * relative file names. */
 struct tcx_webconfig *tcx_webconfig_load_buffer(const char *name, const char *buf, size_t len,
                                                 tcx_config_err_fn errfn, void *arg);
 struct tcx_webconfig *tcx_webconfig_ref(struct tcx_webconfig *wc);

@@ -38,8 +38,6 @@
 #ifndef TCM_IFINDEX_MAGIC_BLOCK
 #define TCM_IFINDEX_MAGIC_BLOCK 0xFFFFFFFFU
 #endif
-#define PARENT_INGRESS 0xFFFFFFF2U
-#define PARENT_EGRESS  0xFFFFFFF3U
 
 /* Above this many prefs to repair, one full dump is cheaper than many. */
 #define MAX_REPAIR_PREFS 64
@@ -363,7 +361,7 @@ static int units_from_qdisc(struct units *us, struct pass_ns *ns, const struct t
 			if (unit_add(us, &b) < 0)
 				return -1;
 		} else {
-			u.parent = PARENT_INGRESS;
+			u.parent = TCX_PARENT_INGRESS;
 			if (unit_add(us, &u) < 0)
 				return -1;
 		}
@@ -373,7 +371,7 @@ static int units_from_qdisc(struct units *us, struct pass_ns *ns, const struct t
 			b.block = q->egress_block;
 			return unit_add(us, &b);
 		}
-		u.parent = PARENT_EGRESS;
+		u.parent = TCX_PARENT_EGRESS;
 		return unit_add(us, &u);
 	}
 	if (q->parent == TC_H_ROOT)
@@ -430,15 +428,15 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 		return 0;
 	}
 	u.parent = t->parent;
-	if (t->parent == PARENT_INGRESS || t->parent == PARENT_EGRESS ||
+	if (t->parent == TCX_PARENT_INGRESS || t->parent == TCX_PARENT_EGRESS ||
 	    t->parent == TC_H_INGRESS) {
 		const struct tcx_qdisc *q = qdisc_find(ns, l->ifindex, "clsact", 0, 0);
 
-		if (!q && t->parent != PARENT_EGRESS)
+		if (!q && t->parent != TCX_PARENT_EGRESS)
 			q = qdisc_find(ns, l->ifindex, "ingress", 0, 0);
 		if (!q) {
 			snprintf(msg, sizeof(msg), "device '%s' has no %s qdisc", t->dev,
-			         t->parent == PARENT_EGRESS ? "clsact" : "ingress or clsact");
+			         t->parent == TCX_PARENT_EGRESS ? "clsact" : "ingress or clsact");
 			return unit_error(us, ns, t->dev, 0, t->parent, TCX_ERR_NOTFOUND, msg);
 		}
 	} else if (t->parent == 0) {

@@ -124,6 +124,39 @@ static int attr_nested(const struct nlattr *a, const char *what, attr_cb cb, voi
 	return attr_walk(attr_data(a), attr_len(a), what, cb, data, pe);
 }
 
+/* The attributes of a container by type: tb[type] for types below n (the
+ * last one of a type wins), others skipped. */
+struct attr_tb {
+	const struct nlattr **tb;
+	size_t n;
+};
+
+static int attr_tb_cb(const struct nlattr *a, void *data, struct perr *pe)
+{
+	const struct attr_tb *t = data;
+
+	if (attr_type(a) < t->n)
+		t->tb[attr_type(a)] = a;
+	return 0;
+}
+
+/* A message: its fixed header of hdrlen bytes (NULL after fail() when the
+ * message is too short for it), and its attributes walked with cb. */
+static const void *msg_walk(const struct nlmsghdr *nlh, size_t hdrlen, const char *what, attr_cb cb,
+                            void *data, struct perr *pe)
+{
+	size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(hdrlen);
+
+	if (nlh->nlmsg_len < NLMSG_HDRLEN + hdrlen) {
+		fail(pe, "%s message of %u bytes, too short for its header", what, nlh->nlmsg_len);
+		return NULL;
+	}
+	if (attr_walk((const char *)nlh + off, nlh->nlmsg_len > off ? nlh->nlmsg_len - off : 0,
+	              what, cb, data, pe) < 0)
+		return NULL;
+	return (const char *)nlh + NLMSG_HDRLEN;
+}
+
 static int attr_u32(const struct nlattr *a, const char *name, uint32_t *v, struct perr *pe)
 {
 	if (attr_len(a) < sizeof(*v))
@@ -312,36 +345,6 @@ static int stats_cb(const struct nlattr *a, void *data, struct perr *pe)
 
 /* ---- one action (a nest whose type is the action's order) -------------------- */
 
-struct act_attrs {
-	const struct nlattr *kind, *stats, *cookie, *options, *index;
-};
-
-static int act_attrs_cb(const struct nlattr *a, void *data, struct perr *pe)
-{
-	struct act_attrs *aa = data;
-
-	switch (attr_type(a)) {
-	case TCA_ACT_KIND:
-		aa->kind = a;
-		break;
-	case TCA_ACT_STATS:
-		aa->stats = a;
-		break;
-	case TCA_ACT_COOKIE:
-		aa->cookie = a;
-		break;
-	case TCA_ACT_OPTIONS:
-		aa->options = a;
-		break;
-	case TCA_ACT_INDEX:
-		aa->index = a;
-		break;
-	default:
-		break;
-	}
-	return 0;
-}
-
 struct parms_ctx {
 	const struct act_info *info;
 	struct tcx_action *act;
@@ -372,20 +375,25 @@ struct acts_ctx {
 static int action_cb(const struct nlattr *nest, void *data, struct perr *pe)
 {
 	struct acts_ctx *ac = data;
-	struct act_attrs aa = {0};
+	const struct nlattr *tb[TCA_ACT_MAX + 1] = {NULL};
+	const struct nlattr *cookie, *index, *options, *stats;
 	struct tcx_action *act;
 	char kind[TCX_KIND_MAX];
 	int k;
 
-	if (attr_nested(nest, "action", act_attrs_cb, &aa, pe) < 0)
+	if (attr_nested(nest, "action", attr_tb_cb, &(struct attr_tb){tb, TCA_ACT_MAX + 1}, pe) < 0)
 		return -1;
-	if (!aa.kind)
+	cookie = tb[TCA_ACT_COOKIE];
+	index = tb[TCA_ACT_INDEX];
+	options = tb[TCA_ACT_OPTIONS];
+	stats = tb[TCA_ACT_STATS];
+	if (!tb[TCA_ACT_KIND])
 		return fail(pe, "action %u: no TCA_ACT_KIND", attr_type(nest));
-	if (attr_str(aa.kind, "TCA_ACT_KIND", kind, sizeof(kind), pe) < 0)
+	if (attr_str(tb[TCA_ACT_KIND], "TCA_ACT_KIND", kind, sizeof(kind), pe) < 0)
 		return -1;
-	if (aa.cookie && attr_len(aa.cookie) > TCX_COOKIE_MAX)
+	if (cookie && attr_len(cookie) > TCX_COOKIE_MAX)
 		return fail(pe, "action %u: cookie of %zu bytes, more than %d", attr_type(nest),
-		            attr_len(aa.cookie), TCX_COOKIE_MAX);
+		            attr_len(cookie), TCX_COOKIE_MAX);
 	k = tcx_snapshot_kind(ac->snap, kind);
 	if (k < 0)
 		return fail(pe, "more than %d distinct classifier and action kinds", TCX_MAX_KINDS);
@@ -396,23 +404,23 @@ static int action_cb(const struct nlattr *nest, void *data, struct perr *pe)
 	act->order = attr_type(nest);
 	act->kind = (uint8_t)k;
 	ac->n++;
-	if (aa.cookie) {
-		act->cookie_len = (uint8_t)attr_len(aa.cookie);
-		memcpy(act->cookie, attr_data(aa.cookie), act->cookie_len);
+	if (cookie) {
+		act->cookie_len = (uint8_t)attr_len(cookie);
+		memcpy(act->cookie, attr_data(cookie), act->cookie_len);
 	}
-	if (aa.index) {
-		if (attr_u32(aa.index, "TCA_ACT_INDEX", &act->index, pe) < 0)
+	if (index) {
+		if (attr_u32(index, "TCA_ACT_INDEX", &act->index, pe) < 0)
 			return -1;
-	} else if (aa.options) {
+	} else if (options) {
 		struct parms_ctx pc = {.info = act_lookup(kind), .act = act};
 
-		if (pc.info && attr_nested(aa.options, "TCA_ACT_OPTIONS", parms_cb, &pc, pe) < 0)
+		if (pc.info && attr_nested(options, "TCA_ACT_OPTIONS", parms_cb, &pc, pe) < 0)
 			return -1;
 	}
-	if (aa.stats) {
+	if (stats) {
 		struct stats_ctx sc = {.act = act};
 
-		if (attr_nested(aa.stats, "TCA_ACT_STATS", stats_cb, &sc, pe) < 0)
+		if (attr_nested(stats, "TCA_ACT_STATS", stats_cb, &sc, pe) < 0)
 			return -1;
 	}
 	return 0;
@@ -443,74 +451,31 @@ static int options_cb(const struct nlattr *a, void *data, struct perr *pe)
 
 /* ---- filter message ------------------------------------------------------------ */
 
-struct top_attrs {
-	const struct nlattr *kind, *chain, *options;
-};
-
-static int top_cb(const struct nlattr *a, void *data, struct perr *pe)
-{
-	struct top_attrs *ta = data;
-
-	switch (attr_type(a)) {
-	case TCA_KIND:
-		ta->kind = a;
-		break;
-	case TCA_CHAIN:
-		ta->chain = a;
-		break;
-	case TCA_OPTIONS:
-		ta->options = a;
-		break;
-	default:
-		break;
-	}
-	return 0;
-}
-
-static int msg_payload(const struct nlmsghdr *nlh, size_t hdrlen, const char *what, struct perr *pe)
-{
-	if (nlh->nlmsg_len < NLMSG_HDRLEN + hdrlen)
-		return fail(pe, "%s message of %u bytes, too short for its header", what,
-		            nlh->nlmsg_len);
-	return 0;
-}
-
-static const void *msg_attrs(const struct nlmsghdr *nlh, size_t hdrlen, size_t *len)
-{
-	size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(hdrlen);
-
-	*len = nlh->nlmsg_len > off ? nlh->nlmsg_len - off : 0;
-	return (const char *)nlh + off;
-}
-
 enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_snapshot *snap,
                                        uint32_t target, struct tcx_tp_key *key, char *err,
                                        size_t errlen)
 {
 	struct perr pe = {err, errlen};
-	struct top_attrs ta = {0};
+	const struct nlattr *tb[TCA_MAX + 1] = {NULL};
 	const struct tcmsg *tcm;
-	const void *attrs;
-	size_t alen, mark_f, mark_a;
+	size_t mark_f, mark_a;
 	struct tcx_filter *f;
 	int k;
 
 	if (nlh->nlmsg_type != RTM_NEWTFILTER)
 		return TCX_PARSE_SKIP;
-	if (msg_payload(nlh, sizeof(*tcm), "filter", &pe) < 0)
-		return TCX_PARSE_ERROR;
-	tcm = (const void *)((const char *)nlh + NLMSG_HDRLEN);
-	attrs = msg_attrs(nlh, sizeof(*tcm), &alen);
-	if (attr_walk(attrs, alen, "filter", top_cb, &ta, &pe) < 0)
+	tcm = msg_walk(nlh, sizeof(*tcm), "filter", attr_tb_cb, &(struct attr_tb){tb, TCA_MAX + 1},
+	               &pe);
+	if (!tcm)
 		return TCX_PARSE_ERROR;
 	memset(key, 0, sizeof(*key));
-	if (!ta.kind) {
+	if (!tb[TCA_KIND]) {
 		fail(&pe, "filter message without TCA_KIND");
 		return TCX_PARSE_ERROR;
 	}
-	if (attr_str(ta.kind, "TCA_KIND", key->kind, sizeof(key->kind), &pe) < 0)
+	if (attr_str(tb[TCA_KIND], "TCA_KIND", key->kind, sizeof(key->kind), &pe) < 0)
 		return TCX_PARSE_ERROR;
-	if (ta.chain && attr_u32(ta.chain, "TCA_CHAIN", &key->chain, &pe) < 0)
+	if (tb[TCA_CHAIN] && attr_u32(tb[TCA_CHAIN], "TCA_CHAIN", &key->chain, &pe) < 0)
 		return TCX_PARSE_ERROR;
 	key->pref = (uint16_t)(TC_H_MAJ(tcm->tcm_info) >> 16);
 	key->protocol = ntohs((uint16_t)TC_H_MIN(tcm->tcm_info));
@@ -539,14 +504,14 @@ enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_sn
 	f->protocol = key->protocol;
 	f->kind = (uint8_t)k;
 	f->first_action = (uint32_t)snap->n_actions;
-	if (ta.options) {
+	if (tb[TCA_OPTIONS]) {
 		const struct cls_info *cls = cls_lookup(key->kind);
 		struct opts_ctx oc = {
 		        .cls = cls, .f = f, .acts = {.snap = snap, .filter = (uint32_t)mark_f}};
 
 		/* An unknown classifier keeps its filter row; where its actions
 		 * live is not known, so it has none. */
-		if (cls && attr_nested(ta.options, "TCA_OPTIONS", options_cb, &oc, &pe) < 0) {
+		if (cls && attr_nested(tb[TCA_OPTIONS], "TCA_OPTIONS", options_cb, &oc, &pe) < 0) {
 			tcx_snapshot_truncate(snap, mark_f, mark_a);
 			return TCX_PARSE_ERROR;
 		}
@@ -558,10 +523,6 @@ enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_sn
 }
 
 /* ---- qdiscs and links ----------------------------------------------------------- */
-
-struct qdisc_ctx {
-	struct tcx_qdisc *q;
-};
 
 static int qdisc_cb(const struct nlattr *a, void *data, struct perr *pe)
 {
@@ -583,19 +544,14 @@ int tcx_parse_qdisc(const struct nlmsghdr *nlh, struct tcx_qdisc *q, char *err, 
 {
 	struct perr pe = {err, errlen};
 	const struct tcmsg *tcm;
-	const void *attrs;
-	size_t alen;
 
 	memset(q, 0, sizeof(*q));
-	if (msg_payload(nlh, sizeof(*tcm), "qdisc", &pe) < 0)
+	tcm = msg_walk(nlh, sizeof(*tcm), "qdisc", qdisc_cb, q, &pe);
+	if (!tcm)
 		return -1;
-	tcm = (const void *)((const char *)nlh + NLMSG_HDRLEN);
 	q->ifindex = (uint32_t)tcm->tcm_ifindex;
 	q->handle = tcm->tcm_handle;
 	q->parent = tcm->tcm_parent;
-	attrs = msg_attrs(nlh, sizeof(*tcm), &alen);
-	if (attr_walk(attrs, alen, "qdisc", qdisc_cb, q, &pe) < 0)
-		return -1;
 	if (!q->kind[0])
 		return fail(&pe, "qdisc message without TCA_KIND");
 	return 0;
@@ -613,17 +569,12 @@ int tcx_parse_link(const struct nlmsghdr *nlh, uint32_t *ifindex, char name[IFNA
 {
 	struct perr pe = {err, errlen};
 	const struct ifinfomsg *ifi;
-	const void *attrs;
-	size_t alen;
 
 	name[0] = '\0';
-	if (msg_payload(nlh, sizeof(*ifi), "link", &pe) < 0)
+	ifi = msg_walk(nlh, sizeof(*ifi), "link", link_cb, name, &pe);
+	if (!ifi)
 		return -1;
-	ifi = (const void *)((const char *)nlh + NLMSG_HDRLEN);
 	*ifindex = (uint32_t)ifi->ifi_index;
-	attrs = msg_attrs(nlh, sizeof(*ifi), &alen);
-	if (attr_walk(attrs, alen, "link", link_cb, name, &pe) < 0)
-		return -1;
 	if (!name[0])
 		return fail(&pe, "link %u without IFLA_IFNAME", *ifindex);
 	return 0;
@@ -764,11 +715,11 @@ void tcx_format_parent(uint32_t parent, char *out, size_t outlen)
 	case TC_H_ROOT:
 		snprintf(out, outlen, "root");
 		return;
-	case 0xFFFFFFF2: /* TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS) */
+	case TCX_PARENT_INGRESS:
 	case TC_H_INGRESS:
 		snprintf(out, outlen, "ingress");
 		return;
-	case 0xFFFFFFF3:
+	case TCX_PARENT_EGRESS:
 		snprintf(out, outlen, "egress");
 		return;
 	default:
@@ -778,6 +729,22 @@ void tcx_format_parent(uint32_t parent, char *out, size_t outlen)
 		snprintf(out, outlen, "%x:%x", TC_H_MAJ(parent) >> 16, TC_H_MIN(parent));
 	else
 		snprintf(out, outlen, "%x:", TC_H_MAJ(parent) >> 16);
+}
+
+const char *tcx_describe_target(const struct tcx_target *t, int with_netns, char *out,
+                                size_t outlen)
+{
+	int n;
+
+	if (t->block)
+		n = snprintf(out, outlen, "block %u", t->block);
+	else if (t->dev[0])
+		n = snprintf(out, outlen, "dev %s parent %s", t->dev, t->parent_name);
+	else
+		n = snprintf(out, outlen, "all");
+	if (with_netns && t->netns[0] && n >= 0 && (size_t)n < outlen)
+		snprintf(out + n, outlen - (size_t)n, " netns %s", t->netns);
+	return out;
 }
 
 /* The names iproute2 prints (lib/ll_proto.c), for the common protocols. */

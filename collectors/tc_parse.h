@@ -63,6 +63,12 @@ int tcx_parse_status(const struct nlmsghdr *nlh, int *status, char *msg, size_t 
 /* Formatting helpers, shared with the renderers and tests. */
 void tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t outlen);
 void tcx_format_parent(uint32_t parent, char *out, size_t outlen);
+/* A target for people (log lines, the landing page): "block 22", "dev eth0
+ * parent ingress" or "all", then " netns NAME" when with_netns and it has
+ * one. Returns out; TCX_TARGET_DESC_MAX holds any target. */
+#define TCX_TARGET_DESC_MAX 128
+const char *tcx_describe_target(const struct tcx_target *t, int with_netns, char *out,
+                                size_t outlen);
 const char *tcx_protocol_name(uint16_t proto, char *buf, size_t buflen);
 
 #endif

@@ -18,17 +18,12 @@
 #include "config/yamlutil.h"
 #include "lib/grow.h"
 
-/* Defined in labels.c, shared by the index builder here and the lookup there.
- * (Not in config.h: it is an implementation detail of the cookie index.) */
-
 #define TCX_INTERVAL_DEFAULT 15.0
 #define TCX_BLOCK_MAX        4294967294u
 #define TCX_NETNS_MAX        63
 #define TCX_IFNAME_MAX       15 /* IFNAMSIZ - 1 */
 
-#define TC_PARENT_INGRESS 0xFFFFFFF2u /* TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS) */
-#define TC_PARENT_EGRESS  0xFFFFFFF3u /* TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS) */
-#define TC_PARENT_ROOT    0u          /* a dump's "root qdisc" selector */
+#define TC_PARENT_ROOT 0u /* a dump's "root qdisc" selector */
 
 /* Where a cookie was written, for "duplicate cookie" messages. */
 struct mark {
@@ -163,32 +158,95 @@ static int walk_mapping(struct ctx *c, tcx_ynode_t *map, const struct key_handle
 	return tcx_yaml_walk(&c->y, map, &keys, where, obj);
 }
 
+/* A section (`http:`, `snmp:`): a mapping whose keys are in tab. */
+static int section(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, const struct key_handler *tab,
+                   size_t n, const char *where)
+{
+	if (tcx_yaml_expect(&c->y, k, v, YAML_MAPPING_NODE))
+		return -1;
+	return walk_mapping(c, v, tab, n, where, NULL);
+}
+
+/* A decimal integer in [min, max]. */
+static int uint_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, unsigned min, unsigned max,
+                      unsigned *out)
+{
+	uint64_t x;
+
+	if (tcx_yaml_uint(&c->y, k, v, min, max, &x))
+		return -1;
+	*out = (unsigned)x;
+	return 0;
+}
+
+/* A duration (parse_interval()) of min_s to max_s seconds, whole seconds
+ * when whole; else "invalid KEY 'VALUE': expected". */
+static int duration_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, double min_s, double max_s,
+                          int whole, const char *expected, double *out)
+{
+	double s;
+
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (tcx_yaml_has_nul(v) || parse_interval(tcx_yaml_sval(v), tcx_yaml_slen(v), &s) ||
+	    s < min_s || s > max_s || (whole && s != (double)(int)s)) {
+		tcx_yaml_err_at(&c->y, v, "invalid %s '%s': %s", tcx_yaml_sval(k), tcx_yaml_sval(v),
+		                expected);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+/* A non-empty string without NUL, copied; else "invalid KEY 'VALUE':
+ * expected". */
+static int string_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, const char *expected,
+                        char **out)
+{
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (tcx_yaml_slen(v) == 0 || tcx_yaml_has_nul(v)) {
+		tcx_yaml_err_at(&c->y, v, "invalid %s '%s': %s", tcx_yaml_sval(k), tcx_yaml_sval(v),
+		                expected);
+		return -1;
+	}
+	*out = tcx_yaml_strndup(&c->y, tcx_yaml_sval(v), tcx_yaml_slen(v));
+	return *out ? 0 : -1;
+}
+
+/* A key and its value, kept to be checked once their mapping is read. */
+struct kept {
+	tcx_ynode_t *k, *v;
+};
+
+static int keep(struct ctx *c, struct kept *kept, tcx_ynode_t *k, tcx_ynode_t *v,
+                yaml_node_type_t t)
+{
+	kept->k = k;
+	kept->v = v;
+	return tcx_yaml_expect(&c->y, k, v, t);
+}
+
 /* ---- interval, unmapped ------------------------------------------------------ */
 
 static int top_interval(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	if (expect(c, k, v, YAML_SCALAR_NODE))
-		return -1;
-	if (has_nul(v) || parse_interval(sval(v), slen(v), &c->cfg->interval_s)) {
-		err_at(c, v,
-		       "invalid interval '%s': must be a duration between 1ms and 24h such as "
-		       "15s, 500ms, 2m",
-		       sval(v));
-		return -1;
-	}
-	return 0;
+	return duration_value(c, k, v, 0, 86400, 0,
+	                      "must be a duration between 1ms and 24h such as 15s, 500ms, 2m",
+	                      &c->cfg->interval_s);
 }
 
 static int top_unmapped(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	if (expect(c, k, v, YAML_SCALAR_NODE))
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
-	if (!strcasecmp(sval(v), "export") && !has_nul(v)) {
+	if (!strcasecmp(tcx_yaml_sval(v), "export") && !tcx_yaml_has_nul(v)) {
 		c->cfg->unmapped = TCX_UNMAPPED_EXPORT;
-	} else if (!strcasecmp(sval(v), "drop") && !has_nul(v)) {
+	} else if (!strcasecmp(tcx_yaml_sval(v), "drop") && !tcx_yaml_has_nul(v)) {
 		c->cfg->unmapped = TCX_UNMAPPED_DROP;
 	} else {
-		err_at(c, v, "invalid unmapped policy '%s' (expected export or drop)", sval(v));
+		tcx_yaml_err_at(&c->y, v, "invalid unmapped policy '%s' (expected export or drop)",
+		                tcx_yaml_sval(v));
 		return -1;
 	}
 	return 0;
@@ -209,10 +267,10 @@ static int tgt_all(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	int b;
 
 	ps->n_kinds++;
-	if (parse_bool(c, k, v, &b))
+	if (tcx_yaml_bool(&c->y, k, v, &b))
 		return -1;
 	if (!b) {
-		err_at(c, v, "all: false is meaningless; remove the entry");
+		tcx_yaml_err_at(&c->y, v, "all: false is meaningless; remove the entry");
 		return -1;
 	}
 	ps->t->all = 1;
@@ -226,20 +284,21 @@ static int tgt_dev(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 
 	ps->n_kinds++;
 	ps->dev_given = 1;
-	if (expect(c, k, v, YAML_SCALAR_NODE))
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
-	if (slen(v) == 0 || slen(v) > TCX_IFNAME_MAX || has_nul(v))
+	if (tcx_yaml_slen(v) == 0 || tcx_yaml_slen(v) > TCX_IFNAME_MAX || tcx_yaml_has_nul(v))
 		goto bad;
-	for (i = 0; i < slen(v); i++)
-		if (sval(v)[i] == '/' || sval(v)[i] == ' ' ||
-		    (sval(v)[i] >= '\t' && sval(v)[i] <= '\r'))
+	for (i = 0; i < tcx_yaml_slen(v); i++)
+		if (tcx_yaml_sval(v)[i] == '/' || tcx_yaml_sval(v)[i] == ' ' ||
+		    (tcx_yaml_sval(v)[i] >= '\t' && tcx_yaml_sval(v)[i] <= '\r'))
 			goto bad;
-	ps->t->dev = xstrndup(c, sval(v), slen(v));
+	ps->t->dev = tcx_yaml_strndup(&c->y, tcx_yaml_sval(v), tcx_yaml_slen(v));
 	return ps->t->dev ? 0 : -1;
 bad:
-	err_at(c, v,
-	       "invalid device name '%s': must be 1 to 15 characters without '/' or whitespace",
-	       sval(v));
+	tcx_yaml_err_at(
+	        &c->y, v,
+	        "invalid device name '%s': must be 1 to 15 characters without '/' or whitespace",
+	        tcx_yaml_sval(v));
 	return -1;
 }
 
@@ -249,8 +308,8 @@ static int parse_parent(const char *s, size_t len, uint32_t *out)
 		const char *name;
 		uint32_t parent;
 	} names[] = {
-	        {"ingress", TC_PARENT_INGRESS},
-	        {"egress", TC_PARENT_EGRESS},
+	        {"ingress", TCX_PARENT_INGRESS},
+	        {"egress", TCX_PARENT_EGRESS},
 	        {"root", TC_PARENT_ROOT},
 	};
 	uint32_t maj = 0, min = 0;
@@ -284,17 +343,19 @@ static int tgt_parent(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	size_t i;
 
 	ps->parent_key = k;
-	if (expect(c, k, v, YAML_SCALAR_NODE))
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
-	if (has_nul(v) || parse_parent(sval(v), slen(v), &ps->t->parent)) {
-		err_at(c, v,
-		       "invalid parent '%s': expected ingress, egress, root or a handle such as 1: "
-		       "or 1:10",
-		       sval(v));
+	if (tcx_yaml_has_nul(v) ||
+	    parse_parent(tcx_yaml_sval(v), tcx_yaml_slen(v), &ps->t->parent)) {
+		tcx_yaml_err_at(&c->y, v,
+		                "invalid parent '%s': expected ingress, egress, root or a handle "
+		                "such as 1: "
+		                "or 1:10",
+		                tcx_yaml_sval(v));
 		return -1;
 	}
 	ps->t->has_parent = 1;
-	ps->t->parent_str = xstrndup(c, sval(v), slen(v));
+	ps->t->parent_str = tcx_yaml_strndup(&c->y, tcx_yaml_sval(v), tcx_yaml_slen(v));
 	if (!ps->t->parent_str)
 		return -1;
 	if (!strchr(ps->t->parent_str, ':'))
@@ -307,13 +368,11 @@ static int tgt_parent(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 static int tgt_block(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct target_ps *ps = obj;
-	uint64_t x;
 
 	ps->n_kinds++;
-	if (uint_value(c, k, v, 1, TCX_BLOCK_MAX, &x))
+	if (uint_value(c, k, v, 1, TCX_BLOCK_MAX, &ps->t->block))
 		return -1;
 	ps->t->has_block = 1;
-	ps->t->block = (uint32_t)x;
 	return 0;
 }
 
@@ -321,14 +380,16 @@ static int tgt_netns(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct target_ps *ps = obj;
 
-	if (expect(c, k, v, YAML_SCALAR_NODE))
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
-	if (slen(v) == 0 || slen(v) > TCX_NETNS_MAX || has_nul(v) || strchr(sval(v), '/') ||
-	    !strcmp(sval(v), ".") || !strcmp(sval(v), "..")) {
-		err_at(c, v, "invalid netns '%s': must be a name under /run/netns", sval(v));
+	if (tcx_yaml_slen(v) == 0 || tcx_yaml_slen(v) > TCX_NETNS_MAX || tcx_yaml_has_nul(v) ||
+	    strchr(tcx_yaml_sval(v), '/') || !strcmp(tcx_yaml_sval(v), ".") ||
+	    !strcmp(tcx_yaml_sval(v), "..")) {
+		tcx_yaml_err_at(&c->y, v, "invalid netns '%s': must be a name under /run/netns",
+		                tcx_yaml_sval(v));
 		return -1;
 	}
-	ps->t->netns = xstrndup(c, sval(v), slen(v));
+	ps->t->netns = tcx_yaml_strndup(&c->y, tcx_yaml_sval(v), tcx_yaml_slen(v));
 	return ps->t->netns ? 0 : -1;
 }
 
@@ -343,22 +404,21 @@ static int top_targets(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	tcx_ynode_t **it;
 	int ret = 0;
 
-	if (expect(c, k, v, YAML_SEQUENCE_NODE))
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SEQUENCE_NODE))
 		return -1;
-	if (n_items(v) == 0) {
-		err_at(c, v, "targets must not be empty");
+	if (tcx_yaml_n_items(v) == 0) {
+		tcx_yaml_err_at(&c->y, v, "targets must not be empty");
 		return -1;
 	}
-	cfg->targets = calloc(n_items(v), sizeof(*cfg->targets));
+	cfg->targets = calloc(tcx_yaml_n_items(v), sizeof(*cfg->targets));
 	if (!cfg->targets)
-		return oom(c);
+		return tcx_yaml_oom(&c->y);
 	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
 		tcx_ynode_t *e = *it;
 		struct target_ps ps = {.t = &cfg->targets[cfg->n_targets++]};
 
 		ps.t->line = (int)e->start_mark.line + 1;
-		if (e->type != YAML_MAPPING_NODE) {
-			err_at(c, e, "target must be a mapping, got %s", kind_name(e->type));
+		if (tcx_yaml_expect_item(&c->y, e, YAML_MAPPING_NODE, "target")) {
 			ret = -1;
 			continue;
 		}
@@ -366,10 +426,11 @@ static int top_targets(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 		                 " in target", &ps))
 			ret = -1;
 		if (ps.n_kinds != 1) {
-			err_at(c, e, "target needs exactly one of 'all', 'dev' or 'block'");
+			tcx_yaml_err_at(&c->y, e,
+			                "target needs exactly one of 'all', 'dev' or 'block'");
 			ret = -1;
 		} else if (ps.parent_key && !ps.dev_given) {
-			err_at(c, ps.parent_key, "'parent' needs 'dev'");
+			tcx_yaml_err_at(&c->y, ps.parent_key, "'parent' needs 'dev'");
 			ret = -1;
 		}
 	}
@@ -382,7 +443,7 @@ static int default_targets(struct ctx *c)
 
 	cfg->targets = calloc(1, sizeof(*cfg->targets));
 	if (!cfg->targets)
-		return oom(c);
+		return tcx_yaml_oom(&c->y);
 	cfg->targets[0].all = 1;
 	cfg->n_targets = 1;
 	return 0;
@@ -397,44 +458,45 @@ static int top_labels(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	size_t n;
 
 	c->labels_seen = 1;
-	if (expect(c, k, v, YAML_SEQUENCE_NODE)) {
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SEQUENCE_NODE)) {
 		c->labels_bad = 1;
 		return -1;
 	}
-	n = n_items(v);
+	n = tcx_yaml_n_items(v);
 	cfg->labels = calloc(n < TCX_MAX_LABELS ? n : TCX_MAX_LABELS, sizeof(char *));
 	if (n && !cfg->labels) {
 		c->labels_bad = 1;
-		return oom(c);
+		return tcx_yaml_oom(&c->y);
 	}
 	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
 		tcx_ynode_t *e = *it;
 
-		if (e->type != YAML_SCALAR_NODE) {
-			err_at(c, e, "label name must be a scalar, got %s", kind_name(e->type));
+		if (tcx_yaml_expect_item(&c->y, e, YAML_SCALAR_NODE, "label name"))
+			goto bad;
+		if (tcx_yaml_has_nul(e) || !tcx_label_name_valid(tcx_yaml_sval(e))) {
+			tcx_yaml_err_at(&c->y, e,
+			                "invalid label name '%s': must match "
+			                "[a-zA-Z_][a-zA-Z0-9_]* and not "
+			                "start with __",
+			                tcx_yaml_sval(e));
 			goto bad;
 		}
-		if (has_nul(e) || !tcx_label_name_valid(sval(e))) {
-			err_at(c, e,
-			       "invalid label name '%s': must match [a-zA-Z_][a-zA-Z0-9_]* and not "
-			       "start with __",
-			       sval(e));
+		if (tcx_label_name_reserved(tcx_yaml_sval(e))) {
+			tcx_yaml_err_at(&c->y, e, "label name '%s' clashes with a built-in label",
+			                tcx_yaml_sval(e));
 			goto bad;
 		}
-		if (tcx_label_name_reserved(sval(e))) {
-			err_at(c, e, "label name '%s' clashes with a built-in label", sval(e));
-			goto bad;
-		}
-		if (find_label(cfg, sval(e)) >= 0) {
-			err_at(c, e, "duplicate label name '%s'", sval(e));
+		if (find_label(cfg, tcx_yaml_sval(e)) >= 0) {
+			tcx_yaml_err_at(&c->y, e, "duplicate label name '%s'", tcx_yaml_sval(e));
 			goto bad;
 		}
 		if (cfg->n_labels == TCX_MAX_LABELS) {
-			err_at(c, e, "too many labels (at most %d)", TCX_MAX_LABELS);
+			tcx_yaml_err_at(&c->y, e, "too many labels (at most %d)", TCX_MAX_LABELS);
 			c->labels_bad = 1;
 			return -1;
 		}
-		cfg->labels[cfg->n_labels] = xstrndup(c, sval(e), slen(e));
+		cfg->labels[cfg->n_labels] =
+		        tcx_yaml_strndup(&c->y, tcx_yaml_sval(e), tcx_yaml_slen(e));
 		if (!cfg->labels[cfg->n_labels])
 			goto bad;
 		cfg->n_labels++;
@@ -449,7 +511,7 @@ bad:
 
 static int defer_cookies(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	if (expect(c, k, v, YAML_MAPPING_NODE))
+	if (tcx_yaml_expect(&c->y, k, v, YAML_MAPPING_NODE))
 		return -1;
 	c->cookies = v;
 	return 0;
@@ -466,13 +528,14 @@ static int cookie_values(struct ctx *c, const char *hex, const tcx_ynode_t *v, t
 	int ret = 0;
 
 	if (cfg->n_labels == 0) {
-		err_at(c, v, "cookie '%s': no labels are declared (add a 'labels' list)", hex);
+		tcx_yaml_err_at(&c->y, v,
+		                "cookie '%s': no labels are declared (add a 'labels' list)", hex);
 		return -1;
 	}
 	if (v->type == YAML_SEQUENCE_NODE) {
-		if (n_items(v) != cfg->n_labels) {
-			err_at(c, v, "cookie '%s': expected %zu values, got %zu", hex,
-			       cfg->n_labels, n_items(v));
+		if (tcx_yaml_n_items(v) != cfg->n_labels) {
+			tcx_yaml_err_at(&c->y, v, "cookie '%s': expected %zu values, got %zu", hex,
+			                cfg->n_labels, tcx_yaml_n_items(v));
 			return -1;
 		}
 		for (i = 0, it = v->data.sequence.items.start; it < v->data.sequence.items.top;
@@ -483,19 +546,20 @@ static int cookie_values(struct ctx *c, const char *hex, const tcx_ynode_t *v, t
 			tcx_ynode_t *lk = p->key;
 			int l;
 
-			if (lk->type != YAML_SCALAR_NODE) {
-				err_at(c, lk, "expected a scalar key, got %s", kind_name(lk->type));
+			if (tcx_yaml_expect_scalar_key(&c->y, lk)) {
 				ret = -1;
 				continue;
 			}
-			l = has_nul(lk) ? -1 : find_label(cfg, sval(lk));
+			l = tcx_yaml_has_nul(lk) ? -1 : find_label(cfg, tcx_yaml_sval(lk));
 			if (l < 0) {
-				err_at(c, lk, "cookie '%s': unknown label '%s'", hex, sval(lk));
+				tcx_yaml_err_at(&c->y, lk, "cookie '%s': unknown label '%s'", hex,
+				                tcx_yaml_sval(lk));
 				ret = -1;
 				continue;
 			}
 			if (vals[l]) {
-				err_dup(c, lk, "key", sval(lk), &first[l]->start_mark);
+				tcx_yaml_err_dup(&c->y, lk, "key", tcx_yaml_sval(lk),
+				                 &first[l]->start_mark);
 				ret = -1;
 				continue;
 			}
@@ -504,25 +568,29 @@ static int cookie_values(struct ctx *c, const char *hex, const tcx_ynode_t *v, t
 		}
 		for (i = 0; i < cfg->n_labels; i++) {
 			if (!vals[i]) {
-				err_at(c, v, "cookie '%s': missing value for label '%s'", hex,
-				       cfg->labels[i]);
+				tcx_yaml_err_at(&c->y, v,
+				                "cookie '%s': missing value for label '%s'", hex,
+				                cfg->labels[i]);
 				ret = -1;
 			}
 		}
 	} else {
-		err_at(c, v,
-		       "cookie '%s': expected a mapping or a sequence of label values, got %s", hex,
-		       kind_name(v->type));
+		tcx_yaml_err_at(
+		        &c->y, v,
+		        "cookie '%s': expected a mapping or a sequence of label values, got %s",
+		        hex, tcx_yaml_kind_name(v->type));
 		return -1;
 	}
 	for (i = 0; i < cfg->n_labels; i++) {
 		if (!vals[i])
 			continue;
 		if (vals[i]->type != YAML_SCALAR_NODE) {
-			err_at(c, vals[i], "cookie '%s': label values must be scalars", hex);
+			tcx_yaml_err_at(&c->y, vals[i], "cookie '%s': label values must be scalars",
+			                hex);
 			ret = -1;
-		} else if (has_nul(vals[i])) {
-			err_at(c, vals[i], "cookie '%s': label values must not contain NUL", hex);
+		} else if (tcx_yaml_has_nul(vals[i])) {
+			tcx_yaml_err_at(&c->y, vals[i],
+			                "cookie '%s': label values must not contain NUL", hex);
 			ret = -1;
 		}
 	}
@@ -536,17 +604,17 @@ static char **values_block(struct ctx *c, tcx_ynode_t **vals, size_t n)
 	char **out, *s;
 
 	for (i = 0; i < n; i++)
-		size += slen(vals[i]) + 1;
+		size += tcx_yaml_slen(vals[i]) + 1;
 	out = tcx_arena_alloc(&c->cfg->cookie_mem, size);
 	if (!out) {
-		oom(c);
+		tcx_yaml_oom(&c->y);
 		return NULL;
 	}
 	s = (char *)(out + n);
 	for (i = 0; i < n; i++) {
-		memcpy(s, sval(vals[i]), slen(vals[i]) + 1);
+		memcpy(s, tcx_yaml_sval(vals[i]), tcx_yaml_slen(vals[i]) + 1);
 		out[i] = s;
-		s += slen(vals[i]) + 1;
+		s += tcx_yaml_slen(vals[i]) + 1;
 	}
 	return out;
 }
@@ -580,7 +648,7 @@ static void index_cookies(struct ctx *c)
 		n_slots <<= 1;
 	cfg->slots = malloc(n_slots * sizeof(*cfg->slots));
 	if (!cfg->slots) {
-		oom(c);
+		tcx_yaml_oom(&c->y);
 		return;
 	}
 	cfg->n_slots = n_slots;
@@ -606,8 +674,9 @@ static void index_cookies(struct ctx *c)
 			char hex[2 * TCX_COOKIE_MAX + 1];
 
 			tcx_cookie_hex(e->bytes, e->len, hex);
-			err_mark(c, &at, "duplicate cookie '%s' (first at %lu:%lu)", hex,
-			         (unsigned long)f->line + 1, (unsigned long)f->column + 1);
+			tcx_yaml_err_mark(&c->y, &at, "duplicate cookie '%s' (first at %lu:%lu)",
+			                  hex, (unsigned long)f->line + 1,
+			                  (unsigned long)f->column + 1);
 			continue;
 		}
 		cfg->slots[slot] = (uint32_t)i;
@@ -626,23 +695,21 @@ static void cookie_entry(struct ctx *c, const struct tcx_ypair *p)
 	const char *why;
 	unsigned len;
 
-	if (k->type != YAML_SCALAR_NODE) {
-		err_at(c, k, "expected a scalar key, got %s", kind_name(k->type));
+	if (tcx_yaml_expect_scalar_key(&c->y, k))
 		return;
-	}
 	if (tcx_grow(&cfg->cookies, &c->cap_cookies, cfg->n_cookies + 1, sizeof(*cfg->cookies),
 	             64) < 0 ||
 	    tcx_grow(&c->cookie_marks, &c->cap_marks, cfg->n_cookies + 1, sizeof(*c->cookie_marks),
 	             64) < 0 ||
 	    c->cap_cookies > UINT32_MAX) {
-		oom(c);
+		tcx_yaml_oom(&c->y);
 		return;
 	}
 	e = &cfg->cookies[cfg->n_cookies];
 	memset(e, 0, sizeof(*e));
-	why = parse_hex(sval(k), slen(k), e->bytes, &len);
+	why = parse_hex(tcx_yaml_sval(k), tcx_yaml_slen(k), e->bytes, &len);
 	if (why) {
-		err_at(c, k, "invalid hex cookie '%s': %s", sval(k), why);
+		tcx_yaml_err_at(&c->y, k, "invalid hex cookie '%s': %s", tcx_yaml_sval(k), why);
 		return;
 	}
 	e->len = (uint8_t)len;
@@ -668,7 +735,7 @@ static void load_cookies(struct ctx *c)
 
 static int defer_decoders(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	if (expect(c, k, v, YAML_SEQUENCE_NODE))
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SEQUENCE_NODE))
 		return -1;
 	c->decoders = v;
 	return 0;
@@ -677,38 +744,22 @@ static int defer_decoders(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t 
 /* Key and value nodes of one decoder, checked once its type is known. */
 struct dec_ps {
 	struct tcx_decoder *d;
-	tcx_ynode_t *type_v;
-	tcx_ynode_t *label_k, *label_v;
-	tcx_ynode_t *layout_k, *layout_v;
-	tcx_ynode_t *fields_k, *fields_v;
+	struct kept type, label, layout, fields;
 };
 
 static int dec_type(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	struct dec_ps *ps = obj;
-
-	ps->type_v = v;
-	return expect(c, k, v, YAML_SCALAR_NODE);
+	return keep(c, &((struct dec_ps *)obj)->type, k, v, YAML_SCALAR_NODE);
 }
 
 static int dec_label(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	struct dec_ps *ps = obj;
-
-	ps->label_k = k;
-	ps->label_v = v;
-	return expect(c, k, v, YAML_SCALAR_NODE);
+	return keep(c, &((struct dec_ps *)obj)->label, k, v, YAML_SCALAR_NODE);
 }
 
 static int dec_length(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	struct dec_ps *ps = obj;
-	uint64_t x;
-
-	if (uint_value(c, k, v, 1, TCX_COOKIE_MAX, &x))
-		return -1;
-	ps->d->length = (unsigned)x;
-	return 0;
+	return uint_value(c, k, v, 1, TCX_COOKIE_MAX, &((struct dec_ps *)obj)->d->length);
 }
 
 static int dec_prefix(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
@@ -716,11 +767,11 @@ static int dec_prefix(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	struct dec_ps *ps = obj;
 	const char *why;
 
-	if (expect(c, k, v, YAML_SCALAR_NODE))
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
-	why = parse_hex(sval(v), slen(v), ps->d->prefix, &ps->d->prefix_len);
+	why = parse_hex(tcx_yaml_sval(v), tcx_yaml_slen(v), ps->d->prefix, &ps->d->prefix_len);
 	if (why) {
-		err_at(c, v, "invalid hex prefix '%s': %s", sval(v), why);
+		tcx_yaml_err_at(&c->y, v, "invalid hex prefix '%s': %s", tcx_yaml_sval(v), why);
 		return -1;
 	}
 	return 0;
@@ -728,20 +779,12 @@ static int dec_prefix(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 
 static int dec_layout(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	struct dec_ps *ps = obj;
-
-	ps->layout_k = k;
-	ps->layout_v = v;
-	return expect(c, k, v, YAML_SCALAR_NODE);
+	return keep(c, &((struct dec_ps *)obj)->layout, k, v, YAML_SCALAR_NODE);
 }
 
 static int dec_fields(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	struct dec_ps *ps = obj;
-
-	ps->fields_k = k;
-	ps->fields_v = v;
-	return expect(c, k, v, YAML_SEQUENCE_NODE);
+	return keep(c, &((struct dec_ps *)obj)->fields, k, v, YAML_SEQUENCE_NODE);
 }
 
 static const struct key_handler decoder_keys[] = {
@@ -752,10 +795,11 @@ static const struct key_handler decoder_keys[] = {
 /* A decoder's label: the index of a declared label, or -1 after a report. */
 static int decoder_label(struct ctx *c, const tcx_ynode_t *v)
 {
-	int l = has_nul(v) ? -1 : find_label(c->cfg, sval(v));
+	int l = tcx_yaml_has_nul(v) ? -1 : find_label(c->cfg, tcx_yaml_sval(v));
 
 	if (l < 0 && !c->labels_bad)
-		err_at(c, v, "decoder label '%s' is not declared in 'labels'", sval(v));
+		tcx_yaml_err_at(&c->y, v, "decoder label '%s' is not declared in 'labels'",
+		                tcx_yaml_sval(v));
 	return l;
 }
 
@@ -769,7 +813,7 @@ static int fld_label(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	struct field_ps *ps = obj;
 
 	ps->has_label = 1;
-	if (expect(c, k, v, YAML_SCALAR_NODE))
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
 	ps->f->label = decoder_label(c, v);
 	return ps->f->label < 0 ? -1 : 0;
@@ -778,13 +822,9 @@ static int fld_label(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 static int fld_bytes(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct field_ps *ps = obj;
-	uint64_t x;
 
 	ps->has_bytes = 1;
-	if (uint_value(c, k, v, 1, 8, &x))
-		return -1;
-	ps->f->width = (unsigned)x;
-	return 0;
+	return uint_value(c, k, v, 1, 8, &ps->f->width);
 }
 
 static const struct key_handler field_keys[] = {
@@ -795,13 +835,13 @@ static const struct key_handler field_keys[] = {
 static int decoder_fields(struct ctx *c, struct dec_ps *ps)
 {
 	struct tcx_decoder *d = ps->d;
-	tcx_ynode_t *seq = ps->fields_v;
+	tcx_ynode_t *seq = ps->fields.v;
 	tcx_ynode_t **it;
 	unsigned total = 0;
 	int ret = 0, labelled = 0, too_many = 0;
 
-	if (n_items(seq) == 0) {
-		err_at(c, seq, "decoder 'fields' needs a non-empty 'fields' list");
+	if (tcx_yaml_n_items(seq) == 0) {
+		tcx_yaml_err_at(&c->y, seq, "decoder 'fields' needs a non-empty 'fields' list");
 		return -1;
 	}
 	for (it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
@@ -809,8 +849,7 @@ static int decoder_fields(struct ctx *c, struct dec_ps *ps)
 		struct tcx_field f = {.label = -1};
 		struct field_ps fp = {.f = &f};
 
-		if (e->type != YAML_MAPPING_NODE) {
-			err_at(c, e, "field must be a mapping, got %s", kind_name(e->type));
+		if (tcx_yaml_expect_item(&c->y, e, YAML_MAPPING_NODE, "field")) {
 			ret = -1;
 			continue;
 		}
@@ -818,14 +857,15 @@ static int decoder_fields(struct ctx *c, struct dec_ps *ps)
 		                 " in field", &fp))
 			ret = -1;
 		if (!fp.has_bytes) {
-			err_at(c, e, "field needs 'bytes'");
+			tcx_yaml_err_at(&c->y, e, "field needs 'bytes'");
 			ret = -1;
 		}
 		labelled |= fp.has_label;
 		total += f.width;
 		if (d->n_fields == TCX_MAX_FIELDS) {
 			if (!too_many)
-				err_at(c, e, "too many fields (at most %d)", TCX_MAX_FIELDS);
+				tcx_yaml_err_at(&c->y, e, "too many fields (at most %d)",
+				                TCX_MAX_FIELDS);
 			too_many = 1;
 			ret = -1;
 			continue;
@@ -833,12 +873,13 @@ static int decoder_fields(struct ctx *c, struct dec_ps *ps)
 		d->fields[d->n_fields++] = f;
 	}
 	if (total > TCX_COOKIE_MAX) {
-		err_at(c, seq, "fields cover %u bytes, more than a cookie's %d", total,
-		       TCX_COOKIE_MAX);
+		tcx_yaml_err_at(&c->y, seq, "fields cover %u bytes, more than a cookie's %d", total,
+		                TCX_COOKIE_MAX);
 		ret = -1;
 	}
 	if (!labelled && ret == 0) {
-		err_at(c, seq, "decoder 'fields' needs at least one field with a 'label'");
+		tcx_yaml_err_at(&c->y, seq,
+		                "decoder 'fields' needs at least one field with a 'label'");
 		ret = -1;
 	}
 	return ret;
@@ -853,67 +894,71 @@ static int load_decoder(struct ctx *c, tcx_ynode_t *e, struct tcx_decoder *d)
 
 	d->label = -1;
 	d->line = (int)e->start_mark.line + 1;
-	if (e->type != YAML_MAPPING_NODE) {
-		err_at(c, e, "decoder must be a mapping, got %s", kind_name(e->type));
+	if (tcx_yaml_expect_item(&c->y, e, YAML_MAPPING_NODE, "decoder"))
 		return -1;
-	}
 	if (walk_mapping(c, e, decoder_keys, sizeof(decoder_keys) / sizeof(decoder_keys[0]),
 	                 " in decoder", &ps))
 		ret = -1;
 
-	if (!ps.type_v) {
-		err_at(c, e, "decoder needs 'type'");
+	if (!ps.type.v) {
+		tcx_yaml_err_at(&c->y, e, "decoder needs 'type'");
 		ret = -1;
-	} else if (ps.type_v->type == YAML_SCALAR_NODE) {
+	} else if (ps.type.v->type == YAML_SCALAR_NODE) {
 		for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-			if (!has_nul(ps.type_v) && !strcasecmp(sval(ps.type_v), types[i]))
+			if (!tcx_yaml_has_nul(ps.type.v) &&
+			    !strcasecmp(tcx_yaml_sval(ps.type.v), types[i]))
 				type = (int)i;
 		if (type < 0) {
-			err_at(c, ps.type_v,
-			       "unknown decoder type '%s' (expected ascii, fields or uuid)",
-			       sval(ps.type_v));
+			tcx_yaml_err_at(
+			        &c->y, ps.type.v,
+			        "unknown decoder type '%s' (expected ascii, fields or uuid)",
+			        tcx_yaml_sval(ps.type.v));
 			ret = -1;
 		}
 	}
 	d->type = type < 0 ? TCX_DEC_ASCII : (enum tcx_decoder_type)type;
 
 	/* label */
-	if (type == TCX_DEC_FIELDS && ps.label_k) {
-		err_at(c, ps.label_k, "decoder 'fields' takes labels from its fields, not 'label'");
+	if (type == TCX_DEC_FIELDS && ps.label.k) {
+		tcx_yaml_err_at(&c->y, ps.label.k,
+		                "decoder 'fields' takes labels from its fields, not 'label'");
 		ret = -1;
-	} else if (ps.label_v && ps.label_v->type == YAML_SCALAR_NODE) {
-		d->label = decoder_label(c, ps.label_v);
+	} else if (ps.label.v && ps.label.v->type == YAML_SCALAR_NODE) {
+		d->label = decoder_label(c, ps.label.v);
 		if (d->label < 0)
 			ret = -1;
-	} else if (!ps.label_k && (type == TCX_DEC_ASCII || type == TCX_DEC_UUID)) {
-		err_at(c, e, "decoder '%s' needs 'label'", types[type]);
+	} else if (!ps.label.k && (type == TCX_DEC_ASCII || type == TCX_DEC_UUID)) {
+		tcx_yaml_err_at(&c->y, e, "decoder '%s' needs 'label'", types[type]);
 		ret = -1;
 	}
 
 	/* layout */
-	if (ps.layout_k && type >= 0 && type != TCX_DEC_UUID) {
-		err_at(c, ps.layout_k, "'layout' applies only to uuid decoders");
+	if (ps.layout.k && type >= 0 && type != TCX_DEC_UUID) {
+		tcx_yaml_err_at(&c->y, ps.layout.k, "'layout' applies only to uuid decoders");
 		ret = -1;
-	} else if (ps.layout_v && ps.layout_v->type == YAML_SCALAR_NODE) {
-		if (!has_nul(ps.layout_v) && !strcasecmp(sval(ps.layout_v), "ovs")) {
+	} else if (ps.layout.v && ps.layout.v->type == YAML_SCALAR_NODE) {
+		if (!tcx_yaml_has_nul(ps.layout.v) &&
+		    !strcasecmp(tcx_yaml_sval(ps.layout.v), "ovs")) {
 			d->layout = TCX_UUID_OVS;
-		} else if (!has_nul(ps.layout_v) && !strcasecmp(sval(ps.layout_v), "rfc4122")) {
+		} else if (!tcx_yaml_has_nul(ps.layout.v) &&
+		           !strcasecmp(tcx_yaml_sval(ps.layout.v), "rfc4122")) {
 			d->layout = TCX_UUID_RFC4122;
 		} else {
-			err_at(c, ps.layout_v, "invalid layout '%s' (expected ovs or rfc4122)",
-			       sval(ps.layout_v));
+			tcx_yaml_err_at(&c->y, ps.layout.v,
+			                "invalid layout '%s' (expected ovs or rfc4122)",
+			                tcx_yaml_sval(ps.layout.v));
 			ret = -1;
 		}
 	}
 
 	/* fields */
-	if (ps.fields_k && type >= 0 && type != TCX_DEC_FIELDS) {
-		err_at(c, ps.fields_k, "'fields' applies only to fields decoders");
+	if (ps.fields.k && type >= 0 && type != TCX_DEC_FIELDS) {
+		tcx_yaml_err_at(&c->y, ps.fields.k, "'fields' applies only to fields decoders");
 		ret = -1;
-	} else if (type == TCX_DEC_FIELDS && !ps.fields_k) {
-		err_at(c, e, "decoder 'fields' needs a non-empty 'fields' list");
+	} else if (type == TCX_DEC_FIELDS && !ps.fields.k) {
+		tcx_yaml_err_at(&c->y, e, "decoder 'fields' needs a non-empty 'fields' list");
 		ret = -1;
-	} else if (ps.fields_v && ps.fields_v->type == YAML_SEQUENCE_NODE) {
+	} else if (ps.fields.v && ps.fields.v->type == YAML_SEQUENCE_NODE) {
 		if (decoder_fields(c, &ps))
 			ret = -1;
 	}
@@ -925,16 +970,19 @@ static int load_decoder(struct ctx *c, tcx_ynode_t *e, struct tcx_decoder *d)
 		for (i = 0; i < d->n_fields; i++)
 			fields += d->fields[i].width;
 		if (d->prefix_len > d->length) {
-			err_at(c, e, "decoder's prefix is %u bytes, longer than its length %u",
-			       d->prefix_len, d->length);
+			tcx_yaml_err_at(&c->y, e,
+			                "decoder's prefix is %u bytes, longer than its length %u",
+			                d->prefix_len, d->length);
 			ret = -1;
 		} else if (fields > d->length) {
-			err_at(c, e, "decoder's fields cover %u bytes, more than its length %u",
-			       fields, d->length);
+			tcx_yaml_err_at(&c->y, e,
+			                "decoder's fields cover %u bytes, more than its length %u",
+			                fields, d->length);
 			ret = -1;
 		} else if (type == TCX_DEC_UUID && d->length != 16) {
-			err_at(c, e, "decoder 'uuid' takes 16-byte cookies, not length %u",
-			       d->length);
+			tcx_yaml_err_at(&c->y, e,
+			                "decoder 'uuid' takes 16-byte cookies, not length %u",
+			                d->length);
 			ret = -1;
 		}
 	}
@@ -948,11 +996,11 @@ static int load_decoders(struct ctx *c)
 	tcx_ynode_t **it;
 	int ret = 0;
 
-	if (n_items(seq) == 0)
+	if (tcx_yaml_n_items(seq) == 0)
 		return 0;
-	cfg->decoders = calloc(n_items(seq), sizeof(*cfg->decoders));
+	cfg->decoders = calloc(tcx_yaml_n_items(seq), sizeof(*cfg->decoders));
 	if (!cfg->decoders)
-		return oom(c);
+		return tcx_yaml_oom(&c->y);
 	for (it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++)
 		if (load_decoder(c, *it, &cfg->decoders[cfg->n_decoders++]))
 			ret = -1;
@@ -999,21 +1047,20 @@ static int listen_one(struct ctx *c, tcx_ynode_t *v)
 	char host[256];
 	unsigned port;
 
-	if (v->type != YAML_SCALAR_NODE) {
-		err_at(c, v, "listen address must be a scalar, got %s", kind_name(v->type));
+	if (tcx_yaml_expect_item(&c->y, v, YAML_SCALAR_NODE, "listen address"))
 		return -1;
-	}
-	if (has_nul(v) || tcx_listen_split(sval(v), host, sizeof(host), &port)) {
-		err_at(c, v,
-		       "invalid listen address '%s': expected HOST:PORT, [IPV6]:PORT or :PORT",
-		       sval(v));
+	if (tcx_yaml_has_nul(v) || tcx_listen_split(tcx_yaml_sval(v), host, sizeof(host), &port)) {
+		tcx_yaml_err_at(
+		        &c->y, v,
+		        "invalid listen address '%s': expected HOST:PORT, [IPV6]:PORT or :PORT",
+		        tcx_yaml_sval(v));
 		return -1;
 	}
 	if (h->n_listen == TCX_MAX_LISTEN) {
-		err_at(c, v, "too many listen addresses (at most %d)", TCX_MAX_LISTEN);
+		tcx_yaml_err_at(&c->y, v, "too many listen addresses (at most %d)", TCX_MAX_LISTEN);
 		return -1;
 	}
-	h->listen[h->n_listen] = xstrndup(c, sval(v), slen(v));
+	h->listen[h->n_listen] = tcx_yaml_strndup(&c->y, tcx_yaml_sval(v), tcx_yaml_slen(v));
 	return h->listen[h->n_listen++] ? 0 : -1;
 }
 
@@ -1024,10 +1071,10 @@ static int http_listen(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 
 	if (v->type == YAML_SCALAR_NODE)
 		return listen_one(c, v);
-	if (expect(c, k, v, YAML_SEQUENCE_NODE))
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SEQUENCE_NODE))
 		return -1;
-	if (n_items(v) == 0) {
-		err_at(c, v, "listen must not be empty");
+	if (tcx_yaml_n_items(v) == 0) {
+		tcx_yaml_err_at(&c->y, v, "listen must not be empty");
 		return -1;
 	}
 	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++)
@@ -1038,48 +1085,24 @@ static int http_listen(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 
 static int http_web_config(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	if (expect(c, k, v, YAML_SCALAR_NODE))
-		return -1;
-	if (slen(v) == 0 || has_nul(v)) {
-		err_at(c, v, "invalid web_config '%s': must be a file name", sval(v));
-		return -1;
-	}
-	c->cfg->http.web_config = xstrndup(c, sval(v), slen(v));
-	return c->cfg->http.web_config ? 0 : -1;
+	return string_value(c, k, v, "must be a file name", &c->cfg->http.web_config);
 }
 
 static int http_max_conn(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	uint64_t x;
-
-	if (uint_value(c, k, v, 1, 65536, &x))
-		return -1;
-	c->cfg->http.max_connections = (unsigned)x;
-	return 0;
+	return uint_value(c, k, v, 1, 65536, &c->cfg->http.max_connections);
 }
 
 static int http_max_conn_ip(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	uint64_t x;
-
-	if (uint_value(c, k, v, 1, 65536, &x))
-		return -1;
-	c->cfg->http.max_connections_per_ip = (unsigned)x;
-	return 0;
+	return uint_value(c, k, v, 1, 65536, &c->cfg->http.max_connections_per_ip);
 }
 
 static int http_timeout(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	if (expect(c, k, v, YAML_SCALAR_NODE))
-		return -1;
-	if (has_nul(v) || parse_interval(sval(v), slen(v), &c->cfg->http.timeout_s) ||
-	    c->cfg->http.timeout_s < 1) {
-		err_at(c, v,
-		       "invalid timeout '%s': must be a duration between 1s and 24h such as 10s",
-		       sval(v));
-		return -1;
-	}
-	return 0;
+	return duration_value(c, k, v, 1, 86400, 0,
+	                      "must be a duration between 1s and 24h such as 10s",
+	                      &c->cfg->http.timeout_s);
 }
 
 static const struct key_handler http_keys[] = {
@@ -1092,10 +1115,7 @@ static const struct key_handler http_keys[] = {
 
 static int top_http(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	if (expect(c, k, v, YAML_MAPPING_NODE))
-		return -1;
-	return walk_mapping(c, v, http_keys, sizeof(http_keys) / sizeof(http_keys[0]), " in http",
-	                    NULL);
+	return section(c, k, v, http_keys, sizeof(http_keys) / sizeof(http_keys[0]), " in http");
 }
 
 /* Defaults for whatever `http:` did not set; web_config relative to the file. */
@@ -1107,7 +1127,7 @@ static int http_defaults(struct ctx *c)
 	if (!h->n_listen) {
 		h->listen[0] = strdup(TCX_LISTEN_DEFAULT);
 		if (!h->listen[0])
-			return oom(c);
+			return tcx_yaml_oom(&c->y);
 		h->n_listen = 1;
 	}
 	if (!h->max_connections)
@@ -1121,7 +1141,7 @@ static int http_defaults(struct ctx *c)
 	if (!c->cfg->snmp.ping_interval_s)
 		c->cfg->snmp.ping_interval_s = 5;
 	if (h->web_config) {
-		full = resolve(c, h->web_config);
+		full = tcx_yaml_resolve(&c->y, h->web_config);
 		if (!full)
 			return -1;
 		free(h->web_config);
@@ -1134,38 +1154,22 @@ static int http_defaults(struct ctx *c)
 
 static int snmp_enabled(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	return parse_bool(c, k, v, &c->cfg->snmp.enabled);
+	return tcx_yaml_bool(&c->y, k, v, &c->cfg->snmp.enabled);
 }
 
 static int snmp_socket(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	if (expect(c, k, v, YAML_SCALAR_NODE))
-		return -1;
-	if (slen(v) == 0 || has_nul(v)) {
-		err_at(c, v,
-		       "invalid agentx_socket '%s': expected a path or an address such as "
-		       "tcp:localhost:705",
-		       sval(v));
-		return -1;
-	}
-	c->cfg->snmp.agentx_socket = xstrndup(c, sval(v), slen(v));
-	return c->cfg->snmp.agentx_socket ? 0 : -1;
+	return string_value(c, k, v, "expected a path or an address such as tcp:localhost:705",
+	                    &c->cfg->snmp.agentx_socket);
 }
 
 static int snmp_ping(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	double s;
 
-	if (expect(c, k, v, YAML_SCALAR_NODE))
+	if (duration_value(c, k, v, 1, 3600, 1, "must be whole seconds from 1s to 1h such as 5s",
+	                   &s))
 		return -1;
-	if (has_nul(v) || parse_interval(sval(v), slen(v), &s) || s < 1 || s > 3600 ||
-	    s != (double)(int)s) {
-		err_at(c, v,
-		       "invalid ping_interval '%s': must be whole seconds from 1s to 1h such as "
-		       "5s",
-		       sval(v));
-		return -1;
-	}
 	c->cfg->snmp.ping_interval_s = (int)s;
 	return 0;
 }
@@ -1178,10 +1182,7 @@ static const struct key_handler snmp_keys[] = {
 
 static int top_snmp(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	if (expect(c, k, v, YAML_MAPPING_NODE))
-		return -1;
-	return walk_mapping(c, v, snmp_keys, sizeof(snmp_keys) / sizeof(snmp_keys[0]), " in snmp",
-	                    NULL);
+	return section(c, k, v, snmp_keys, sizeof(snmp_keys) / sizeof(snmp_keys[0]), " in snmp");
 }
 
 /* ---- the document ------------------------------------------------------------ */
@@ -1224,7 +1225,7 @@ static int config_entry(struct tcx_yaml *y, const tcx_ynode_t *k, struct tcx_ypa
 {
 	struct ctx *c = (struct ctx *)y;
 
-	if (!c->labels_seen || has_nul(k) || strcmp(sval(k), "cookies") != 0)
+	if (!c->labels_seen || tcx_yaml_has_nul(k) || strcmp(tcx_yaml_sval(k), "cookies") != 0)
 		return 0;
 	cookie_entry(c, p);
 	return 1;
@@ -1256,6 +1257,7 @@ struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, siz
 	                      .errfn = errfn,
 	                      .arg = arg,
 	                      .top = &config_keys,
+	                      .max_file = TCX_YAML_MAX_FILE,
 	                      .entry = config_entry,
 	                      .fast_key = "cookies"}};
 	struct tcx_config *cfg;
@@ -1263,7 +1265,7 @@ struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, siz
 	cfg = calloc(1, sizeof(*cfg));
 	if (!cfg || !(cfg->path = strdup(name))) {
 		free(cfg);
-		oom(&c);
+		tcx_yaml_oom(&c.y);
 		return NULL;
 	}
 	atomic_init(&cfg->refcnt, 1);
@@ -1281,17 +1283,7 @@ struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, siz
 
 struct tcx_config *tcx_config_load_file(const char *path, tcx_config_err_fn errfn, void *arg)
 {
-	struct tcx_yaml y = {.name = path, .errfn = errfn, .arg = arg};
-	struct tcx_config *cfg;
-	size_t len;
-	char *buf;
-
-	buf = tcx_yaml_read_file(&y, path, "open", TCX_YAML_MAX_FILE, &len);
-	if (!buf)
-		return NULL;
-	cfg = tcx_config_load_buffer(path, buf, len, errfn, arg);
-	free(buf);
-	return cfg;
+	return tcx_config_load_buffer(path, NULL, 0, errfn, arg);
 }
 
 struct tcx_config *tcx_config_ref(struct tcx_config *cfg)

@@ -3,6 +3,7 @@
 #ifndef TCX_CONFIG_H
 #define TCX_CONFIG_H
 
+#include <linux/pkt_sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,12 +18,18 @@ enum tcx_unmapped_policy {
 	TCX_UNMAPPED_DROP,       /* drop rows whose cookie maps to nothing */
 };
 
+/* The parents of a clsact qdisc's two filter lists (an ingress qdisc's one
+ * is TCX_PARENT_INGRESS too), as the kernel dumps them and as a target's
+ * `parent: ingress|egress` means them. */
+#define TCX_PARENT_INGRESS TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS) /* 0xFFFFFFF2 */
+#define TCX_PARENT_EGRESS  TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)  /* 0xFFFFFFF3 */
+
 /* One `targets:` entry. */
 struct tcx_target_cfg {
 	int all;          /* `all: true`: every qdisc and shared block */
 	char *dev;        /* device name, or NULL */
 	int has_parent;   /* a parent was given */
-	uint32_t parent;  /* TC handle: TC_H_INGRESS-style value or maj:min */
+	uint32_t parent;  /* TC handle: TCX_PARENT_INGRESS/EGRESS, 0 (root) or maj:min */
 	char *parent_str; /* as written: "ingress", "egress", "root", "1:" */
 	int has_block;
 	uint32_t block; /* shared block index */
@@ -118,8 +125,10 @@ int tcx_listen_split(const char *addr, char *host, size_t hostlen, unsigned *por
 /* Error sink: each problem is reported once as "FILE:LINE:COL: message". */
 typedef void (*tcx_config_err_fn)(void *arg, const char *msg);
 
-/* Load a config. Returns NULL on error after reporting every problem found
- * through errfn (at least one). */
+/* Load a config from the file at path, or from buf (len bytes; name is for
+ * messages and relative file names; buf NULL reads the file name). Returns
+ * NULL on error after reporting every problem found through errfn (at
+ * least one). */
 struct tcx_config *tcx_config_load_file(const char *path, tcx_config_err_fn errfn, void *arg);
 struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, size_t len,
                                           tcx_config_err_fn errfn, void *arg);

@@ -106,8 +106,26 @@ int tcx_yaml_expect(struct tcx_yaml *y, const tcx_ynode_t *key, const tcx_ynode_
 {
 	if (val->type == t)
 		return 0;
-	tcx_yaml_err_at(y, val, "'%s' must be %s, got %s", sval(key), kind_name(t),
-	                kind_name(val->type));
+	tcx_yaml_err_at(y, val, "'%s' must be %s, got %s", tcx_yaml_sval(key),
+	                tcx_yaml_kind_name(t), tcx_yaml_kind_name(val->type));
+	return -1;
+}
+
+int tcx_yaml_expect_item(struct tcx_yaml *y, const tcx_ynode_t *n, yaml_node_type_t t,
+                         const char *what)
+{
+	if (n->type == t)
+		return 0;
+	tcx_yaml_err_at(y, n, "%s must be %s, got %s", what, tcx_yaml_kind_name(t),
+	                tcx_yaml_kind_name(n->type));
+	return -1;
+}
+
+int tcx_yaml_expect_scalar_key(struct tcx_yaml *y, const tcx_ynode_t *k)
+{
+	if (k->type == YAML_SCALAR_NODE)
+		return 0;
+	tcx_yaml_err_at(y, k, "expected a scalar key, got %s", tcx_yaml_kind_name(k->type));
 	return -1;
 }
 
@@ -128,22 +146,24 @@ int tcx_yaml_bool(struct tcx_yaml *y, const tcx_ynode_t *k, const tcx_ynode_t *v
 {
 	if (tcx_yaml_expect(y, k, v, YAML_SCALAR_NODE))
 		return -1;
-	if (!has_nul(v) && (!strcasecmp(sval(v), "true") || !strcasecmp(sval(v), "yes"))) {
+	if (!tcx_yaml_has_nul(v) &&
+	    (!strcasecmp(tcx_yaml_sval(v), "true") || !strcasecmp(tcx_yaml_sval(v), "yes"))) {
 		*out = 1;
 		return 0;
 	}
-	if (!has_nul(v) && (!strcasecmp(sval(v), "false") || !strcasecmp(sval(v), "no"))) {
+	if (!tcx_yaml_has_nul(v) &&
+	    (!strcasecmp(tcx_yaml_sval(v), "false") || !strcasecmp(tcx_yaml_sval(v), "no"))) {
 		*out = 0;
 		return 0;
 	}
-	tcx_yaml_err_at(y, v, "invalid boolean '%s' for '%s'", sval(v), sval(k));
+	tcx_yaml_err_at(y, v, "invalid boolean '%s' for '%s'", tcx_yaml_sval(v), tcx_yaml_sval(k));
 	return -1;
 }
 
 static int parse_uint(const tcx_ynode_t *v, uint64_t min, uint64_t max, uint64_t *out)
 {
-	const char *s = sval(v);
-	size_t i, len = slen(v);
+	const char *s = tcx_yaml_sval(v);
+	size_t i, len = tcx_yaml_slen(v);
 	uint64_t x = 0;
 
 	if (len == 0 || len > 20)
@@ -168,8 +188,9 @@ int tcx_yaml_uint(struct tcx_yaml *y, const tcx_ynode_t *k, const tcx_ynode_t *v
 		return -1;
 	if (parse_uint(v, min, max, out) == 0)
 		return 0;
-	tcx_yaml_err_at(y, v, "invalid %s '%s': must be an integer from %llu to %llu", sval(k),
-	                sval(v), (unsigned long long)min, (unsigned long long)max);
+	tcx_yaml_err_at(y, v, "invalid %s '%s': must be an integer from %llu to %llu",
+	                tcx_yaml_sval(k), tcx_yaml_sval(v), (unsigned long long)min,
+	                (unsigned long long)max);
 	return -1;
 }
 
@@ -281,13 +302,12 @@ void tcx_yaml_walk_pair(struct tcx_yaml *y, struct tcx_yaml_walker *w, struct tc
 
 	if (keys->n > TCX_YAML_MAX_KEYS)
 		abort(); /* a program bug: raise TCX_YAML_MAX_KEYS */
-	if (k->type != YAML_SCALAR_NODE) {
-		tcx_yaml_err_at(y, k, "expected a scalar key, got %s", kind_name(k->type));
+	if (tcx_yaml_expect_scalar_key(y, k)) {
 		w->ret = -1;
 		return;
 	}
 	for (i = 0; i < keys->n; i++)
-		if (!has_nul(k) && !strcmp(sval(k), row_key(keys, i)))
+		if (!tcx_yaml_has_nul(k) && !strcmp(tcx_yaml_sval(k), row_key(keys, i)))
 			break;
 	if (i == keys->n) {
 		expected[0] = '\0';
@@ -295,13 +315,13 @@ void tcx_yaml_walk_pair(struct tcx_yaml *y, struct tcx_yaml_walker *w, struct tc
 			if (!keys->listed || keys->listed(row(keys, i)))
 				off += (size_t)snprintf(expected + off, sizeof(expected) - off,
 				                        "%s%s", off ? ", " : "", row_key(keys, i));
-		tcx_yaml_err_at(y, k, "unknown key '%s'%s (expected one of: %s)", sval(k), w->where,
-		                expected);
+		tcx_yaml_err_at(y, k, "unknown key '%s'%s (expected one of: %s)", tcx_yaml_sval(k),
+		                w->where, expected);
 		w->ret = -1;
 		return;
 	}
 	if (w->seen[i]) {
-		tcx_yaml_err_dup(y, k, "key", sval(k), &w->seen[i]->start_mark);
+		tcx_yaml_err_dup(y, k, "key", tcx_yaml_sval(k), &w->seen[i]->start_mark);
 		w->ret = -1;
 		return;
 	}
@@ -1044,8 +1064,8 @@ static int fast_entries(struct builder *b, const struct fast *f)
 	return 0;
 }
 
-void tcx_yaml_load(struct tcx_yaml *y, const char *buf, size_t len, const char *empty,
-                   void (*finish)(struct tcx_yaml *y, tcx_ynode_t *root))
+static void load(struct tcx_yaml *y, const char *buf, size_t len, const char *empty,
+                 void (*finish)(struct tcx_yaml *y, tcx_ynode_t *root))
 {
 	const yaml_mark_t start = {0, 0, 0};
 	struct builder *b = calloc(1, sizeof(*b));
@@ -1085,12 +1105,12 @@ void tcx_yaml_load(struct tcx_yaml *y, const char *buf, size_t len, const char *
 	}
 	if (r < 0)
 		goto out;
-	if (!b->root || is_null(b->root)) {
+	if (!b->root || tcx_yaml_is_null(b->root)) {
 		if (empty)
 			tcx_yaml_err_mark(y, &start, "%s", empty);
 	} else if (b->root->type != YAML_MAPPING_NODE) {
 		tcx_yaml_err_at(y, b->root, "expected a mapping at top level, got %s",
-		                kind_name(b->root->type));
+		                tcx_yaml_kind_name(b->root->type));
 	}
 	if (started)
 		no_more_documents(y, &parser, buf, len);
@@ -1101,4 +1121,15 @@ out:
 	free(b->pending);
 	free(b);
 	tcx_arena_free(&y->mem);
+}
+
+void tcx_yaml_load(struct tcx_yaml *y, const char *buf, size_t len, const char *empty,
+                   void (*finish)(struct tcx_yaml *y, tcx_ynode_t *root))
+{
+	char *file = NULL;
+
+	if (!buf && !(buf = file = tcx_yaml_read_file(y, y->name, "open", y->max_file, &len)))
+		return;
+	load(y, buf, len, empty, finish);
+	free_wiped(file, len);
 }

@@ -14,8 +14,8 @@
  * released (struct tcx_yaml.entry).
  *
  * A loader keeps its state in its own ctx, whose FIRST member is a struct
- * tcx_yaml named `y`: the short names at the end of this file take that ctx,
- * and a struct tcx_yaml * handed to a loader's callbacks converts to it. */
+ * tcx_yaml named `y`: a struct tcx_yaml * handed to a loader's callbacks
+ * converts to it. */
 #ifndef TCX_YAMLUTIL_H
 #define TCX_YAMLUTIL_H
 
@@ -109,6 +109,7 @@ struct tcx_yaml {
 	unsigned errors; /* problems reported so far */
 	/* Set by the loader for tcx_yaml_load(): */
 	const struct tcx_yaml_keys *top; /* the top-level keys */
+	size_t max_file;                 /* the largest file it reads (no buf) */
 	/* When not NULL: each pair of a mapping that is the value of a
 	 * top-level key `topkey`, as soon as it is parsed. Returns 1 when it
 	 * took the pair (its nodes are released then, and the mapping is
@@ -183,6 +184,13 @@ static inline size_t tcx_yaml_n_pairs(const tcx_ynode_t *map)
 /* Check the value of `key` is of type t; report "'key' must be ..." if not. */
 int tcx_yaml_expect(struct tcx_yaml *y, const tcx_ynode_t *key, const tcx_ynode_t *val,
                     yaml_node_type_t t);
+/* An item of a list must be of type t: reports "WHAT must be KIND, got
+ * KIND" (-1) if not. */
+int tcx_yaml_expect_item(struct tcx_yaml *y, const tcx_ynode_t *n, yaml_node_type_t t,
+                         const char *what);
+/* A mapping key must be a scalar: reports "expected a scalar key, got KIND"
+ * (-1) if not. */
+int tcx_yaml_expect_scalar_key(struct tcx_yaml *y, const tcx_ynode_t *k);
 /* A copy of s[0..len) with a NUL after it, or NULL after a report. */
 char *tcx_yaml_strndup(struct tcx_yaml *y, const char *s, size_t len);
 /* true/yes or false/no, any case. */
@@ -212,7 +220,9 @@ void tcx_yaml_walk_pair(struct tcx_yaml *y, struct tcx_yaml_walker *w, struct tc
 char *tcx_yaml_read_file(struct tcx_yaml *y, const char *path, const char *what, size_t max,
                          size_t *lenp);
 
-/* Parse buf as one YAML document whose root must be a mapping, handing each
+/* Parse buf (NULL: the file y->name, at most y->max_file bytes, read with
+ * tcx_yaml_read_file() and wiped when done) as one YAML document whose root
+ * must be a mapping, handing each
  * of its pairs, as soon as it is parsed, to the keys of y->top (and the
  * entries of their values to y->entry). Then, if the root is a mapping,
  * finish(y, root) unless finish is NULL; the nodes are valid until it
@@ -227,26 +237,5 @@ void tcx_yaml_load(struct tcx_yaml *y, const char *buf, size_t len, const char *
  * number of blocks it read. */
 extern int tcx_yaml_no_fast_path;
 extern unsigned long tcx_yaml_fast_blocks;
-
-/* ---- short names, for the loaders --------------------------------------------- */
-
-/* Those taking c take the loader's ctx (see the top of this file). */
-#define err_at(c, ...)     tcx_yaml_err_at(&(c)->y, __VA_ARGS__)
-#define err_mark(c, ...)   tcx_yaml_err_mark(&(c)->y, __VA_ARGS__)
-#define err_file(c, ...)   tcx_yaml_err_file(&(c)->y, __VA_ARGS__)
-#define err_dup(c, ...)    tcx_yaml_err_dup(&(c)->y, __VA_ARGS__)
-#define oom(c)             tcx_yaml_oom(&(c)->y)
-#define expect(c, ...)     tcx_yaml_expect(&(c)->y, __VA_ARGS__)
-#define xstrndup(c, ...)   tcx_yaml_strndup(&(c)->y, __VA_ARGS__)
-#define parse_bool(c, ...) tcx_yaml_bool(&(c)->y, __VA_ARGS__)
-#define uint_value(c, ...) tcx_yaml_uint(&(c)->y, __VA_ARGS__)
-#define resolve(c, name)   tcx_yaml_resolve(&(c)->y, name)
-#define kind_name(t)       tcx_yaml_kind_name(t)
-#define sval(n)            tcx_yaml_sval(n)
-#define slen(n)            tcx_yaml_slen(n)
-#define has_nul(n)         tcx_yaml_has_nul(n)
-#define is_null(n)         tcx_yaml_is_null(n)
-#define n_items(n)         tcx_yaml_n_items(n)
-#define n_pairs(n)         tcx_yaml_n_pairs(n)
 
 #endif

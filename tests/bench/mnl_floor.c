@@ -26,15 +26,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/config.h" /* TCX_PARENT_INGRESS, TCX_PARENT_EGRESS */
+
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK 11
 #endif
 #ifndef NETLINK_CAP_ACK
 #define NETLINK_CAP_ACK 10
 #endif
-
-#define PARENT_INGRESS 0xFFFFFFF2U
-#define PARENT_EGRESS  0xFFFFFFF3U
 
 #define NL_BUFSZ     (64 * 1024) /* as tcexporter: > the kernel's 32 KiB dump chunks */
 #define NL_RCVBUF    (1024 * 1024)
@@ -140,7 +139,7 @@ int main(int argc, char **argv)
 	struct nlmsghdr *nlh;
 	struct tcmsg *tcm;
 	unsigned int ifindex, portid, seq;
-	uint32_t parent = PARENT_INGRESS;
+	uint32_t parent = TCX_PARENT_INGRESS;
 	int ret, terse = 0;
 
 	if (argc > 1 && strcmp(argv[1], "--terse") == 0) {
@@ -154,7 +153,7 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3) {
 		if (strcmp(argv[2], "egress") == 0) {
-			parent = PARENT_EGRESS;
+			parent = TCX_PARENT_EGRESS;
 		} else if (strcmp(argv[2], "ingress") != 0) {
 			fprintf(stderr, "mnl_floor: parent must be ingress or egress\n");
 			return 2;

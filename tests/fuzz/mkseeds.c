@@ -11,16 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config.h" /* TCX_PARENT_INGRESS, TCX_PARENT_EGRESS */
 #include "tests/unit/nlbuild.h"
 
-#define ETH0    2
-#define ETH1    3
-#define BLOCK   0xFFFFFFFFU /* TCM_IFINDEX_MAGIC_BLOCK */
-#define INGRESS 0xFFFFFFF2U
-#define EGRESS  0xFFFFFFF3U
-#define CLSACT  0xFFFFFFF1U
-#define ROOT    0xFFFFFFFFU
-#define IP      0x0800
+#define ETH0   2
+#define ETH1   3
+#define BLOCK  0xFFFFFFFFU /* TCM_IFINDEX_MAGIC_BLOCK */
+#define CLSACT 0xFFFFFFF1U
+#define ROOT   0xFFFFFFFFU
+#define IP     0x0800
 
 /* The configurations of tests/fuzz/netlink.c, by index. */
 enum { CFG_ALL = 0, CFG_LABELS = 1, CFG_TARGETS = 2 };
@@ -120,10 +119,10 @@ static void seed_all(struct seed *s)
 	put(s, nlb_qdisc(scratch.b, ETH1, 0, 0x10001, "pfifo", 0, 0));
 	done(s, 0);
 	/* eth0 ingress: flower, terse */
-	tp_header(s, ETH0, INGRESS, 1, "flower");
-	filter(s, ETH0, INGRESS, 1, 1, "flower", 0, 1, c2, sizeof(c2), &st_small);
-	filter(s, ETH0, INGRESS, 2, 1, "flower", 0, 2, c16, sizeof(c16), &st_big);
-	filter(s, ETH0, INGRESS, 3, 1, "flower", 0, 1, NULL, 0, &st_old);
+	tp_header(s, ETH0, TCX_PARENT_INGRESS, 1, "flower");
+	filter(s, ETH0, TCX_PARENT_INGRESS, 1, 1, "flower", 0, 1, c2, sizeof(c2), &st_small);
+	filter(s, ETH0, TCX_PARENT_INGRESS, 2, 1, "flower", 0, 2, c16, sizeof(c16), &st_big);
+	filter(s, ETH0, TCX_PARENT_INGRESS, 3, 1, "flower", 0, 1, NULL, 0, &st_old);
 	done(s, 0);
 	/* eth0 egress: nothing, and the link is still there */
 	done(s, 0);
@@ -146,12 +145,12 @@ static void seed_repair(struct seed *s)
 	links(s, 0);
 	put(s, nlb_qdisc(scratch.b, ETH0, 0xFFFF0000U, CLSACT, "ingress", 0, 0));
 	done(s, 0);
-	tp_header(s, ETH0, INGRESS, 5, "matchall");
-	tp_header(s, ETH0, INGRESS, 6, "flower");
-	filter(s, ETH0, INGRESS, 1, 6, "flower", 0, 1, c4, sizeof(c4), &st_small);
+	tp_header(s, ETH0, TCX_PARENT_INGRESS, 5, "matchall");
+	tp_header(s, ETH0, TCX_PARENT_INGRESS, 6, "flower");
+	filter(s, ETH0, TCX_PARENT_INGRESS, 1, 6, "flower", 0, 1, c4, sizeof(c4), &st_small);
 	done(s, 0);
-	tp_header(s, ETH0, INGRESS, 5, "matchall");
-	filter(s, ETH0, INGRESS, 1, 5, "matchall", 1, 2, c4, sizeof(c4), &st_big);
+	tp_header(s, ETH0, TCX_PARENT_INGRESS, 5, "matchall");
+	filter(s, ETH0, TCX_PARENT_INGRESS, 1, 5, "matchall", 1, 2, c4, sizeof(c4), &st_big);
 	done(s, 0);
 }
 
@@ -201,10 +200,10 @@ static void seed_labels(struct seed *s)
 	links(s, 0);
 	put(s, nlb_qdisc(scratch.b, ETH0, 0xFFFF0000U, CLSACT, "clsact", 0, 0));
 	done(s, 0);
-	tp_header(s, ETH0, INGRESS, 1, "flower");
+	tp_header(s, ETH0, TCX_PARENT_INGRESS, 1, "flower");
 	for (size_t i = 0; i < sizeof(cookies) / sizeof(cookies[0]); i++)
-		filter(s, ETH0, INGRESS, (uint32_t)i + 1, 1, "flower", 0, 1, cookies[i].b,
-		       cookies[i].len, i % 2 ? &st_big : &st_small);
+		filter(s, ETH0, TCX_PARENT_INGRESS, (uint32_t)i + 1, 1, "flower", 0, 1,
+		       cookies[i].b, cookies[i].len, i % 2 ? &st_big : &st_small);
 	done(s, 0);
 	done(s, 0);
 	link_ack(s);
@@ -228,14 +227,14 @@ static void seed_targets(struct seed *s)
 	put(s, nlb_qdisc(scratch.b, ETH0, 0xFFFF0000U, CLSACT, "clsact", 0, 0));
 	done(s, 0);
 	/* eth0 ingress, eth0 egress */
-	tp_header(s, ETH0, INGRESS, 1, "flower");
-	filter(s, ETH0, INGRESS, 1, 1, "flower", 0, 1, c5, sizeof(c5), &st_small);
-	filter(s, ETH0, INGRESS, 2, 1, "flower", 0, 1, cx, sizeof(cx), &st_small);
+	tp_header(s, ETH0, TCX_PARENT_INGRESS, 1, "flower");
+	filter(s, ETH0, TCX_PARENT_INGRESS, 1, 1, "flower", 0, 1, c5, sizeof(c5), &st_small);
+	filter(s, ETH0, TCX_PARENT_INGRESS, 2, 1, "flower", 0, 1, cx, sizeof(cx), &st_small);
 	done(s, 0);
-	tp_header(s, ETH0, EGRESS, 3, "u32");
+	tp_header(s, ETH0, TCX_PARENT_EGRESS, 3, "u32");
 	done(s, -EOPNOTSUPP);
-	tp_header(s, ETH0, EGRESS, 3, "u32");
-	filter(s, ETH0, EGRESS, 1, 3, "u32", 1, 1, c5, sizeof(c5), &st_big);
+	tp_header(s, ETH0, TCX_PARENT_EGRESS, 3, "u32");
+	filter(s, ETH0, TCX_PARENT_EGRESS, 1, 3, "u32", 1, 1, c5, sizeof(c5), &st_big);
 	done(s, 0);
 	/* eth1 1:, block 22, eth1 root */
 	tp_header(s, ETH1, 0x10000, 2, "u32");
@@ -248,8 +247,8 @@ static void seed_targets(struct seed *s)
 	done(s, 0);
 	put(s, nlb_error(scratch.b, -ENODEV, RTM_GETLINK, NULL));
 	/* blue: eth0 ingress, eth0 egress */
-	tp_header(s, ETH0, INGRESS, 1, "flower");
-	filter(s, ETH0, INGRESS, 1, 1, "flower", 0, 1, c5, sizeof(c5), &st_small);
+	tp_header(s, ETH0, TCX_PARENT_INGRESS, 1, "flower");
+	filter(s, ETH0, TCX_PARENT_INGRESS, 1, 1, "flower", 0, 1, c5, sizeof(c5), &st_small);
 	done(s, 0);
 	done(s, 0);
 	link_ack(s);

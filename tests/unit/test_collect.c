@@ -23,8 +23,6 @@
 #include "tests/unit/nlbuild.h"
 
 #define MAGIC_BLOCK 0xFFFFFFFFU
-#define INGRESS     0xFFFFFFF2U
-#define EGRESS      0xFFFFFFF3U
 
 struct ftp {
 	uint32_t chain;
@@ -436,7 +434,7 @@ static void test_all_flower_is_one_terse_dump(void **state)
 	struct funit *u;
 
 	setup_eth0(&k);
-	u = add_unit(&k, 2, INGRESS);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
 	add_tp(u, 0, 1, "flower", 50);
 	add_tp(u, 0, 2, "flower", 30);
 	add_tp(u, 4, 1, "flower", 7);
@@ -461,7 +459,7 @@ static void test_matchall_silent_omission_is_repaired(void **state)
 	struct funit *u;
 
 	setup_eth0(&k);
-	u = add_unit(&k, 2, INGRESS);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
 	add_tp(u, 0, 1, "flower", 20);
 	add_tp(u, 0, 2, "matchall", 1);
 	add_tp(u, 0, 3, "flower", 5);
@@ -484,7 +482,7 @@ static void test_u32_abort_falls_back_to_full(void **state)
 	struct funit *u;
 
 	setup_eth0(&k);
-	u = add_unit(&k, 2, INGRESS);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
 	add_tp(u, 0, 1, "flower", 10);
 	add_tp(u, 0, 2, "matchall", 1);
 	add_tp(u, 0, 3, "u32", 6);
@@ -508,7 +506,7 @@ static void test_old_kernel_ignores_terse(void **state)
 	struct funit *u;
 
 	setup_eth0(&k);
-	u = add_unit(&k, 2, INGRESS);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
 	add_tp(u, 0, 1, "u32", 3);
 	add_tp(u, 0, 2, "matchall", 2);
 	add_tp(u, 0, 3, "flower", 2);
@@ -527,7 +525,7 @@ static void test_many_matchall_prefs_use_one_full_dump(void **state)
 	struct funit *u;
 
 	setup_eth0(&k);
-	u = add_unit(&k, 2, INGRESS);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
 	for (int i = 0; i < 70; i++)
 		add_tp(u, 0, (uint16_t)(i + 1), "matchall", 1);
 	struct tcx_snapshot *s = collect(&k, one_dev);
@@ -553,7 +551,7 @@ static void test_all_dumps_shared_block_once(void **state)
 	add_qdisc(&k, 4, "clsact", 0, 0);
 	b = add_unit(&k, MAGIC_BLOCK, 22);
 	add_tp(b, 0, 1, "flower", 3);
-	e = add_unit(&k, 4, EGRESS);
+	e = add_unit(&k, 4, TCX_PARENT_EGRESS);
 	add_tp(e, 0, 1, "u32", 2);
 	struct tcx_snapshot *s = collect(&k, "targets:\n  - all: true\n");
 
@@ -578,8 +576,8 @@ static void test_named_device_without_parent(void **state)
 	setup_eth0(&k);
 	add_link(&k, 3, "eth1");
 	add_qdisc(&k, 3, "clsact", 0, 0);
-	add_tp(add_unit(&k, 3, INGRESS), 0, 1, "flower", 4);
-	u = add_unit(&k, 2, INGRESS);
+	add_tp(add_unit(&k, 3, TCX_PARENT_INGRESS), 0, 1, "flower", 4);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
 	add_tp(u, 0, 1, "flower", 2);
 	struct tcx_snapshot *s = collect(&k, "targets:\n  - dev: eth0\n");
 
@@ -601,7 +599,7 @@ static void test_missing_targets_fail_alone(void **state)
 	struct funit *u;
 
 	setup_eth0(&k);
-	u = add_unit(&k, 2, INGRESS);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
 	add_tp(u, 0, 1, "flower", 2);
 	struct tcx_snapshot *s = collect(&k, "targets:\n"
 	                                     "  - dev: nope\n"
@@ -636,7 +634,7 @@ static void test_device_vanishing_is_a_failure(void **state)
 	struct fake k = {.gone_ifindex = 2};
 
 	setup_eth0(&k);
-	add_tp(add_unit(&k, 2, INGRESS), 0, 1, "flower", 2);
+	add_tp(add_unit(&k, 2, TCX_PARENT_INGRESS), 0, 1, "flower", 2);
 	struct tcx_snapshot *s = collect(&k, one_dev);
 
 	assert_false(s->targets[0].ok);
@@ -651,8 +649,8 @@ static void test_malformed_message_fails_its_target_only(void **state)
 	struct funit *e;
 
 	setup_eth0(&k);
-	add_tp(add_unit(&k, 2, INGRESS), 0, 1, "flower", 3);
-	e = add_unit(&k, 2, EGRESS);
+	add_tp(add_unit(&k, 2, TCX_PARENT_INGRESS), 0, 1, "flower", 3);
+	e = add_unit(&k, 2, TCX_PARENT_EGRESS);
 	add_tp(e, 0, 7, "u32", 2); /* u32 handles: 0x80000800.., never 2 */
 	struct tcx_snapshot *s = collect(&k, "targets:\n"
 	                                     "  - dev: eth0\n    parent: ingress\n"
@@ -675,7 +673,7 @@ static void test_kernel_error_is_reported(void **state)
 	struct fake k = {.fail_status = -EPERM};
 
 	setup_eth0(&k);
-	add_tp(add_unit(&k, 2, INGRESS), 0, 1, "u32", 2);
+	add_tp(add_unit(&k, 2, TCX_PARENT_INGRESS), 0, 1, "u32", 2);
 	struct tcx_snapshot *s = collect(&k, one_dev);
 
 	assert_false(s->targets[0].ok);
@@ -694,7 +692,7 @@ static void test_bad_reply_is_malformed_and_drops_counted(void **state)
 	struct fake k = {.fail_status = -EBADMSG, .dropped = {3, 1}};
 
 	setup_eth0(&k);
-	add_tp(add_unit(&k, 2, INGRESS), 0, 1, "u32", 2);
+	add_tp(add_unit(&k, 2, TCX_PARENT_INGRESS), 0, 1, "u32", 2);
 	struct tcx_snapshot *s = collect(&k, one_dev);
 
 	assert_false(s->targets[0].ok);
@@ -710,7 +708,7 @@ static void test_unmapped_policy_counts(void **state)
 	struct fake k = {0};
 
 	setup_eth0(&k);
-	add_tp(add_unit(&k, 2, INGRESS), 0, 1, "flower", 3);
+	add_tp(add_unit(&k, 2, TCX_PARENT_INGRESS), 0, 1, "flower", 3);
 	/* Cookies are {pref, chain, i, 0xcc}: map the first, drop the rest. */
 	struct tcx_snapshot *s = collect(&k, "targets:\n  - dev: eth0\n    parent: ingress\n"
 	                                     "labels: [rule]\n"
@@ -812,7 +810,7 @@ static void test_observer_follows_rows_and_drops(void **state)
 
 	/* 300 flower rows come in the terse dump before u32 aborts it. */
 	setup_eth0(&k);
-	u = add_unit(&k, 2, INGRESS);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
 	add_tp(u, 0, 1, "flower", 300);
 	add_tp(u, 0, 2, "u32", 40);
 	s = collect_watched(&k,
@@ -834,7 +832,7 @@ static void test_observer_follows_rows_and_drops(void **state)
 	memset(&k, 0, sizeof(k));
 	memset(&w, 0, sizeof(w));
 	setup_eth0(&k);
-	u = add_unit(&k, 2, INGRESS);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
 	add_tp(u, 0, 1, "flower", 600);
 	add_tp(u, 0, 2, "matchall", 1);
 	s = collect_watched(&k, one_dev, &w);
@@ -849,8 +847,8 @@ static void test_observer_follows_rows_and_drops(void **state)
 	memset(&w, 0, sizeof(w));
 	k.corrupt_handle = 290;
 	setup_eth0(&k);
-	add_tp(add_unit(&k, 2, INGRESS), 0, 1, "flower", 300);
-	u = add_unit(&k, 2, EGRESS);
+	add_tp(add_unit(&k, 2, TCX_PARENT_INGRESS), 0, 1, "flower", 300);
+	u = add_unit(&k, 2, TCX_PARENT_EGRESS);
 	add_tp(u, 0, 7, "flower", 20);
 	s = collect_watched(&k,
 	                    "targets:\n"
@@ -952,7 +950,7 @@ static void test_u32_shared_tables_listed_once(void **state)
 	struct tcx_snapshot *s;
 
 	setup_eth0(&k);
-	in = add_unit(&k, 2, INGRESS);
+	in = add_unit(&k, 2, TCX_PARENT_INGRESS);
 	add_tp(in, 0, 50, "u32", 3);
 	add_tp(in, 1, 50, "u32", 2);
 	in->tps[1].htid = 0x801;
@@ -961,7 +959,7 @@ static void test_u32_shared_tables_listed_once(void **state)
 	add_tp(in, 0, 50, "u32", 2); /* a table of its own, 7:, linked to */
 	in->tps[3].htid = 0x7;
 	in->tps[3].table_only = 1;
-	eg = add_unit(&k, 2, EGRESS);
+	eg = add_unit(&k, 2, TCX_PARENT_EGRESS);
 	add_tp(eg, 0, 50, "u32", 1);
 	eg->tps[0].htid = 0x802;
 	s = collect_watched(&k, "targets:\n  - dev: eth0\n", &w);
@@ -995,7 +993,7 @@ static void test_u32_reused_handle_merged(void **state)
 	uint64_t sum = 0;
 
 	setup_eth0(&k);
-	u = add_unit(&k, 2, INGRESS);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
 	add_tp(u, 0, 10, "u32", 10);
 	u->tps[0].dup_from = 6;
 	u->tps[0].no_cookie = 1;

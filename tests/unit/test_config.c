@@ -104,7 +104,7 @@ static void test_example_file(void **state)
 	assert_null(cfg->targets[0].dev);
 	assert_string_equal(cfg->targets[1].dev, "eth0");
 	assert_int_equal(cfg->targets[1].has_parent, 1);
-	assert_int_equal(cfg->targets[1].parent, 0xFFFFFFF2u);
+	assert_int_equal(cfg->targets[1].parent, TCX_PARENT_INGRESS);
 	assert_string_equal(cfg->targets[1].parent_str, "ingress");
 	assert_int_equal(cfg->targets[2].parent, 0x00010000u);
 	assert_string_equal(cfg->targets[2].parent_str, "1:");
@@ -239,7 +239,7 @@ static void test_targets(void **state)
 	assert_int_equal(cfg->targets[1].all, 1);
 	assert_null(cfg->targets[1].netns);
 	assert_int_equal(cfg->targets[1].line, 4);
-	assert_int_equal(cfg->targets[2].parent, 0xFFFFFFF3u);
+	assert_int_equal(cfg->targets[2].parent, TCX_PARENT_EGRESS);
 	assert_string_equal(cfg->targets[2].parent_str, "egress");
 	assert_int_equal(cfg->targets[3].has_parent, 1);
 	assert_int_equal(cfg->targets[3].parent, 0);
@@ -834,6 +834,56 @@ static void test_err_keys(void **state)
 	expect_errors("? [a]\n: 1\n", "t.yaml:1:3: expected a scalar key, got a sequence\n");
 }
 
+/* Every value check of every section, each with its message (the handlers
+ * share duration_value(), uint_value(), string_value() and keep()). */
+static void test_err_values(void **state)
+{
+	expect_errors(
+	        "interval: 0.1ms\n"
+	        "targets:\n"
+	        "  - block: 0\n"
+	        "  - block: 4294967295\n"
+	        "  - dev: eth0\n"
+	        "    parent: x\n"
+	        "labels: [a]\n"
+	        "decoders:\n"
+	        "  - {type: fields, length: 17, fields: [{label: a, bytes: 9}]}\n"
+	        "  - {type: uuid, label: [a], layout: 3}\n"
+	        "  - {type: ascii, label: a, layout: ovs, fields: []}\n"
+	        "http:\n"
+	        "  web_config: \"\"\n"
+	        "  max_connections: 0\n"
+	        "  max_connections_per_ip: 65537\n"
+	        "  timeout: 0.5s\n"
+	        "snmp:\n"
+	        "  agentx_socket: \"\"\n"
+	        "  ping_interval: 1.5s\n",
+	        "t.yaml:1:11: invalid interval '0.1ms': must be a duration between 1ms and 24h "
+	        "such as 15s, 500ms, 2m\n"
+	        "t.yaml:3:12: invalid block '0': must be an integer from 1 to 4294967294\n"
+	        "t.yaml:4:12: invalid block '4294967295': must be an integer from 1 to 4294967294\n"
+	        "t.yaml:6:13: invalid parent 'x': expected ingress, egress, root or a handle such "
+	        "as 1: or 1:10\n"
+	        "t.yaml:13:15: invalid web_config '': must be a file name\n"
+	        "t.yaml:14:20: invalid max_connections '0': must be an integer from 1 to 65536\n"
+	        "t.yaml:15:27: invalid max_connections_per_ip '65537': must be an integer from 1 "
+	        "to 65536\n"
+	        "t.yaml:16:12: invalid timeout '0.5s': must be a duration between 1s and 24h such "
+	        "as 10s\n"
+	        "t.yaml:18:18: invalid agentx_socket '': expected a path or an address such as "
+	        "tcp:localhost:705\n"
+	        "t.yaml:19:18: invalid ping_interval '1.5s': must be whole seconds from 1s to 1h "
+	        "such as 5s\n"
+	        "t.yaml:9:28: invalid length '17': must be an integer from 1 to 16\n"
+	        "t.yaml:9:59: invalid bytes '9': must be an integer from 1 to 8\n"
+	        "t.yaml:10:25: 'label' must be a scalar, got a sequence\n"
+	        "t.yaml:10:38: invalid layout '3' (expected ovs or rfc4122)\n"
+	        "t.yaml:11:29: 'layout' applies only to uuid decoders\n"
+	        "t.yaml:11:42: 'fields' applies only to fields decoders\n");
+	expect_errors("http:\n  listen: [[a]]\n",
+	              "t.yaml:2:12: listen address must be a scalar, got a sequence\n");
+}
+
 static void test_err_types(void **state)
 {
 	expect_errors("targets: all\n",
@@ -1167,6 +1217,7 @@ int main(void)
 	        cmocka_unit_test(test_err_empty_and_top),
 	        cmocka_unit_test(test_err_keys),
 	        cmocka_unit_test(test_err_types),
+	        cmocka_unit_test(test_err_values),
 	        cmocka_unit_test(test_err_integers),
 	        cmocka_unit_test(test_err_parent),
 	        cmocka_unit_test(test_err_hex),

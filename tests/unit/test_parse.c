@@ -45,8 +45,7 @@ enum { TCA_IPT_TABLE = 1, TCA_IPT_HOOK, TCA_IPT_INDEX, TCA_IPT_CNT, TCA_IPT_TM, 
 #include "collectors/tc_parse.h"
 #include "tests/unit/nlbuild.h"
 
-#define IFI     7
-#define INGRESS 0xFFFFFFF2U
+#define IFI 7
 
 static const uint8_t cookie16[16] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
                                      0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
@@ -91,7 +90,8 @@ static void test_terse_flower(void **state)
 	                       .hw_packets = 4,
 	                       .drops = 2,
 	                       .overlimits = 1};
-	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 10, 0x0800, "flower", 2);
+	struct nlmsghdr *nlh =
+	        nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 1, 10, 0x0800, "flower", 2);
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 
 	mnl_attr_put_u32(nlh, TCA_FLOWER_FLAGS, TCA_CLS_FLAGS_SKIP_HW | TCA_CLS_FLAGS_NOT_IN_HW);
@@ -137,7 +137,8 @@ static void test_full_u32_several_actions(void **state)
 	struct nlb_stats s1 = {.bytes = 84, .packets = 1, .no_hw = 1};
 	struct nlb_stats s2 = {.bytes = 168, .packets = 2};
 	uint8_t c1 = 0xaa;
-	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 0x80000800, 20, 3, "u32", 0);
+	struct nlmsghdr *nlh =
+	        nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 0x80000800, 20, 3, "u32", 0);
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 
 	mnl_attr_put_u32(nlh, TCA_U32_DIVISOR + 100, 5); /* unknown to us */
@@ -172,7 +173,7 @@ static void test_full_matchall(void **state)
 {
 	struct fx *f = *state;
 	struct nlb_stats st = {.bytes = 5, .packets = 1};
-	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, 0xFFFFFFF3, 1, 3, 3, "matchall", 0);
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_EGRESS, 1, 3, 3, "matchall", 0);
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_MATCHALL_ACT);
 
@@ -224,7 +225,8 @@ static void test_full_dump_index_of_every_kind(void **state)
 	struct fx *f = *state;
 	struct nlb_stats st = {.bytes = 60, .packets = 1};
 	size_t n = sizeof(kind_parms) / sizeof(kind_parms[0]), bad = 0;
-	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 0x80000800, 1, 3, "u32", 0);
+	struct nlmsghdr *nlh =
+	        nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 0x80000800, 1, 3, "u32", 0);
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_U32_ACT);
 
@@ -282,7 +284,7 @@ static void test_pedit_ex_index(void **state)
 		struct tc_pedit_key key;
 	} parms;
 	uint64_t tm[4] = {0};
-	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 5, 3, "matchall", 0);
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 1, 5, 3, "matchall", 0);
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_MATCHALL_ACT);
 	struct nlattr *act = mnl_attr_nest_start(nlh, 1);
@@ -322,7 +324,7 @@ static void test_pedit_ex_index(void **state)
 static void test_short_parms_rejected(void **state)
 {
 	struct fx *f = *state;
-	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 5, 3, "matchall", 0);
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 1, 5, 3, "matchall", 0);
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_MATCHALL_ACT);
 	struct nlattr *act = mnl_attr_nest_start(nlh, 2);
@@ -348,7 +350,7 @@ static void test_short_parms_rejected(void **state)
 static void test_unspec_not_parms(void **state)
 {
 	struct fx *f = *state;
-	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 5, 3, "matchall", 0);
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 1, 5, 3, "matchall", 0);
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_MATCHALL_ACT);
 	struct nlattr *act = mnl_attr_nest_start(nlh, 1);
@@ -375,7 +377,7 @@ static void test_pkt64_pairs_with_preceding(void **state)
 	                       .packets = 5000000000ULL,
 	                       .hw_bytes = 1ULL << 39,
 	                       .hw_packets = 4300000000ULL};
-	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "flower", 0);
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 1, 1, 3, "flower", 0);
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
 
@@ -394,7 +396,7 @@ static void test_pkt64_after_basic_only(void **state)
 {
 	struct fx *f = *state;
 	struct nlb_stats st = {.bytes = 1, .packets = 4294967296ULL, .hw_packets = 7};
-	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "flower", 0);
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 1, 1, 3, "flower", 0);
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
 
@@ -409,7 +411,7 @@ static void test_pkt64_after_basic_only(void **state)
 static void test_pkt64_orphan_rejected(void **state)
 {
 	struct fx *f = *state;
-	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "flower", 0);
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 1, 1, 3, "flower", 0);
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
 	struct nlattr *act = mnl_attr_nest_start(nlh, 1);
@@ -434,7 +436,7 @@ static void test_cookie_sizes(void **state)
 	struct fx *f = *state;
 	uint8_t c17[17] = {0};
 	struct nlb_stats st = {0};
-	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "flower", 0);
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 1, 1, 3, "flower", 0);
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
 
@@ -450,7 +452,7 @@ static void test_cookie_sizes(void **state)
 
 	/* 17 bytes is more than TC_COOKIE_MAX_SIZE: the message is rejected
 	 * and nothing of it is kept. */
-	nlh = nlb_filter(f->buf, IFI, INGRESS, 2, 1, 3, "flower", 0);
+	nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 2, 1, 3, "flower", 0);
 	opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
 	nlb_action(nlh, 1, "gact", "\x01", 1, &st, 0, 0);
@@ -466,7 +468,7 @@ static void test_cookie_sizes(void **state)
 static void test_unknown_and_pad_attributes(void **state)
 {
 	struct fx *f = *state;
-	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "flower", 0);
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 1, 1, 3, "flower", 0);
 	struct gnet_stats_basic b = {.bytes = 77, .packets = 7};
 	uint64_t pad = 0;
 
@@ -497,7 +499,7 @@ static void test_unknown_and_pad_attributes(void **state)
 static void test_short_and_long_structs(void **state)
 {
 	struct fx *f = *state;
-	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "flower", 0);
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 1, 1, 3, "flower", 0);
 	uint64_t only_bytes = 4242;
 	uint32_t longer[8] = {0};
 	struct gnet_stats_queue q = {.drops = 5, .overlimits = 6};
@@ -526,7 +528,7 @@ static void test_short_and_long_structs(void **state)
 static struct nlmsghdr *one_action_msg(struct fx *f)
 {
 	struct nlb_stats st = {.bytes = 1, .packets = 1};
-	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "flower", 0);
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 1, 1, 3, "flower", 0);
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
 
@@ -619,7 +621,7 @@ static void test_bad_strings(void **state)
 	assert_string_equal(f->err, "filter message without TCA_KIND");
 
 	/* A short TCA_CHAIN. */
-	nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "flower", 0);
+	nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 1, 1, 3, "flower", 0);
 	nlh->nlmsg_len -= 8; /* drop the chain attribute */
 	mnl_attr_put(nlh, TCA_CHAIN, 2, "\x01\x00");
 	assert_int_equal(parse(f, nlh), TCX_PARSE_ERROR);
@@ -630,7 +632,7 @@ static void test_bad_strings(void **state)
 static void test_action_without_kind(void **state)
 {
 	struct fx *f = *state;
-	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 1, 1, 3, "u32", 0);
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 1, 1, 3, "u32", 0);
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_U32_ACT);
 	struct nlattr *act = mnl_attr_nest_start(nlh, 4);
@@ -663,7 +665,7 @@ static void test_header_and_other_messages(void **state)
 static void test_unknown_classifier_keeps_filter(void **state)
 {
 	struct fx *f = *state;
-	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, INGRESS, 5, 1, 3, "newcls", 0);
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 5, 1, 3, "newcls", 0);
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 
 	mnl_attr_put_u32(nlh, 1, 1);
@@ -764,9 +766,9 @@ static void test_formatting(void **state)
 	assert_string_equal(b, "none");
 	tcx_format_handle("flower", 0x2a, b, sizeof(b));
 	assert_string_equal(b, "0x2a");
-	tcx_format_parent(0xFFFFFFF2, b, sizeof(b));
+	tcx_format_parent(TCX_PARENT_INGRESS, b, sizeof(b));
 	assert_string_equal(b, "ingress");
-	tcx_format_parent(0xFFFFFFF3, b, sizeof(b));
+	tcx_format_parent(TCX_PARENT_EGRESS, b, sizeof(b));
 	assert_string_equal(b, "egress");
 	tcx_format_parent(0, b, sizeof(b));
 	assert_string_equal(b, "root");
@@ -779,6 +781,39 @@ static void test_formatting(void **state)
 	assert_string_equal(tcx_protocol_name(0x86dd, b, sizeof(b)), "ipv6");
 	assert_string_equal(tcx_protocol_name(0x8100, b, sizeof(b)), "802.1Q");
 	assert_string_equal(tcx_protocol_name(0x1234, b, sizeof(b)), "0x1234");
+}
+
+/* One description of a target, for the log lines, the --once report and
+ * the landing page; the longest target fits TCX_TARGET_DESC_MAX whole. */
+static void test_describe_target(void **state)
+{
+	struct tcx_target t = {.parent = TCX_PARENT_INGRESS};
+	char b[TCX_TARGET_DESC_MAX], small[8], want[TCX_TARGET_DESC_MAX];
+
+	assert_string_equal(tcx_describe_target(&t, 1, b, sizeof(b)), "all");
+	strcpy(t.netns, "blue");
+	assert_string_equal(tcx_describe_target(&t, 1, b, sizeof(b)), "all netns blue");
+	assert_string_equal(tcx_describe_target(&t, 0, b, sizeof(b)), "all");
+	strcpy(t.dev, "eth0");
+	strcpy(t.parent_name, "ingress");
+	assert_string_equal(tcx_describe_target(&t, 1, b, sizeof(b)),
+	                    "dev eth0 parent ingress netns blue");
+	assert_string_equal(tcx_describe_target(&t, 0, b, sizeof(b)), "dev eth0 parent ingress");
+	t.block = 22;
+	assert_string_equal(tcx_describe_target(&t, 1, b, sizeof(b)), "block 22 netns blue");
+	t.netns[0] = '\0';
+	assert_string_equal(tcx_describe_target(&t, 1, b, sizeof(b)), "block 22");
+	/* truncated, never overrun */
+	assert_ptr_equal(tcx_describe_target(&t, 1, small, sizeof(small)), small);
+	assert_string_equal(small, "block 2");
+	/* the longest of each field */
+	t.block = 0;
+	memset(t.dev, 'd', sizeof(t.dev) - 1);
+	memset(t.parent_name, 'p', sizeof(t.parent_name) - 1);
+	memset(t.netns, 'n', sizeof(t.netns) - 1);
+	snprintf(want, sizeof(want), "dev %s parent %s netns %s", t.dev, t.parent_name, t.netns);
+	assert_true(strlen(want) < sizeof(want) - 1);
+	assert_string_equal(tcx_describe_target(&t, 1, b, sizeof(b)), want);
 }
 
 int main(void)
@@ -808,6 +843,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_done_status_and_extack, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_qdisc_and_link, setup, teardown),
 	        cmocka_unit_test(test_formatting),
+	        cmocka_unit_test(test_describe_target),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

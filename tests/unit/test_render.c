@@ -15,7 +15,7 @@
 #include "agent/render.h"
 #include "collectors/collect.h"
 #include "collectors/tc_parse.h"
-#include "config.h"
+#include "build.h"
 
 static void config_err(void *arg, const char *msg)
 {

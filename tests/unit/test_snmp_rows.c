@@ -27,7 +27,7 @@ static struct tcx_snapshot *snap_of(const struct spec *sp, size_t n, int fail_se
 	struct tcx_target *t = tcx_snapshot_add_target(s);
 
 	snprintf(t->dev, sizeof(t->dev), "dev0");
-	t->parent = 0xFFFFFFF2;
+	t->parent = TCX_PARENT_INGRESS;
 	t->ok = 1;
 	if (fail_second_target) {
 		t = tcx_snapshot_add_target(s);
