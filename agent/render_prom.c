@@ -118,13 +118,18 @@ static void target_labels(struct tcx_buf *b, const struct tcx_target *t)
 }
 
 /* The label text of a snapshot's rows, formatted once and copied into every
- * sample of every text variant, in parts that rows share: the target's
- * (dev, parent or block, netns); the tp's (chain, protocol, pref, kind),
- * kept once for a run of filters of the same tp; the row's own (handle,
- * then order, action and cookie), the first action of a filter sharing its
- * filter's handle; and the user labels, once per label set. A sample line is
- * then four copies. Each action row is written six times, once per counter
- * family; its own labels cost about 90 bytes. */
+ * sample of every text variant, in parts that rows share: the tp's, its
+ * target's first (dev, parent or block, netns, then chain, protocol, pref,
+ * kind), kept once for a run of filters of the same tp; the row's own
+ * (handle, then order, action and cookie), the first action of a filter
+ * sharing its filter's handle; and the user labels, once per label set. A
+ * sample line is then the family's name and three copies. Each action row is
+ * written six times, once per counter family; its own labels cost about 90
+ * bytes, and 20 more for where they are. */
+
+/* Label text is copied in blocks of this many bytes (put_slice()). */
+#define SLICE_PAD 32
+
 struct rl_filter {
 	uint32_t tp_off, off; /* its tp's labels; its handle */
 	uint16_t tp_len, len;
@@ -158,11 +163,15 @@ void tcx_rowlabels_free(struct tcx_rowlabels *l)
 	free(l);
 }
 
-/* A tp's labels: ,chain="0",protocol="ip",pref="10",kind="u32" */
-static void tp_part(struct tcx_buf *b, const struct tcx_rowlabels *l, const struct tcx_filter *f)
+/* A tp's labels, its target's first:
+ * dev="eth0",parent="ingress",chain="0",protocol="ip",pref="10",kind="u32" */
+static void tp_part(struct tcx_buf *b, const struct tcx_rowlabels *l, const struct tcx_snapshot *s,
+                    const struct tcx_filter *f)
 {
 	char tmp[32];
 	const char *proto;
+
+	target_labels(b, &s->targets[f->target]);
 
 	PUT_RAW(b, ",chain=\"", tmp, tcx_fmt_u64(tmp, f->chain));
 	proto = tcx_protocol_name(f->protocol, tmp, sizeof(tmp));
@@ -264,7 +273,7 @@ struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 				lf->tp_len = lf[-1].tp_len;
 			} else {
 				lf->tp_off = (uint32_t)ar->len;
-				tp_part(ar, l, f);
+				tp_part(ar, l, s, f);
 				lf->tp_len = (uint16_t)(ar->len - lf->tp_off);
 			}
 			lf->off = (uint32_t)ar->len;
@@ -288,12 +297,16 @@ struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 		if (ar->err || ar->len > UINT32_MAX)
 			goto fail;
 	}
-	if (ar->len && ar->len < ar->cap) { /* give the slack back */
-		char *p = realloc(ar->p, ar->len);
+	/* Give the slack back, but for the padding put_slice() reads. */
+	if (tcx_buf_reserve(ar, SLICE_PAD) < 0)
+		goto fail;
+	memset(ar->p + ar->len, 0, SLICE_PAD);
+	if (ar->len + SLICE_PAD < ar->cap) {
+		char *p = realloc(ar->p, ar->len + SLICE_PAD);
 
 		if (p) {
 			ar->p = p;
-			ar->cap = ar->len;
+			ar->cap = ar->len + SLICE_PAD;
 		}
 	}
 	return l;
@@ -334,16 +347,6 @@ static inline void put_target(struct tcx_buf *b, const struct render *r, size_t 
 	const struct tcx_rowlabels *l = r->l;
 
 	tcx_buf_put(b, l->arena.p + l->tgt_off[ti], l->tgt_off[ti + 1] - l->tgt_off[ti]);
-}
-
-/* The whole label set of a filter. */
-static void filter_labels(struct tcx_buf *b, const struct render *r, uint32_t fi)
-{
-	const struct tcx_rowlabels *l = r->l;
-
-	put_target(b, r, r->s->filters[fi].target);
-	tcx_buf_put(b, l->arena.p + l->flt[fi].tp_off, l->flt[fi].tp_len);
-	tcx_buf_put(b, l->arena.p + l->flt[fi].off, l->flt[fi].len);
 }
 
 /* ---- families -------------------------------------------------------------------------- */
@@ -401,13 +404,6 @@ static void sample1(struct render *r, struct tcx_buf *b, const char *name, const
 	sample(b, name, r->row.p, r->row.len, v);
 }
 
-static void sample_end(struct tcx_buf *b, uint64_t v)
-{
-	tcx_buf_put(b, "} ", 2);
-	tcx_buf_u64(b, v);
-	tcx_buf_putc(b, '\n');
-}
-
 enum action_field { F_BYTES, F_PACKETS, F_DROPS, F_OVERLIMITS, F_HW_BYTES, F_HW_PACKETS };
 
 static const struct {
@@ -452,44 +448,65 @@ struct slice {
 	size_t n;
 };
 
-/* One sample: name{labels} value, the labels being four slices (target, tp,
- * row, label set); one capacity check for the whole line. */
-static inline void put_sample(struct tcx_buf *b, struct slice name, const struct slice lb[4],
-                              uint64_t v)
+/* Copy a slice in blocks of 16 bytes, two at a time: up to SLICE_PAD - 1
+ * bytes past its end are read (the arena and the names are padded for it)
+ * and written (put_slices() reserves room for it), then overwritten by what
+ * follows. */
+static inline char *put_slice(char *p, struct slice s)
 {
-	size_t need = name.n + lb[0].n + lb[1].n + lb[2].n + lb[3].n + 24;
-	char *p;
-
-	if (b->cap - b->len < need && tcx_buf_reserve(b, need) < 0)
-		return;
-	p = b->p + b->len;
-	memcpy(p, name.p, name.n);
-	p += name.n;
-	*p++ = '{';
-	for (unsigned k = 0; k < 4; k++) {
-		memcpy(p, lb[k].p, lb[k].n);
-		p += lb[k].n;
+	for (size_t k = 0; k < s.n; k += SLICE_PAD) {
+		memcpy(p + k, s.p + k, 16);
+		memcpy(p + k + 16, s.p + k + 16, 16);
 	}
-	*p++ = '}';
-	*p++ = ' ';
-	p += tcx_fmt_u64(p, v);
-	*p++ = '\n';
-	b->len = (size_t)(p - b->p);
+	return p + s.n;
 }
 
-/* The label text of action row i, in four slices. */
-static inline void action_slices(const struct render *r, size_t i, struct slice lb[4])
+/* The start of a line: n slices, with one capacity check for them and for
+ * `tail` more bytes. Returns where the rest of the line goes, or NULL when
+ * the buffer failed. */
+static inline char *put_slices(struct tcx_buf *b, const struct slice *sl, unsigned n, size_t tail)
+{
+	size_t need = tail + SLICE_PAD;
+	char *p;
+
+	for (unsigned k = 0; k < n; k++)
+		need += sl[k].n;
+	if (b->cap - b->len < need && tcx_buf_reserve(b, need) < 0)
+		return NULL;
+	p = b->p + b->len;
+	for (unsigned k = 0; k < n; k++)
+		p = put_slice(p, sl[k]);
+	return p;
+}
+
+/* A name and its opening brace, padded for put_slice(). */
+struct padded_name {
+	char text[64 + SLICE_PAD];
+	struct slice s;
+};
+
+static void padded_name(struct padded_name *pn, const char *name)
+{
+	size_t n = strlen(name);
+
+	memset(pn->text, 0, sizeof(pn->text));
+	memcpy(pn->text, name, n);
+	pn->text[n] = '{';
+	pn->s = (struct slice){pn->text, n + 1};
+}
+
+/* The label text of action row i, in three slices. */
+static inline void action_slices(const struct render *r, size_t i, struct slice *lb)
 {
 	const struct tcx_snapshot *s = r->s;
 	const struct tcx_rowlabels *l = r->l;
 	const struct tcx_action *a = &s->actions[i];
 	const struct rl_filter *lf = &l->flt[a->filter];
-	uint32_t ti = s->filters[a->filter].target, set = a->labels < l->n_sets ? a->labels : 0;
+	uint32_t set = a->labels < l->n_sets ? a->labels : 0;
 
-	lb[0] = (struct slice){l->arena.p + l->tgt_off[ti], l->tgt_off[ti + 1] - l->tgt_off[ti]};
-	lb[1] = (struct slice){l->arena.p + lf->tp_off, lf->tp_len};
-	lb[2] = (struct slice){l->arena.p + l->act[i].off, l->act[i].len};
-	lb[3] = (struct slice){l->arena.p + l->set_off[set], l->set_off[set + 1] - l->set_off[set]};
+	lb[0] = (struct slice){l->arena.p + lf->tp_off, lf->tp_len};
+	lb[1] = (struct slice){l->arena.p + l->act[i].off, l->act[i].len};
+	lb[2] = (struct slice){l->arena.p + l->set_off[set], l->set_off[set + 1] - l->set_off[set]};
 }
 
 static void render_actions(const struct render *r, int om, struct tcx_buf *b)
@@ -497,16 +514,26 @@ static void render_actions(const struct render *r, int om, struct tcx_buf *b)
 	const struct tcx_snapshot *s = r->s;
 
 	for (unsigned f = F_BYTES; f <= F_HW_PACKETS; f++) {
-		struct slice name = {action_families[f].name, strlen(action_families[f].name)};
+		struct slice sl[4]; /* NAME{, then the labels */
 
-		family_header(b, name.p, "counter", action_families[f].help, om);
+		struct padded_name name;
+
+		padded_name(&name, action_families[f].name);
+		sl[0] = name.s;
+		family_header(b, action_families[f].name, "counter", action_families[f].help, om);
 		for (size_t i = 0; i < s->n_actions; i++) {
-			struct slice lb[4];
+			char *p;
 
 			if (!tcx_action_shown(&s->actions[i]))
 				continue;
-			action_slices(r, i, lb);
-			put_sample(b, name, lb, action_value(&s->actions[i], f));
+			action_slices(r, i, sl + 1);
+			if (!(p = put_slices(b, sl, 4, 24)))
+				return;
+			*p++ = '}';
+			*p++ = ' ';
+			p += tcx_fmt_u64(p, action_value(&s->actions[i], f));
+			*p++ = '\n';
+			b->len = (size_t)(p - b->p);
 		}
 	}
 }
@@ -519,17 +546,13 @@ static size_t estimate(const struct render *r)
 	size_t est = 16384 + s->n_targets * 2048;
 
 	for (size_t i = 0; i < s->n_actions; i++) {
-		struct slice lb[4];
+		struct slice lb[3];
 
 		action_slices(r, i, lb);
-		est += 6 * (48 + lb[0].n + lb[1].n + lb[2].n + lb[3].n);
+		est += 6 * (48 + lb[0].n + lb[1].n + lb[2].n);
 	}
-	for (size_t i = 0; i < s->n_filters; i++) {
-		uint32_t ti = s->filters[i].target;
-
-		est += 2 * (80 + l->tgt_off[ti + 1] - l->tgt_off[ti] + l->flt[i].tp_len +
-		            l->flt[i].len);
-	}
+	for (size_t i = 0; i < s->n_filters; i++)
+		est += 160 + l->flt[i].tp_len + l->flt[i].len;
 	return est;
 }
 
@@ -538,7 +561,24 @@ static void render_filters(const struct render *r, int om, struct tcx_buf *b)
 	static const char *const flag_labels[] = {",skip_hw=\"", ",skip_sw=\"", ",in_hw=\"",
 	                                          ",not_in_hw=\""};
 	const struct tcx_snapshot *s = r->s;
+	const struct tcx_rowlabels *l = r->l;
+	/* the end of a line for each value of the four flags */
+	char tails[16][80 + SLICE_PAD] = {{0}};
+	size_t tail_len[16];
+	struct padded_name name;
+	struct slice sl[4];
 
+	for (unsigned flags = 0; flags < 16; flags++) {
+		char *t = tails[flags];
+
+		for (unsigned k = 0; k < 4; k++)
+			t = stpcpy(stpcpy(t, flag_labels[k]),
+			           (flags & (1u << k)) ? "true\"" : "false\"");
+		t = stpcpy(t, "} 1\n");
+		tail_len[flags] = (size_t)(t - tails[flags]);
+	}
+	padded_name(&name, "tc_filter_flags_info");
+	sl[0] = name.s;
 	/* One family for the flags, each a label of its own, so that a query
 	 * compares values (in_hw="true") instead of matching substrings. */
 	family_header(b, "tc_filter_flags_info", "info",
@@ -546,17 +586,18 @@ static void render_filters(const struct render *r, int om, struct tcx_buf *b)
 	              "(offloaded to hardware) and not_in_hw, each true or false.",
 	              om);
 	for (size_t i = 0; i < s->n_filters; i++) {
-		uint32_t flags = s->filters[i].flags;
+		const struct tcx_filter *f = &s->filters[i];
+		const struct rl_filter *lf = &l->flt[i];
+		char *p;
 
-		if (s->filters[i].merged)
+		if (f->merged)
 			continue;
-		tcx_buf_put(b, "tc_filter_flags_info{", 21);
-		filter_labels(b, r, (uint32_t)i);
-		for (unsigned k = 0; k < 4; k++) {
-			tcx_buf_puts(b, flag_labels[k]);
-			tcx_buf_puts(b, (flags & (1u << k)) ? "true\"" : "false\"");
-		}
-		sample_end(b, 1);
+		sl[1] = (struct slice){l->arena.p + lf->tp_off, lf->tp_len};
+		sl[2] = (struct slice){l->arena.p + lf->off, lf->len};
+		sl[3] = (struct slice){tails[f->flags & 15], tail_len[f->flags & 15]};
+		if (!(p = put_slices(b, sl, 4, 0)))
+			return;
+		b->len = (size_t)(p - b->p);
 	}
 }
 

@@ -491,6 +491,29 @@ static void test_escape_and_u64(void **state)
 	tcx_buf_free(&b);
 }
 
+/* Numbers on either side of every change in their count of digits print as
+ * printf prints them, and nothing past their digits is written. */
+static void test_u64_digit_counts(void **state)
+{
+	uint64_t p10 = 1;
+
+	for (int k = 0; k < 20; k++, p10 *= 10) {
+		uint64_t vs[3] = {p10 - 1, p10, p10 + 7};
+
+		for (int j = 0; j < 3; j++) {
+			char got[32], want[32];
+			size_t n;
+
+			memset(got, '#', sizeof(got));
+			snprintf(want, sizeof(want), "%llu", (unsigned long long)vs[j]);
+			n = tcx_fmt_u64(got, vs[j]);
+			assert_int_equal(n, strlen(want));
+			assert_memory_equal(got, want, n);
+			assert_int_equal(got[n], '#');
+		}
+	}
+}
+
 static char *escaped(const char *s, enum tcx_escape how)
 {
 	struct tcx_buf b;
@@ -775,6 +798,7 @@ int main(void)
 	        cmocka_unit_test(test_labels_shared),
 	        cmocka_unit_test(test_empty_kind),
 	        cmocka_unit_test(test_escape_and_u64),
+	        cmocka_unit_test(test_u64_digit_counts),
 	        cmocka_unit_test(test_escape_not_utf8),
 	        cmocka_unit_test(test_escape_is_one_to_one),
 	        cmocka_unit_test(test_render_not_utf8),
