@@ -360,9 +360,9 @@ void tcx_snapshot_classify(struct tcx_snapshot *s)
 			set = TCX_LABELSET_UNMAPPED;
 		}
 		a->labels = (uint32_t)set;
-		m = a->cookie_len ? tcx_labelset_map(s, a->labels) : TCX_MAP_NONE;
-		if (oom && a->cookie_len && m == TCX_MAP_NONE)
-			m = TCX_MAP_UNMAPPED;
+		m = set == TCX_LABELSET_NONE       ? TCX_MAP_NONE
+		    : set == TCX_LABELSET_UNMAPPED ? TCX_MAP_UNMAPPED
+		                                   : (enum tcx_map_kind)ls->map[set];
 		a->drop = drop_policy && (m == TCX_MAP_NONE || m == TCX_MAP_UNMAPPED);
 		s->unmapped_cookies += m == TCX_MAP_UNMAPPED;
 		s->dropped_rows += a->drop;
