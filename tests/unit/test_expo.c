@@ -246,8 +246,12 @@ static void request(struct tcx_expo *e, enum tcx_variant v)
 	enum tcx_variant plain = v == TCX_VAR_OM_GZ     ? TCX_VAR_OM
 	                         : v == TCX_VAR_TEXT_GZ ? TCX_VAR_TEXT
 	                                                : v;
+	const struct tcx_rowlabels *labels = e->labels;
 
 	assert_int_equal(tcx_expo_response(e, v, fake_make, made, (void **)&r), 0);
+	/* the label text is made once, for every variant */
+	if (labels)
+		assert_ptr_equal(e->labels, labels);
 	assert_non_null(r);
 	assert_int_equal(r->v, v);
 	assert_ptr_equal(e->resp[v], r);
