@@ -118,28 +118,28 @@ size_t tcx_fmt_u64(char *out, uint64_t v)
 	        "31323334353637383940414243444546474849505152535455565758596061"
 	        "6263646566676869707172737475767778798081828384858687888990919293"
 	        "949596979899";
-	char tmp[20];
-	int i = 20;
+	size_t n = 1;
+	char *p;
 
-	if (v < 10) {
-		out[0] = (char)('0' + v);
-		return 1;
-	}
+	/* Count the digits, then write them from the last, two at a time,
+	 * in place. */
+	for (uint64_t p10 = 10; n < 20 && v >= p10; p10 *= 10)
+		n++;
+	p = out + n;
 	while (v >= 100) {
 		unsigned d = (unsigned)(v % 100) * 2;
 
 		v /= 100;
-		tmp[--i] = pairs[d + 1];
-		tmp[--i] = pairs[d];
+		*--p = pairs[d + 1];
+		*--p = pairs[d];
 	}
 	if (v >= 10) {
-		tmp[--i] = pairs[v * 2 + 1];
-		tmp[--i] = pairs[v * 2];
+		*--p = pairs[v * 2 + 1];
+		*--p = pairs[v * 2];
 	} else {
-		tmp[--i] = (char)('0' + v);
+		*--p = (char)('0' + v);
 	}
-	memcpy(out, tmp + i, (size_t)(20 - i));
-	return (size_t)(20 - i);
+	return n;
 }
 
 size_t tcx_fmt_double(char *out, double v)

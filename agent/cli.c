@@ -174,29 +174,21 @@ static int run_once(const struct cli_opts *o)
 	struct tcx_collector *c;
 	struct tcx_snapshot *s = NULL;
 	struct tcx_buf out;
-	struct tcx_rowlabels *labels = NULL;
-	struct tcx_collect_observer obs;
 	int nerr = 0, ret = TCX_EXIT_PARTIAL, err;
 
 	cfg = o->config ? tcx_config_load_file(o->config, tcx_log_config_error, &nerr)
 	                : tcx_config_default();
 	if (!cfg)
 		return TCX_EXIT_USAGE;
-	/* The text formats' label sets are formatted during the dump, while
-	 * the kernel builds the next chunk (tcx_rowlabels_observer()). */
 	c = tcx_collector_new(&tcx_netlink_source, NULL);
-	if (c && o->format != TCX_FMT_JSON) {
-		labels = tcx_rowlabels_new();
-		obs = tcx_rowlabels_observer(labels);
-	}
-	if (c && (labels || o->format == TCX_FMT_JSON))
-		s = tcx_collect_observed(c, cfg, labels ? &obs : NULL);
+	if (c)
+		s = tcx_collect(c, cfg);
 	if (!s || tcx_buf_init_fd(&out, STDOUT_FILENO) < 0) {
 		log_err("out of memory");
 		goto out;
 	}
 	ret = TCX_EXIT_OK;
-	err = tcx_render(s, o->format, labels, &out);
+	err = tcx_render(s, o->format, NULL, &out);
 	if (!err)
 		err = tcx_buf_flush(&out);
 	if (err) {
@@ -208,7 +200,6 @@ static int run_once(const struct cli_opts *o)
 	if (tcx_snapshot_failed_targets(s))
 		ret = TCX_EXIT_PARTIAL;
 out:
-	tcx_rowlabels_free(labels);
 	tcx_snapshot_unref(s);
 	tcx_collector_free(c);
 	tcx_config_unref(cfg);

@@ -40,15 +40,22 @@ void tcx_expo_unref(struct tcx_expo *e)
 	for (unsigned v = 0; v < TCX_VAR__MAX; v++)
 		if (e->resp[v] && e->resp_free)
 			e->resp_free(e->resp[v]);
+	tcx_rowlabels_free(e->labels);
 	tcx_snapshot_unref(e->snap);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
 }
 
-/* With e->lock held: the response of v, made if need be. */
+/* With e->lock held: the response of v, made if need be, from the rows'
+ * label text, made once for every variant (when that fails, each rendering
+ * makes its own). */
 static int response_locked(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make_fn make, void *arg)
 {
-	return e->resp[v] ? 0 : make(arg, e, v, &e->resp[v]);
+	if (e->resp[v])
+		return 0;
+	if (!e->labels)
+		e->labels = tcx_rowlabels_build(e->snap);
+	return make(arg, e, v, &e->resp[v]);
 }
 
 int tcx_expo_response(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make_fn make, void *arg,
@@ -122,8 +129,8 @@ static int gz_finish(struct gz_sink *g)
 	return r == Z_STREAM_END ? 0 : -EIO;
 }
 
-int tcx_expo_render(const struct tcx_snapshot *s, const struct tcx_selfstats *st,
-                    enum tcx_variant v, struct tcx_rendered *out)
+int tcx_expo_render(const struct tcx_snapshot *s, const struct tcx_rowlabels *labels,
+                    const struct tcx_selfstats *st, enum tcx_variant v, struct tcx_rendered *out)
 {
 	int om = v == TCX_VAR_OM || v == TCX_VAR_OM_GZ, r;
 	struct tcx_buf b;
@@ -142,7 +149,7 @@ int tcx_expo_render(const struct tcx_snapshot *s, const struct tcx_selfstats *st
 			deflateEnd(&g.z);
 			return -ENOMEM;
 		}
-		r = tcx_render_prometheus_ex(s, om, st, NULL, &text);
+		r = tcx_render_prometheus_ex(s, om, st, labels, &text);
 		if (!r)
 			r = tcx_buf_flush(&text);
 		if (!r)
@@ -150,7 +157,7 @@ int tcx_expo_render(const struct tcx_snapshot *s, const struct tcx_selfstats *st
 		deflateEnd(&g.z);
 		tcx_buf_free(&text);
 	} else {
-		r = tcx_render_prometheus_ex(s, om, st, NULL, &b);
+		r = tcx_render_prometheus_ex(s, om, st, labels, &b);
 	}
 	if (!r && b.err)
 		r = -b.err;

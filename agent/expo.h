@@ -33,6 +33,8 @@ struct tcx_expo {
 	unsigned ahead;        /* bit v: variant v is rendered ahead */
 	unsigned asked_before; /* the variants asked of the exposition this one follows */
 	atomic_uint asked;     /* the variants asked of this one */
+	/* The rows' label text, made before the first variant, for all. */
+	struct tcx_rowlabels *labels;
 };
 
 /* prev: the exposition this one follows (NULL for the first); what was
@@ -62,13 +64,15 @@ struct tcx_rendered {
 	size_t len;
 };
 
-/* Render one variant of a snapshot; st may be NULL. The body is followed by
+/* Render one variant of a snapshot from labels, its label text (NULL: made
+ * for this rendering); st may be NULL. The body is followed by
  * a NUL that len does not count. gzip variants are compressed (zlib, level
  * 1) as they are rendered: the plain text is never whole in memory. Whole-
  * buffer compression (libdeflate) costs less CPU per byte, but faulting in
  * the whole text for it every collection costs the daemon more than that
  * saves, and the text's size in memory (tests/bench/gzip_bench). */
-int tcx_expo_render(const struct tcx_snapshot *s, const struct tcx_selfstats *st,
-                    enum tcx_variant v, struct tcx_rendered *out);
+struct tcx_rowlabels;
+int tcx_expo_render(const struct tcx_snapshot *s, const struct tcx_rowlabels *labels,
+                    const struct tcx_selfstats *st, enum tcx_variant v, struct tcx_rendered *out);
 
 #endif

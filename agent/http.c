@@ -316,7 +316,7 @@ static int make_response(void *arg, struct tcx_expo *e, enum tcx_variant v, void
 	int err;
 
 	tcx_state_selfstats(st, e->snap, &ss);
-	err = tcx_expo_render(e->snap, &ss, v, &out);
+	err = tcx_expo_render(e->snap, e->labels, &ss, v, &out);
 	if (err < 0)
 		return err;
 	r = MHD_create_response_from_buffer(out.len, out.p, MHD_RESPMEM_MUST_FREE);

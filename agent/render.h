@@ -18,33 +18,24 @@ enum tcx_format {
 
 int tcx_format_parse(const char *name, enum tcx_format *fmt);
 
+/* The Prometheus label text of a snapshot's rows (their label sets'
+ * user labels included), formatted once per snapshot and shared by every
+ * rendering of the text formats. NULL when out of memory. */
 struct tcx_rowlabels;
-/* Render the snapshot, the text formats from labels formatted ahead when
- * labels is not NULL; returns 0, or -errno when the buffer failed. */
-int tcx_render(const struct tcx_snapshot *s, enum tcx_format fmt, struct tcx_rowlabels *labels,
-               struct tcx_buf *b);
-int tcx_render_prometheus(const struct tcx_snapshot *s, int openmetrics, struct tcx_buf *b);
-/* The label sets of a snapshot's rows, formatted once for the Prometheus
- * text formats. A render formats them itself, unless it is given these:
- * then the formatting can run ahead, while the collector still dumps (call
- * tcx_rowlabels_update() and tcx_rowlabels_drop() from its observer). They
- * belong to one snapshot (and its configuration). */
-struct tcx_rowlabels *tcx_rowlabels_new(void);
+struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s);
 void tcx_rowlabels_free(struct tcx_rowlabels *l);
-/* Format the rows of s not formatted yet: 0, or -ENOMEM. */
-int tcx_rowlabels_update(struct tcx_rowlabels *l, const struct tcx_snapshot *s);
-/* Forget the rows from filter nf and action na on (dropped from s). */
-void tcx_rowlabels_drop(struct tcx_rowlabels *l, size_t nf, size_t na);
-/* The collector's observer that keeps l up to date (tcx_collect_observed()). */
-struct tcx_collect_observer;
-struct tcx_collect_observer tcx_rowlabels_observer(struct tcx_rowlabels *l);
 
+/* Render the snapshot, the text formats from labels, s's label text, or
+ * from label text formatted for this rendering when labels is NULL; returns
+ * 0, or -errno when the buffer failed. */
+int tcx_render(const struct tcx_snapshot *s, enum tcx_format fmt,
+               const struct tcx_rowlabels *labels, struct tcx_buf *b);
+int tcx_render_prometheus(const struct tcx_snapshot *s, int openmetrics, struct tcx_buf *b);
 /* The same as tcx_render_prometheus(), plus the daemon's own counters when
- * st is not NULL, from the rows' labels formatted ahead when labels is not
- * NULL (it is brought up to date first). */
+ * st is not NULL, from labels as tcx_render() does. */
 struct tcx_selfstats;
 int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int openmetrics,
-                             const struct tcx_selfstats *st, struct tcx_rowlabels *labels,
+                             const struct tcx_selfstats *st, const struct tcx_rowlabels *labels,
                              struct tcx_buf *b);
 int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b);
 

@@ -27,8 +27,6 @@ static void kv_u64(struct tcx_buf *b, const char *k, uint64_t v)
 int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 {
 	const struct tcx_config *cfg = s->cfg;
-	const char *values[TCX_MAX_LABELS];
-	struct tcx_label_buf lb;
 	char tmp[64], hex[2 * TCX_COOKIE_MAX + 1];
 
 	for (size_t i = 0; i < s->n_actions; i++) {
@@ -70,15 +68,12 @@ int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 		kv_str(b, "cookie", hex);
 		key(b, "labels");
 		tcx_buf_putc(b, '{');
-		if (cfg && cfg->n_labels) {
-			tcx_labels_resolve(cfg, a->cookie, a->cookie_len, values, &lb);
-			for (size_t l = 0; l < cfg->n_labels; l++) {
-				if (l)
-					tcx_buf_putc(b, ',');
-				tcx_buf_json_string(b, cfg->labels[l]);
-				tcx_buf_putc(b, ':');
-				tcx_buf_json_string(b, values[l]);
-			}
+		for (size_t l = 0; l < s->sets.n_labels; l++) {
+			if (l)
+				tcx_buf_putc(b, ',');
+			tcx_buf_json_string(b, cfg->labels[l]);
+			tcx_buf_putc(b, ':');
+			tcx_buf_json_string(b, tcx_labelset_value(s, a->labels, l));
 		}
 		tcx_buf_putc(b, '}');
 		kv_u64(b, "bytes", a->bytes);

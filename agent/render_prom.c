@@ -2,9 +2,9 @@
 /* Prometheus text exposition 0.0.4 and OpenMetrics 1.0.0.
  *
  * Samples of one family must stand together, so each family walks every
- * row. The label set of a row is rebuilt for each family rather than kept:
- * keeping it would cost more memory per row than the row itself. The parts
- * that many rows share (target, filter) are built once and copied. */
+ * row. The label text of the rows is formatted once per snapshot (struct
+ * tcx_rowlabels), in parts that many rows share, and copied into every
+ * sample of every variant. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +15,7 @@
 #include "collectors/collect.h"
 #include "collectors/tc_parse.h"
 #include "build.h"
+#include "lib/clock.h"
 
 static const char *const err_causes[TCX_ERR__MAX] = {"malformed", "kernel", "notfound", "io",
                                                      "nomem"};
@@ -67,8 +68,8 @@ int tcx_format_parse(const char *name, enum tcx_format *fmt)
 	return 0;
 }
 
-int tcx_render(const struct tcx_snapshot *s, enum tcx_format fmt, struct tcx_rowlabels *labels,
-               struct tcx_buf *b)
+int tcx_render(const struct tcx_snapshot *s, enum tcx_format fmt,
+               const struct tcx_rowlabels *labels, struct tcx_buf *b)
 {
 	if (fmt == TCX_FMT_JSON)
 		return tcx_render_json(s, b);
@@ -117,16 +118,19 @@ static void target_labels(struct tcx_buf *b, const struct tcx_target *t)
 		put_label(b, &first, "netns", t->netns);
 }
 
-/* The label sets of the rows, formatted once and copied into each sample,
- * in three parts: the target's (dev, parent or block, netns); the tp's
- * (chain, protocol, pref, kind), kept once for a run of filters of the same
- * tp; the row's own (handle, then order, action, cookie and the user
- * labels), the first action of a filter sharing its filter's handle. A
- * sample line is then three copies. Each action row is written six times,
- * once per counter family; its own labels cost about 90 bytes (more with
- * user labels). Formatted at render time, or while the collector runs
- * (tcx_rowlabels_update() from its observer, while the kernel builds the next
- * chunk of the dump). */
+/* The label text of a snapshot's rows, formatted once and copied into every
+ * sample of every text variant, in parts that rows share: the tp's, its
+ * target's first (dev, parent or block, netns, then chain, protocol, pref,
+ * kind), kept once for a run of filters of the same tp; the row's own
+ * (handle, then order, action and cookie), the first action of a filter
+ * sharing its filter's handle; and the user labels, once per label set. A
+ * sample line is then the family's name and three copies. Each action row is
+ * written six times, once per counter family; its own labels cost about 90
+ * bytes, and 20 more for where they are. */
+
+/* Label text is copied in blocks of this many bytes (put_slice()). */
+#define SLICE_PAD 32
+
 struct rl_filter {
 	uint32_t tp_off, off; /* its tp's labels; its handle */
 	uint16_t tp_len, len;
@@ -137,112 +141,44 @@ struct rl_action {
 };
 
 struct tcx_rowlabels {
-	const struct tcx_config *cfg; /* the user label names are its own */
-	struct tcx_buf arena;         /* stays < 4 GiB: 32-bit offsets */
-	struct rl_filter *flt;        /* cap_f of them */
-	struct rl_action *act;
-	size_t cap_f, cap_a;
-	size_t n_filters, n_actions; /* rows formatted so far */
-	struct tcx_buf names;        /* `,name="` per user label, then the kinds escaped */
-	size_t lbl_off[TCX_MAX_LABELS + 1];
-	size_t kind_off[TCX_MAX_KINDS + 1];
-	unsigned n_kinds; /* kinds escaped so far */
-	int err;
+	struct tcx_buf arena;  /* stays < 4 GiB: 32-bit offsets */
+	struct rl_filter *flt; /* one per filter */
+	struct rl_action *act; /* one per action */
+	uint32_t *tgt_off;     /* n_targets + 1 offsets: each target's labels */
+	uint32_t *set_off;     /* n_sets + 1 offsets: each label set's labels */
+	size_t n_sets;         /* sets.n, or 1 (empty) before tcx_snapshot_classify() */
+	struct tcx_buf kinds;  /* each kind, escaped */
+	uint32_t kind_off[TCX_MAX_KINDS + 1];
 };
-
-struct tcx_rowlabels *tcx_rowlabels_new(void)
-{
-	struct tcx_rowlabels *l = calloc(1, sizeof(*l));
-
-	if (!l)
-		return NULL;
-	tcx_buf_init_mem(&l->arena);
-	tcx_buf_init_mem(&l->names);
-	return l;
-}
 
 void tcx_rowlabels_free(struct tcx_rowlabels *l)
 {
 	if (!l)
 		return;
 	tcx_buf_free(&l->arena);
-	tcx_buf_free(&l->names);
+	tcx_buf_free(&l->kinds);
 	free(l->flt);
 	free(l->act);
+	free(l->tgt_off);
+	free(l->set_off);
 	free(l);
 }
 
-/* Forget every row (and the names, which belong to a configuration). */
-static void rowlabels_reset(struct tcx_rowlabels *l)
-{
-	l->arena.len = 0;
-	l->names.len = 0;
-	l->n_filters = l->n_actions = 0;
-	l->n_kinds = 0;
-	l->cfg = NULL;
-	l->err = 0;
-	l->arena.err = l->names.err = 0;
-}
-
-static void observe_rows(void *arg, const struct tcx_snapshot *s)
-{
-	tcx_rowlabels_update(arg, s); /* on failure the render formats them again */
-}
-
-static void observe_dropped(void *arg, const struct tcx_snapshot *s, size_t nf, size_t na)
-{
-	tcx_rowlabels_drop(arg, nf, na);
-}
-
-struct tcx_collect_observer tcx_rowlabels_observer(struct tcx_rowlabels *l)
-{
-	return (struct tcx_collect_observer){
-	        .rows = observe_rows, .dropped = observe_dropped, .arg = l};
-}
-
-void tcx_rowlabels_drop(struct tcx_rowlabels *l, size_t nf, size_t na)
-{
-	size_t cut = l->arena.len;
-
-	if (nf >= l->n_filters && na >= l->n_actions)
-		return;
-	if (nf < l->n_filters) {
-		cut = l->flt[nf].off;
-		/* its tp's labels too, unless a filter kept shares them */
-		if ((!nf || l->flt[nf].tp_off != l->flt[nf - 1].tp_off) && l->flt[nf].tp_off < cut)
-			cut = l->flt[nf].tp_off;
-	}
-	if (na < l->n_actions && l->act[na].off < cut)
-		cut = l->act[na].off;
-	if (nf > l->n_filters)
-		nf = l->n_filters;
-	if (na > l->n_actions)
-		na = l->n_actions;
-	/* The rows kept must all lie before the cut; they do when rows are
-	 * dropped from a mark on, as the collector does. Otherwise start over. */
-	if ((nf && (l->flt[nf - 1].off + l->flt[nf - 1].len > cut ||
-	            l->flt[nf - 1].tp_off + l->flt[nf - 1].tp_len > cut)) ||
-	    (na && l->act[na - 1].off + l->act[na - 1].len > cut)) {
-		rowlabels_reset(l);
-		return;
-	}
-	l->arena.len = cut;
-	l->n_filters = nf;
-	l->n_actions = na;
-}
-
-/* A tp's labels: ,chain="0",protocol="ip",pref="10",kind="u32" */
-static void tp_part(struct tcx_buf *b, const struct tcx_rowlabels *l, const struct tcx_filter *f)
+/* A tp's labels, its target's first:
+ * dev="eth0",parent="ingress",chain="0",protocol="ip",pref="10",kind="u32" */
+static void tp_part(struct tcx_buf *b, const struct tcx_rowlabels *l, const struct tcx_snapshot *s,
+                    const struct tcx_filter *f)
 {
 	char tmp[32];
 	const char *proto;
+
+	target_labels(b, &s->targets[f->target]);
 
 	PUT_RAW(b, ",chain=\"", tmp, tcx_fmt_u64(tmp, f->chain));
 	proto = tcx_protocol_name(f->protocol, tmp, sizeof(tmp));
 	PUT_RAW(b, ",protocol=\"", proto, strlen(proto));
 	PUT_RAW(b, ",pref=\"", tmp, tcx_fmt_u64(tmp, f->pref));
-	/* the kind, escaped once in l->names */
-	PUT_RAW(b, ",kind=\"", l->names.p + l->kind_off[f->kind],
+	PUT_RAW(b, ",kind=\"", l->kinds.p + l->kind_off[f->kind],
 	        l->kind_off[f->kind + 1] - l->kind_off[f->kind]);
 }
 
@@ -261,91 +197,73 @@ static void handle_part(struct tcx_buf *b, const struct tcx_snapshot *s, const s
 	PUT_RAW(b, ",handle=\"", tmp, strlen(tmp));
 }
 
-/* The part of an action's labels after its filter's:
- * ,order="1",action="mirred",cookie="0a0b" and the user labels. */
+/* The part of an action's labels after its filter's and before its label
+ * set's: ,order="1",action="mirred",cookie="0a0b" */
 static void action_part(struct tcx_buf *b, const struct tcx_rowlabels *l,
                         const struct tcx_action *a)
 {
-	static const char hexd[] = "0123456789abcdef";
-	const struct tcx_config *cfg = l->cfg;
 	char tmp[2 * TCX_COOKIE_MAX + 1];
 
 	PUT_RAW(b, ",order=\"", tmp, tcx_fmt_u64(tmp, a->order));
-	tcx_buf_put(b, ",action=\"", 9);
-	tcx_buf_put(b, l->names.p + l->kind_off[a->kind],
-	            l->kind_off[a->kind + 1] - l->kind_off[a->kind]);
-	tcx_buf_putc(b, '"');
-	for (unsigned i = 0; i < a->cookie_len; i++) {
-		tmp[2 * i] = hexd[a->cookie[i] >> 4];
-		tmp[2 * i + 1] = hexd[a->cookie[i] & 15];
-	}
+	PUT_RAW(b, ",action=\"", l->kinds.p + l->kind_off[a->kind],
+	        l->kind_off[a->kind + 1] - l->kind_off[a->kind]);
+	tcx_cookie_hex(a->cookie, a->cookie_len, tmp);
 	PUT_RAW(b, ",cookie=\"", tmp, 2u * a->cookie_len);
-	if (cfg && cfg->n_labels) {
-		const char *values[TCX_MAX_LABELS];
-		struct tcx_label_buf lb;
+}
 
-		tcx_labels_resolve(cfg, a->cookie, a->cookie_len, values, &lb);
-		for (size_t i = 0; i < cfg->n_labels; i++) {
-			tcx_buf_put(b, l->names.p + l->lbl_off[i],
-			            l->lbl_off[i + 1] - l->lbl_off[i]);
-			tcx_buf_escape_label(b, values[i]);
-			tcx_buf_putc(b, '"');
-		}
+/* The user labels of label set i: ,tenant="acme",rule="first" */
+static void set_part(struct tcx_buf *b, const struct tcx_snapshot *s, uint32_t i)
+{
+	for (size_t k = 0; k < s->sets.n_labels; k++) {
+		tcx_buf_putc(b, ',');
+		tcx_buf_puts(b, s->cfg->labels[k]);
+		tcx_buf_put(b, "=\"", 2);
+		tcx_buf_escape_label(b, tcx_labelset_value(s, i, k));
+		tcx_buf_putc(b, '"');
 	}
 }
 
-/* Room for `want` rows, doubling (few reallocations, so few freed blocks
- * left behind in the heap while the arrays are small). */
-static int room(void **arr, size_t *cap, size_t want, size_t elem)
+struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 {
-	size_t ncap = *cap ? *cap : 1024;
-	void *n;
+	struct tcx_rowlabels *l = calloc(1, sizeof(*l));
+	struct tcx_buf *ar;
 
-	if (want <= *cap)
-		return 0;
-	while (ncap < want)
-		ncap *= 2;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -1;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
-int tcx_rowlabels_update(struct tcx_rowlabels *l, const struct tcx_snapshot *s)
-{
-	const struct tcx_config *cfg = s->cfg;
-
-	if (l->cfg != cfg || l->err)
-		rowlabels_reset(l);
-	if (!l->names.len && !l->n_kinds) {
-		size_t n_labels = cfg ? cfg->n_labels : 0;
-
-		l->cfg = cfg;
-		for (size_t i = 0; i < n_labels; i++) {
-			l->lbl_off[i] = l->names.len;
-			tcx_buf_putc(&l->names, ',');
-			tcx_buf_puts(&l->names, cfg->labels[i]);
-			tcx_buf_put(&l->names, "=\"", 2);
-		}
-		l->lbl_off[n_labels] = l->names.len;
-		l->kind_off[0] = l->names.len;
+	if (!l)
+		return NULL;
+	ar = &l->arena;
+	tcx_buf_init_mem(ar);
+	tcx_buf_init_mem(&l->kinds);
+	l->flt = malloc((s->n_filters ? s->n_filters : 1) * sizeof(*l->flt));
+	l->act = malloc((s->n_actions ? s->n_actions : 1) * sizeof(*l->act));
+	l->tgt_off = malloc((s->n_targets + 1) * sizeof(*l->tgt_off));
+	l->n_sets = s->sets.n ? s->sets.n : 1;
+	l->set_off = malloc((l->n_sets + 1) * sizeof(*l->set_off));
+	if (!l->flt || !l->act || !l->tgt_off || !l->set_off ||
+	    tcx_buf_reserve(ar, 4096 + s->n_actions * 96) < 0)
+		goto fail;
+	for (unsigned k = 0; k < s->n_kinds; k++) {
+		l->kind_off[k] = (uint32_t)l->kinds.len;
+		tcx_buf_escape_label(&l->kinds, s->kinds[k]);
 	}
-	for (; l->n_kinds < s->n_kinds; l->n_kinds++) {
-		tcx_buf_escape_label(&l->names, s->kinds[l->n_kinds]);
-		l->kind_off[l->n_kinds + 1] = l->names.len;
+	l->kind_off[s->n_kinds] = (uint32_t)l->kinds.len;
+	if (l->kinds.err)
+		goto fail;
+	for (size_t i = 0; i < s->n_targets; i++) {
+		l->tgt_off[i] = (uint32_t)ar->len;
+		target_labels(ar, &s->targets[i]);
 	}
-	if (room((void **)&l->flt, &l->cap_f, s->n_filters, sizeof(*l->flt)) < 0 ||
-	    room((void **)&l->act, &l->cap_a, s->n_actions, sizeof(*l->act)) < 0 || l->names.err) {
-		l->err = 1;
-		return -ENOMEM;
+	l->tgt_off[s->n_targets] = (uint32_t)ar->len;
+	for (size_t i = 0; i < l->n_sets; i++) {
+		l->set_off[i] = (uint32_t)ar->len;
+		set_part(ar, s, (uint32_t)i);
+		if (ar->len > UINT32_MAX)
+			goto fail;
 	}
+	l->set_off[l->n_sets] = (uint32_t)ar->len;
 	/* Actions follow their filter in a snapshot; any that do not get
 	 * their filter's labels copied in front of their own. */
-	for (size_t fi = l->n_filters, ai = l->n_actions; fi <= s->n_filters; fi++) {
+	for (size_t fi = 0, ai = 0; fi <= s->n_filters; fi++) {
 		size_t first = ai;
-		struct tcx_buf *ar = &l->arena;
 
 		if (fi < s->n_filters) {
 			const struct tcx_filter *f = &s->filters[fi];
@@ -356,7 +274,7 @@ int tcx_rowlabels_update(struct tcx_rowlabels *l, const struct tcx_snapshot *s)
 				lf->tp_len = lf[-1].tp_len;
 			} else {
 				lf->tp_off = (uint32_t)ar->len;
-				tp_part(ar, l, f);
+				tp_part(ar, l, s, f);
 				lf->tp_len = (uint16_t)(ar->len - lf->tp_off);
 			}
 			lf->off = (uint32_t)ar->len;
@@ -377,72 +295,59 @@ int tcx_rowlabels_update(struct tcx_rowlabels *l, const struct tcx_snapshot *s)
 			action_part(ar, l, a);
 			la->len = (uint32_t)(ar->len - la->off);
 		}
-		if (ar->err || ar->len > UINT32_MAX) {
-			l->err = 1;
-			return -ENOMEM;
+		if (ar->err || ar->len > UINT32_MAX)
+			goto fail;
+	}
+	/* Give the slack back, but for the padding put_slice() reads. */
+	if (tcx_buf_reserve(ar, SLICE_PAD) < 0)
+		goto fail;
+	memset(ar->p + ar->len, 0, SLICE_PAD);
+	if (ar->len + SLICE_PAD < ar->cap) {
+		char *p = realloc(ar->p, ar->len + SLICE_PAD);
+
+		if (p) {
+			ar->p = p;
+			ar->cap = ar->len + SLICE_PAD;
 		}
 	}
-	l->n_filters = s->n_filters;
-	l->n_actions = s->n_actions;
-	return 0;
+	return l;
+fail:
+	tcx_rowlabels_free(l);
+	return NULL;
 }
 
-/* A render pass: the rows' labels (given, or its own) and the targets'. */
+/* A render pass: the rows' labels (given, or its own). */
 struct render {
 	const struct tcx_snapshot *s;
-	struct tcx_rowlabels *l;
-	struct tcx_rowlabels *own; /* formatted here: freed with the pass */
-	struct tcx_buf tgt;        /* each target's labels */
-	uint32_t *tgt_off;         /* n_targets + 1 offsets into tgt */
+	const struct tcx_rowlabels *l;
+	struct tcx_rowlabels *own; /* built here: freed with the pass */
 	struct tcx_buf row;        /* scratch for one-off label sets */
 };
 
-static int render_init(struct render *r, const struct tcx_snapshot *s, struct tcx_rowlabels *l)
+static int render_init(struct render *r, const struct tcx_snapshot *s,
+                       const struct tcx_rowlabels *l)
 {
 	memset(r, 0, sizeof(*r));
 	r->s = s;
-	tcx_buf_init_mem(&r->tgt);
 	tcx_buf_init_mem(&r->row);
 	if (!l)
-		l = r->own = tcx_rowlabels_new();
+		l = r->own = tcx_rowlabels_build(s);
 	r->l = l;
-	r->tgt_off = malloc((s->n_targets + 1) * sizeof(*r->tgt_off));
-	if (!l || !r->tgt_off)
-		return -1;
-	for (size_t i = 0; i < s->n_targets; i++) {
-		r->tgt_off[i] = (uint32_t)r->tgt.len;
-		target_labels(&r->tgt, &s->targets[i]);
-	}
-	r->tgt_off[s->n_targets] = (uint32_t)r->tgt.len;
-	if (r->tgt.err || r->tgt.len > UINT32_MAX)
-		return -1;
-	/* Rows the collector's observer has not formatted yet (all of them
-	 * without one). */
-	return tcx_rowlabels_update(l, s);
+	return l ? 0 : -1;
 }
 
 static void render_free(struct render *r)
 {
 	tcx_rowlabels_free(r->own);
-	tcx_buf_free(&r->tgt);
 	tcx_buf_free(&r->row);
-	free(r->tgt_off);
 }
 
 /* The labels of target ti. */
 static inline void put_target(struct tcx_buf *b, const struct render *r, size_t ti)
 {
-	tcx_buf_put(b, r->tgt.p + r->tgt_off[ti], r->tgt_off[ti + 1] - r->tgt_off[ti]);
-}
-
-/* The whole label set of a filter. */
-static void filter_labels(struct tcx_buf *b, const struct render *r, uint32_t fi)
-{
 	const struct tcx_rowlabels *l = r->l;
 
-	put_target(b, r, r->s->filters[fi].target);
-	tcx_buf_put(b, l->arena.p + l->flt[fi].tp_off, l->flt[fi].tp_len);
-	tcx_buf_put(b, l->arena.p + l->flt[fi].off, l->flt[fi].len);
+	tcx_buf_put(b, l->arena.p + l->tgt_off[ti], l->tgt_off[ti + 1] - l->tgt_off[ti]);
 }
 
 /* ---- families -------------------------------------------------------------------------- */
@@ -500,13 +405,6 @@ static void sample1(struct render *r, struct tcx_buf *b, const char *name, const
 	sample(b, name, r->row.p, r->row.len, v);
 }
 
-static void sample_end(struct tcx_buf *b, uint64_t v)
-{
-	tcx_buf_put(b, "} ", 2);
-	tcx_buf_u64(b, v);
-	tcx_buf_putc(b, '\n');
-}
-
 enum action_field { F_BYTES, F_PACKETS, F_DROPS, F_OVERLIMITS, F_HW_BYTES, F_HW_PACKETS };
 
 static const struct {
@@ -545,56 +443,98 @@ static uint64_t action_value(const struct tcx_action *a, enum action_field f)
 	return 0;
 }
 
-/* One sample: name{labels} value, the labels being three slices (target,
- * tp, row); one capacity check for the whole line. */
-static inline void put_sample3(struct tcx_buf *b, const char *name, size_t nlen, const char *l1,
-                               size_t n1, const char *l2, size_t n2, const char *l3, size_t n3,
-                               uint64_t v)
+/* A slice of the label text. */
+struct slice {
+	const char *p;
+	size_t n;
+};
+
+/* Copy a slice in blocks of 16 bytes, two at a time: up to SLICE_PAD - 1
+ * bytes past its end are read (the arena and the names are padded for it)
+ * and written (put_slices() reserves room for it), then overwritten by what
+ * follows. */
+static inline char *put_slice(char *p, struct slice s)
 {
-	size_t need = nlen + n1 + n2 + n3 + 24;
+	for (size_t k = 0; k < s.n; k += SLICE_PAD) {
+		memcpy(p + k, s.p + k, 16);
+		memcpy(p + k + 16, s.p + k + 16, 16);
+	}
+	return p + s.n;
+}
+
+/* The start of a line: n slices, with one capacity check for them and for
+ * `tail` more bytes. Returns where the rest of the line goes, or NULL when
+ * the buffer failed. */
+static inline char *put_slices(struct tcx_buf *b, const struct slice *sl, unsigned n, size_t tail)
+{
+	size_t need = tail + SLICE_PAD;
 	char *p;
 
+	for (unsigned k = 0; k < n; k++)
+		need += sl[k].n;
 	if (b->cap - b->len < need && tcx_buf_reserve(b, need) < 0)
-		return;
+		return NULL;
 	p = b->p + b->len;
-	memcpy(p, name, nlen);
-	p += nlen;
-	*p++ = '{';
-	memcpy(p, l1, n1);
-	p += n1;
-	memcpy(p, l2, n2);
-	p += n2;
-	memcpy(p, l3, n3);
-	p += n3;
-	*p++ = '}';
-	*p++ = ' ';
-	p += tcx_fmt_u64(p, v);
-	*p++ = '\n';
-	b->len = (size_t)(p - b->p);
+	for (unsigned k = 0; k < n; k++)
+		p = put_slice(p, sl[k]);
+	return p;
+}
+
+/* A name and its opening brace, padded for put_slice(). */
+struct padded_name {
+	char text[64 + SLICE_PAD];
+	struct slice s;
+};
+
+static void padded_name(struct padded_name *pn, const char *name)
+{
+	size_t n = strlen(name);
+
+	memset(pn->text, 0, sizeof(pn->text));
+	memcpy(pn->text, name, n);
+	pn->text[n] = '{';
+	pn->s = (struct slice){pn->text, n + 1};
+}
+
+/* The label text of action row i, in three slices. */
+static inline void action_slices(const struct render *r, size_t i, struct slice *lb)
+{
+	const struct tcx_snapshot *s = r->s;
+	const struct tcx_rowlabels *l = r->l;
+	const struct tcx_action *a = &s->actions[i];
+	const struct rl_filter *lf = &l->flt[a->filter];
+	uint32_t set = a->labels < l->n_sets ? a->labels : 0;
+
+	lb[0] = (struct slice){l->arena.p + lf->tp_off, lf->tp_len};
+	lb[1] = (struct slice){l->arena.p + l->act[i].off, l->act[i].len};
+	lb[2] = (struct slice){l->arena.p + l->set_off[set], l->set_off[set + 1] - l->set_off[set]};
 }
 
 static void render_actions(const struct render *r, int om, struct tcx_buf *b)
 {
 	const struct tcx_snapshot *s = r->s;
-	const struct tcx_rowlabels *l = r->l;
-	const char *tgt = r->tgt.p, *ar = l->arena.p;
 
 	for (unsigned f = F_BYTES; f <= F_HW_PACKETS; f++) {
-		const char *name = action_families[f].name;
-		size_t nlen = strlen(name);
+		struct slice sl[4]; /* NAME{, then the labels */
 
-		family_header(b, name, "counter", action_families[f].help, om);
+		struct padded_name name;
+
+		padded_name(&name, action_families[f].name);
+		sl[0] = name.s;
+		family_header(b, action_families[f].name, "counter", action_families[f].help, om);
 		for (size_t i = 0; i < s->n_actions; i++) {
-			const struct tcx_action *a = &s->actions[i];
-			const struct rl_filter *lf = &l->flt[a->filter];
-			uint32_t ti = s->filters[a->filter].target;
+			char *p;
 
-			if (!tcx_action_shown(a))
+			if (!tcx_action_shown(&s->actions[i]))
 				continue;
-			put_sample3(b, name, nlen, tgt + r->tgt_off[ti],
-			            r->tgt_off[ti + 1] - r->tgt_off[ti], ar + lf->tp_off,
-			            lf->tp_len, ar + l->act[i].off, l->act[i].len,
-			            action_value(a, f));
+			action_slices(r, i, sl + 1);
+			if (!(p = put_slices(b, sl, 4, 24)))
+				return;
+			*p++ = '}';
+			*p++ = ' ';
+			p += tcx_fmt_u64(p, action_value(&s->actions[i], f));
+			*p++ = '\n';
+			b->len = (size_t)(p - b->p);
 		}
 	}
 }
@@ -603,20 +543,17 @@ static void render_actions(const struct render *r, int om, struct tcx_buf *b)
 static size_t estimate(const struct render *r)
 {
 	const struct tcx_snapshot *s = r->s;
+	const struct tcx_rowlabels *l = r->l;
 	size_t est = 16384 + s->n_targets * 2048;
 
 	for (size_t i = 0; i < s->n_actions; i++) {
-		uint32_t fi = s->actions[i].filter, ti = s->filters[fi].target;
+		struct slice lb[3];
 
-		est += 6 * (48 + r->tgt_off[ti + 1] - r->tgt_off[ti] + r->l->flt[fi].tp_len +
-		            r->l->act[i].len);
+		action_slices(r, i, lb);
+		est += 6 * (48 + lb[0].n + lb[1].n + lb[2].n);
 	}
-	for (size_t i = 0; i < s->n_filters; i++) {
-		uint32_t ti = s->filters[i].target;
-
-		est += 2 * (80 + r->tgt_off[ti + 1] - r->tgt_off[ti] + r->l->flt[i].tp_len +
-		            r->l->flt[i].len);
-	}
+	for (size_t i = 0; i < s->n_filters; i++)
+		est += 160 + l->flt[i].tp_len + l->flt[i].len;
 	return est;
 }
 
@@ -625,7 +562,24 @@ static void render_filters(const struct render *r, int om, struct tcx_buf *b)
 	static const char *const flag_labels[] = {",skip_hw=\"", ",skip_sw=\"", ",in_hw=\"",
 	                                          ",not_in_hw=\""};
 	const struct tcx_snapshot *s = r->s;
+	const struct tcx_rowlabels *l = r->l;
+	/* the end of a line for each value of the four flags */
+	char tails[16][80 + SLICE_PAD] = {{0}};
+	size_t tail_len[16];
+	struct padded_name name;
+	struct slice sl[4];
 
+	for (unsigned flags = 0; flags < 16; flags++) {
+		char *t = tails[flags];
+
+		for (unsigned k = 0; k < 4; k++)
+			t = stpcpy(stpcpy(t, flag_labels[k]),
+			           (flags & (1u << k)) ? "true\"" : "false\"");
+		t = stpcpy(t, "} 1\n");
+		tail_len[flags] = (size_t)(t - tails[flags]);
+	}
+	padded_name(&name, "tc_filter_flags_info");
+	sl[0] = name.s;
 	/* One family for the flags, each a label of its own, so that a query
 	 * compares values (in_hw="true") instead of matching substrings. */
 	family_header(b, "tc_filter_flags_info", "info",
@@ -633,17 +587,18 @@ static void render_filters(const struct render *r, int om, struct tcx_buf *b)
 	              "(offloaded to hardware) and not_in_hw, each true or false.",
 	              om);
 	for (size_t i = 0; i < s->n_filters; i++) {
-		uint32_t flags = s->filters[i].flags;
+		const struct tcx_filter *f = &s->filters[i];
+		const struct rl_filter *lf = &l->flt[i];
+		char *p;
 
-		if (s->filters[i].merged)
+		if (f->merged)
 			continue;
-		tcx_buf_put(b, "tc_filter_flags_info{", 21);
-		filter_labels(b, r, (uint32_t)i);
-		for (unsigned k = 0; k < 4; k++) {
-			tcx_buf_puts(b, flag_labels[k]);
-			tcx_buf_puts(b, (flags & (1u << k)) ? "true\"" : "false\"");
-		}
-		sample_end(b, 1);
+		sl[1] = (struct slice){l->arena.p + lf->tp_off, lf->tp_len};
+		sl[2] = (struct slice){l->arena.p + lf->off, lf->len};
+		sl[3] = (struct slice){tails[f->flags & 15], tail_len[f->flags & 15]};
+		if (!(p = put_slices(b, sl, 4, 0)))
+			return;
+		b->len = (size_t)(p - b->p);
 	}
 }
 
@@ -751,8 +706,7 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	sample1(r, b, "tc_exporter_merged_rows", "row", "action", s->merged_actions);
 	family_header(b, "tc_exporter_snapshot_timestamp_seconds", "gauge",
 	              "When the snapshot was taken (Unix time).", om);
-	sample_double(b, "tc_exporter_snapshot_timestamp_seconds", "", 0,
-	              (double)s->taken.tv_sec + (double)s->taken.tv_nsec / 1e9);
+	sample_double(b, "tc_exporter_snapshot_timestamp_seconds", "", 0, tcx_ts_s(s->taken));
 	family_header(b, "tc_exporter_snapshot_duration_seconds", "gauge",
 	              "Time the whole collection pass took.", om);
 	sample_double(b, "tc_exporter_snapshot_duration_seconds", "", 0, s->duration_s);
@@ -813,7 +767,7 @@ int tcx_render_prometheus(const struct tcx_snapshot *s, int om, struct tcx_buf *
 }
 
 int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int om, const struct tcx_selfstats *st,
-                             struct tcx_rowlabels *labels, struct tcx_buf *b)
+                             const struct tcx_rowlabels *labels, struct tcx_buf *b)
 {
 	struct render r;
 	int err = 0;

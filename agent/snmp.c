@@ -296,16 +296,12 @@ static void label_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, uns
                         uint32_t label, netsnmp_variable_list *v)
 {
 	const struct tcx_snapshot *s = sn->rows.snap;
-	const struct tcx_action *a = &s->actions[row->action];
-	const char *values[TCX_MAX_LABELS];
-	struct tcx_label_buf lb;
 
 	if (col == TCX_COL_LABEL_NAME) {
 		set_str(v, s->cfg->labels[label - 1]);
 		return;
 	}
-	tcx_labels_resolve(s->cfg, a->cookie, a->cookie_len, values, &lb);
-	set_str(v, values[label - 1]);
+	set_str(v, tcx_snmp_label_value(&sn->rows, row, label));
 }
 
 static void scalar_value(struct tcx_snmp *sn, unsigned which, netsnmp_variable_list *v)

@@ -233,6 +233,16 @@ const struct tcx_snmp_row *tcx_snmp_rows_find(const struct tcx_snmp_rows *r, uin
 	return i < r->n && r->rows[i].index == index ? &r->rows[i] : NULL;
 }
 
+const char *tcx_snmp_label_value(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row,
+                                 uint32_t label)
+{
+	const struct tcx_snapshot *s = r->snap;
+
+	if (label < 1 || label > s->sets.n_labels)
+		return "";
+	return tcx_labelset_value(s, s->actions[row->action].labels, label - 1);
+}
+
 int tcx_snmp_next(const struct tcx_snmp_rows *r, unsigned min_col, unsigned max_col, unsigned col,
                   uint32_t index, unsigned *ncol, const struct tcx_snmp_row **nrow)
 {

@@ -58,6 +58,11 @@ uint32_t tcx_snmp_timestamp(uint64_t event, int64_t offset);
 /* The row with this index, or NULL. */
 const struct tcx_snmp_row *tcx_snmp_rows_find(const struct tcx_snmp_rows *r, uint32_t index);
 
+/* The value of label `label` (1..n_labels) of a row: read from its action's
+ * label set. */
+const char *tcx_snmp_label_value(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row,
+                                 uint32_t label);
+
 /* GETNEXT in a table of columns min_col..max_col, ordered (column, index):
  * the first (column, index) after (col, index). col 0 / index 0 mean "before
  * everything". Returns 1 and sets the outputs, or 0 past the table's end. */

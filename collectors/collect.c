@@ -100,39 +100,7 @@ struct pass {
 	struct tcx_snapshot *s;
 	struct pass_ns **ns; /* stable addresses: units point at them */
 	size_t n_ns, cap_ns;
-	const struct tcx_collect_observer *obs; /* or NULL */
-	size_t told_f, told_a;                  /* rows the observer was told of */
 };
-
-/* Tell the observer of the rows added since it was last told: once a batch
- * has gathered, or (force) of any. */
-static void tell_rows(struct pass *p, int force)
-{
-	size_t added;
-
-	if (!p->obs)
-		return;
-	added = p->s->n_filters - p->told_f + p->s->n_actions - p->told_a;
-	if (added < (force ? 1 : TCX_OBSERVE_BATCH))
-		return;
-	p->obs->rows(p->obs->arg, p->s);
-	p->told_f = p->s->n_filters;
-	p->told_a = p->s->n_actions;
-}
-
-/* Drop the rows added after the marks, and tell the observer if it knew of
- * any of them. */
-static void drop_rows(struct pass *p, size_t mark_f, size_t mark_a)
-{
-	tcx_snapshot_truncate(p->s, mark_f, mark_a);
-	if (!p->obs || (mark_f >= p->told_f && mark_a >= p->told_a))
-		return;
-	p->obs->dropped(p->obs->arg, p->s, mark_f, mark_a);
-	if (mark_f < p->told_f)
-		p->told_f = mark_f;
-	if (mark_a < p->told_a)
-		p->told_a = mark_a;
-}
 
 static void set_error(struct tcx_snapshot *s, struct tcx_target *t, enum tcx_err_cause cause,
                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -460,7 +428,6 @@ struct tp_seen {
 };
 
 struct fdump_ctx {
-	struct pass *p;
 	struct tcx_snapshot *s;
 	uint32_t target;
 	/* tps in the order the reply named them */
@@ -500,7 +467,7 @@ static int filter_msg_cb(const struct nlmsghdr *nlh, void *arg)
 	if (r == TCX_PARSE_SKIP)
 		return MNL_CB_OK;
 	if (fc->only && !same_tp(fc->only, &key)) {
-		drop_rows(fc->p, mark_f, mark_a);
+		tcx_snapshot_truncate(fc->s, mark_f, mark_a);
 		return MNL_CB_OK;
 	}
 	if (!fc->n_tps || !same_tp(&fc->tps[fc->n_tps - 1].key, &key)) {
@@ -514,7 +481,6 @@ static int filter_msg_cb(const struct nlmsghdr *nlh, void *arg)
 	}
 	if (r == TCX_PARSE_ROW)
 		fc->tps[fc->n_tps - 1].rows++;
-	tell_rows(fc->p, 0);
 	return MNL_CB_OK;
 }
 
@@ -573,7 +539,7 @@ static void dump_unit(struct pass *p, struct unit *u, uint32_t tidx)
 {
 	struct tcx_snapshot *s = p->s;
 	struct tcx_target *t = &s->targets[tidx];
-	struct fdump_ctx fc = {.p = p, .s = s, .target = tidx};
+	struct fdump_ctx fc = {.s = s, .target = tidx};
 	size_t mark_f = s->n_filters, mark_a = s->n_actions;
 	struct tcx_tp_key repair[MAX_REPAIR_PREFS];
 	size_t n_repair = 0;
@@ -599,7 +565,7 @@ static void dump_unit(struct pass *p, struct unit *u, uint32_t tidx)
 			t->repaired_prefs++;
 		}
 	} else if (dump_aborted_terse(status) && !fc.bad) {
-		drop_rows(p, mark_f, mark_a);
+		tcx_snapshot_truncate(p->s, mark_f, mark_a);
 		fc.n_tps = 0;
 		t->mode = TCX_MODE_FULL;
 		status = run_filter_dump(p, u, t, &fc, 0, NULL, err, sizeof(err));
@@ -619,9 +585,7 @@ static void dump_unit(struct pass *p, struct unit *u, uint32_t tidx)
 	}
 	free(fc.tps);
 	if (!t->ok)
-		drop_rows(p, mark_f, mark_a);
-	else
-		tell_rows(p, 1);
+		tcx_snapshot_truncate(p->s, mark_f, mark_a);
 }
 
 static int ignore_cb(const struct nlmsghdr *nlh, void *arg)
@@ -738,9 +702,6 @@ static void remove_filters(struct pass *p, const uint8_t *gone, size_t first_gon
 	size_t n_f = s->n_filters, nf = first_gone, na = s->filters[first_gone].first_action,
 	       pos = 0;
 
-	/* The observer forgets the rows from there on, and is told of them
-	 * again. */
-	drop_rows(p, nf, na);
 	for (size_t i = first_gone; i < n_f; i++) {
 		struct tcx_filter f = s->filters[i];
 
@@ -766,7 +727,6 @@ static void remove_filters(struct pass *p, const uint8_t *gone, size_t first_gon
 		s->targets[t].first_filter = (uint32_t)pos;
 		pos += s->targets[t].n_filters;
 	}
-	tell_rows(p, 1);
 }
 
 static void u32_attribute(struct pass *p)
@@ -904,14 +864,8 @@ static void count_rows(struct tcx_snapshot *s, struct tcx_target *t, size_t mark
 
 struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg)
 {
-	return tcx_collect_observed(c, cfg, NULL);
-}
-
-struct tcx_snapshot *tcx_collect_observed(struct tcx_collector *c, struct tcx_config *cfg,
-                                          const struct tcx_collect_observer *obs)
-{
 	struct tcx_snapshot *s = tcx_snapshot_new(cfg);
-	struct pass p = {.c = c, .s = s, .obs = obs};
+	struct pass p = {.c = c, .s = s};
 	struct units us = {0};
 	double t0 = tcx_clock_s(CLOCK_MONOTONIC);
 

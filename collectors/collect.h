@@ -37,23 +37,4 @@ void tcx_collector_free(struct tcx_collector *c);
  * per-target failures are recorded in the snapshot's targets. */
 struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg);
 
-/* Told of the rows while a pass adds them, on the collecting thread, so that
- * work on them (formatting their labels) can run while the kernel prepares
- * the rest of a dump. rows(): rows were added since the last call, and every
- * row below s->n_filters and s->n_actions is complete (though it may still be
- * dropped). dropped(): the rows from filter nf and action na on are gone (a
- * terse dump that fell back to a full one, a target that failed). The
- * snapshot is not classified yet: actions' map and drop are not set. */
-struct tcx_collect_observer {
-	void (*rows)(void *arg, const struct tcx_snapshot *s);
-	void (*dropped)(void *arg, const struct tcx_snapshot *s, size_t nf, size_t na);
-	void *arg;
-};
-
-/* Rows between two rows() calls, at most. */
-#define TCX_OBSERVE_BATCH 256
-
-struct tcx_snapshot *tcx_collect_observed(struct tcx_collector *c, struct tcx_config *cfg,
-                                          const struct tcx_collect_observer *obs);
-
 #endif

@@ -3,6 +3,15 @@
 #include <string.h>
 
 #include "collectors/snapshot.h"
+#include "lib/grow.h"
+
+static void labelsets_free(struct tcx_labelsets *ls)
+{
+	free(ls->map);
+	free(ls->value);
+	free(ls->text);
+	memset(ls, 0, sizeof(*ls));
+}
 
 struct tcx_snapshot *tcx_snapshot_new(struct tcx_config *cfg)
 {
@@ -32,30 +41,14 @@ void tcx_snapshot_unref(struct tcx_snapshot *s)
 	free(s->targets);
 	free(s->filters);
 	free(s->actions);
+	labelsets_free(&s->sets);
 	free(s);
-}
-
-/* Grow an array by half again; large arrays are mmap'd by glibc, so realloc
- * remaps them instead of copying and the peak stays near the final size. */
-static void *grow(void *arr, size_t *cap, size_t elem, size_t min)
-{
-	size_t ncap = *cap ? *cap + *cap / 2 : min;
-	void *n = realloc(arr, ncap * elem);
-
-	if (!n)
-		return NULL;
-	*cap = ncap;
-	return n;
 }
 
 #define ADD_ROW(s, arr, n, cap, minimum)                                                           \
 	do {                                                                                       \
-		if ((s)->n == (s)->cap) {                                                          \
-			void *p_ = grow((s)->arr, &(s)->cap, sizeof(*(s)->arr), (minimum));        \
-			if (!p_)                                                                   \
-				return NULL;                                                       \
-			(s)->arr = p_;                                                             \
-		}                                                                                  \
+		if (tcx_grow(&(s)->arr, &(s)->cap, (s)->n + 1, sizeof(*(s)->arr), (minimum)) < 0)  \
+			return NULL;                                                               \
 		memset(&(s)->arr[(s)->n], 0, sizeof(*(s)->arr));                                   \
 		return &(s)->arr[(s)->n++];                                                        \
 	} while (0)
@@ -241,28 +234,115 @@ out:
 	return ret;
 }
 
-void tcx_snapshot_classify(struct tcx_snapshot *s)
+/* ---- label sets ------------------------------------------------------------------------ */
+
+/* Add a set of values (NULL: every value empty); returns its number, or -1
+ * when out of memory. */
+static int64_t labelset_add(struct tcx_labelsets *ls, enum tcx_map_kind m, const char **values)
 {
+	size_t need = 0;
+
+	for (size_t i = 0; values && i < ls->n_labels; i++)
+		need += strlen(values[i]) + 1;
+	if (!ls->text_len)
+		need++; /* the empty value every set without one points at */
+	/* values are 32-bit offsets into text */
+	if (ls->text_len + need > UINT32_MAX ||
+	    tcx_grow(&ls->text, &ls->text_cap, ls->text_len + need, 1, 4096) < 0)
+		return -1;
+	if (!ls->text_len)
+		ls->text[ls->text_len++] = '\0';
+	if (ls->n == ls->cap) {
+		/* map and value grow together, to one capacity */
+		size_t cap = ls->cap, vcap = ls->cap;
+
+		if (tcx_grow(&ls->map, &cap, ls->n + 1, 1, 64) < 0 ||
+		    tcx_grow(&ls->value, &vcap, cap,
+		             (ls->n_labels ? ls->n_labels : 1) * sizeof(*ls->value), 64) < 0)
+			return -1;
+		ls->cap = cap;
+	}
+	for (size_t i = 0; i < ls->n_labels; i++) {
+		uint32_t *v = &ls->value[ls->n * ls->n_labels + i];
+		size_t len;
+
+		if (!values || !values[i][0]) {
+			*v = 0;
+			continue;
+		}
+		len = strlen(values[i]) + 1;
+		*v = (uint32_t)ls->text_len;
+		memcpy(ls->text + ls->text_len, values[i], len);
+		ls->text_len += len;
+	}
+	ls->map[ls->n] = (uint8_t)m;
+	return (int64_t)ls->n++;
+}
+
+/* The label set of action i, whose cookie is not empty: that of an earlier
+ * action with the same cookie (seen holds the first action of each cookie),
+ * or the cookie resolved now. -1 when out of memory. */
+static int64_t cookie_set(struct tcx_snapshot *s, struct rowset *seen, size_t i)
+{
+	const struct tcx_action *a = &s->actions[i];
 	const char *values[TCX_MAX_LABELS];
 	struct tcx_label_buf lb;
-	int drop_policy = s->cfg && s->cfg->unmapped == TCX_UNMAPPED_DROP;
+	enum tcx_map_kind m = TCX_MAP_UNMAPPED;
+	size_t k = tcx_cookie_hash(a->cookie, a->cookie_len) & seen->mask;
 
+	for (; seen->slot[k]; k = (k + 1) & seen->mask) {
+		const struct tcx_action *b = &s->actions[seen->slot[k] - 1];
+
+		if (b->cookie_len == a->cookie_len && !memcmp(b->cookie, a->cookie, a->cookie_len))
+			return b->labels;
+	}
+	seen->slot[k] = (uint32_t)i + 1;
+	if (s->cfg)
+		m = tcx_labels_resolve(s->cfg, a->cookie, a->cookie_len, values, &lb);
+	if (m == TCX_MAP_UNMAPPED)
+		return TCX_LABELSET_UNMAPPED;
+	return labelset_add(&s->sets, m, values);
+}
+
+void tcx_snapshot_classify(struct tcx_snapshot *s)
+{
+	struct tcx_labelsets *ls = &s->sets;
+	struct rowset seen = {0};
+	int drop_policy = s->cfg && s->cfg->unmapped == TCX_UNMAPPED_DROP, oom = 0;
+
+	labelsets_free(ls);
+	ls->n_labels = s->cfg ? s->cfg->n_labels : 0;
 	s->unmapped_cookies = 0;
 	s->dropped_rows = 0;
+	if (labelset_add(ls, TCX_MAP_NONE, NULL) != TCX_LABELSET_NONE ||
+	    labelset_add(ls, TCX_MAP_UNMAPPED, NULL) != TCX_LABELSET_UNMAPPED ||
+	    rowset_init(&seen, s->n_actions) < 0)
+		oom = 1;
 	for (size_t i = 0; i < s->n_actions; i++) {
 		struct tcx_action *a = &s->actions[i];
-		enum tcx_map_kind m = TCX_MAP_NONE;
+		int64_t set = TCX_LABELSET_NONE;
+		enum tcx_map_kind m;
 
 		if (a->merged) /* counted with the row it was added to */
 			continue;
-		if (s->cfg)
-			m = tcx_labels_resolve(s->cfg, a->cookie, a->cookie_len, values, &lb);
-		else if (a->cookie_len)
-			m = TCX_MAP_UNMAPPED;
-		a->map = (uint8_t)m;
+		if (a->cookie_len)
+			set = oom ? -1 : cookie_set(s, &seen, i);
+		if (set < 0) { /* shown without its labels */
+			oom = 1;
+			set = TCX_LABELSET_UNMAPPED;
+		}
+		a->labels = (uint32_t)set;
+		m = set == TCX_LABELSET_NONE       ? TCX_MAP_NONE
+		    : set == TCX_LABELSET_UNMAPPED ? TCX_MAP_UNMAPPED
+		                                   : (enum tcx_map_kind)ls->map[set];
 		a->drop = drop_policy && (m == TCX_MAP_NONE || m == TCX_MAP_UNMAPPED);
 		s->unmapped_cookies += m == TCX_MAP_UNMAPPED;
 		s->dropped_rows += a->drop;
+	}
+	free(seen.slot);
+	if (oom) {
+		s->errors[TCX_ERR_NOMEM]++;
+		s->incomplete = 1;
 	}
 }
 

@@ -67,9 +67,9 @@ struct tcx_action {
 	uint8_t kind; /* index into kinds[] */
 	uint8_t cookie_len;
 	uint8_t cookie[TCX_COOKIE_MAX];
-	uint8_t map;    /* enum tcx_map_kind, set by tcx_snapshot_classify() */
-	uint8_t drop;   /* dropped by `unmapped: drop` */
-	uint8_t merged; /* added to an earlier action of the same identity: not shown */
+	uint8_t drop;    /* dropped by `unmapped: drop` */
+	uint8_t merged;  /* added to an earlier action of the same identity: not shown */
+	uint32_t labels; /* its label set, set by tcx_snapshot_classify() */
 	uint64_t bytes, packets;
 	uint64_t hw_bytes, hw_packets;
 	uint32_t drops, overlimits;
@@ -92,6 +92,22 @@ enum tcx_nldrop_cause {
 	TCX_NLDROP__MAX,
 };
 
+/* The user label values of the rows, interned by tcx_snapshot_classify():
+ * each distinct cookie is resolved once, into a set of its own when
+ * something maps it; actions without a cookie share set
+ * TCX_LABELSET_NONE, actions whose cookie nothing maps share set
+ * TCX_LABELSET_UNMAPPED (every value empty in both). */
+#define TCX_LABELSET_NONE     0
+#define TCX_LABELSET_UNMAPPED 1
+struct tcx_labelsets {
+	size_t n, cap;   /* sets */
+	size_t n_labels; /* values per set: the configuration's labels */
+	uint8_t *map;    /* each set's enum tcx_map_kind */
+	uint32_t *value; /* n * n_labels offsets into text */
+	char *text;      /* the values, each NUL-terminated; "" at offset 0 */
+	size_t text_len, text_cap;
+};
+
 struct tcx_snapshot {
 	atomic_uint refcnt;
 	struct tcx_config *cfg; /* labels are resolved through it; a reference is held */
@@ -108,6 +124,8 @@ struct tcx_snapshot {
 	char kinds[TCX_MAX_KINDS][TCX_KIND_MAX];
 	unsigned n_kinds;
 	uint8_t kind_hint[2]; /* the kinds interned last, tried first */
+
+	struct tcx_labelsets sets;
 
 	uint64_t errors[TCX_ERR__MAX];
 	uint64_t unmapped_cookies; /* actions whose cookie nothing maps */
@@ -149,9 +167,23 @@ static inline int tcx_action_shown(const struct tcx_action *a)
 	return !a->drop && !a->merged;
 }
 
-/* Resolve every action's cookie through cfg: sets map and drop, and the
- * unmapped_cookies and dropped_rows counts. */
+/* Resolve each distinct cookie of the actions through cfg, once, into the
+ * label sets: sets each action's labels and drop, and the unmapped_cookies
+ * and dropped_rows counts. The one place where cookies are resolved: every
+ * output reads the sets. */
 void tcx_snapshot_classify(struct tcx_snapshot *s);
+
+/* Value i (0 .. sets.n_labels - 1) of label set `set`. */
+static inline const char *tcx_labelset_value(const struct tcx_snapshot *s, uint32_t set, size_t i)
+{
+	return set < s->sets.n ? s->sets.text + s->sets.value[set * s->sets.n_labels + i] : "";
+}
+
+/* How the cookies of label set `set` were mapped. */
+static inline enum tcx_map_kind tcx_labelset_map(const struct tcx_snapshot *s, uint32_t set)
+{
+	return set < s->sets.n ? (enum tcx_map_kind)s->sets.map[set] : TCX_MAP_NONE;
+}
 /* Number of targets that failed (plus one when the pass was incomplete). */
 size_t tcx_snapshot_failed_targets(const struct tcx_snapshot *s);
 /* Return spare capacity once the snapshot is complete. */

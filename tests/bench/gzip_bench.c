@@ -103,7 +103,7 @@ int main(int argc, char **argv)
 	char *out, *tmp;
 	int ret = 0;
 
-	if (runs < 1 || !cpu || !wall || tcx_expo_render(s, NULL, TCX_VAR_OM, &body) < 0) {
+	if (runs < 1 || !cpu || !wall || tcx_expo_render(s, NULL, NULL, TCX_VAR_OM, &body) < 0) {
 		fprintf(stderr, "gzip_bench: cannot render the body\n");
 		return 1;
 	}

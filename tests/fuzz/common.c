@@ -43,7 +43,7 @@ int fuzz_utf8_valid(const char *s, size_t len)
 	return 1;
 }
 
-void fuzz_render(const struct tcx_snapshot *s, int fmt, struct tcx_rowlabels *labels,
+void fuzz_render(const struct tcx_snapshot *s, int fmt, const struct tcx_rowlabels *labels,
                  struct tcx_buf *b)
 {
 	tcx_buf_init_mem(b);

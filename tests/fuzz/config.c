@@ -161,6 +161,17 @@ static void exercise(struct tcx_config *cfg, const uint8_t *cookies, size_t n)
 	}
 	t->n_actions = (uint32_t)s->n_actions;
 	tcx_snapshot_classify(s);
+	/* each row's label set holds what its cookie resolves to */
+	for (size_t i = 0; i < s->n_actions; i++) {
+		const struct tcx_action *a = &s->actions[i];
+		const char *values[TCX_MAX_LABELS];
+		struct tcx_label_buf buf;
+
+		FUZZ_CHECK(tcx_labelset_map(s, a->labels) ==
+		           tcx_labels_resolve(cfg, a->cookie, a->cookie_len, values, &buf));
+		for (size_t l = 0; l < cfg->n_labels; l++)
+			FUZZ_CHECK(!strcmp(tcx_labelset_value(s, a->labels, l), values[l]));
+	}
 	for (int fmt = TCX_FMT_PROMETHEUS; fmt <= TCX_FMT_JSON; fmt++) {
 		fuzz_render(s, fmt, NULL, &b);
 		tcx_buf_free(&b);

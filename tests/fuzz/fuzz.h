@@ -34,12 +34,12 @@ static inline __attribute__((noreturn)) void tcx_fuzz_fail(const char *file, int
 int fuzz_utf8_valid(const char *p, size_t len);
 
 /* Render s in format fmt (enum tcx_format) into b, a new memory buffer that
- * the caller frees with tcx_buf_free(), with labels formatted ahead when
- * labels is not NULL. Aborts unless the render succeeds and is UTF-8. */
+ * the caller frees with tcx_buf_free(), from labels, the label text built
+ * once, when not NULL. Aborts unless the render succeeds and is UTF-8. */
 struct tcx_snapshot;
 struct tcx_rowlabels;
 struct tcx_buf;
-void fuzz_render(const struct tcx_snapshot *s, int fmt, struct tcx_rowlabels *labels,
+void fuzz_render(const struct tcx_snapshot *s, int fmt, const struct tcx_rowlabels *labels,
                  struct tcx_buf *b);
 
 #endif

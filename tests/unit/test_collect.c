@@ -716,150 +716,12 @@ static void test_unmapped_policy_counts(void **state)
 	                                     "cookies:\n  \"010000cc\": [first]\n");
 
 	assert_int_equal(s->n_actions, 3);
-	assert_int_equal(s->actions[0].map, TCX_MAP_EXACT);
+	assert_int_equal(tcx_labelset_map(s, s->actions[0].labels), TCX_MAP_EXACT);
 	assert_false(s->actions[0].drop);
 	assert_true(s->actions[1].drop);
 	assert_true(s->actions[2].drop);
 	assert_int_equal(s->unmapped_cookies, 2);
 	assert_int_equal(s->dropped_rows, 2);
-	tcx_snapshot_unref(s);
-}
-
-/* ---- the observer ---------------------------------------------------------------------------- */
-
-struct watch {
-	struct tcx_rowlabels *labels;
-	int rows_calls, dropped_calls;
-	size_t max_told_a; /* most actions seen by rows() */
-	size_t last_nf, last_na;
-	int bad; /* a call broke the contract */
-};
-
-static void w_rows(void *arg, const struct tcx_snapshot *s)
-{
-	struct watch *w = arg;
-
-	w->rows_calls++;
-	if (s->n_actions > w->max_told_a)
-		w->max_told_a = s->n_actions;
-	if (tcx_rowlabels_update(w->labels, s) < 0)
-		w->bad++;
-}
-
-static void w_dropped(void *arg, const struct tcx_snapshot *s, size_t nf, size_t na)
-{
-	struct watch *w = arg;
-
-	w->dropped_calls++;
-	w->last_nf = nf;
-	w->last_na = na;
-	if (s->n_filters != nf || s->n_actions != na)
-		w->bad++; /* told after the rows are gone, with the marks */
-	tcx_rowlabels_drop(w->labels, nf, na);
-}
-
-static char *render_with(const struct tcx_snapshot *s, struct tcx_rowlabels *l)
-{
-	struct tcx_buf b;
-	char *out;
-
-	tcx_buf_init_mem(&b);
-	assert_int_equal(tcx_render_prometheus_ex(s, 0, NULL, l, &b), 0);
-	out = calloc(1, b.len + 1);
-	memcpy(out, b.p, b.len);
-	tcx_buf_free(&b);
-	return out;
-}
-
-/* Collect with an observer that formats labels ahead, as --once does: the
- * render from those labels must equal a render that formats its own. */
-static struct tcx_snapshot *collect_watched(struct fake *k, const char *yaml, struct watch *w)
-{
-	struct tcx_config *cfg = config(yaml);
-	struct tcx_collector *c = tcx_collector_new(&fake_ops, k);
-	struct tcx_collect_observer obs = {.rows = w_rows, .dropped = w_dropped, .arg = w};
-	struct tcx_snapshot *s;
-	char *ahead, *fresh;
-
-	w->labels = tcx_rowlabels_new();
-	assert_non_null(w->labels);
-	s = tcx_collect_observed(c, cfg, &obs);
-	assert_non_null(s);
-	tcx_collector_free(c);
-	tcx_config_unref(cfg);
-	assert_int_equal(w->bad, 0);
-	ahead = render_with(s, w->labels);
-	fresh = render_with(s, NULL);
-	assert_string_equal(ahead, fresh);
-	assert_non_null(strstr(fresh, "tc_action_bytes_total{"));
-	free(ahead);
-	free(fresh);
-	tcx_rowlabels_free(w->labels);
-	return s;
-}
-
-/* The observer is told of rows in batches while a dump runs, and of the rows
- * an aborted terse dump gave when they are dropped; a target that fails
- * after its rows were told drops them too. */
-static void test_observer_follows_rows_and_drops(void **state)
-{
-	struct fake k = {0};
-	struct watch w = {0};
-	struct funit *u;
-	struct tcx_snapshot *s;
-
-	/* 300 flower rows come in the terse dump before u32 aborts it. */
-	setup_eth0(&k);
-	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
-	add_tp(u, 0, 1, "flower", 300);
-	add_tp(u, 0, 2, "u32", 40);
-	s = collect_watched(&k,
-	                    "targets:\n  - dev: eth0\n    parent: ingress\n"
-	                    "labels: [rule]\n"
-	                    "cookies:\n  \"010000cc\": [\"fir\\\"st\"]\n",
-	                    &w);
-	assert_int_equal(s->targets[0].mode, TCX_MODE_FULL);
-	assert_unit_rows(s, u, 0);
-	assert_true(w.rows_calls >= 2); /* batches during the dumps, and one at the end */
-	assert_int_equal(w.max_told_a, 340);
-	assert_int_equal(w.dropped_calls, 1); /* the terse rows, once */
-	assert_int_equal(w.last_nf, 0);
-	assert_int_equal(w.last_na, 0);
-	tcx_snapshot_unref(s);
-
-	/* matchall repair: repair dumps drop the rows of other tps as they
-	 * come, before the observer hears of them. */
-	memset(&k, 0, sizeof(k));
-	memset(&w, 0, sizeof(w));
-	setup_eth0(&k);
-	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
-	add_tp(u, 0, 1, "flower", 600);
-	add_tp(u, 0, 2, "matchall", 1);
-	s = collect_watched(&k, one_dev, &w);
-	assert_int_equal(s->targets[0].mode, TCX_MODE_TERSE_REPAIR);
-	assert_unit_rows(s, u, 0);
-	assert_int_equal(w.dropped_calls, 0);
-	tcx_snapshot_unref(s);
-
-	/* A malformed message late in a long dump fails the target: its rows,
-	 * told in batches already, are dropped; the next target is kept. */
-	memset(&k, 0, sizeof(k));
-	memset(&w, 0, sizeof(w));
-	k.corrupt_handle = 290;
-	setup_eth0(&k);
-	add_tp(add_unit(&k, 2, TCX_PARENT_INGRESS), 0, 1, "flower", 300);
-	u = add_unit(&k, 2, TCX_PARENT_EGRESS);
-	add_tp(u, 0, 7, "flower", 20);
-	s = collect_watched(&k,
-	                    "targets:\n"
-	                    "  - dev: eth0\n    parent: ingress\n"
-	                    "  - dev: eth0\n    parent: egress\n",
-	                    &w);
-	assert_false(s->targets[0].ok);
-	assert_true(s->targets[1].ok);
-	assert_unit_rows(s, u, 1);
-	assert_int_equal(w.dropped_calls, 1);
-	assert_int_equal(w.last_na, 0);
 	tcx_snapshot_unref(s);
 }
 
@@ -945,7 +807,6 @@ static void assert_unique_everywhere(const struct tcx_snapshot *s)
 static void test_u32_shared_tables_listed_once(void **state)
 {
 	struct fake k = {.u32_shared = 1};
-	struct watch w = {0};
 	struct funit *in, *eg;
 	struct tcx_snapshot *s;
 
@@ -962,7 +823,7 @@ static void test_u32_shared_tables_listed_once(void **state)
 	eg = add_unit(&k, 2, TCX_PARENT_EGRESS);
 	add_tp(eg, 0, 50, "u32", 1);
 	eg->tps[0].htid = 0x802;
-	s = collect_watched(&k, "targets:\n  - dev: eth0\n", &w);
+	s = collect(&k, "targets:\n  - dev: eth0\n");
 
 	assert_int_equal(s->n_targets, 2);
 	assert_string_equal(s->targets[0].parent_name, "ingress");
@@ -1037,7 +898,6 @@ int main(void)
 	        cmocka_unit_test(test_kernel_error_is_reported),
 	        cmocka_unit_test(test_bad_reply_is_malformed_and_drops_counted),
 	        cmocka_unit_test(test_unmapped_policy_counts),
-	        cmocka_unit_test(test_observer_follows_rows_and_drops),
 	        cmocka_unit_test(test_u32_shared_tables_listed_once),
 	        cmocka_unit_test(test_u32_reused_handle_merged),
 	};

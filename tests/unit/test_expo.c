@@ -98,8 +98,8 @@ static void test_variants_and_gzip(void **state)
 	char *plain, *gz, *unz, *om;
 	size_t plen, glen, ulen, olen;
 
-	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT, &rp), 0);
-	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT_GZ, &rg), 0);
+	assert_int_equal(tcx_expo_render(s, NULL, NULL, TCX_VAR_TEXT, &rp), 0);
+	assert_int_equal(tcx_expo_render(s, NULL, NULL, TCX_VAR_TEXT_GZ, &rg), 0);
 	plain = rp.p;
 	plen = rp.len;
 	gz = rg.p;
@@ -111,7 +111,7 @@ static void test_variants_and_gzip(void **state)
 	assert_int_equal(ulen, plen);
 	assert_memory_equal(unz, plain, plen);
 	assert_non_null(strstr(plain, "tc_action_bytes_total{dev=\"e0\",parent=\"ingress\""));
-	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_OM, &ro), 0);
+	assert_int_equal(tcx_expo_render(s, NULL, NULL, TCX_VAR_OM, &ro), 0);
 	om = ro.p;
 	olen = ro.len;
 	assert_true(olen > 6);
@@ -139,7 +139,7 @@ static void test_selfstats(void **state)
 	st.http_requests_total[tcx_http_code_slot(401)] = 2;
 	st.http_requests_total[tcx_http_code_slot(599)] = 1;
 	st.http_requests_total[tcx_http_code_slot(505)] = 4; /* libmicrohttpd's own */
-	assert_int_equal(tcx_expo_render(s, &st, TCX_VAR_TEXT, &r), 0);
+	assert_int_equal(tcx_expo_render(s, NULL, &st, TCX_VAR_TEXT, &r), 0);
 	out = r.p;
 	assert_non_null(strstr(out, "# TYPE tc_exporter_collections_total counter\n"
 	                            "tc_exporter_collections_total 42\n"));
@@ -155,7 +155,7 @@ static void test_selfstats(void **state)
 	                            "1700000000.75\n"));
 	free(out);
 	/* --once output has no daemon counters. */
-	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT, &r), 0);
+	assert_int_equal(tcx_expo_render(s, NULL, NULL, TCX_VAR_TEXT, &r), 0);
 	out = r.p;
 	assert_null(strstr(out, "tc_exporter_http_requests_total"));
 	free(out);
@@ -187,12 +187,12 @@ static void test_gzip_large(void **state)
 	size_t ulen;
 
 	add_rows(s, 20000);
-	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_TEXT, &plain), 0);
+	assert_int_equal(tcx_expo_render(s, NULL, NULL, TCX_VAR_TEXT, &plain), 0);
 	assert_true(plain.len > 20000 * 6 * 100);
-	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_OM_GZ, &gz), 0);
+	assert_int_equal(tcx_expo_render(s, NULL, NULL, TCX_VAR_OM_GZ, &gz), 0);
 	assert_true(gz.len < plain.len / 10);
 	unz = gunzip(gz.p, gz.len, &ulen);
-	assert_int_equal(tcx_expo_render(s, NULL, TCX_VAR_OM, &om), 0);
+	assert_int_equal(tcx_expo_render(s, NULL, NULL, TCX_VAR_OM, &om), 0);
 	assert_int_equal(ulen, om.len);
 	assert_memory_equal(unz, om.p, om.len);
 	assert_memory_equal(unz + ulen - 6, "# EOF\n", 6);
@@ -220,8 +220,9 @@ static int fake_make(void *arg, struct tcx_expo *e, enum tcx_variant v, void **r
 
 	assert_ptr_equal(arg, made);
 	assert_non_null(r);
+	assert_non_null(e->labels); /* made once, before the first variant */
 	r->v = v;
-	assert_int_equal(tcx_expo_render(e->snap, NULL, v, &r->body), 0);
+	assert_int_equal(tcx_expo_render(e->snap, e->labels, NULL, v, &r->body), 0);
 	made[v]++;
 	*resp = r;
 	return 0;
@@ -245,12 +246,16 @@ static void request(struct tcx_expo *e, enum tcx_variant v)
 	enum tcx_variant plain = v == TCX_VAR_OM_GZ     ? TCX_VAR_OM
 	                         : v == TCX_VAR_TEXT_GZ ? TCX_VAR_TEXT
 	                                                : v;
+	const struct tcx_rowlabels *labels = e->labels;
 
 	assert_int_equal(tcx_expo_response(e, v, fake_make, made, (void **)&r), 0);
+	/* the label text is made once, for every variant */
+	if (labels)
+		assert_ptr_equal(e->labels, labels);
 	assert_non_null(r);
 	assert_int_equal(r->v, v);
 	assert_ptr_equal(e->resp[v], r);
-	assert_int_equal(tcx_expo_render(e->snap, NULL, plain, &want), 0);
+	assert_int_equal(tcx_expo_render(e->snap, NULL, NULL, plain, &want), 0);
 	if (tcx_variant_is_gzip(v)) {
 		size_t ulen;
 		char *unz = gunzip(r->body.p, r->body.len, &ulen);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of cookie -> label resolution (config/labels.c). */
+/* Unit tests of cookie -> label resolution (config/labels.c), and of the
+ * label sets a snapshot interns with it (tcx_snapshot_classify()). Linked
+ * with -Wl,--wrap=tcx_labels_resolve: every call is counted. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,7 +12,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/buf.h"
+#include "agent/render.h"
+#include "agent/snmp_rows.h"
+#include "collectors/snapshot.h"
 #include "config/config.h"
+
+/* Calls of tcx_labels_resolve(), from anywhere. */
+static unsigned resolve_calls;
+
+enum tcx_map_kind __real_tcx_labels_resolve(const struct tcx_config *cfg, const uint8_t *cookie,
+                                            size_t len, const char **values,
+                                            struct tcx_label_buf *buf);
+enum tcx_map_kind __wrap_tcx_labels_resolve(const struct tcx_config *cfg, const uint8_t *cookie,
+                                            size_t len, const char **values,
+                                            struct tcx_label_buf *buf);
+enum tcx_map_kind __wrap_tcx_labels_resolve(const struct tcx_config *cfg, const uint8_t *cookie,
+                                            size_t len, const char **values,
+                                            struct tcx_label_buf *buf)
+{
+	resolve_calls++;
+	return __real_tcx_labels_resolve(cfg, cookie, len, values, buf);
+}
 
 static void print_msg(void *arg, const char *msg)
 {
@@ -313,6 +336,128 @@ static void test_label_names(void **state)
 	assert_int_equal(tcx_label_name_reserved("tenant"), 0);
 }
 
+/* ---- label sets ------------------------------------------------------------------------ */
+
+/* One target and filter; an action per cookie (len 0: none), each cookie
+ * given as a string. */
+static struct tcx_snapshot *snap_cookies(struct tcx_config *cfg, const char *const *cookies,
+                                         size_t n)
+{
+	struct tcx_snapshot *s = tcx_snapshot_new(cfg);
+	struct tcx_target *t = tcx_snapshot_add_target(s);
+	struct tcx_filter *f = tcx_snapshot_add_filter(s);
+
+	snprintf(t->dev, sizeof(t->dev), "eth0");
+	snprintf(t->parent_name, sizeof(t->parent_name), "ingress");
+	t->ok = 1;
+	f->kind = (uint8_t)tcx_snapshot_kind(s, "flower");
+	f->handle = 1;
+	f->n_actions = (uint16_t)n;
+	for (size_t i = 0; i < n; i++) {
+		struct tcx_action *a = tcx_snapshot_add_action(s);
+
+		a->order = (uint16_t)(i + 1);
+		a->kind = (uint8_t)tcx_snapshot_kind(s, "gact");
+		a->cookie_len = (uint8_t)strlen(cookies[i]);
+		memcpy(a->cookie, cookies[i], a->cookie_len);
+	}
+	return s;
+}
+
+static void render_all(const struct tcx_snapshot *s, const struct tcx_rowlabels *l)
+{
+	for (int fmt = TCX_FMT_PROMETHEUS; fmt <= TCX_FMT_JSON; fmt++) {
+		struct tcx_buf b;
+
+		tcx_buf_init_mem(&b);
+		assert_int_equal(tcx_render(s, (enum tcx_format)fmt, l, &b), 0);
+		tcx_buf_free(&b);
+	}
+}
+
+/* Each distinct cookie is resolved once, into a set of its own when it
+ * maps; actions of the same cookie share the set; actions without a cookie,
+ * and those whose cookie nothing maps, share one each. Outputs read the
+ * sets: rendering and SNMP label values resolve nothing. */
+static void test_sets_interned(void **state)
+{
+	struct tcx_config *cfg = cfg_from("labels: [tenant, rule]\n"
+	                                  "cookies:\n"
+	                                  "  \"41\": [acme, first]\n"
+	                                  "  \"42\": [acme, second]\n"
+	                                  "decoders:\n"
+	                                  "  - {type: ascii, label: rule, prefix: \"7a\"}\n");
+	static const char *const cookies[] = {"A", "B", "A", "", "zed", "?", "!", "zed", "?", ""};
+	struct tcx_snapshot *s = snap_cookies(cfg, cookies, 10);
+	const struct tcx_action *a = s->actions;
+	struct tcx_rowlabels *l;
+	struct tcx_snmp_ids ids;
+	struct tcx_snmp_rows rows;
+
+	resolve_calls = 0;
+	tcx_snapshot_classify(s);
+	/* A, B, zed, ? and ! */
+	assert_int_equal(resolve_calls, 5);
+	assert_int_equal(a[0].labels, a[2].labels);
+	assert_int_not_equal(a[0].labels, a[1].labels);
+	assert_int_equal(a[4].labels, a[7].labels);
+	assert_int_equal(a[3].labels, TCX_LABELSET_NONE);
+	assert_int_equal(a[9].labels, TCX_LABELSET_NONE);
+	assert_int_equal(a[5].labels, TCX_LABELSET_UNMAPPED);
+	assert_int_equal(a[6].labels, TCX_LABELSET_UNMAPPED);
+	assert_int_equal(a[8].labels, TCX_LABELSET_UNMAPPED);
+	assert_int_equal(s->sets.n, 5); /* none, unmapped, A, B, zed */
+	assert_int_equal(tcx_labelset_map(s, a[0].labels), TCX_MAP_EXACT);
+	assert_int_equal(tcx_labelset_map(s, a[4].labels), TCX_MAP_DECODED);
+	assert_int_equal(tcx_labelset_map(s, TCX_LABELSET_NONE), TCX_MAP_NONE);
+	assert_int_equal(tcx_labelset_map(s, TCX_LABELSET_UNMAPPED), TCX_MAP_UNMAPPED);
+	assert_string_equal(tcx_labelset_value(s, a[0].labels, 0), "acme");
+	assert_string_equal(tcx_labelset_value(s, a[0].labels, 1), "first");
+	assert_string_equal(tcx_labelset_value(s, a[1].labels, 1), "second");
+	assert_string_equal(tcx_labelset_value(s, a[4].labels, 0), "");
+	assert_string_equal(tcx_labelset_value(s, a[4].labels, 1), "zed");
+	assert_string_equal(tcx_labelset_value(s, TCX_LABELSET_UNMAPPED, 1), "");
+	assert_int_equal(s->unmapped_cookies, 3);
+
+	/* classified again (as the collector may): the same sets */
+	tcx_snapshot_classify(s);
+	assert_int_equal(resolve_calls, 10);
+	assert_int_equal(s->sets.n, 5);
+	assert_int_equal(s->unmapped_cookies, 3);
+
+	/* every output reads the sets */
+	l = tcx_rowlabels_build(s);
+	assert_non_null(l);
+	render_all(s, l);
+	render_all(s, NULL);
+	tcx_snmp_ids_init(&ids);
+	assert_int_equal(tcx_snmp_rows_build(&ids, s, 100, NULL, &rows), 0);
+	for (size_t i = 0; i < rows.n; i++)
+		for (uint32_t k = 1; k <= 2; k++)
+			tcx_snmp_label_value(&rows, &rows.rows[i], k);
+	assert_int_equal(resolve_calls, 10);
+	tcx_snmp_rows_free(&rows);
+	tcx_snmp_ids_free(&ids);
+	tcx_rowlabels_free(l);
+	tcx_snapshot_unref(s);
+	tcx_config_unref(cfg);
+}
+
+/* Without a configuration, cookies are unmapped and resolved by nobody. */
+static void test_sets_without_config(void **state)
+{
+	static const char *const cookies[] = {"A", "", "A"};
+	struct tcx_snapshot *s = snap_cookies(NULL, cookies, 3);
+
+	resolve_calls = 0;
+	tcx_snapshot_classify(s);
+	assert_int_equal(resolve_calls, 0);
+	assert_int_equal(s->actions[0].labels, TCX_LABELSET_UNMAPPED);
+	assert_int_equal(s->actions[1].labels, TCX_LABELSET_NONE);
+	assert_int_equal(s->unmapped_cookies, 2);
+	tcx_snapshot_unref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,6 +472,8 @@ int main(void)
 	        cmocka_unit_test(test_values_storage),
 	        cmocka_unit_test(test_cookie_hex),
 	        cmocka_unit_test(test_label_names),
+	        cmocka_unit_test(test_sets_interned),
+	        cmocka_unit_test(test_sets_without_config),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

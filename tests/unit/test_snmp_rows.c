@@ -314,6 +314,51 @@ static void test_rows_that_differ_in_cookie_or_kind(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* A label GET reads the value from the row's label set: change the set, and
+ * the GET changes with it. */
+static void test_label_value_reads_the_set(void **state)
+{
+	static const char yaml[] =
+	        "labels: [tenant, rule]\n"
+	        "cookies:\n  \"0a0b\": [acme, first]\n  \"0c\": [beta, second]\n";
+	struct tcx_config *cfg = tcx_config_load_buffer("t.yaml", yaml, strlen(yaml), NULL, NULL);
+	const struct spec sp[] = {{"", 10, 1, 100, 0}, {"", 20, 1, 200, 0}, {"", 30, 1, 300, 0}};
+	struct tcx_snapshot *s = snap_of(sp, 3, 0);
+	struct tcx_snmp_ids ids;
+	struct tcx_snmp_rows r;
+	const struct tcx_snmp_row *row, *second;
+	char *v;
+
+	assert_non_null(cfg);
+	s->cfg = cfg; /* the snapshot's reference */
+	memcpy(s->actions[0].cookie, "\x0a\x0b", 2);
+	s->actions[0].cookie_len = 2;
+	s->actions[1].cookie[0] = 0x0c;
+	s->actions[1].cookie_len = 1;
+	tcx_snapshot_classify(s);
+	tcx_snmp_ids_init(&ids);
+	assert_int_equal(tcx_snmp_rows_build(&ids, s, 100, NULL, &r), 0);
+	row = tcx_snmp_rows_find(&r, index_of(&r, 10));
+	assert_non_null(row);
+	assert_string_equal(tcx_snmp_label_value(&r, row, 1), "acme");
+	assert_string_equal(tcx_snmp_label_value(&r, row, 2), "first");
+	assert_string_equal(tcx_snmp_label_value(&r, row, 3), ""); /* no such label */
+	assert_string_equal(tcx_snmp_label_value(&r, row, 0), "");
+	second = tcx_snmp_rows_find(&r, index_of(&r, 20));
+	assert_string_equal(tcx_snmp_label_value(&r, second, 2), "second");
+	row = tcx_snmp_rows_find(&r, index_of(&r, 30)); /* no cookie */
+	assert_string_equal(tcx_snmp_label_value(&r, row, 1), "");
+
+	/* the value the GET serves is the set's */
+	v = s->sets.text + s->sets.value[s->actions[1].labels * 2 + 1];
+	assert_string_equal(v, "second");
+	memcpy(v, "SECOND", 6);
+	assert_string_equal(tcx_snmp_label_value(&r, second, 2), "SECOND");
+	tcx_snmp_rows_free(&r);
+	tcx_snmp_ids_free(&ids);
+	tcx_snapshot_unref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +370,7 @@ int main(void)
 	        cmocka_unit_test(test_getnext_order),
 	        cmocka_unit_test(test_scale),
 	        cmocka_unit_test(test_rows_that_differ_in_cookie_or_kind),
+	        cmocka_unit_test(test_label_value_reads_the_set),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
