@@ -20,8 +20,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$here/../lib/common.sh"
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-. "$here/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
+. "$here/../lib/daemon.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/snmp.sh
+. "$here/../lib/snmp.sh"
 
 readonly PING=2
 readonly LIMIT_MS=$(((PING + 2) * 1000))
@@ -30,16 +32,11 @@ snmp_prereqs
 in_netns TCX_SNMP_RECONNECT_INSIDE
 
 # ---- inside a private network namespace -----------------------------------------------
-snmpt_setup
-write_sender
+snmp_setup
 
 note "topology: v0p -> v0 (clsact), three u32 filters with mirred actions"
-ip link add m0 type veth peer name m0p
-ip link set m0 up
-ip link set m0p up
-ip link add v0 type veth peer name v0p
-ip link set v0 up
-ip link set v0p up
+veth m0 m0p
+veth v0 v0p
 ip addr add 10.6.0.1/24 dev v0p
 for h in 2 3 4; do ip neigh add 10.6.0.$h lladdr 02:00:00:00:06:0$h dev v0p; done
 tc qdisc add dev v0 clsact || skip "no clsact qdisc in this kernel"
@@ -52,7 +49,7 @@ traffic 10.6.0.2 3 100 10.6.0.3 4 200 10.6.0.4 5 300
 stable_tc v0 ingress "$WORK/tc.json"
 
 snmpd_config
-HTTP_PORT=$(free_port tcp)
+HTTP_PORT=$(free_ports 1)
 tcx_config "$WORK/tcx.yaml" "$HTTP_PORT" "${PING}s" "$(
 	cat <<'YAML'
 targets: [{dev: v0, parent: ingress}]
@@ -96,11 +93,6 @@ restart_snmpd() {
 	start_snmpd
 }
 
-# collections: tc_exporter_collections_total from a /metrics file.
-collections() {
-	awk '$1 == "tc_exporter_collections_total" { print $2 }' "$1"
-}
-
 results=()
 check_back() { # NAME MS
 	note "$1: data back $2 ms after snmpd started (limit $LIMIT_MS ms)"
@@ -112,8 +104,7 @@ check_back() { # NAME MS
 note "(a) snmpd first, then tcexporter"
 restart_snmpd
 wait_snmpd 10
-start_tcx "$WORK/tcx.yaml"
-wait_http 10
+start_tcx_http "$WORK/tcx.yaml"
 wait_tcx_rows 15 3 >/dev/null
 walk "$WORK/walk0.txt"
 metrics "$WORK/m0.txt"
@@ -126,7 +117,7 @@ note "connected; $cell: ${want#* = }"
 
 note "(a1) snmpd stopped (SIGTERM) for 3 s: /metrics keeps answering"
 stop_snmpd TERM
-c0=$(collections "$WORK/m0.txt")
+c0=$(metric_value "$WORK/m0.txt" tc_exporter_collections_total)
 n_ok=0
 end=$((SECONDS + 3))
 while [ "$SECONDS" -lt "$end" ]; do
@@ -136,7 +127,7 @@ while [ "$SECONDS" -lt "$end" ]; do
 	n_ok=$((n_ok + 1))
 	sleep 0.25
 done
-c1=$(collections "$WORK/m-down.txt")
+c1=$(metric_value "$WORK/m-down.txt" tc_exporter_collections_total)
 # At least one more collection in the ~3 s (interval 1 s; a loaded machine
 # may fit only one): the collector did not wait for snmpd.
 { [ -n "$c0" ] && [ -n "$c1" ] && [ "$c1" -ge $((c0 + 1)) ]; } ||
@@ -171,8 +162,7 @@ note "stopped in $STOP_MS ms"
 note "(b) tcexporter first, snmpd 3 s later"
 stop_snmpd TERM
 rm -f "$AGENTX_SOCK"
-start_tcx "$WORK/tcx.yaml"
-wait_http 10
+start_tcx_http "$WORK/tcx.yaml"
 sleep 3
 alive "$TCX_PID" tcx
 ! sget "$OID_SYSUPTIME" >/dev/null 2>&1 || fail "something answers SNMP before snmpd started"
