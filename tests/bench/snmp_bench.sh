@@ -63,10 +63,6 @@ if [[ ${TCX_SNMP_BENCH_INSIDE:-} != 1 ]]; then
 	}
 fi
 
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$srcdir/tests/lib/common.sh"
-# shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
-. "$srcdir/tests/lib/daemon.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/snmp.sh
 . "$srcdir/tests/lib/snmp.sh"
 die() {

@@ -25,8 +25,6 @@
 # The collection interval is 1h: the snapshot does not change during the test.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
 . "$here/../lib/daemon.sh"
 

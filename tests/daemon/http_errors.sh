@@ -14,8 +14,6 @@
 #     is rejected, naming the address, and both kept addresses answer.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
 . "$here/../lib/daemon.sh"
 

@@ -15,8 +15,6 @@
 #     reconnections); afterwards the daemon still serves and exits 0.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
 . "$here/../lib/daemon.sh"
 

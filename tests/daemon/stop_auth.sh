@@ -5,8 +5,6 @@
 # must exit 0 in well under the time of one check (it waited for them).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
 . "$here/../lib/daemon.sh"
 

@@ -1,8 +1,8 @@
 # Helpers of the tests that run the daemon, or any other long-running
-# process, in a private network namespace: tests/daemon/*.sh and, with
-# tests/lib/snmp.sh on top, tests/snmp/*.sh. Source it after common.sh:
+# process, in a private network namespace: tests/daemon/*.sh and, through
+# tests/lib/snmp.sh, tests/snmp/*.sh. Source it instead of common.sh (it
+# sources common.sh):
 #
-#   . "$here/../lib/common.sh"
 #   . "$here/../lib/daemon.sh"
 #
 # A test checks what decides on a skip (daemon_prereqs), re-executes itself
@@ -19,6 +19,8 @@
 
 # The directory of this file (tests/lib), for the helpers next to it.
 TCX_TESTLIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=common.sh
+. "$TCX_TESTLIB/common.sh"
 
 # The pids to stop at exit: bg_start adds its own; add those of processes
 # started otherwise.

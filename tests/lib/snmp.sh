@@ -1,8 +1,6 @@
 # Helpers of the SNMP integration tests (tests/snmp/*.sh), on top of
-# tests/lib/common.sh and tests/lib/daemon.sh. Source it after them:
+# tests/lib/daemon.sh (and common.sh), which it sources:
 #
-#   . "$here/../lib/common.sh"
-#   . "$here/../lib/daemon.sh"
 #   . "$here/../lib/snmp.sh"
 #
 # Every test runs its body in a private network namespace (unshare -n): the
@@ -18,9 +16,12 @@
 # the test exits, whatever the reason.
 # shellcheck shell=bash
 # shellcheck disable=SC2153 # TCX_PID is set by start_tcx (daemon.sh)
+# shellcheck disable=SC2034 # the OIDs are for the scripts that source this file
+
+# shellcheck source=daemon.sh
+. "$(dirname "${BASH_SOURCE[0]}")/daemon.sh"
 
 # The tcexporter subtree (TCEXPORTER-MIB, agent/mib.h).
-# shellcheck disable=SC2034 # used by the scripts that source this file
 readonly TCX_OID=.1.3.6.1.4.1.8072.9999.9999.4242
 readonly TCX_SCALARS=$TCX_OID.1.1
 readonly TCX_ACTION_ENTRY=$TCX_OID.1.2.1

@@ -21,10 +21,6 @@
 #     earlier one (indices are never reused, as ifIndex).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
-# shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
-. "$here/../lib/daemon.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/snmp.sh
 . "$here/../lib/snmp.sh"
 
