@@ -126,7 +126,6 @@ expect_header() { # NAME HEADER VALUE
 
 TEXT='text/plain; version=0.0.4; charset=utf-8'
 OM='application/openmetrics-text; version=1.0.0; charset=utf-8'
-PROM_ACCEPT='application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
 
 note "content negotiation"
 get om "$base/metrics" -H "Accept: $PROM_ACCEPT"

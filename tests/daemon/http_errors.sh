@@ -77,7 +77,7 @@ done
 # The counters are rendered with each new snapshot (interval 1s).
 deadline=$((SECONDS + 15))
 while :; do
-	curl -s -o "$WORK/m.txt" --max-time 5 "$base/metrics" || fail "no /metrics"
+	scrape "$WORK/m.txt" "$base/metrics"
 	ok=1
 	for code in 400 413 414 431 505; do
 		want=1

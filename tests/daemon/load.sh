@@ -56,7 +56,7 @@ start_tcx tcx "$WORK/tcx.yaml"
 pid=$TCX_PID
 base=http://127.0.0.1:$port
 wait_http 200 30 "$base/healthz"
-curl -s --max-time 10 -o "$WORK/m.txt" "$base/metrics" || fail "GET /metrics failed"
+scrape "$WORK/m.txt" "$base/metrics"
 rows=$(grep -c '^tc_action_bytes_total{' "$WORK/m.txt" || true)
 [ "$rows" = "$n" ] || fail "/metrics has $rows action rows, expected $n"
 note "/metrics: $rows action rows, $(wc -c <"$WORK/m.txt") bytes (text)"

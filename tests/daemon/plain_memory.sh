@@ -34,7 +34,7 @@ rows() { grep -c '^tc_action_bytes_total{' "$1" || true; }
 # tc_exporter_collections_total.
 scrape_om() {
 	curl -sS --max-time 30 -D "$WORK/om.hdr" -o "$WORK/om.gz" \
-		-H 'Accept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5' \
+		-H "Accept: $PROM_ACCEPT" \
 		-H 'Accept-Encoding: gzip' "$base/metrics" || fail "OpenMetrics+gzip scrape failed"
 	grep -qi '^content-encoding: *gzip' "$WORK/om.hdr" || fail "OpenMetrics+gzip scrape: not gzip"
 	gzip -dc "$WORK/om.gz" >"$WORK/om.txt" || fail "the OpenMetrics+gzip body does not decompress"

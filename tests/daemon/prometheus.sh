@@ -197,10 +197,9 @@ curl_tls=(--cacert "$WORK/pki/ca.crt" --cert "$WORK/pki/client.crt" --key "$WORK
 wait_http 200 30 "http://127.0.0.1:$port_plain/healthz"
 wait_http 200 30 "https://127.0.0.1:$port_tls/healthz" "${curl_tls[@]}"
 wait_http 200 30 "http://127.0.0.1:$port_proxy/metrics"
-# Prometheus 2.42's own Accept header: the daemon answers OpenMetrics + gzip.
-prom_accept='application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
+# Prometheus's own Accept header: the daemon answers OpenMetrics + gzip.
 for u in "http://127.0.0.1:$port_plain/metrics" "https://127.0.0.1:$port_tls/metrics"; do
-	hdr=$(curl -sS --max-time 10 -D - -o "$WORK/om.gz" -H "Accept: $prom_accept" \
+	hdr=$(curl -sS --max-time 10 -D - -o "$WORK/om.gz" -H "Accept: $PROM_ACCEPT" \
 		-H 'Accept-Encoding: gzip' "${curl_tls[@]}" "$u" | tr -d '\r') ||
 		fail "curl $u with Prometheus's Accept header failed"
 	grep -qix 'content-type: application/openmetrics-text; version=1.0.0; charset=utf-8' <<<"$hdr" ||

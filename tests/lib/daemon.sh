@@ -138,6 +138,9 @@ PY
 
 # ---- HTTP ------------------------------------------------------------------------------
 
+# Prometheus's Accept header (2.42): OpenMetrics first, the 0.0.4 text after.
+readonly PROM_ACCEPT='application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
+
 # http_code URL [CURL ARGS...]: prints the status code (000 when no HTTP
 # answer came), never fails.
 http_code() {

@@ -89,6 +89,16 @@ restart_snmpd() {
 	start_snmpd
 }
 
+# check_walk N WHAT: walk into $WORK/walkN.txt and /metrics into
+# $WORK/mN.txt: both equal tc, 3 rows.
+check_walk() {
+	walk "$WORK/walk$1.txt"
+	metrics "$WORK/m$1.txt"
+	snmpcmp check-walk --walk "$WORK/walk$1.txt" --tc v0 ingress "$WORK/tc.json" \
+		--metrics "$WORK/m$1.txt" --labels tenant --cookie-map "$WORK/cookies.json" \
+		--expect-rows 3 >/dev/null || fail "$2 is wrong"
+}
+
 results=()
 check_back() { # NAME MS
 	note "$1: data back $2 ms after snmpd started (limit $LIMIT_MS ms)"
@@ -102,11 +112,7 @@ restart_snmpd
 wait_snmpd 10
 start_tcx_http "$WORK/tcx.yaml"
 wait_tcx_rows 15 3 >/dev/null
-walk "$WORK/walk0.txt"
-metrics "$WORK/m0.txt"
-snmpcmp check-walk --walk "$WORK/walk0.txt" --tc v0 ingress "$WORK/tc.json" \
-	--metrics "$WORK/m0.txt" --labels tenant --cookie-map "$WORK/cookies.json" --expect-rows 3 >/dev/null ||
-	fail "the first walk is wrong"
+check_walk 0 "the first walk"
 cell=$(cell_oid "$WORK/walk0.txt")
 want=$(sget "$cell")
 note "connected; $cell: ${want#* = }"
@@ -141,11 +147,7 @@ stop_snmpd KILL
 restart_snmpd
 ms=$(wait_cell "$cell" 10)
 check_back "restart after SIGKILL" "$ms"
-walk "$WORK/walk1.txt"
-metrics "$WORK/m1.txt"
-snmpcmp check-walk --walk "$WORK/walk1.txt" --tc v0 ingress "$WORK/tc.json" \
-	--metrics "$WORK/m1.txt" --labels tenant --cookie-map "$WORK/cookies.json" --expect-rows 3 >/dev/null ||
-	fail "the walk after the restarts is wrong"
+check_walk 1 "the walk after the restarts"
 diff <(grep "^$TCX_ACTION_ENTRY\." "$WORK/walk0.txt") <(grep "^$TCX_ACTION_ENTRY\." "$WORK/walk1.txt") ||
 	fail "the action table changed across the snmpd restarts"
 
@@ -168,11 +170,7 @@ grep -q '^tc_action_bytes_total{.*cookie="03"' "$WORK/m-b.txt" ||
 restart_snmpd
 ms=$(wait_cell "$cell" 10)
 check_back "snmpd started 3 s after tcexporter" "$ms"
-walk "$WORK/walk2.txt"
-metrics "$WORK/m2.txt"
-snmpcmp check-walk --walk "$WORK/walk2.txt" --tc v0 ingress "$WORK/tc.json" \
-	--metrics "$WORK/m2.txt" --labels tenant --cookie-map "$WORK/cookies.json" --expect-rows 3 >/dev/null ||
-	fail "the walk after the late start is wrong"
+check_walk 2 "the walk after the late start"
 
 note "SIGTERM to tcexporter while snmpd is gone"
 stop_snmpd TERM
