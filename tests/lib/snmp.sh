@@ -33,12 +33,12 @@ readonly OID_SYSUPTIME=.1.3.6.1.2.1.1.3.0
 
 # snmp_prereqs: the checks that decide on a skip, before entering the
 # namespace: root, unshare -n, the tools, python3, and a tcexporter built
-# with the AgentX subagent (HAVE_SNMP in the build's config.h, else the
+# with the AgentX subagent (HAVE_SNMP in the build's build.h, else the
 # executable's libraries).
 snmp_prereqs() {
 	daemon_prereqs tc snmpd snmpget snmpbulkwalk snmpwalk sysctl
-	if [ -n "${TCX_BUILDDIR:-}" ] && [ -f "$TCX_BUILDDIR/config.h" ]; then
-		grep -q '^#define HAVE_SNMP 1' "$TCX_BUILDDIR/config.h" ||
+	if [ -n "${TCX_BUILDDIR:-}" ] && [ -f "$TCX_BUILDDIR/build.h" ]; then
+		grep -q '^#define HAVE_SNMP 1' "$TCX_BUILDDIR/build.h" ||
 			skip "tcexporter was built without the AgentX subagent (configure --with-snmp)"
 	elif ! grep -q netsnmpagent <<<"$(ldd "$TCX_BIN" 2>/dev/null)"; then
 		skip "$TCX_BIN is not linked with net-snmp's agent library"
