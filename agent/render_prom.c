@@ -761,11 +761,6 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 	              st->last_reload_ts);
 }
 
-int tcx_render_prometheus(const struct tcx_snapshot *s, int om, struct tcx_buf *b)
-{
-	return tcx_render_prometheus_ex(s, om, NULL, NULL, b);
-}
-
 int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int om, const struct tcx_selfstats *st,
                              const struct tcx_rowlabels *labels, struct tcx_buf *b)
 {
