@@ -481,6 +481,13 @@ static int top_labels(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 			                tcx_yaml_sval(e));
 			goto bad;
 		}
+		if (!strcmp(tcx_yaml_sval(e), "job") || !strcmp(tcx_yaml_sval(e), "instance")) {
+			tcx_yaml_err_at(&c->y, e,
+			                "label name '%s' is set by Prometheus on every series it "
+			                "scrapes (it would rename this one exported_%s)",
+			                tcx_yaml_sval(e), tcx_yaml_sval(e));
+			goto bad;
+		}
 		if (tcx_label_name_reserved(tcx_yaml_sval(e))) {
 			tcx_yaml_err_at(&c->y, e, "label name '%s' clashes with a built-in label",
 			                tcx_yaml_sval(e));

@@ -973,6 +973,12 @@ static void test_err_label_names(void **state)
 	              "and not start with __\n");
 	expect_errors("labels: [tenant, dev]\n",
 	              "t.yaml:1:18: label name 'dev' clashes with a built-in label\n");
+	expect_errors("labels: [tenant, job]\n",
+	              "t.yaml:1:18: label name 'job' is set by Prometheus on every series it "
+	              "scrapes (it would rename this one exported_job)\n");
+	expect_errors("labels: [instance]\n",
+	              "t.yaml:1:10: label name 'instance' is set by Prometheus on every series it "
+	              "scrapes (it would rename this one exported_instance)\n");
 	expect_errors("labels: [rule, tenant, rule]\n",
 	              "t.yaml:1:24: duplicate label name 'rule'\n");
 	expect_errors("labels: [l0, l1, l2, l3, l4, l5, l6, l7, l8, l9, l10, l11, l12, l13, l14, "
