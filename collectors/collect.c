@@ -42,9 +42,12 @@
 /* Above this many prefs to repair, one full dump is cheaper than many. */
 #define MAX_REPAIR_PREFS 64
 
+/* A source kept open from one pass to the next, while its namespace is
+ * collected and still there (ns_release_stale()). */
 struct ns_source {
 	char name[64];
 	void *src;
+	int used; /* by the current pass */
 };
 
 struct tcx_collector {
@@ -52,6 +55,7 @@ struct tcx_collector {
 	void *opaque;
 	struct ns_source *ns;
 	size_t n_ns, cap_ns;
+	uint64_t dropped_closed[TCX_NLDROP__MAX]; /* by the sources closed since */
 };
 
 struct tcx_collector *tcx_collector_new(const struct tcx_source_ops *ops, void *opaque)
@@ -148,13 +152,46 @@ static void set_error(struct tcx_snapshot *s, struct tcx_target *t, enum tcx_err
 	va_end(ap);
 }
 
+/* Close the i-th kept source; what it dropped is still counted. */
+static void ns_close(struct tcx_collector *c, size_t i)
+{
+	if (c->ops->dropped)
+		c->ops->dropped(c->ns[i].src, c->dropped_closed);
+	c->ops->close(c->ns[i].src);
+	c->ns[i] = c->ns[--c->n_ns];
+}
+
+/* Before a pass: close the sources whose namespace is gone (its name was
+ * deleted, or now names another namespace). An open socket keeps its
+ * namespace alive, with every device and filter in it: `ip netns del` alone
+ * does not free it. */
+static void ns_release_stale(struct tcx_collector *c)
+{
+	for (size_t i = c->n_ns; i-- > 0;) {
+		c->ns[i].used = 0;
+		if (c->ops->gone && c->ops->gone(c->ns[i].src))
+			ns_close(c, i);
+	}
+}
+
+/* After a pass: close the sources it did not use (a namespace no target
+ * names any more, or that a glob no longer matches). */
+static void ns_release_unused(struct tcx_collector *c)
+{
+	for (size_t i = c->n_ns; i-- > 0;)
+		if (!c->ns[i].used)
+			ns_close(c, i);
+}
+
 static void *ns_source(struct tcx_collector *c, const char *name, char *err, size_t errlen)
 {
 	struct ns_source *n;
 
 	for (size_t i = 0; i < c->n_ns; i++)
-		if (strcmp(c->ns[i].name, name) == 0)
+		if (strcmp(c->ns[i].name, name) == 0) {
+			c->ns[i].used = 1;
 			return c->ns[i].src;
+		}
 	if (tcx_grow(&c->ns, &c->cap_ns, c->n_ns + 1, sizeof(*c->ns), 16) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -166,6 +203,7 @@ static void *ns_source(struct tcx_collector *c, const char *name, char *err, siz
 	n = &c->ns[c->n_ns++];
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	n->src = src;
+	n->used = 1;
 	return src;
 }
 
@@ -917,6 +955,7 @@ struct tcx_snapshot *tcx_collect_observed(struct tcx_collector *c, struct tcx_co
 
 	if (!s)
 		return NULL;
+	ns_release_stale(c);
 	for (size_t i = 0; i < cfg->n_targets; i++) {
 		const struct tcx_target_cfg *tc = &cfg->targets[i];
 		struct pass_ns *ns = pass_ns_get(&p, tc->netns ? tc->netns : "");
@@ -960,6 +999,9 @@ out:
 	}
 	free(p.ns);
 	free(us.u);
+	ns_release_unused(c);
+	for (unsigned i = 0; i < TCX_NLDROP__MAX; i++)
+		s->netlink_dropped[i] += c->dropped_closed[i];
 	if (c->ops->dropped)
 		for (size_t i = 0; i < c->n_ns; i++)
 			c->ops->dropped(c->ns[i].src, s->netlink_dropped);

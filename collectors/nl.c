@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -41,6 +42,9 @@
 
 struct nl_src {
 	struct mnl_socket *sk;
+	char netns[64]; /* the named namespace it was opened in, "" for our own */
+	dev_t ns_dev;   /* and that namespace's nsfs inode: a name deleted and */
+	ino_t ns_ino;   /* made again names another namespace */
 	unsigned int portid;
 	unsigned int seq;
 	int broken; /* a dump was cut off: the socket may hold stale replies */
@@ -83,19 +87,31 @@ static int nl_open_sock(struct nl_src *s, char *err, size_t errlen)
 }
 
 /* Open the socket inside a named namespace: enter it on this thread, open,
- * and come back. The socket stays bound to the namespace it was made in. */
+ * and come back. The socket stays bound to the namespace it was made in, and
+ * keeps it alive until it is closed (nl_gone()); no other reference to the
+ * namespace is kept. */
 static int nl_open_in_netns(struct nl_src *s, const char *netns, char *err, size_t errlen)
 {
 	char path[128];
+	struct stat st;
 	int self, target, ret = -1;
 
-	snprintf(path, sizeof(path), "/run/netns/%s", netns);
+	snprintf(path, sizeof(path), TCX_NETNS_DIR "/%s", netns);
 	target = open(path, O_RDONLY | O_CLOEXEC);
 	if (target < 0) {
 		snprintf(err, errlen, "netns '%s': cannot open %s: %s", netns, path,
 		         strerror(errno));
 		return -1;
 	}
+	if (fstat(target, &st) < 0) {
+		snprintf(err, errlen, "netns '%s': cannot stat %s: %s", netns, path,
+		         strerror(errno));
+		close(target);
+		return -1;
+	}
+	snprintf(s->netns, sizeof(s->netns), "%s", netns);
+	s->ns_dev = st.st_dev;
+	s->ns_ino = st.st_ino;
 	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (self < 0) {
 		snprintf(err, errlen, "netns '%s': cannot open own namespace: %s", netns,
@@ -134,6 +150,19 @@ static void *nl_open(void *opaque, const char *netns, char *err, size_t errlen)
 		return NULL;
 	}
 	return s;
+}
+
+/* Is the namespace s was opened in no longer the one of its name? */
+static int nl_gone(void *src)
+{
+	struct nl_src *s = src;
+	char path[128];
+	struct stat st;
+
+	if (!s->netns[0])
+		return 0;
+	snprintf(path, sizeof(path), TCX_NETNS_DIR "/%s", s->netns);
+	return stat(path, &st) < 0 || st.st_dev != s->ns_dev || st.st_ino != s->ns_ino;
 }
 
 static void nl_close(void *src)
@@ -237,4 +266,5 @@ const struct tcx_source_ops tcx_netlink_source = {
         .dump = nl_dump,
         .close = nl_close,
         .dropped = nl_dropped,
+        .gone = nl_gone,
 };

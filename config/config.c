@@ -385,7 +385,7 @@ static int tgt_netns(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	if (tcx_yaml_slen(v) == 0 || tcx_yaml_slen(v) > TCX_NETNS_MAX || tcx_yaml_has_nul(v) ||
 	    strchr(tcx_yaml_sval(v), '/') || !strcmp(tcx_yaml_sval(v), ".") ||
 	    !strcmp(tcx_yaml_sval(v), "..")) {
-		tcx_yaml_err_at(&c->y, v, "invalid netns '%s': must be a name under /run/netns",
+		tcx_yaml_err_at(&c->y, v, "invalid netns '%s': must be a name under " TCX_NETNS_DIR,
 		                tcx_yaml_sval(v));
 		return -1;
 	}

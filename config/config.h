@@ -24,6 +24,9 @@ enum tcx_unmapped_policy {
 #define TCX_PARENT_INGRESS TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS) /* 0xFFFFFFF2 */
 #define TCX_PARENT_EGRESS  TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)  /* 0xFFFFFFF3 */
 
+/* Where `ip netns add NAME` puts a named network namespace. */
+#define TCX_NETNS_DIR "/run/netns"
+
 /* One `targets:` entry. */
 struct tcx_target_cfg {
 	int all;          /* `all: true`: every qdisc and shared block */
