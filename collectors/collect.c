@@ -3,7 +3,8 @@
  *
  * Targets from the config are expanded into dump units (a device parent or a
  * shared block) per network namespace, using one link dump and one qdisc
- * dump per namespace. Each unit is then dumped with this strategy, which
+ * dump per namespace; a netns glob, into each namespace it matches in
+ * /run/netns now. Each unit is then dumped with this strategy, which
  * loses no row whatever the classifiers are (see tc-netlink.md, section 1):
  *
  *  1. Ask for a terse dump of the whole unit. Only flower implements terse
@@ -88,7 +89,7 @@ struct link {
 };
 
 struct pass_ns {
-	const char *name; /* "" for our own namespace */
+	char name[64]; /* "" for our own namespace */
 	void *src;
 	char open_err[256];
 	struct link *links;
@@ -914,9 +915,32 @@ static struct pass_ns *pass_ns_get(struct pass *p, const char *name)
 	if (!n)
 		return NULL;
 	p->ns[p->n_ns++] = n;
-	n->name = name;
+	snprintf(n->name, sizeof(n->name), "%s", name);
 	n->src = ns_source(p->c, name, n->open_err, sizeof(n->open_err));
 	return n;
+}
+
+/* The units of one configured target: in its namespace, or in each that its
+ * netns glob matches now (none is fine: they come and go). */
+static int expand_config_target(struct pass *p, struct units *us, const struct tcx_target_cfg *tc)
+{
+	struct pass_ns *ns;
+	char **names;
+	int ret = 0;
+
+	if (!tc->netns_glob) {
+		ns = pass_ns_get(p, tc->netns ? tc->netns : "");
+		return ns ? expand_target(p, us, tc, ns) : -1;
+	}
+	names = tcx_netns_glob(tc->netns);
+	if (!names)
+		return -1;
+	for (size_t i = 0; names[i] && ret == 0; i++) {
+		ns = pass_ns_get(p, names[i]);
+		ret = ns ? expand_target(p, us, tc, ns) : -1;
+	}
+	tcx_netns_names_free(names);
+	return ret;
 }
 
 static void fill_target(struct tcx_target *t, const struct unit *u)
@@ -956,13 +980,9 @@ struct tcx_snapshot *tcx_collect_observed(struct tcx_collector *c, struct tcx_co
 	if (!s)
 		return NULL;
 	ns_release_stale(c);
-	for (size_t i = 0; i < cfg->n_targets; i++) {
-		const struct tcx_target_cfg *tc = &cfg->targets[i];
-		struct pass_ns *ns = pass_ns_get(&p, tc->netns ? tc->netns : "");
-
-		if (!ns || expand_target(&p, &us, tc, ns) < 0)
+	for (size_t i = 0; i < cfg->n_targets; i++)
+		if (expand_config_target(&p, &us, &cfg->targets[i]) < 0)
 			goto oom;
-	}
 	for (size_t i = 0; i < us.n; i++) {
 		struct unit *u = &us.u[i];
 		size_t mark_f = s->n_filters, mark_a = s->n_actions;

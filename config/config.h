@@ -37,6 +37,7 @@ struct tcx_target_cfg {
 	int has_block;
 	uint32_t block; /* shared block index */
 	char *netns;    /* named netns (/run/netns/NAME), or NULL */
+	int netns_glob; /* netns is an fnmatch(3) pattern (it has *, ? or [) */
 	int line;       /* where it was written, for messages (1-based, 0 = built in) */
 };
 
@@ -119,6 +120,8 @@ struct tcx_config {
 	size_t n_decoders;
 	struct tcx_http_cfg http;
 	struct tcx_snmp_cfg snmp;
+	char **warnings; /* "FILE:LINE:COL: message": accepted, but worth a word */
+	size_t n_warnings;
 };
 
 /* Split a listen address into host ("" for any, brackets removed) and port.
@@ -141,6 +144,13 @@ extern const char tcx_default_config_yaml[];
 
 struct tcx_config *tcx_config_ref(struct tcx_config *cfg);
 void tcx_config_unref(struct tcx_config *cfg);
+
+/* The names of the named network namespaces (TCX_NETNS_DIR) that glob
+ * matches (fnmatch(3)), sorted, as a NULL-terminated array to free with
+ * tcx_netns_names_free(); NULL when out of memory. A directory that does not
+ * exist holds no names; a name longer than 63 bytes is left out. */
+char **tcx_netns_glob(const char *glob);
+void tcx_netns_names_free(char **names);
 
 /* ---- cookie -> labels ------------------------------------------------------ */
 

@@ -10,6 +10,10 @@
 #     its devices, only when nothing holds it: not the daemon's socket), and
 #     no thread of the daemon is in it. A namespace deleted and made again
 #     under the same name is collected afresh (its new filters, not the old).
+#   - `netns: "*"` and a glob: a namespace made while the daemon runs is
+#     collected within an interval, as a target of its own (netns label),
+#     one that does not match is not; deleted, its rows disappear and it is
+#     released. --check-config warns of a glob that matches nothing yet.
 #
 # The daemon collects every 200 ms; "within one interval" is checked with
 # some slack (2 s) for a loaded machine.
@@ -162,4 +166,55 @@ host_gone "$lit_host" 5
 own_ns_only
 
 stop_tcx "$TCX_PID" tcx 5
+ip netns del "$LIT"
+
+# ---- 2. globs -----------------------------------------------------------------------------
+# follow GLOB IN OUT: with `netns: GLOB`, namespace IN (made after the daemon
+# started) is collected within an interval, OUT (already there) is not
+# unless GLOB is "*"; IN deleted: its rows disappear, no target of it is
+# left, and it is released.
+follow() {
+	local glob=$1 in=$2 out=$3 in_host
+	note "netns: \"$glob\": $in appears, then disappears"
+	cat >"$WORK/glob.yaml" <<YAML
+interval: 200ms
+http: {listen: ["127.0.0.1:$port"]}
+targets:
+  - all: true
+    netns: "$glob"
+YAML
+	start_tcx tcx "$WORK/glob.yaml"
+	wait_metrics 5 "the first collection" has '^tc_exporter_build_info'
+	mkns "$in" 0c01
+	in_host=$HOST
+	wait_metrics 2 "$in's rows exported" has "$(rows "$in" 0c01)"
+	has "$(rows "$in" 0c01ff)" || fail "$in: x0's row is missing"
+	has '^tc_scrape_collector_success\{dev="d0",parent="ingress",netns="'"$in"'"\} 1$' ||
+		fail "$in: no target of its own (netns label $in)"
+	if [ "$glob" = "*" ]; then
+		has "$(rows "$out" 0b01)" || fail "netns: \"*\" does not collect $out"
+	else
+		hasnt "netns=\"$out\"" || fail "netns: \"$glob\" collects $out"
+	fi
+	ip netns del "$in"
+	wait_metrics 2 "$in's rows gone after ip netns del" hasnt "netns=\"$in\""
+	host_gone "$in_host" 5
+	own_ns_only
+	stop_tcx "$TCX_PID" tcx 5
+}
+
+mkns "${P}other" 0b01
+note "--check-config: a glob that matches nothing yet is a warning (exit 0)"
+printf 'targets:\n  - all: true\n    netns: "%s"\n' "${P}g-*" >"$WORK/nomatch.yaml"
+run_tcx nomatch --check-config "$WORK/nomatch.yaml"
+expect_rc nomatch 0
+expect_grep nomatch err -F "warning: $WORK/nomatch.yaml:3:12: netns '${P}g-*' matches no namespace in /run/netns yet"
+printf 'targets:\n  - all: true\n    netns: "%s"\n' "${P}o*" >"$WORK/match.yaml"
+run_tcx match --check-config "$WORK/match.yaml"
+expect_rc match 0
+expect_empty match err
+
+follow "${P}g-*" "${P}g-1" "${P}other"
+follow "*" "${P}g-2" "${P}other"
+
 note "netns_follow: all checks passed"

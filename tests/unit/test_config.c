@@ -1101,6 +1101,34 @@ static void test_err_targets(void **state)
 	              "t.yaml:2:10: invalid boolean 'maybe' for 'all'\n");
 }
 
+/* netns globs: on `all` targets only; one that matches no namespace yet is a
+ * warning (kept in cfg->warnings, FILE:LINE:COL), not an error. */
+static void test_netns_glob(void **state)
+{
+	struct tcx_config *cfg =
+	        load_ok("targets:\n  - all: true\n    netns: \"tcx-no-such-ns-*\"\n"
+	                "  - {all: true, netns: \"tcx-no[0-9]?\"}\n"
+	                "  - {all: true, netns: tcx-plain}\n");
+
+	assert_int_equal(cfg->n_targets, 3);
+	assert_int_equal(cfg->targets[0].netns_glob, 1);
+	assert_int_equal(cfg->targets[1].netns_glob, 1);
+	assert_int_equal(cfg->targets[2].netns_glob, 0);
+	assert_int_equal(cfg->n_warnings, 2);
+	assert_string_equal(cfg->warnings[0], "t.yaml:3:12: netns 'tcx-no-such-ns-*' matches no "
+	                                      "namespace in /run/netns yet");
+	assert_string_equal(cfg->warnings[1], "t.yaml:4:24: netns 'tcx-no[0-9]?' matches no "
+	                                      "namespace in /run/netns yet");
+	tcx_config_unref(cfg);
+
+	expect_errors("targets:\n  - {dev: eth0, netns: \"tenant-*\"}\n",
+	              "t.yaml:2:24: netns 'tenant-*' is a glob: it needs 'all: true' (a device "
+	              "or block is named in one namespace)\n");
+	expect_errors("targets:\n  - {block: 3, netns: \"*\"}\n",
+	              "t.yaml:2:23: netns '*' is a glob: it needs 'all: true' (a device "
+	              "or block is named in one namespace)\n");
+}
+
 /* Every problem is reported, including the deferred cookie/decoder checks. */
 static void test_http_section(void **state)
 {
@@ -1232,6 +1260,7 @@ int main(void)
 	        cmocka_unit_test(test_err_decoders),
 	        cmocka_unit_test(test_err_unmapped),
 	        cmocka_unit_test(test_err_targets),
+	        cmocka_unit_test(test_netns_glob),
 	        cmocka_unit_test(test_http_section),
 	        cmocka_unit_test(test_err_all_reported),
 	};
