@@ -102,6 +102,7 @@ struct pass_ns {
 
 struct pass {
 	struct tcx_collector *c;
+	const struct tcx_config *cfg;
 	struct tcx_snapshot *s;
 	struct pass_ns **ns; /* stable addresses: units point at them */
 	size_t n_ns, cap_ns;
@@ -379,19 +380,27 @@ static int unit_error(struct units *us, struct pass_ns *ns, const char *dev, uin
 	return unit_add(us, &u);
 }
 
+/* The name of device ifindex, or ifN when the link dump did not list it. */
+static void dev_name(const struct pass_ns *ns, uint32_t ifindex, char name[IFNAMSIZ])
+{
+	const struct link *l = link_by_index(ns, ifindex);
+
+	if (l)
+		snprintf(name, IFNAMSIZ, "%s", l->name);
+	else
+		snprintf(name, IFNAMSIZ, "if%u", ifindex);
+}
+
 /* The dump units for one qdisc. Those found by `all` are implicit: left out
  * of the snapshot when they hold no filter. Those of a named device stay, so
  * that what the operator named always reports its state. */
 static int units_from_qdisc(struct units *us, struct pass_ns *ns, const struct tcx_qdisc *q,
                             int implicit)
 {
-	const struct link *l = link_by_index(ns, q->ifindex);
 	struct unit u = {.ns = ns, .ifindex = q->ifindex, .implicit = implicit};
 	int clsact = strcmp(q->kind, "clsact") == 0;
 
-	snprintf(u.dev, sizeof(u.dev), "%s", l ? l->name : "");
-	if (!l)
-		snprintf(u.dev, sizeof(u.dev), "if%u", q->ifindex);
+	dev_name(ns, q->ifindex, u.dev);
 	if (clsact || strcmp(q->kind, "ingress") == 0) {
 		struct unit b = {.ns = ns, .ifindex = 0, .implicit = implicit};
 
@@ -434,9 +443,16 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 		return unit_error(us, ns, t->dev, t->has_block ? t->block : 0, t->parent,
 		                  TCX_ERR_KERNEL, ns->list_err);
 	if (t->all) {
-		for (size_t i = 0; i < ns->n_qdiscs; i++)
-			if (units_from_qdisc(us, ns, &ns->qdiscs[i], 1) < 0)
+		/* The devices `devices:` lets in; a shared block, through any
+		 * device bound to it that it lets in. */
+		for (size_t i = 0; i < ns->n_qdiscs; i++) {
+			char dev[IFNAMSIZ];
+
+			dev_name(ns, ns->qdiscs[i].ifindex, dev);
+			if (tcx_config_device_wanted(p->cfg, dev) &&
+			    units_from_qdisc(us, ns, &ns->qdiscs[i], 1) < 0)
 				return -1;
+		}
 		return 0;
 	}
 	if (t->has_block) {
@@ -973,7 +989,7 @@ struct tcx_snapshot *tcx_collect_observed(struct tcx_collector *c, struct tcx_co
                                           const struct tcx_collect_observer *obs)
 {
 	struct tcx_snapshot *s = tcx_snapshot_new(cfg);
-	struct pass p = {.c = c, .s = s, .obs = obs};
+	struct pass p = {.c = c, .cfg = cfg, .s = s, .obs = obs};
 	struct units us = {0};
 	double t0 = tcx_clock_s(CLOCK_MONOTONIC);
 

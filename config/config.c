@@ -1286,12 +1286,70 @@ static int top_snmp(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	return section(c, k, v, snmp_keys, sizeof(snmp_keys) / sizeof(snmp_keys[0]), " in snmp");
 }
 
+/* ---- devices ----------------------------------------------------------------- */
+
+static int devices_regex(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, regex_t *re, int *has)
+{
+	char msg[256];
+	int r;
+
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (tcx_yaml_has_nul(v)) {
+		tcx_yaml_err_at(&c->y, v, "invalid %s regex '%s': it holds a NUL byte",
+		                tcx_yaml_sval(k), tcx_yaml_sval(v));
+		return -1;
+	}
+	r = regcomp(re, tcx_yaml_sval(v), REG_EXTENDED | REG_NOSUB);
+	if (r) {
+		regerror(r, re, msg, sizeof(msg));
+		tcx_yaml_err_at(&c->y, v, "invalid %s regex '%s': %s", tcx_yaml_sval(k),
+		                tcx_yaml_sval(v), msg);
+		return -1;
+	}
+	*has = 1;
+	return 0;
+}
+
+static int devices_include(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	struct tcx_devices_cfg *d = &c->cfg->devices;
+
+	return devices_regex(c, k, v, &d->include, &d->has_include);
+}
+
+static int devices_exclude(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	struct tcx_devices_cfg *d = &c->cfg->devices;
+
+	return devices_regex(c, k, v, &d->exclude, &d->has_exclude);
+}
+
+static const struct key_handler devices_keys[] = {
+        {"include", devices_include},
+        {"exclude", devices_exclude},
+};
+
+static int top_devices(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return section(c, k, v, devices_keys, sizeof(devices_keys) / sizeof(devices_keys[0]),
+	               " in devices");
+}
+
+int tcx_config_device_wanted(const struct tcx_config *cfg, const char *dev)
+{
+	const struct tcx_devices_cfg *d = &cfg->devices;
+
+	return (!d->has_include || regexec(&d->include, dev, 0, NULL, 0) == 0) &&
+	       (!d->has_exclude || regexec(&d->exclude, dev, 0, NULL, 0) != 0);
+}
+
 /* ---- the document ------------------------------------------------------------ */
 
 static const struct key_handler top_keys[] = {
         {"interval", top_interval}, {"targets", top_targets},   {"labels", top_labels},
         {"unmapped", top_unmapped}, {"cookies", defer_cookies}, {"decoders", defer_decoders},
-        {"http", top_http},         {"snmp", top_snmp},
+        {"http", top_http},         {"snmp", top_snmp},         {"devices", top_devices},
 };
 
 static void config_free(struct tcx_config *cfg)
@@ -1317,6 +1375,10 @@ static void config_free(struct tcx_config *cfg)
 		free(cfg->http.listen[i]);
 	free(cfg->http.web_config);
 	free(cfg->snmp.agentx_socket);
+	if (cfg->devices.has_include)
+		regfree(&cfg->devices.include);
+	if (cfg->devices.has_exclude)
+		regfree(&cfg->devices.exclude);
 	for (i = 0; i < cfg->n_warnings; i++)
 		free(cfg->warnings[i]);
 	free(cfg->warnings);

@@ -4,6 +4,7 @@
 #define TCX_CONFIG_H
 
 #include <linux/pkt_sched.h>
+#include <regex.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -95,6 +96,13 @@ struct tcx_snmp_cfg {
 	int ping_interval_s; /* default 5 */
 };
 
+/* The `devices:` section: which devices `all` targets collect (every one
+ * by default). POSIX extended regexes on the device name. */
+struct tcx_devices_cfg {
+	int has_include, has_exclude;
+	regex_t include, exclude; /* REG_EXTENDED | REG_NOSUB */
+};
+
 /* A bump allocator (config/yamlutil.h). */
 struct tcx_arena_block;
 struct tcx_arena {
@@ -120,6 +128,7 @@ struct tcx_config {
 	size_t n_decoders;
 	struct tcx_http_cfg http;
 	struct tcx_snmp_cfg snmp;
+	struct tcx_devices_cfg devices;
 	char **warnings; /* "FILE:LINE:COL: message": accepted, but worth a word */
 	size_t n_warnings;
 };
@@ -144,6 +153,11 @@ extern const char tcx_default_config_yaml[];
 
 struct tcx_config *tcx_config_ref(struct tcx_config *cfg);
 void tcx_config_unref(struct tcx_config *cfg);
+
+/* Does `devices:` let `all` targets collect the device named dev? It does
+ * when dev matches `include` (if given) and does not match `exclude` (if
+ * given). */
+int tcx_config_device_wanted(const struct tcx_config *cfg, const char *dev);
 
 /* The names of the named network namespaces (TCX_NETNS_DIR) that glob
  * matches (fnmatch(3)), sorted, as a NULL-terminated array to free with

@@ -14,6 +14,8 @@
 #     collected within an interval, as a target of its own (netns label),
 #     one that does not match is not; deleted, its rows disappear and it is
 #     released. --check-config warns of a glob that matches nothing yet.
+#   - `devices: {include, exclude}` on `all` targets (netns "*"), and an
+#     invalid regex (exit 2, FILE:LINE:COL, regerror()'s message).
 #
 # The daemon collects every 200 ms; "within one interval" is checked with
 # some slack (2 s) for a loaded machine.
@@ -216,5 +218,38 @@ expect_empty match err
 
 follow "${P}g-*" "${P}g-1" "${P}other"
 follow "*" "${P}g-2" "${P}other"
+
+# ---- 3. devices: include/exclude -------------------------------------------------------------
+note "devices: include/exclude filter the all targets of netns \"*\" (--once)"
+mkns "${P}dev" 0d01
+printf '%s\n' 'devices: {include: "^(d|x)", exclude: "^x"}' 'targets: [{all: true, netns: "*"}]' \
+	>"$WORK/devices.yaml"
+run_tcx devices --once --config "$WORK/devices.yaml"
+expect_rc devices 0
+expect_grep devices out -E "$(rows "${P}dev" 0d01)"
+expect_grep devices out -E "$(rows "${P}other" 0b01)"
+if grep -E 'dev="x0"' "$WORK/devices.out"; then
+	fail "devices: x0 matches exclude, but is collected"
+fi
+printf '%s\n' 'devices: {exclude: "^d"}' 'targets: [{all: true, netns: "*"}]' >"$WORK/devices2.yaml"
+run_tcx devices2 --once --config "$WORK/devices2.yaml"
+expect_rc devices2 0
+expect_grep devices2 out -E "$(rows "${P}dev" 0d01ff)"
+if grep -E 'dev="d0"' "$WORK/devices2.out"; then
+	fail "devices2: d0 matches exclude, but is collected"
+fi
+
+note "devices: an invalid regex is exit 2 with FILE:LINE:COL and regerror's message"
+printf '%s\n' 'devices:' '  include: "^(eth"' >"$WORK/badre.yaml"
+for r in badre_check badre_once; do
+	if [ $r = badre_check ]; then
+		run_tcx $r --check-config "$WORK/badre.yaml"
+	else
+		run_tcx $r --once --config "$WORK/badre.yaml"
+	fi
+	expect_rc $r 2
+	expect_grep $r err -F "$WORK/badre.yaml:2:12: invalid include regex '^(eth': Unmatched ( or \\("
+	expect_empty $r out
+done
 
 note "netns_follow: all checks passed"

@@ -794,7 +794,7 @@ static void test_err_syntax(void **state)
 	expect_errors(
 	        "a: b\n c: d\n",
 	        "t.yaml:1:1: unknown key 'a' (expected one of: interval, targets, labels, "
-	        "unmapped, cookies, decoders, http, snmp)\n"
+	        "unmapped, cookies, decoders, http, snmp, devices)\n"
 	        "t.yaml:2:3: YAML syntax error: mapping values are not allowed in this context\n");
 	/* a reader error: the position is computed from the byte offset */
 	expect_errors("interval: 1\nunmapped: \"\xff\"\n",
@@ -816,7 +816,7 @@ static void test_err_keys(void **state)
 {
 	expect_errors("interval: 15\nintervl: 15\n",
 	              "t.yaml:2:1: unknown key 'intervl' (expected one of: interval, targets, "
-	              "labels, unmapped, cookies, decoders, http, snmp)\n");
+	              "labels, unmapped, cookies, decoders, http, snmp, devices)\n");
 	expect_errors("targets:\n  - dev: eth0\n    prent: ingress\n",
 	              "t.yaml:3:5: unknown key 'prent' in target (expected one of: all, dev, "
 	              "parent, block, netns)\n");
@@ -1129,6 +1129,39 @@ static void test_netns_glob(void **state)
 	              "or block is named in one namespace)\n");
 }
 
+/* devices: include/exclude are POSIX extended regexes; a bad one is an
+ * error naming it and regerror()'s message. */
+static void test_devices(void **state)
+{
+	struct tcx_config *cfg = load_ok("devices:\n  include: \"^(eth|ens|bond)\"\n"
+	                                 "  exclude: \"^eth9$\"\n");
+
+	assert_true(tcx_config_device_wanted(cfg, "eth0"));
+	assert_true(tcx_config_device_wanted(cfg, "bond12"));
+	assert_false(tcx_config_device_wanted(cfg, "eth9"));
+	assert_false(tcx_config_device_wanted(cfg, "veth0"));
+	tcx_config_unref(cfg);
+	cfg = load_ok("devices: {exclude: veth}\n");
+	assert_true(tcx_config_device_wanted(cfg, "eth0"));
+	assert_false(tcx_config_device_wanted(cfg, "myveth1"));
+	tcx_config_unref(cfg);
+	cfg = load_ok("interval: 1s\n");
+	assert_true(tcx_config_device_wanted(cfg, "anything"));
+	tcx_config_unref(cfg);
+
+	expect_errors("devices:\n  include: \"^(eth\"\n  exclude: \"[a\"\n",
+	              "t.yaml:2:12: invalid include regex '^(eth': Unmatched ( or \\(\n"
+	              "t.yaml:3:12: invalid exclude regex '[a': Unmatched [, [^, [:, [., or [=\n");
+	expect_errors("devices:\n  exclude: \"a\\0b\"\n",
+	              "t.yaml:2:12: invalid exclude regex 'a': it holds a NUL byte\n");
+	expect_errors("devices: {include: [eth]}\n",
+	              "t.yaml:1:20: 'include' must be a scalar, got a sequence\n");
+	expect_errors("devices: {incl: eth}\n",
+	              "t.yaml:1:11: unknown key 'incl' in devices (expected one of: include, "
+	              "exclude)\n");
+	expect_errors("devices: eth\n", "t.yaml:1:10: 'devices' must be a mapping, got a scalar\n");
+}
+
 /* Every problem is reported, including the deferred cookie/decoder checks. */
 static void test_http_section(void **state)
 {
@@ -1261,6 +1294,7 @@ int main(void)
 	        cmocka_unit_test(test_err_unmapped),
 	        cmocka_unit_test(test_err_targets),
 	        cmocka_unit_test(test_netns_glob),
+	        cmocka_unit_test(test_devices),
 	        cmocka_unit_test(test_http_section),
 	        cmocka_unit_test(test_err_all_reported),
 	};
