@@ -143,9 +143,14 @@ start_tcx tcx "$WORK/lit.yaml"
 wait_metrics 5 "$LIT's rows exported" has "$(rows "$LIT" 0a01)"
 has "$(rows "$LIT" 0a01ff)" || fail "$LIT: x0's row is missing"
 
+# lit_failed: no row of $LIT, its target failed, a notfound error counted.
+lit_failed() {
+	hasnt "netns=\"$LIT\".*cookie=" &&
+		has "^tc_scrape_collector_success\\{.*netns=\"$LIT\".*\\} 0\$" &&
+		has '^tc_exporter_snapshot_errors\{cause="notfound"\} [1-9]'
+}
 ip netns del "$LIT"
-wait_metrics 2 "$LIT's rows gone and its target failed after ip netns del" \
-	eval "hasnt 'netns=\"$LIT\".*cookie=' && has '^tc_scrape_collector_success\\{.*netns=\"$LIT\".*\\} 0\$' && has '^tc_exporter_snapshot_errors\\{cause=\"notfound\"\\} [1-9]'"
+wait_metrics 2 "$LIT's rows gone and its target failed after ip netns del" lit_failed
 curl -sf --max-time 5 "$base/" >"$WORK/landing.html" || fail "/ did not answer"
 grep -qF "netns '$LIT': cannot open /run/netns/$LIT: No such file or directory" \
 	"$WORK/landing.html" || fail "the landing page does not name the missing namespace"
@@ -162,8 +167,8 @@ lit_host=$HOST
 # socket of the old namespace must not stay in use (st_dev/st_ino differ).
 ip netns del "$LIT"
 mkns "$LIT" 0a03
-wait_metrics 2 "the third $LIT's rows replace the second's" \
-	eval "has '$(rows "$LIT" 0a03)' && hasnt 'cookie=\"0a02'"
+third_only() { has "$(rows "$LIT" 0a03)" && hasnt 'cookie="0a02'; }
+wait_metrics 2 "the third $LIT's rows replace the second's" third_only
 host_gone "$lit_host" 5
 own_ns_only
 
