@@ -192,7 +192,7 @@ static void test_cut_reply_in_named_netns(void **state)
 
 	(void)state;
 	assert_true(home >= 0);
-	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+	if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
 		fail_msg("cannot make a private mount namespace: %s", strerror(errno));
 	if (mount("tcx-test-netns", access(TCX_NETNS_DIR, F_OK) == 0 ? TCX_NETNS_DIR : "/run",
 	          "tmpfs", 0, NULL) < 0)
@@ -201,7 +201,7 @@ static void test_cut_reply_in_named_netns(void **state)
 	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	assert_true(fd >= 0);
 	close(fd);
-	if (mount("/proc/self/ns/net", path, NULL, MS_BIND, NULL) < 0)
+	if (mount("/proc/self/ns/net", path, "none", MS_BIND, NULL) < 0)
 		fail_msg("cannot bind-mount our namespace on %s: %s", path, strerror(errno));
 	assert_int_equal(unshare(CLONE_NEWNET), 0); /* elsewhere: no addresses */
 	cut_short(1, NETNS_NAME);
