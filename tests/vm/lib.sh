@@ -31,15 +31,16 @@ VM_BASE_MODULES=(virtio_pci 9pnet_virtio 9p)
 # TCX_VM_KERNEL when set (a vmlinuz path whose version is the part after
 # "vmlinuz-"). Skips when there is none.
 vm_find_kernel() {
-	local series=${1:-} k v cands=()
+	local series=${1:-} k v cands=() hint
 	if [ -z "$series" ] && [ -n "${TCX_VM_KERNEL:-}" ]; then
 		cands=("$TCX_VM_KERNEL")
+		hint="TCX_VM_KERNEL: a readable vmlinuz-VERSION with /lib/modules/VERSION/modules.dep"
 	else
+		hint="install $(vm_package "$series")"
 		shopt -s nullglob
 		cands=(/boot/vmlinuz-"${series:+$series.}"*)
 		shopt -u nullglob
-		[ "${#cands[@]}" -gt 0 ] ||
-			skip "no kernel image /boot/vmlinuz-${series:+$series.}* (install $(vm_package "$series"))"
+		[ "${#cands[@]}" -gt 0 ] || skip "no kernel image /boot/vmlinuz-${series:+$series.}* ($hint)"
 		mapfile -t cands < <(printf '%s\n' "${cands[@]}" | sort -r -V)
 	fi
 	VM_KERNEL=
@@ -52,8 +53,7 @@ vm_find_kernel() {
 			break
 		fi
 	done
-	[ -n "$VM_KERNEL" ] ||
-		skip "no readable kernel image with modules among: ${cands[*]} (install $(vm_package "$series"))"
+	[ -n "$VM_KERNEL" ] || skip "no readable kernel image with modules among: ${cands[*]} ($hint)"
 	export VM_KERNEL VM_KVER VM_MODDIR
 }
 
