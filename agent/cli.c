@@ -123,6 +123,7 @@ static int check_config(const char *path)
 	struct tcx_config *cfg = tcx_config_load_file(path, tcx_log_config_error, &nerr);
 	struct tcx_webconfig *web = NULL;
 
+	tcx_log_config_warnings(cfg);
 	if (cfg && cfg->http.web_config)
 		web = tcx_webconfig_load(cfg->http.web_config, tcx_log_config_error, &nerr);
 #ifndef HAVE_SNMP
@@ -180,6 +181,7 @@ static int run_once(const struct cli_opts *o)
 	                : tcx_config_default();
 	if (!cfg)
 		return TCX_EXIT_USAGE;
+	tcx_log_config_warnings(cfg);
 	c = tcx_collector_new(&tcx_netlink_source, NULL);
 	if (c)
 		s = tcx_collect(c, cfg);

@@ -258,6 +258,7 @@ static int load_all(const char *config_path, struct tcx_config **cfg, struct tcx
 	                   : tcx_config_default();
 	if (!*cfg)
 		return -1;
+	tcx_log_config_warnings(*cfg);
 	if ((*cfg)->http.web_config) {
 		*web = tcx_webconfig_load((*cfg)->http.web_config, tcx_log_config_error, &nerr);
 		if (!*web) {

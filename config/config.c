@@ -8,6 +8,8 @@
  * their nodes released, once `labels` is known (it usually comes first); what
  * came before it is validated after the document. Every problem is reported
  * and the walk goes on; the config is returned only if there was none. */
+#include <dirent.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,6 +261,7 @@ struct target_ps {
 	int n_kinds;   /* how many of all, dev, block were written */
 	int dev_given; /* `dev` was written (even if invalid) */
 	tcx_ynode_t *parent_key;
+	tcx_ynode_t *netns_val;
 };
 
 static int tgt_all(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
@@ -376,6 +379,85 @@ static int tgt_block(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	return 0;
 }
 
+/* ---- named namespaces ---------------------------------------------------------- */
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **tcx_netns_glob(const char *glob)
+{
+	DIR *d = opendir(TCX_NETNS_DIR);
+	struct dirent *e;
+	char **names = calloc(1, sizeof(*names));
+	size_t n = 0, cap = 1;
+
+	if (!names)
+		goto oom;
+	while (d && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    strlen(e->d_name) > TCX_NETNS_MAX || fnmatch(glob, e->d_name, 0) != 0)
+			continue;
+		if (tcx_grow(&names, &cap, n + 2, sizeof(*names), 16) < 0 ||
+		    !(names[n] = strdup(e->d_name)))
+			goto oom;
+		names[++n] = NULL;
+	}
+	if (d)
+		closedir(d);
+	qsort(names, n, sizeof(*names), cmp_names);
+	return names;
+oom:
+	if (d)
+		closedir(d);
+	tcx_netns_names_free(names);
+	return NULL;
+}
+
+void tcx_netns_names_free(char **names)
+{
+	for (size_t i = 0; names && names[i]; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* Keep a warning (tcx_yaml_msg_at()) in cfg->warnings. */
+static void keep_warning(struct ctx *c, char *msg)
+{
+	struct tcx_config *cfg = c->cfg;
+	char **w;
+
+	if (!msg)
+		return;
+	w = realloc(cfg->warnings, (cfg->n_warnings + 1) * sizeof(*w));
+	if (!w) {
+		free(msg);
+		tcx_yaml_oom(&c->y);
+		return;
+	}
+	cfg->warnings = w;
+	cfg->warnings[cfg->n_warnings++] = msg;
+}
+
+/* A glob that matches no namespace yet is fine (they come and go, and are
+ * looked for at every collection), but may be a typo. */
+static void netns_glob_check(struct ctx *c, const tcx_ynode_t *v, const char *glob)
+{
+	char **names = tcx_netns_glob(glob);
+
+	if (!names) {
+		tcx_yaml_oom(&c->y);
+		return;
+	}
+	if (!names[0])
+		keep_warning(c, tcx_yaml_msg_at(&c->y, v,
+		                                "netns '%s' matches no namespace in " TCX_NETNS_DIR
+		                                " yet",
+		                                glob));
+	tcx_netns_names_free(names);
+}
+
 static int tgt_netns(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct target_ps *ps = obj;
@@ -385,12 +467,16 @@ static int tgt_netns(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	if (tcx_yaml_slen(v) == 0 || tcx_yaml_slen(v) > TCX_NETNS_MAX || tcx_yaml_has_nul(v) ||
 	    strchr(tcx_yaml_sval(v), '/') || !strcmp(tcx_yaml_sval(v), ".") ||
 	    !strcmp(tcx_yaml_sval(v), "..")) {
-		tcx_yaml_err_at(&c->y, v, "invalid netns '%s': must be a name under /run/netns",
+		tcx_yaml_err_at(&c->y, v, "invalid netns '%s': must be a name under " TCX_NETNS_DIR,
 		                tcx_yaml_sval(v));
 		return -1;
 	}
 	ps->t->netns = tcx_yaml_strndup(&c->y, tcx_yaml_sval(v), tcx_yaml_slen(v));
-	return ps->t->netns ? 0 : -1;
+	if (!ps->t->netns)
+		return -1;
+	ps->t->netns_glob = strpbrk(ps->t->netns, "*?[") != NULL;
+	ps->netns_val = v;
+	return 0;
 }
 
 static const struct key_handler target_keys[] = {
@@ -432,6 +518,14 @@ static int top_targets(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 		} else if (ps.parent_key && !ps.dev_given) {
 			tcx_yaml_err_at(&c->y, ps.parent_key, "'parent' needs 'dev'");
 			ret = -1;
+		} else if (ps.t->netns_glob && !ps.t->all) {
+			tcx_yaml_err_at(&c->y, ps.netns_val,
+			                "netns '%s' is a glob: it needs 'all: true' (a device or "
+			                "block is named in one namespace)",
+			                ps.t->netns);
+			ret = -1;
+		} else if (ps.t->netns_glob) {
+			netns_glob_check(c, ps.netns_val, ps.t->netns);
 		}
 	}
 	return ret;
@@ -479,6 +573,13 @@ static int top_labels(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 			                "[a-zA-Z_][a-zA-Z0-9_]* and not "
 			                "start with __",
 			                tcx_yaml_sval(e));
+			goto bad;
+		}
+		if (!strcmp(tcx_yaml_sval(e), "job") || !strcmp(tcx_yaml_sval(e), "instance")) {
+			tcx_yaml_err_at(&c->y, e,
+			                "label name '%s' is set by Prometheus on every series it "
+			                "scrapes (it would rename this one exported_%s)",
+			                tcx_yaml_sval(e), tcx_yaml_sval(e));
 			goto bad;
 		}
 		if (tcx_label_name_reserved(tcx_yaml_sval(e))) {
@@ -1185,12 +1286,70 @@ static int top_snmp(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	return section(c, k, v, snmp_keys, sizeof(snmp_keys) / sizeof(snmp_keys[0]), " in snmp");
 }
 
+/* ---- devices ----------------------------------------------------------------- */
+
+static int devices_regex(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, regex_t *re, int *has)
+{
+	char msg[256];
+	int r;
+
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (tcx_yaml_has_nul(v)) {
+		tcx_yaml_err_at(&c->y, v, "invalid %s regex '%s': it holds a NUL byte",
+		                tcx_yaml_sval(k), tcx_yaml_sval(v));
+		return -1;
+	}
+	r = regcomp(re, tcx_yaml_sval(v), REG_EXTENDED | REG_NOSUB);
+	if (r) {
+		regerror(r, re, msg, sizeof(msg));
+		tcx_yaml_err_at(&c->y, v, "invalid %s regex '%s': %s", tcx_yaml_sval(k),
+		                tcx_yaml_sval(v), msg);
+		return -1;
+	}
+	*has = 1;
+	return 0;
+}
+
+static int devices_include(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	struct tcx_devices_cfg *d = &c->cfg->devices;
+
+	return devices_regex(c, k, v, &d->include, &d->has_include);
+}
+
+static int devices_exclude(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	struct tcx_devices_cfg *d = &c->cfg->devices;
+
+	return devices_regex(c, k, v, &d->exclude, &d->has_exclude);
+}
+
+static const struct key_handler devices_keys[] = {
+        {"include", devices_include},
+        {"exclude", devices_exclude},
+};
+
+static int top_devices(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return section(c, k, v, devices_keys, sizeof(devices_keys) / sizeof(devices_keys[0]),
+	               " in devices");
+}
+
+int tcx_config_device_wanted(const struct tcx_config *cfg, const char *dev)
+{
+	const struct tcx_devices_cfg *d = &cfg->devices;
+
+	return (!d->has_include || regexec(&d->include, dev, 0, NULL, 0) == 0) &&
+	       (!d->has_exclude || regexec(&d->exclude, dev, 0, NULL, 0) != 0);
+}
+
 /* ---- the document ------------------------------------------------------------ */
 
 static const struct key_handler top_keys[] = {
         {"interval", top_interval}, {"targets", top_targets},   {"labels", top_labels},
         {"unmapped", top_unmapped}, {"cookies", defer_cookies}, {"decoders", defer_decoders},
-        {"http", top_http},         {"snmp", top_snmp},
+        {"http", top_http},         {"snmp", top_snmp},         {"devices", top_devices},
 };
 
 static void config_free(struct tcx_config *cfg)
@@ -1216,6 +1375,13 @@ static void config_free(struct tcx_config *cfg)
 		free(cfg->http.listen[i]);
 	free(cfg->http.web_config);
 	free(cfg->snmp.agentx_socket);
+	if (cfg->devices.has_include)
+		regfree(&cfg->devices.include);
+	if (cfg->devices.has_exclude)
+		regfree(&cfg->devices.exclude);
+	for (i = 0; i < cfg->n_warnings; i++)
+		free(cfg->warnings[i]);
+	free(cfg->warnings);
 	free(cfg->path);
 	free(cfg);
 }

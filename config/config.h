@@ -4,6 +4,7 @@
 #define TCX_CONFIG_H
 
 #include <linux/pkt_sched.h>
+#include <regex.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +25,9 @@ enum tcx_unmapped_policy {
 #define TCX_PARENT_INGRESS TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS) /* 0xFFFFFFF2 */
 #define TCX_PARENT_EGRESS  TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)  /* 0xFFFFFFF3 */
 
+/* Where `ip netns add NAME` puts a named network namespace. */
+#define TCX_NETNS_DIR "/run/netns"
+
 /* One `targets:` entry. */
 struct tcx_target_cfg {
 	int all;          /* `all: true`: every qdisc and shared block */
@@ -34,6 +38,7 @@ struct tcx_target_cfg {
 	int has_block;
 	uint32_t block; /* shared block index */
 	char *netns;    /* named netns (/run/netns/NAME), or NULL */
+	int netns_glob; /* netns is an fnmatch(3) pattern (it has *, ? or [) */
 	int line;       /* where it was written, for messages (1-based, 0 = built in) */
 };
 
@@ -91,6 +96,13 @@ struct tcx_snmp_cfg {
 	int ping_interval_s; /* default 5 */
 };
 
+/* The `devices:` section: which devices `all` targets collect (every one
+ * by default). POSIX extended regexes on the device name. */
+struct tcx_devices_cfg {
+	int has_include, has_exclude;
+	regex_t include, exclude; /* REG_EXTENDED | REG_NOSUB */
+};
+
 /* A bump allocator (config/yamlutil.h). */
 struct tcx_arena_block;
 struct tcx_arena {
@@ -116,6 +128,9 @@ struct tcx_config {
 	size_t n_decoders;
 	struct tcx_http_cfg http;
 	struct tcx_snmp_cfg snmp;
+	struct tcx_devices_cfg devices;
+	char **warnings; /* "FILE:LINE:COL: message": accepted, but worth a word */
+	size_t n_warnings;
 };
 
 /* Split a listen address into host ("" for any, brackets removed) and port.
@@ -138,6 +153,18 @@ extern const char tcx_default_config_yaml[];
 
 struct tcx_config *tcx_config_ref(struct tcx_config *cfg);
 void tcx_config_unref(struct tcx_config *cfg);
+
+/* Does `devices:` let `all` targets collect the device named dev? It does
+ * when dev matches `include` (if given) and does not match `exclude` (if
+ * given). */
+int tcx_config_device_wanted(const struct tcx_config *cfg, const char *dev);
+
+/* The names of the named network namespaces (TCX_NETNS_DIR) that glob
+ * matches (fnmatch(3)), sorted, as a NULL-terminated array to free with
+ * tcx_netns_names_free(); NULL when out of memory. A directory that does not
+ * exist holds no names; a name longer than 63 bytes is left out. */
+char **tcx_netns_glob(const char *glob);
+void tcx_netns_names_free(char **names);
 
 /* ---- cookie -> labels ------------------------------------------------------ */
 

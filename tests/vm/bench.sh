@@ -50,7 +50,7 @@ timeout_s=${TCX_VM_TIMEOUT:-1500}
 require_cmd awk
 find_python
 vm_require_tools
-vm_find_kernel
+vm_find_kernel "" # no series: TCX_VM_KERNEL, else the newest kernel
 [ -x /sbin/tc ] || skip "/sbin/tc is not installed (iproute2)"
 
 make_workdir

@@ -1,29 +1,35 @@
 #!/bin/bash
-# Real-kernel test: boots Debian's own kernel (linux-image-amd64, 6.1 on
-# Debian 12) under QEMU with an initramfs built here from this machine's
-# files, runs the cases of tests/vm/cases.sh inside it (flower, matchall, u32,
-# every action kind, chains, shared blocks, traffic, replace, delete), and
-# compares on the host, row by row and counter by counter, every
-# `tcexporter --once` output (JSON and Prometheus) with the `tc -s -j filter
-# show` output captured in the VM right before and right after it
-# (tests/integration/compare_tc.py --tc-json; the two tc captures must be
-# identical, so nothing moved meanwhile). It also checks the collector's meta
-# series: flower alone is dumped terse, flower + matchall is terse plus a
-# full re-dump of each matchall pref ("terse+repair": a terse dump silently
-# skips matchall filters on 6.1), and a u32 pref aborts the terse dump, which
-# is then redone in full.
+# Real-kernel test: boots Debian's own kernel under QEMU with an initramfs
+# built here from this machine's files, runs the cases of tests/vm/cases.sh
+# inside it (flower, matchall, u32, every action kind, chains, shared
+# blocks, traffic, replace, delete), and compares on the host, row by row
+# and counter by counter, every `tcexporter --once` output (JSON and
+# Prometheus) with the `tc -s -j filter show` output captured in the VM right
+# before and right after it (tests/integration/compare_tc.py --tc-json; the
+# two tc captures must be identical, so nothing moved meanwhile). It also
+# checks the collector's meta series: flower alone is dumped terse, flower +
+# matchall is terse plus a full re-dump of each matchall pref
+# ("terse+repair": a terse dump silently skips matchall filters on 6.1 and
+# 6.12), and a u32 pref aborts the terse dump, which is then redone in full.
 #
 # One boot runs every case (about 10 s of boot under TCG, the rest is tc
 # and tcexporter under emulation). Results come back through a 9p share;
 # the serial console carries markers (TCXVM-*, see lib.sh) and the payload's
-# status. A VM that does not boot, hangs (TCX_VM_TIMEOUT, default 240 s) or
-# loses a marker fails the test.
+# status. A VM that does not boot, hangs (TCX_VM_TIMEOUT, default 480 s:
+# one run takes 90 to 150 s on a loaded 2-core machine, and `make -j2 check`
+# may run the two kernels' tests at once) or loses a marker fails the test.
+#
+#   tests/vm/run.sh [SERIES]
+# boots the newest installed kernel of SERIES (6.1: linux-image-amd64 on
+# Debian 12; 6.12: linux-image-6.12-amd64), as tests/vm/linux-SERIES.sh do
+# for `make check`; without SERIES, TCX_VM_KERNEL or else the newest
+# /boot/vmlinuz-* with modules.
 #
 # Environment: TCX_BIN (tcexporter to test), TCX_SRCDIR; TCX_VM_KERNEL (a
-# vmlinuz, default: the newest /boot/vmlinuz-* with modules), TCX_VM_TIMEOUT,
-# TCX_KEEP_WORK=1 (keep the work directory: initramfs, console log, outputs).
-# Exit: 0 pass, 1 fail, 77 skip (no qemu, busybox-static or kernel image;
-# with TCX_REQUIRE_ROOT=1 that is a failure).
+# vmlinuz, used without SERIES), TCX_VM_TIMEOUT, TCX_KEEP_WORK=1 (keep the
+# work directory: initramfs, console log, outputs).
+# Exit: 0 pass, 1 fail, 77 skip (no qemu, busybox-static or kernel image of
+# SERIES; with TCX_REQUIRE_ROOT=1 that is a failure).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
@@ -37,11 +43,11 @@ compare=$here/../integration/compare_tc.py
 [ -f "$compare" ] || fail "$compare not found"
 [ -f "$here/cases.sh" ] || fail "$here/cases.sh not found"
 vm_require_tools
-vm_find_kernel
+vm_find_kernel "${1:-}"
 for b in /sbin/tc /sbin/ip; do
 	[ -x "$b" ] || skip "$b is not installed (iproute2)"
 done
-timeout_s=${TCX_VM_TIMEOUT:-240}
+timeout_s=${TCX_VM_TIMEOUT:-480}
 start=$(date +%s%N)
 
 make_workdir
