@@ -238,8 +238,10 @@ struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 	l->tgt_off = malloc((s->n_targets + 1) * sizeof(*l->tgt_off));
 	l->n_sets = s->sets.n ? s->sets.n : 1;
 	l->set_off = malloc((l->n_sets + 1) * sizeof(*l->set_off));
+	/* kinds.p is never NULL, even when every kind escapes to nothing: the
+	 * parts below add offsets to it */
 	if (!l->flt || !l->act || !l->tgt_off || !l->set_off ||
-	    tcx_buf_reserve(ar, 4096 + s->n_actions * 96) < 0)
+	    tcx_buf_reserve(ar, 4096 + s->n_actions * 96) < 0 || tcx_buf_reserve(&l->kinds, 16) < 0)
 		goto fail;
 	for (unsigned k = 0; k < s->n_kinds; k++) {
 		l->kind_off[k] = (uint32_t)l->kinds.len;
