@@ -40,11 +40,11 @@ int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 		tcx_buf_put(b, "{\"netns\":", 9);
 		tcx_buf_json_string(b, t->netns);
 		if (t->block) {
-			key(b, "dev");
+			key(b, "device");
 			tcx_buf_put(b, "null", 4);
 			kv_u64(b, "block", t->block);
 		} else {
-			kv_str(b, "dev", t->dev);
+			kv_str(b, "device", t->dev);
 			key(b, "block");
 			tcx_buf_put(b, "null", 4);
 		}

@@ -111,7 +111,7 @@ static void target_labels(struct tcx_buf *b, const struct tcx_target *t)
 		snprintf(blk, sizeof(blk), "%u", t->block);
 		put_label(b, &first, "block", blk);
 	} else {
-		put_label(b, &first, "dev", t->dev);
+		put_label(b, &first, "device", t->dev);
 		put_label(b, &first, "parent", t->parent_name);
 	}
 	if (t->netns[0])

@@ -25,6 +25,11 @@
 
 #define TC_PARENT_ROOT 0u /* a dump's "root qdisc" selector */
 
+/* A key and its value, kept to be checked once their mapping is read. */
+struct kept {
+	tcx_ynode_t *k, *v;
+};
+
 /* Where a cookie was written, for "duplicate cookie" messages. */
 struct mark {
 	uint32_t line, column;
@@ -40,6 +45,7 @@ struct ctx {
 	size_t cap_cookies;        /* of cfg->cookies[] */
 	struct mark *cookie_marks; /* of cfg->cookies[] */
 	size_t cap_marks;
+	struct kept agg_by, agg_without; /* checked once `labels` is known */
 };
 
 typedef int (*key_fn)(struct ctx *c, void *obj, tcx_ynode_t *key, tcx_ynode_t *val);
@@ -213,11 +219,6 @@ static int string_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, const cha
 	*out = tcx_yaml_strndup(&c->y, tcx_yaml_sval(v), tcx_yaml_slen(v));
 	return *out ? 0 : -1;
 }
-
-/* A key and its value, kept to be checked once their mapping is read. */
-struct kept {
-	tcx_ynode_t *k, *v;
-};
 
 static int keep(struct ctx *c, struct kept *kept, tcx_ynode_t *k, tcx_ynode_t *v,
                 yaml_node_type_t t)
@@ -1185,12 +1186,172 @@ static int top_snmp(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	return section(c, k, v, snmp_keys, sizeof(snmp_keys) / sizeof(snmp_keys[0]), " in snmp");
 }
 
+/* ---- aggregate, families, max_series ------------------------------------------- */
+
+static int agg_by(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return keep(c, &c->agg_by, k, v, YAML_SEQUENCE_NODE);
+}
+
+static int agg_without(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return keep(c, &c->agg_without, k, v, YAML_SEQUENCE_NODE);
+}
+
+static const struct key_handler aggregate_keys[] = {
+        {"by", agg_by},
+        {"without", agg_without},
+};
+
+static int top_aggregate(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	if (section(c, k, v, aggregate_keys, sizeof(aggregate_keys) / sizeof(aggregate_keys[0]),
+	            " in aggregate"))
+		return -1;
+	if (c->agg_by.k && c->agg_without.k) {
+		tcx_yaml_err_at(&c->y, c->agg_without.k,
+		                "aggregate takes one of 'by' and 'without', not both");
+		return -1;
+	}
+	if (!c->agg_by.k && !c->agg_without.k) {
+		tcx_yaml_err_at(&c->y, v, "aggregate needs 'by' or 'without' (a list of labels)");
+		return -1;
+	}
+	c->cfg->aggregate.mode = c->agg_by.k ? TCX_AGG_BY : TCX_AGG_WITHOUT;
+	return 0;
+}
+
+/* Once `labels` is known: the labels that `by` or `without` name, each a
+ * built-in label of the action rows or a configured one. */
+static void resolve_aggregate(struct ctx *c)
+{
+	struct tcx_aggregate_cfg *a = &c->cfg->aggregate;
+	tcx_ynode_t *seq = a->mode == TCX_AGG_BY ? c->agg_by.v : c->agg_without.v;
+	uint32_t builtin = 0, user = 0;
+	tcx_ynode_t **it;
+
+	if (a->mode == TCX_AGG_NONE || !seq || seq->type != YAML_SEQUENCE_NODE)
+		return;
+	for (it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
+		tcx_ynode_t *e = *it;
+		const char *name;
+		uint32_t bit = 0, *set = &builtin;
+		int l = -1;
+
+		if (tcx_yaml_expect_item(&c->y, e, YAML_SCALAR_NODE, "label name"))
+			continue;
+		name = tcx_yaml_sval(e);
+		for (unsigned b = 0; !tcx_yaml_has_nul(e) && b < TCX_BL__MAX && !bit; b++)
+			if (!strcmp(name, tcx_builtin_labels[b]))
+				bit = 1u << b;
+		if (!bit && !tcx_yaml_has_nul(e) && (l = find_label(c->cfg, name)) >= 0) {
+			bit = 1u << l;
+			set = &user;
+		}
+		if (!bit) {
+			if (!c->labels_bad)
+				tcx_yaml_err_at(
+				        &c->y, e,
+				        "unknown label '%s' in aggregate (expected one of: "
+				        "device, parent, block, netns, chain, protocol, pref, "
+				        "kind, handle, order, action, cookie, or a label of "
+				        "'labels')",
+				        name);
+			continue;
+		}
+		if (*set & bit) {
+			tcx_yaml_err_at(&c->y, e, "label '%s' given twice in aggregate", name);
+			continue;
+		}
+		*set |= bit;
+	}
+	if (a->mode == TCX_AGG_BY) {
+		a->builtin = builtin;
+		a->user = user;
+	} else {
+		a->builtin = ((1u << TCX_BL__MAX) - 1) & ~builtin;
+		a->user = (c->cfg->n_labels >= 32 ? UINT32_MAX : (1u << c->cfg->n_labels) - 1) &
+		          ~user;
+	}
+}
+
+/* on or off (true/false, yes/no), or auto where allowed. */
+static int family_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, int auto_ok,
+                        enum tcx_family_mode *out)
+{
+	const char *s;
+
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
+		return -1;
+	s = tcx_yaml_sval(v);
+	if (!tcx_yaml_has_nul(v) &&
+	    (!strcasecmp(s, "on") || !strcasecmp(s, "true") || !strcasecmp(s, "yes"))) {
+		*out = TCX_FAM_ON;
+	} else if (!tcx_yaml_has_nul(v) &&
+	           (!strcasecmp(s, "off") || !strcasecmp(s, "false") || !strcasecmp(s, "no"))) {
+		*out = TCX_FAM_OFF;
+	} else if (auto_ok && !tcx_yaml_has_nul(v) && !strcasecmp(s, "auto")) {
+		*out = TCX_FAM_AUTO;
+	} else {
+		tcx_yaml_err_at(&c->y, v, "invalid %s '%s' in families (expected %s)",
+		                tcx_yaml_sval(k), s, auto_ok ? "auto, on or off" : "on or off");
+		return -1;
+	}
+	return 0;
+}
+
+static int fam_hw(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return family_value(c, k, v, 1, &c->cfg->families.hw);
+}
+
+static int fam_flags(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return family_value(c, k, v, 0, &c->cfg->families.flags);
+}
+
+static int fam_drops(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return family_value(c, k, v, 0, &c->cfg->families.drops);
+}
+
+static int fam_overlimits(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return family_value(c, k, v, 0, &c->cfg->families.overlimits);
+}
+
+static const struct key_handler families_keys[] = {
+        {"hw", fam_hw},
+        {"flags", fam_flags},
+        {"drops", fam_drops},
+        {"overlimits", fam_overlimits},
+};
+
+static int top_families(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return section(c, k, v, families_keys, sizeof(families_keys) / sizeof(families_keys[0]),
+	               " in families");
+}
+
+static int top_max_series(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return tcx_yaml_uint(&c->y, k, v, 1, UINT32_MAX, &c->cfg->max_series);
+}
+
 /* ---- the document ------------------------------------------------------------ */
 
 static const struct key_handler top_keys[] = {
-        {"interval", top_interval}, {"targets", top_targets},   {"labels", top_labels},
-        {"unmapped", top_unmapped}, {"cookies", defer_cookies}, {"decoders", defer_decoders},
-        {"http", top_http},         {"snmp", top_snmp},
+        {"interval", top_interval},
+        {"targets", top_targets},
+        {"labels", top_labels},
+        {"unmapped", top_unmapped},
+        {"cookies", defer_cookies},
+        {"decoders", defer_decoders},
+        {"http", top_http},
+        {"snmp", top_snmp},
+        {"aggregate", top_aggregate},
+        {"families", top_families},
+        {"max_series", top_max_series},
 };
 
 static void config_free(struct tcx_config *cfg)
@@ -1244,6 +1405,7 @@ static void config_finish(struct tcx_yaml *y, tcx_ynode_t *root)
 		index_cookies(c);
 	if (c->decoders)
 		load_decoders(c);
+	resolve_aggregate(c);
 	http_defaults(c);
 }
 

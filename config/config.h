@@ -91,6 +91,50 @@ struct tcx_snmp_cfg {
 	int ping_interval_s; /* default 5 */
 };
 
+/* The built-in labels of an action row, in the order they are written
+ * (device and parent, or block; netns only when set). */
+enum tcx_builtin_label {
+	TCX_BL_DEVICE = 0,
+	TCX_BL_PARENT,
+	TCX_BL_BLOCK,
+	TCX_BL_NETNS,
+	TCX_BL_CHAIN,
+	TCX_BL_PROTOCOL,
+	TCX_BL_PREF,
+	TCX_BL_KIND,
+	TCX_BL_HANDLE,
+	TCX_BL_ORDER,
+	TCX_BL_ACTION,
+	TCX_BL_COOKIE,
+	TCX_BL__MAX,
+};
+extern const char *const tcx_builtin_labels[TCX_BL__MAX];
+
+/* The `aggregate:` section: which labels of the action rows are kept. */
+enum tcx_agg_mode {
+	TCX_AGG_NONE = 0, /* no aggregation: one series per action row */
+	TCX_AGG_BY,       /* `by: [...]` */
+	TCX_AGG_WITHOUT,  /* `without: [...]` */
+};
+struct tcx_aggregate_cfg {
+	enum tcx_agg_mode mode;
+	uint32_t builtin; /* bit i: tcx_builtin_labels[i] is kept */
+	uint32_t user;    /* bit i: labels[i] is kept */
+};
+
+/* The `families:` section. DEFAULT is what a key left out means. */
+enum tcx_family_mode {
+	TCX_FAM_DEFAULT = 0,
+	TCX_FAM_ON,
+	TCX_FAM_OFF,
+	TCX_FAM_AUTO, /* hw only: while some row has hardware counters or in_hw */
+};
+struct tcx_families_cfg {
+	enum tcx_family_mode hw;                /* default on */
+	enum tcx_family_mode flags;             /* default on, off with `aggregate` */
+	enum tcx_family_mode drops, overlimits; /* default on */
+};
+
 /* A bump allocator (config/yamlutil.h). */
 struct tcx_arena_block;
 struct tcx_arena {
@@ -116,6 +160,9 @@ struct tcx_config {
 	size_t n_decoders;
 	struct tcx_http_cfg http;
 	struct tcx_snmp_cfg snmp;
+	struct tcx_aggregate_cfg aggregate;
+	struct tcx_families_cfg families;
+	uint64_t max_series; /* series of the row families per scrape; 0: no cap */
 };
 
 /* Split a listen address into host ("" for any, brackets removed) and port.
