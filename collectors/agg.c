@@ -259,8 +259,7 @@ static int64_t agg_of(struct tcx_agg *a, const struct tcx_row_id *id, const char
 
 /* ---- members ----------------------------------------------------------------------------- */
 
-static struct member *member_find(const struct tcx_agg *a, const struct tcx_row_id *id,
-                                  uint64_t h)
+static struct member *member_find(const struct tcx_agg *a, const struct tcx_row_id *id, uint64_t h)
 {
 	if (!a->mi.slot)
 		return NULL;

@@ -52,8 +52,8 @@ struct tcx_counters {
  * rows are compared and hashed as bytes. */
 struct tcx_row_id {
 	char netns[64];
-	char dev[IFNAMSIZ];    /* "" for a block */
-	char parent[24];       /* as the parent label: "ingress", "1:", "block" */
+	char dev[IFNAMSIZ];        /* "" for a block */
+	char parent[24];           /* as the parent label: "ingress", "1:", "block" */
 	char kind[TCX_KIND_MAX];   /* classifier */
 	char action[TCX_KIND_MAX]; /* action kind */
 	uint32_t block, chain, handle;

@@ -82,8 +82,8 @@ static struct tcx_snapshot *snap(struct tcx_config *cfg, const struct row *rows,
 
 /* One pass: the snapshot of rows folded into a; returns it (with its
  * aggregates). */
-static struct tcx_snapshot *pass(struct tcx_agg *a, struct tcx_config *cfg,
-                                 const struct row *rows, size_t n)
+static struct tcx_snapshot *pass(struct tcx_agg *a, struct tcx_config *cfg, const struct row *rows,
+                                 size_t n)
 {
 	struct tcx_snapshot *s = snap(cfg, rows, n);
 
