@@ -14,6 +14,7 @@
 #include "agent/log.h"
 #include "agent/render.h"
 #include "agent/webconfig.h"
+#include "collectors/agg.h"
 #include "collectors/collect.h"
 #include "collectors/tc_parse.h"
 #include "build.h"
@@ -33,7 +34,10 @@ static void usage(FILE *out)
 	        "Usage: tcexporter [OPTIONS]\n"
 	        "Export the counters of Linux TC filter actions, labelled by action cookie.\n"
 	        "\n"
-	        "  -1, --once                collect once, print to standard output and exit\n"
+	        "  -1, --once                collect once, print to standard output and exit;\n"
+	        "                            with `aggregate`, the sums of the rows of that one\n"
+	        "                            collection (no history: a deleted or reset row\n"
+	        "                            counts nothing)\n"
 	        "  -c, --config FILE         configuration file (default: the built-in one,\n"
 	        "                            which collects every qdisc and shared block)\n"
 	        "  -f, --format FORMAT       output of --once: prometheus (default), openmetrics\n"
@@ -172,6 +176,7 @@ static int run_once(const struct cli_opts *o)
 {
 	struct tcx_config *cfg;
 	struct tcx_collector *c;
+	struct tcx_agg *agg = NULL;
 	struct tcx_snapshot *s = NULL;
 	struct tcx_buf out;
 	int nerr = 0, ret = TCX_EXIT_PARTIAL, err;
@@ -183,6 +188,11 @@ static int run_once(const struct cli_opts *o)
 	c = tcx_collector_new(&tcx_netlink_source, NULL);
 	if (c)
 		s = tcx_collect(c, cfg);
+	/* With `aggregate`: the sums of the rows of this one pass. */
+	if (s && (!(agg = tcx_agg_new()) || tcx_agg_update(agg, s) < 0)) {
+		log_err("out of memory");
+		goto out;
+	}
 	if (!s || tcx_buf_init_fd(&out, STDOUT_FILENO) < 0) {
 		log_err("out of memory");
 		goto out;
@@ -201,6 +211,7 @@ static int run_once(const struct cli_opts *o)
 		ret = TCX_EXIT_PARTIAL;
 out:
 	tcx_snapshot_unref(s);
+	tcx_agg_free(agg);
 	tcx_collector_free(c);
 	tcx_config_unref(cfg);
 	return ret;
