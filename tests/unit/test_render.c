@@ -13,6 +13,7 @@
 
 #include "agent/expo.h"
 #include "agent/render.h"
+#include "collectors/agg.h"
 #include "collectors/collect.h"
 #include "collectors/tc_parse.h"
 #include "build.h"
@@ -220,6 +221,125 @@ static void test_prometheus_filters_targets_meta(void **state)
 		}
 		line = nl + 1;
 	}
+	free(out);
+	tcx_snapshot_unref(s);
+}
+
+/* Lines of out that start with prefix. */
+static int count_lines(const char *out, const char *prefix)
+{
+	int n = 0;
+
+	for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		n += !strncmp(p, prefix, strlen(prefix));
+	return n;
+}
+
+/* With `aggregate`: one series per aggregate with the kept labels only,
+ * _created in OpenMetrics, no tc_filter_flags_info (per filter) unless asked
+ * for; JSON one object per aggregate. */
+static void test_aggregates(void **state)
+{
+	char conf[1024];
+	struct tcx_snapshot *s;
+	struct tcx_agg *a = tcx_agg_new();
+	char *out;
+
+	snprintf(conf, sizeof(conf), "%saggregate: {by: [tenant, device]}\n", yaml);
+	s = make_snapshot(conf);
+	assert_int_equal(tcx_agg_update(a, s), 0);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_contains(out, "# TYPE tc_action_bytes_total counter\n"
+	                     "tc_action_bytes_total{device=\"v0\",tenant=\"acme \\\"east\\\"\"} "
+	                     "18446744073709551615\n"
+	                     "tc_action_bytes_total{device=\"v0\",tenant=\"\"} 100\n"
+	                     "tc_action_bytes_total{device=\"v0\",tenant=\"globex\"} 42\n"
+	                     "# HELP tc_action_packets_total");
+	assert_int_equal(count_lines(out, "tc_action_"), 6 * 3);
+	assert_int_equal(count_lines(out, "tc_filter_flags_info"), 0);
+	assert_int_equal(count_lines(out, "# TYPE tc_filter_flags_info"), 0);
+	assert_contains(out, "\ntc_exporter_series_dropped 0\n");
+	free(out);
+	out = render(s, TCX_FMT_OPENMETRICS);
+	assert_contains(out,
+	                "# TYPE tc_action_bytes counter\n"
+	                "tc_action_bytes_total{device=\"v0\",tenant=\"acme \\\"east\\\"\"} "
+	                "18446744073709551615\n"
+	                "tc_action_bytes_created{device=\"v0\",tenant=\"acme \\\"east\\\"\"} ");
+	assert_int_equal(count_lines(out, "tc_action_packets_created{"), 3);
+	free(out);
+	out = render(s, TCX_FMT_JSON);
+	assert_string_equal(out,
+	                    "{\"aggregate\":{\"device\":\"v0\",\"tenant\":\"acme "
+	                    "\\\"east\\\"\"},\"bytes\":18446744073709551615,\"packets\":"
+	                    "4294967296,\"hw_bytes\":7,\"hw_packets\":1,\"drops\":3,"
+	                    "\"overlimits\":4}\n"
+	                    "{\"aggregate\":{\"device\":\"v0\",\"tenant\":\"\"},\"bytes\":100,"
+	                    "\"packets\":1,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,"
+	                    "\"overlimits\":0}\n"
+	                    "{\"aggregate\":{\"device\":\"v0\",\"tenant\":\"globex\"},\"bytes\":"
+	                    "42,\"packets\":2,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,"
+	                    "\"overlimits\":0}\n");
+	free(out);
+	tcx_snapshot_unref(s);
+
+	/* flags asked for: per filter, not aggregated */
+	snprintf(conf, sizeof(conf), "%saggregate: {by: [tenant]}\nfamilies: {flags: on}\n", yaml);
+	s = make_snapshot(conf);
+	assert_int_equal(tcx_agg_update(a, s), 0);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_int_equal(count_lines(out, "tc_filter_flags_info{device=\"v0\""), 2);
+	assert_contains(out, "tc_action_bytes_total{tenant=\"globex\"} 42\n");
+	free(out);
+	tcx_snapshot_unref(s);
+	tcx_agg_free(a);
+}
+
+/* families: hw auto follows the rows (hardware counters, or in_hw); drops
+ * and overlimits off. */
+static void test_families(void **state)
+{
+	char conf[1024];
+	struct tcx_snapshot *s;
+	char *out;
+
+	snprintf(conf, sizeof(conf), "%sfamilies: {hw: auto, drops: off, overlimits: off}\n", yaml);
+	s = make_snapshot(conf);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_int_equal(count_lines(out, "tc_action_hw_bytes_total{"), 3);
+	assert_int_equal(count_lines(out, "tc_action_drops_total"), 0);
+	assert_int_equal(count_lines(out, "# TYPE tc_action_overlimits_total"), 0);
+	free(out);
+	s->actions[0].hw_bytes = s->actions[0].hw_packets = 0;
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_int_equal(count_lines(out, "tc_action_hw_bytes_total{"), 3); /* in_hw */
+	free(out);
+	s->filters[1].flags = TCX_FLAG_SKIP_SW;
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_int_equal(count_lines(out, "tc_action_hw_"), 0);
+	assert_int_equal(count_lines(out, "# HELP tc_action_hw_"), 0);
+	assert_int_equal(count_lines(out, "tc_action_bytes_total{"), 3);
+	free(out);
+	tcx_snapshot_unref(s);
+}
+
+/* max_series: the first rows whose every series fits, then the first
+ * filters' flags, the rest counted. */
+static void test_max_series(void **state)
+{
+	char conf[1024];
+	struct tcx_snapshot *s;
+	char *out;
+
+	/* 3 rows of 6 series and 2 filters: 13 is 2 rows and 1 filter */
+	snprintf(conf, sizeof(conf), "%smax_series: 13\n", yaml);
+	s = make_snapshot(conf);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_int_equal(count_lines(out, "tc_action_"), 12);
+	assert_int_equal(count_lines(out, "tc_action_bytes_total{"), 2);
+	assert_int_equal(count_lines(out, "tc_filter_flags_info{"), 1);
+	assert_contains(out, "# TYPE tc_exporter_series_dropped gauge\n"
+	                     "tc_exporter_series_dropped 7\n");
 	free(out);
 	tcx_snapshot_unref(s);
 }
@@ -810,6 +930,9 @@ int main(void)
 	        cmocka_unit_test(test_merge_same_identity),
 	        cmocka_unit_test(test_fmt_double),
 	        cmocka_unit_test(test_timestamps_in_full),
+	        cmocka_unit_test(test_aggregates),
+	        cmocka_unit_test(test_families),
+	        cmocka_unit_test(test_max_series),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
