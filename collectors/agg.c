@@ -22,6 +22,7 @@ struct member {
 	struct tcx_row_id id;
 	uint64_t hash;
 	uint32_t agg;
+	uint32_t index; /* the kernel's action index, 0 when the dump has none */
 	uint8_t seen;   /* in the pass under way */
 	uint8_t folded; /* its final counters were folded in: it counts nothing more */
 	struct tcx_counters last, offset;
@@ -308,14 +309,22 @@ static void retire(struct tcx_agg *a, struct member *m, unsigned c, uint64_t fro
 	m->last.v[c] = from;
 }
 
-/* A member seen in a pass with counters v and aggregate agg. */
+/* A member seen in a pass with counters v, action index `index` and
+ * aggregate agg. A new action index (full dumps carry it) is a new action
+ * under the same identity, `tc filter replace` having made it: a reset, even
+ * when its counters have grown past the old ones by now. */
 static void member_see(struct tcx_agg *a, struct member *m, const struct tcx_counters *v,
-                       uint32_t agg)
+                       uint32_t index, uint32_t agg)
 {
+	int replaced = index && m->index && index != m->index;
+
+	m->index = index;
 	for (unsigned c = 0; c < TCX_CTR__MAX; c++) {
 		uint64_t x = v->v[c];
 
-		if (m->folded && x < m->last.v[c])
+		if (replaced)
+			retire(a, m, c, 0);
+		else if (m->folded && x < m->last.v[c])
 			x = m->last.v[c]; /* a view from before the deletion: counted */
 		else if (x < m->last.v[c])
 			retire(a, m, c, 0); /* reset: the value before it stays */
@@ -514,10 +523,11 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 			if (!(m = member_add(a, &id, h, (uint32_t)agg)))
 				goto oom;
 			m->last = v;
+			m->index = ac->index;
 			m->seen = 1;
 			continue;
 		}
-		member_see(a, m, &v, (uint32_t)agg);
+		member_see(a, m, &v, ac->index, (uint32_t)agg);
 	}
 	/* Members not seen leave their last values (a folded one left them
 	 * already: its offset is its last value); the others stay. */

@@ -42,6 +42,7 @@ struct row {
 	uint8_t cookie;
 	uint64_t bytes;
 	uint32_t drops;
+	uint32_t index; /* the action's index, 0: none (a terse dump) */
 };
 
 static struct tcx_snapshot *snap(struct tcx_config *cfg, const struct row *rows, size_t n)
@@ -74,6 +75,7 @@ static struct tcx_snapshot *snap(struct tcx_config *cfg, const struct row *rows,
 		a->bytes = rows[i].bytes;
 		a->packets = rows[i].bytes / 10;
 		a->drops = rows[i].drops;
+		a->index = rows[i].index;
 	}
 	assert_int_equal(tcx_snapshot_merge(s), 0);
 	tcx_snapshot_classify(s);
@@ -144,7 +146,7 @@ static void test_sums_and_labels(void **state)
 {
 	struct tcx_config *cfg = config(yaml_by);
 	struct tcx_agg *a = tcx_agg_new();
-	const struct row rows[] = {{10, 1, 100, 1}, {20, 2, 50, 2}, {30, 3, 7, 0}};
+	const struct row rows[] = {{10, 1, 100, 1, 0}, {20, 2, 50, 2, 0}, {30, 3, 7, 0, 0}};
 	struct tcx_snapshot *s = pass(a, cfg, rows, N(rows));
 	const struct tcx_aggregates *g = s->aggs;
 	double created;
@@ -174,8 +176,8 @@ static void test_member_vanishes(void **state)
 {
 	struct tcx_config *cfg = config(yaml_by);
 	struct tcx_agg *a = tcx_agg_new();
-	const struct row both[] = {{10, 1, 100, 0}, {20, 2, 50, 0}};
-	const struct row one[] = {{10, 1, 120, 0}};
+	const struct row both[] = {{10, 1, 100, 0, 0}, {20, 2, 50, 0, 0}};
+	const struct row one[] = {{10, 1, 120, 0, 0}};
 
 	assert_int_equal(bytes_after(a, cfg, both, 2, "a", "r1"), 150);
 	assert_int_equal(bytes_after(a, cfg, one, 1, "a", "r1"), 170);
@@ -191,8 +193,8 @@ static void test_member_resets(void **state)
 {
 	struct tcx_config *cfg = config(yaml_by);
 	struct tcx_agg *a = tcx_agg_new();
-	const struct row r100[] = {{10, 1, 100, 5}}, r10[] = {{10, 1, 10, 9}},
-	                 r30[] = {{10, 1, 30, 1}};
+	const struct row r100[] = {{10, 1, 100, 5, 0}}, r10[] = {{10, 1, 10, 9, 0}},
+	                 r30[] = {{10, 1, 30, 1, 0}};
 	struct tcx_snapshot *s;
 
 	assert_int_equal(bytes_after(a, cfg, r100, 1, "a", "r1"), 100);
@@ -202,6 +204,24 @@ static void test_member_resets(void **state)
 	/* each counter on its own: drops 5, 9 (no reset), then 1 (reset) */
 	assert_int_equal(value(s, "a", "r1", TCX_CTR_DROPS), 9 + 1);
 	tcx_snapshot_unref(s);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
+/* A replaced action (a new action index under the same identity) is a
+ * reset even when its counters passed the old ones before the next pass;
+ * without an index (terse dumps), only a counter that goes down is. */
+static void test_member_replaced(void **state)
+{
+	struct tcx_config *cfg = config(yaml_by);
+	struct tcx_agg *a = tcx_agg_new();
+	const struct row r1[] = {{10, 1, 100, 0, 1}}, r2[] = {{10, 1, 150, 0, 2}},
+	                 r2b[] = {{10, 1, 160, 0, 2}}, r0[] = {{10, 1, 170, 0, 0}};
+
+	assert_int_equal(bytes_after(a, cfg, r1, 1, "a", "r1"), 100);
+	assert_int_equal(bytes_after(a, cfg, r2, 1, "a", "r1"), 250);
+	assert_int_equal(bytes_after(a, cfg, r2b, 1, "a", "r1"), 260);
+	assert_int_equal(bytes_after(a, cfg, r0, 1, "a", "r1"), 270);
 	tcx_agg_free(a);
 	tcx_config_unref(cfg);
 }
@@ -217,8 +237,8 @@ static void test_member_moves(void **state)
 	                                 "cookies:\n"
 	                                 "  \"01\": [b, r2]\n");
 	struct tcx_agg *a = tcx_agg_new();
-	const struct row r100[] = {{10, 1, 100, 0}}, r130[] = {{10, 1, 130, 0}},
-	                 r150[] = {{10, 1, 150, 0}};
+	const struct row r100[] = {{10, 1, 100, 0, 0}}, r130[] = {{10, 1, 130, 0, 0}},
+	                 r150[] = {{10, 1, 150, 0, 0}};
 	struct tcx_snapshot *s;
 
 	assert_int_equal(bytes_after(a, cfg, r100, 1, "a", "r1"), 100);
@@ -241,8 +261,8 @@ static void test_fold_then_gone(void **state)
 {
 	struct tcx_config *cfg = config(yaml_by);
 	struct tcx_agg *a = tcx_agg_new();
-	const struct row both[] = {{10, 1, 100, 0}, {20, 2, 50, 0}};
-	const struct row one[] = {{10, 1, 100, 0}};
+	const struct row both[] = {{10, 1, 100, 0, 0}, {20, 2, 50, 0, 0}};
+	const struct row one[] = {{10, 1, 100, 0, 0}};
 
 	assert_int_equal(bytes_after(a, cfg, both, 2, "a", "r1"), 150);
 	fold(a, cfg, &both[1], 70); /* 20 more bytes before it was deleted */
@@ -258,9 +278,9 @@ static void test_fold_raced(void **state)
 {
 	struct tcx_config *cfg = config(yaml_by);
 	struct tcx_agg *a = tcx_agg_new();
-	const struct row both[] = {{10, 1, 100, 0}, {20, 2, 50, 0}};
-	const struct row stale[] = {{10, 1, 100, 0}, {20, 2, 60, 0}};
-	const struct row one[] = {{10, 1, 100, 0}};
+	const struct row both[] = {{10, 1, 100, 0, 0}, {20, 2, 50, 0, 0}};
+	const struct row stale[] = {{10, 1, 100, 0, 0}, {20, 2, 60, 0, 0}};
+	const struct row one[] = {{10, 1, 100, 0, 0}};
 
 	assert_int_equal(bytes_after(a, cfg, both, 2, "a", "r1"), 150);
 	fold(a, cfg, &both[1], 70);
@@ -280,8 +300,8 @@ static void test_fold_unseen(void **state)
 {
 	struct tcx_config *cfg = config(yaml_by);
 	struct tcx_agg *a = tcx_agg_new();
-	const struct row one[] = {{10, 1, 100, 0}};
-	const struct row brief = {40, 2, 0, 0};
+	const struct row one[] = {{10, 1, 100, 0, 0}};
+	const struct row brief = {40, 2, 0, 0, 0};
 
 	assert_int_equal(bytes_after(a, cfg, one, 1, "a", "r1"), 100);
 	fold(a, cfg, &brief, 40);
@@ -299,7 +319,7 @@ static void test_builtin_labels(void **state)
 	struct tcx_config *cfg = config("aggregate: {by: [device, pref]}\n");
 	struct tcx_config *cfg2 = config("aggregate: {without: [pref]}\n");
 	struct tcx_agg *a = tcx_agg_new();
-	const struct row rows[] = {{10, 1, 100, 0}, {10, 2, 50, 0}, {20, 3, 1, 0}};
+	const struct row rows[] = {{10, 1, 100, 0, 0}, {10, 2, 50, 0, 0}, {20, 3, 1, 0, 0}};
 	struct tcx_snapshot *s = pass(a, cfg, rows, N(rows));
 
 	assert_int_equal(s->aggs->n, 2);
@@ -325,7 +345,7 @@ static void test_no_aggregate(void **state)
 {
 	struct tcx_config *cfg = config(yaml_by), *plain = config("labels: [tenant]\n");
 	struct tcx_agg *a = tcx_agg_new();
-	const struct row one[] = {{10, 1, 100, 0}};
+	const struct row one[] = {{10, 1, 100, 0, 0}};
 	struct tcx_snapshot *s = snap(plain, one, 1);
 
 	assert_int_equal(bytes_after(a, cfg, one, 1, "a", "r1"), 100);
@@ -343,10 +363,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_sums_and_labels), cmocka_unit_test(test_member_vanishes),
-	        cmocka_unit_test(test_member_resets),   cmocka_unit_test(test_member_moves),
-	        cmocka_unit_test(test_fold_then_gone),  cmocka_unit_test(test_fold_raced),
-	        cmocka_unit_test(test_fold_unseen),     cmocka_unit_test(test_builtin_labels),
-	        cmocka_unit_test(test_no_aggregate),
+	        cmocka_unit_test(test_member_resets),   cmocka_unit_test(test_member_replaced),
+	        cmocka_unit_test(test_member_moves),    cmocka_unit_test(test_fold_then_gone),
+	        cmocka_unit_test(test_fold_raced),      cmocka_unit_test(test_fold_unseen),
+	        cmocka_unit_test(test_builtin_labels),  cmocka_unit_test(test_no_aggregate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
