@@ -150,7 +150,9 @@ struct tcx_rowlabels {
 	size_t n_sets;         /* sets.n, or 1 (empty) before tcx_snapshot_classify() */
 	struct tcx_buf kinds;  /* each kind, escaped */
 	uint32_t kind_off[TCX_MAX_KINDS + 1];
-	uint32_t *agg_off; /* with aggregates: aggs->n + 1 offsets, each one's labels */
+	/* With aggregates: aggs->n + 1 offsets, each one's labels, then when it
+	 * was created (in ts_off[i], formatted once: OpenMetrics's _created). */
+	uint32_t *agg_off, *ts_off;
 };
 
 void tcx_rowlabels_free(struct tcx_rowlabels *l)
@@ -164,6 +166,7 @@ void tcx_rowlabels_free(struct tcx_rowlabels *l)
 	free(l->tgt_off);
 	free(l->set_off);
 	free(l->agg_off);
+	free(l->ts_off);
 	free(l);
 }
 
@@ -278,12 +281,22 @@ struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 	}
 	l->set_off[l->n_sets] = (uint32_t)ar->len;
 	if (s->aggs) {
+		char ts[TCX_FMT_DOUBLE_MAX];
+		size_t ts_len = 0;
+
 		l->agg_off = malloc((s->aggs->n + 1) * sizeof(*l->agg_off));
-		if (!l->agg_off)
+		l->ts_off = malloc((s->aggs->n + 1) * sizeof(*l->ts_off));
+		if (!l->agg_off || !l->ts_off)
 			goto fail;
 		for (size_t i = 0; i < s->aggs->n; i++) {
 			l->agg_off[i] = (uint32_t)ar->len;
 			aggregate_part(ar, s->aggs, i);
+			l->ts_off[i] = (uint32_t)ar->len;
+			/* aggregates appear together: a time is formatted once
+			 * (the shortest form that reads back takes microseconds) */
+			if (!i || s->aggs->created[i] != s->aggs->created[i - 1])
+				ts_len = tcx_fmt_double(ts, s->aggs->created[i]);
+			tcx_buf_put(ar, ts, ts_len);
 			if (ar->len > UINT32_MAX)
 				goto fail;
 		}
@@ -622,10 +635,10 @@ static void render_aggregates(const struct render *r, int om, unsigned f, struct
 	size_t stem = strlen(name) - 6; /* without _total */
 
 	for (size_t i = 0; i < r->max_rows; i++) {
+		struct slice ts = {l->arena.p + l->ts_off[i], l->agg_off[i + 1] - l->ts_off[i]};
 		char *p;
 
-		sl[1] = (struct slice){l->arena.p + l->agg_off[i],
-		                       l->agg_off[i + 1] - l->agg_off[i]};
+		sl[1] = (struct slice){l->arena.p + l->agg_off[i], l->ts_off[i] - l->agg_off[i]};
 		if (!(p = put_slices(b, sl, 2, 24)))
 			return;
 		*p++ = '}';
@@ -638,7 +651,7 @@ static void render_aggregates(const struct render *r, int om, unsigned f, struct
 			tcx_buf_put(b, "_created{", 9);
 			tcx_buf_put(b, sl[1].p, sl[1].n);
 			tcx_buf_put(b, "} ", 2);
-			tcx_buf_double(b, g->created[i]);
+			tcx_buf_put(b, ts.p, ts.n);
 			tcx_buf_putc(b, '\n');
 		}
 	}
