@@ -7,7 +7,8 @@
 # Both formats pass their checks (promtool for the text; OpenMetrics: every
 # _total followed by its _created, # EOF); hw: auto exports no hw_* series
 # on a kernel without offload; max_series leaves rows out and counts them;
-# --once prints the sums of the current rows.
+# --once prints the sums of the current rows; a SIGHUP that maps a cookie
+# elsewhere moves its row, leaving what it counted in the old aggregate.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
@@ -202,11 +203,28 @@ scrape s3
 	fail "beta/web: $(value s3 tc_action_packets_total beta web) packets, sent ${sent[web]}"
 note "$n_scrapes scrapes, none went down; sent dns ${sent[dns]}, web ${sent[web]} packets"
 
+note "SIGHUP mapping cookie 03 to acme/dns: beta/web keeps what it counted, acme/dns counts 03's traffic from now"
+web_before=$(value s3 tc_action_packets_total beta web)
+sed -i 's/^  "03": .*/  "03": [acme, dns]/' "$WORK/agg.yaml"
+mark_log
+kill -HUP "$TCX_PID"
+wait_log 10 'configuration reloaded'
+settle
+send 1003 4
+sent[dns]=$((sent[dns] + 4))
+settle
+scrape s3b
+[ "$(value s3b tc_action_packets_total beta web)" = "$web_before" ] ||
+	fail "beta/web after the move: $(value s3b tc_action_packets_total beta web), was $web_before"
+[ "$(value s3b tc_action_packets_total acme dns)" = "${sent[dns]}" ] ||
+	fail "acme/dns after the move: $(value s3b tc_action_packets_total acme dns), expected ${sent[dns]}"
+
 note "every filter gone: the aggregates stay"
 tc filter del dev a0 ingress
 settle
 scrape s4
 [ "$(value s4 tc_action_packets_total acme dns)" = "${sent[dns]}" ] || fail "acme/dns changed after every filter went"
+[ "$(value s4 tc_action_packets_total beta web)" = "$web_before" ] || fail "beta/web changed after every filter went"
 daemon_alive "$TCX_PID" tcx
 stop_tcx "$TCX_PID" tcx 10
 
@@ -215,7 +233,8 @@ filt 10 1001 01
 filt 20 1002 02
 send 1001 3
 send 1002 2
-sed -e '/^http:/d' -e 's/^families: .*/families: {hw: auto, drops: off}/' "$WORK/agg.yaml" >"$WORK/once.yaml"
+sed -e '/^http:/d' -e 's/^families: .*/families: {hw: auto, drops: off}/' \
+	-e 's/^  "03": .*/  "03": [beta, web]/' "$WORK/agg.yaml" >"$WORK/once.yaml"
 run_tcx once --once --config "$WORK/once.yaml"
 expect_rc once 0
 [ "$(metric_value "$WORK/once.out" 'tc_action_packets_total{tenant="acme",rule="dns"}')" = 5 ] ||
