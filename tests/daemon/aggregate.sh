@@ -142,7 +142,7 @@ scrape s1
 [ "$(value s1 tc_action_packets_total acme dns)" = 12 ] || fail "acme/dns: $(value s1 tc_action_packets_total acme dns) packets, sent 12"
 [ "$(value s1 tc_action_packets_total beta web)" = 3 ] || fail "beta/web: $(value s1 tc_action_packets_total beta web) packets, sent 3"
 bytes=$(value s1 tc_action_bytes_total beta web)
-[ "$bytes" -gt 0 ] && [ $((bytes % 3)) = 0 ] || fail "beta/web: $bytes bytes for 3 packets"
+if [ "$bytes" -le 0 ] || [ $((bytes % 3)) != 0 ]; then fail "beta/web: $bytes bytes for 3 packets"; fi
 per_packet=$((bytes / 3))
 [ "$(grep -c '^tc_action_bytes_total{' "$WORK/s1.prom")" = 2 ] || fail "not 2 aggregates: $(grep '^tc_action_bytes_total{' "$WORK/s1.prom")"
 ! grep -q '^tc_action_hw_' "$WORK/s1.prom" || fail "hw: auto exported hw_* series without hardware counters"
