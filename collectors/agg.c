@@ -470,6 +470,23 @@ static struct tcx_aggregates *publish(const struct tcx_agg *a, const struct tcx_
 	return g;
 }
 
+/* Is the row id of a target that failed in s (its device or block, in its
+ * namespace; a failed target without a device: the whole namespace)? */
+static int in_failed_target(const struct tcx_snapshot *s, const struct tcx_row_id *id)
+{
+	for (size_t i = 0; i < s->n_targets; i++) {
+		const struct tcx_target *t = &s->targets[i];
+
+		if (t->ok || strncmp(t->netns, id->netns, sizeof(id->netns)) != 0)
+			continue;
+		if (t->block ? t->block == id->block
+		             : !t->dev[0] ||
+		                       (!id->block && !strncmp(t->dev, id->dev, sizeof(id->dev))))
+			return 1;
+	}
+	return 0;
+}
+
 int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 {
 	int64_t *set_agg = NULL; /* when only user labels are kept: each set's aggregate */
@@ -530,10 +547,16 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 		member_see(a, m, &v, ac->index, (uint32_t)agg);
 	}
 	/* Members not seen leave their last values (a folded one left them
-	 * already: its offset is its last value); the others stay. */
+	 * already: its offset is its last value); the others stay, and so do
+	 * those of a target that failed in this pass: they are not known to be
+	 * gone, and would count again from 0 when it comes back. */
 	for (size_t i = 0; i < a->n_m; i++) {
 		struct member *m = &a->m[i];
 
+		if (!m->seen && (s->incomplete || in_failed_target(s, &m->id))) {
+			a->m[kept++] = *m;
+			continue;
+		}
 		if (!m->seen) {
 			for (unsigned c = 0; c < TCX_CTR__MAX; c++)
 				retire(a, m, c, 0);

@@ -188,6 +188,31 @@ static void test_member_vanishes(void **state)
 	tcx_config_unref(cfg);
 }
 
+/* A target that fails for a pass keeps its rows: when it comes back, they
+ * are not counted again from 0. */
+static void test_target_fails(void **state)
+{
+	struct tcx_config *cfg = config(yaml_by);
+	struct tcx_agg *a = tcx_agg_new();
+	const struct row r100[] = {{10, 1, 100, 0, 0}}, r120[] = {{10, 1, 120, 0, 0}};
+	struct tcx_snapshot *s = snap(cfg, NULL, 0);
+
+	assert_int_equal(bytes_after(a, cfg, r100, 1, "a", "r1"), 100);
+	s->targets[0].ok = 0;
+	assert_int_equal(tcx_agg_update(a, s), 0);
+	assert_int_equal(value(s, "a", "r1", TCX_CTR_BYTES), 100);
+	tcx_snapshot_unref(s);
+	assert_int_equal(bytes_after(a, cfg, r120, 1, "a", "r1"), 120);
+	/* an incomplete pass (out of memory) the same */
+	s = snap(cfg, NULL, 0);
+	s->incomplete = 1;
+	assert_int_equal(tcx_agg_update(a, s), 0);
+	tcx_snapshot_unref(s);
+	assert_int_equal(bytes_after(a, cfg, r120, 1, "a", "r1"), 120);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
 /* A member whose counter goes down (replaced): the value before stays. */
 static void test_member_resets(void **state)
 {
@@ -364,9 +389,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_sums_and_labels), cmocka_unit_test(test_member_vanishes),
 	        cmocka_unit_test(test_member_resets),   cmocka_unit_test(test_member_replaced),
-	        cmocka_unit_test(test_member_moves),    cmocka_unit_test(test_fold_then_gone),
-	        cmocka_unit_test(test_fold_raced),      cmocka_unit_test(test_fold_unseen),
-	        cmocka_unit_test(test_builtin_labels),  cmocka_unit_test(test_no_aggregate),
+	        cmocka_unit_test(test_target_fails),    cmocka_unit_test(test_member_moves),
+	        cmocka_unit_test(test_fold_then_gone),  cmocka_unit_test(test_fold_raced),
+	        cmocka_unit_test(test_fold_unseen),     cmocka_unit_test(test_builtin_labels),
+	        cmocka_unit_test(test_no_aggregate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
