@@ -259,7 +259,7 @@ struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 	l->n_sets = s->sets.n ? s->sets.n : 1;
 	l->set_off = malloc((l->n_sets + 1) * sizeof(*l->set_off));
 	if (!l->flt || !l->act || !l->tgt_off || !l->set_off ||
-	    tcx_buf_reserve(ar, 4096 + s->n_actions * 96) < 0)
+	    tcx_buf_reserve(ar, 4096 + (s->aggs ? s->n_filters * 48 : s->n_actions * 96)) < 0)
 		goto fail;
 	for (unsigned k = 0; k < s->n_kinds; k++) {
 		l->kind_off[k] = (uint32_t)l->kinds.len;
@@ -328,6 +328,10 @@ struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 			const struct tcx_action *a = &s->actions[ai];
 			struct rl_action *la = &l->act[ai];
 
+			if (s->aggs) { /* the aggregates' labels stand for the rows' */
+				la->off = la->len = 0;
+				continue;
+			}
 			if (ai == first && fi < s->n_filters) {
 				la->off = l->flt[fi].off;
 			} else {
