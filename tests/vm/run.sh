@@ -271,7 +271,7 @@ only_blocks() {
 		echo "$n targets, want 2 (block 55 and block 56 only)"
 		return 1
 	}
-	! grep -E '^tc_action_[a-z_]+\{[^}]*dev=' "$f" || {
+	! grep -E '^tc_action_[a-z_]+\{([^}]*,)?device=' "$f" || {
 		echo "action rows labelled by device"
 		return 1
 	}
