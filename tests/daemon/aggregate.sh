@@ -2,8 +2,9 @@
 # `aggregate: {by: [tenant, rule]}`: a daemon in a namespace, u32 filters with
 # cookies, traffic from a sender that counts what it sends. Filters are
 # deleted and replaced (which resets their counters) between scrapes: no
-# aggregate ever goes down from one scrape to the next (Prometheus's
-# resets() would be 0), and each ends at what was sent through its filters.
+# aggregate ever goes down from one scrape to the next, and each ends at
+# what was sent through its filters; a real Prometheus scraping it all along
+# (OpenMetrics) sees no resets() and the same sums.
 # Both formats pass their checks (promtool for the text; OpenMetrics: every
 # _total followed by its _created, # EOF); hw: auto exports no hw_* series
 # on a kernel without offload; max_series leaves rows out and counts them;
@@ -18,7 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 require_bin
 require_root
-require_cmd curl tc ip promtool
+require_cmd curl tc ip promtool prometheus
 find_python
 in_netns TCX_AGGREGATE_NS
 tcxd_setup
@@ -50,7 +51,10 @@ filt 10 1001 01
 filt 20 1002 02
 filt 30 1003 03
 
-port=$(free_ports 1)
+{
+	read -r port
+	read -r port_prom
+} < <(free_ports 2)
 cat >"$WORK/agg.yaml" <<EOF
 interval: 200ms
 targets: [{dev: a0, parent: ingress}]
@@ -92,6 +96,56 @@ send() {
 url=http://127.0.0.1:$port/metrics
 start_tcx tcx "$WORK/agg.yaml"
 wait_http 200 10 "$url"
+
+# A real Prometheus scrapes the daemon every second (OpenMetrics, as it
+# negotiates) for the whole run: at the end, its resets() of every aggregate
+# must be 0 and its latest values what was sent.
+cat >"$WORK/p.yml" <<YAML
+global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1m}
+scrape_configs:
+  - job_name: agg
+    static_configs: [{targets: ["127.0.0.1:$port"]}]
+YAML
+bg_start prometheus prometheus --config.file="$WORK/p.yml" --storage.tsdb.path="$WORK/tsdb" \
+	--web.listen-address="127.0.0.1:$port_prom" --log.level=warn
+prom=http://127.0.0.1:$port_prom
+wait_http 200 60 "$prom/-/ready"
+# prom.py BASE SECONDS DNS WEB: waits until Prometheus's latest packets of
+# acme/dns and beta/web are DNS and WEB (the aggregates exist, but hold
+# nothing yet: 0 0), with the target up and no scrape error; then resets()
+# of every aggregate over the run must be 0.
+cat >"$WORK/prom.py" <<'PY'
+import json, sys, time, urllib.parse, urllib.request
+base, secs, want = sys.argv[1], float(sys.argv[2]), {"dns": int(sys.argv[3]), "web": int(sys.argv[4])}
+def query(q):
+    url = base + "/api/v1/query?" + urllib.parse.urlencode({"query": q})
+    with urllib.request.urlopen(url, timeout=5) as r:
+        d = json.load(r)
+    if d.get("status") != "success":
+        raise SystemExit("%s: %s" % (url, d))
+    return d["data"]["result"]
+deadline, got, errs = time.time() + secs, None, None
+while True:
+    with urllib.request.urlopen(base + "/api/v1/targets?state=active", timeout=5) as r:
+        t = json.load(r)["data"]["activeTargets"]
+    errs = [(x["health"], x["lastError"]) for x in t if x["health"] != "up" or x["lastError"]]
+    got = {r["metric"]["rule"]: int(float(r["value"][1]))
+           for r in query("tc_action_packets_total")}
+    if got == want and not errs and t:
+        break
+    if time.time() > deadline:
+        raise SystemExit("Prometheus: packets %r, expected %r; scrape errors %r" % (got, want, errs))
+    time.sleep(0.5)
+res = query("resets(tc_action_packets_total[10m]) > 0 or resets(tc_action_bytes_total[10m]) > 0")
+if res:
+    raise SystemExit("Prometheus saw resets: %r" % res)
+n = query("count_over_time(tc_action_packets_total[10m])")
+print("Prometheus: %s, no resets over %s samples" % (got, [int(float(r["value"][1])) for r in n]))
+created = query("tc_action_packets_created")
+if len(created) != 2:
+    raise SystemExit("Prometheus has %d tc_action_packets_created series, expected 2" % len(created))
+PY
+"$PYTHON" "$WORK/prom.py" "$prom" 60 0 0 >/dev/null || fail "Prometheus does not scrape the daemon"
 
 # scrape NAME: the text exposition into $WORK/NAME.prom, checked: the tc_action
 # series carry tenant and rule only, and no aggregate went down since the
@@ -210,7 +264,7 @@ mark_log
 kill -HUP "$TCX_PID"
 wait_log 10 'configuration reloaded'
 settle
-send 1003 4
+"$PYTHON" "$WORK/send.py" 1003 4 # cookie 03 is acme/dns's now
 sent[dns]=$((sent[dns] + 4))
 settle
 scrape s3b
@@ -218,6 +272,9 @@ scrape s3b
 	fail "beta/web after the move: $(value s3b tc_action_packets_total beta web), was $web_before"
 [ "$(value s3b tc_action_packets_total acme dns)" = "${sent[dns]}" ] ||
 	fail "acme/dns after the move: $(value s3b tc_action_packets_total acme dns), expected ${sent[dns]}"
+
+note "Prometheus: the sums sent, no resets() over the run, _created parsed"
+"$PYTHON" "$WORK/prom.py" "$prom" 20 "${sent[dns]}" "${sent[web]}" || fail "Prometheus's view (above)"
 
 note "every filter gone: the aggregates stay"
 tc filter del dev a0 ingress
