@@ -451,7 +451,8 @@ static struct tcx_aggregates *publish(const struct tcx_agg *a, const struct tcx_
 		tcx_aggregates_free(g);
 		return NULL;
 	}
-	memcpy(g->text, a->keys, a->keys_len);
+	if (a->keys_len)
+		memcpy(g->text, a->keys, a->keys_len);
 	for (size_t i = 0; i < a->n_g; i++) {
 		uint32_t off = a->g[i].key_off;
 

@@ -171,6 +171,21 @@ static void test_sums_and_labels(void **state)
 	tcx_config_unref(cfg);
 }
 
+/* No row yet: no aggregate (and nothing copied from nowhere, which UBSan
+ * reports). */
+static void test_no_rows(void **state)
+{
+	struct tcx_config *cfg = config(yaml_by);
+	struct tcx_agg *a = tcx_agg_new();
+	struct tcx_snapshot *s = pass(a, cfg, NULL, 0);
+
+	assert_int_equal(s->aggs->n, 0);
+	assert_int_equal(s->aggs->n_labels, 2);
+	tcx_snapshot_unref(s);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
 /* A member that disappears leaves its last values. */
 static void test_member_vanishes(void **state)
 {
@@ -387,12 +402,12 @@ static void test_no_aggregate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_sums_and_labels), cmocka_unit_test(test_member_vanishes),
-	        cmocka_unit_test(test_member_resets),   cmocka_unit_test(test_member_replaced),
-	        cmocka_unit_test(test_target_fails),    cmocka_unit_test(test_member_moves),
-	        cmocka_unit_test(test_fold_then_gone),  cmocka_unit_test(test_fold_raced),
-	        cmocka_unit_test(test_fold_unseen),     cmocka_unit_test(test_builtin_labels),
-	        cmocka_unit_test(test_no_aggregate),
+	        cmocka_unit_test(test_sums_and_labels), cmocka_unit_test(test_no_rows),
+	        cmocka_unit_test(test_member_vanishes), cmocka_unit_test(test_member_resets),
+	        cmocka_unit_test(test_member_replaced), cmocka_unit_test(test_target_fails),
+	        cmocka_unit_test(test_member_moves),    cmocka_unit_test(test_fold_then_gone),
+	        cmocka_unit_test(test_fold_raced),      cmocka_unit_test(test_fold_unseen),
+	        cmocka_unit_test(test_builtin_labels),  cmocka_unit_test(test_no_aggregate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
