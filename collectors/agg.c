@@ -211,7 +211,7 @@ static int64_t agg_find_add(struct tcx_agg *a, const char *key, size_t len, doub
 			return a->gi.slot[k] - 1;
 	}
 	if (len > UINT32_MAX - a->keys_len || a->n_g >= UINT32_MAX - 1 ||
-	    tcx_grow(&a->keys, &a->keys_cap, a->keys_len + len, 1, 4096) < 0 ||
+	    tcx_grow(&a->keys, &a->keys_cap, a->keys_len + len + 1, 1, 4096) < 0 ||
 	    tcx_grow(&a->g, &a->cap_g, a->n_g + 1, sizeof(*a->g), 64) < 0)
 		return -1;
 	g = &a->g[a->n_g];
@@ -238,6 +238,10 @@ static int64_t agg_find_add(struct tcx_agg *a, const char *key, size_t len, doub
 static int64_t agg_of(struct tcx_agg *a, const struct tcx_row_id *id, const char **user, double now)
 {
 	size_t len = 0;
+
+	/* a key may be empty (`by: []`), never NULL: memcmp() and memcpy() */
+	if (tcx_grow(&a->key, &a->key_cap, 1, 1, 256) < 0)
+		return -1;
 
 	for (unsigned b = 0; b < TCX_BL__MAX + a->cfg->n_labels; b++) {
 		char tmp[64];

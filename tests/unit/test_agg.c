@@ -186,6 +186,22 @@ static void test_no_rows(void **state)
 	tcx_config_unref(cfg);
 }
 
+/* `by: []`: one aggregate, every row, no label. */
+static void test_by_nothing(void **state)
+{
+	struct tcx_config *cfg = config("aggregate: {by: []}\n");
+	struct tcx_agg *a = tcx_agg_new();
+	const struct row rows[] = {{10, 1, 100, 0, 0}, {20, 2, 50, 0, 0}};
+	struct tcx_snapshot *s = pass(a, cfg, rows, N(rows));
+
+	assert_int_equal(s->aggs->n, 1);
+	assert_int_equal(s->aggs->n_labels, 0);
+	assert_int_equal(s->aggs->c[0].v[TCX_CTR_BYTES], 150);
+	tcx_snapshot_unref(s);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
 /* A member that disappears leaves its last values. */
 static void test_member_vanishes(void **state)
 {
@@ -403,11 +419,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_sums_and_labels), cmocka_unit_test(test_no_rows),
-	        cmocka_unit_test(test_member_vanishes), cmocka_unit_test(test_member_resets),
-	        cmocka_unit_test(test_member_replaced), cmocka_unit_test(test_target_fails),
-	        cmocka_unit_test(test_member_moves),    cmocka_unit_test(test_fold_then_gone),
-	        cmocka_unit_test(test_fold_raced),      cmocka_unit_test(test_fold_unseen),
-	        cmocka_unit_test(test_builtin_labels),  cmocka_unit_test(test_no_aggregate),
+	        cmocka_unit_test(test_by_nothing),      cmocka_unit_test(test_member_vanishes),
+	        cmocka_unit_test(test_member_resets),   cmocka_unit_test(test_member_replaced),
+	        cmocka_unit_test(test_target_fails),    cmocka_unit_test(test_member_moves),
+	        cmocka_unit_test(test_fold_then_gone),  cmocka_unit_test(test_fold_raced),
+	        cmocka_unit_test(test_fold_unseen),     cmocka_unit_test(test_builtin_labels),
+	        cmocka_unit_test(test_no_aggregate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
