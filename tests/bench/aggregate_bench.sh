@@ -14,7 +14,7 @@
 #   aggregate  `aggregate: {by: [tenant, rule]}`: 1000 aggregates
 # and the median CPU of each, their ratio (issue #11's goal: the aggregated
 # collection at most 1.1 times the plain one), and the bytes of each body
-# (text and OpenMetrics). Then render_bench N with TCX_BENCH_AGG=by and
+# (text and OpenMetrics), and the peak RSS of each --once. Then render_bench N with TCX_BENCH_AGG=by and
 # =none: the aggregation state's pass alone (the daemon's collector makes it
 # after every collection), and the render of each, on a synthetic snapshot
 # of the same shape. Exit status: 0 when it ran, 77 when it cannot run here,
@@ -64,6 +64,10 @@ EOF
 	aggs=$(grep -c '^tc_action_bytes_total{' "$out/aggregate.prom" || true)
 	((rows == n)) || die "plain: $rows rows, expected $n"
 	((aggs == 1000)) || die "aggregate: $aggs aggregates, expected 1000"
+	for c in plain aggregate; do
+		/usr/bin/time -f %M -o "$out/$c.rss" "$tcx" --once --config "$out/$c.yaml" > /dev/null ||
+			die "--once ($c) failed"
+	done
 	python3 "$srcdir/interleave.py" "$runs" 2 "$out/once.raw" \
 		plain "$tcx --once --config $cfg_plain" \
 		aggregate "$tcx --once --config $cfg_agg" > "$out/once.txt" ||
@@ -76,7 +80,7 @@ main() {
 		echo "Usage: $0 BUILDDIR [N]" >&2
 		exit 2
 	}
-	bench_require tc ip unshare awk python3
+	bench_require tc ip unshare awk python3 /usr/bin/time
 	builddir=$(readlink -f "$1")
 	tcx=$builddir/tcexporter
 	rbench=$builddir/tests/bench/render_bench
@@ -95,8 +99,8 @@ main() {
 		END { printf "  aggregate / plain CPU: %.3f (goal <= 1.1: %s)\n", cpu["aggregate"] / cpu["plain"],
 			cpu["aggregate"] / cpu["plain"] <= 1.1 ? "PASS" : "MISS" }' "$out/once.txt"
 	for c in plain aggregate; do
-		printf "  %-10s body: text %d bytes, OpenMetrics %d bytes\n" "$c" \
-			"$(wc -c < "$out/$c.prom")" "$(wc -c < "$out/$c.om")"
+		printf "  %-10s body: text %d bytes, OpenMetrics %d bytes; --once peak RSS %d KiB\n" "$c" \
+			"$(wc -c < "$out/$c.prom")" "$(wc -c < "$out/$c.om")" "$(tail -n 1 "$out/$c.rss")"
 	done
 	echo "== render_bench $n 7: synthetic snapshot, 1000 aggregates (CPU) =="
 	TCX_BENCH_AGG=by "$rbench" "$n" 7 2 | sed 's/^/  aggregate: /'
