@@ -184,8 +184,19 @@ PY
 value() {
 	metric_value "$WORK/$1.prom" "$2{tenant=\"$3\",rule=\"$4\"}"
 }
-# settle: two collections after now, so that a scrape shows what happened.
-settle() { sleep 0.6; }
+# settle: waits for two collections to start after now (the daemon's own
+# tc_exporter_collections_total), so that a scrape shows what happened.
+collections() {
+	curl -sf --max-time 5 "$url" | awk '$1 == "tc_exporter_collections_total" { print $2 }'
+}
+settle() {
+	local c0 deadline=$((SECONDS + 20))
+	c0=$(collections) || fail "scrape failed"
+	until [ "$(collections)" -ge $((c0 + 2)) ]; do
+		[ "$SECONDS" -lt "$deadline" ] || fail "the daemon stopped collecting"
+		sleep 0.1
+	done
+}
 
 note "the aggregates, with the kept labels only, and no hw_* series (hw: auto)"
 send 1001 5
@@ -244,7 +255,7 @@ for i in $(seq 1 10); do
 	fi
 	send 1001 2
 	send 1003 1
-	sleep 0.5
+	settle
 	scrape "churn$i"
 done
 settle
