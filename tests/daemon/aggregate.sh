@@ -316,4 +316,10 @@ expect_rc capped 0
 expect_grep capped out -x 'tc_exporter_series_dropped 3'
 promtool check metrics <"$WORK/capped.out" >"$WORK/promtool.out" 2>&1 ||
 	{ cat "$WORK/promtool.out" >&2; fail "promtool check metrics: findings past max_series"; }
+note "bad aggregate keys: FILE:LINE:COL, exit 2"
+printf 'labels: [tenant]\naggregate: {by: [tenant, dev], without: [pref]}\nmax_series: 0\n' >"$WORK/bad.yaml"
+run_tcx bad --check-config "$WORK/bad.yaml"
+expect_rc bad 2
+expect_grep bad err -F "$WORK/bad.yaml:2:32: aggregate takes one of 'by' and 'without', not both"
+expect_grep bad err -F "$WORK/bad.yaml:3:13: invalid max_series '0'"
 note "ok"
