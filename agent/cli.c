@@ -177,7 +177,6 @@ static int run_once(const struct cli_opts *o)
 {
 	struct tcx_config *cfg;
 	struct tcx_collector *c;
-	struct tcx_agg *agg = NULL;
 	struct tcx_snapshot *s = NULL;
 	struct tcx_buf out;
 	int nerr = 0, ret = TCX_EXIT_PARTIAL, err;
@@ -190,7 +189,7 @@ static int run_once(const struct cli_opts *o)
 	if (c)
 		s = tcx_collect(c, cfg);
 	/* With `aggregate`: the sums of the rows of this one pass. */
-	if (s && (!(agg = tcx_agg_new()) || tcx_agg_update(agg, s) < 0)) {
+	if (s && tcx_agg_sum(s) < 0) {
 		log_err("out of memory");
 		goto out;
 	}
@@ -212,7 +211,6 @@ static int run_once(const struct cli_opts *o)
 		ret = TCX_EXIT_PARTIAL;
 out:
 	tcx_snapshot_unref(s);
-	tcx_agg_free(agg);
 	tcx_collector_free(c);
 	tcx_config_unref(cfg);
 	return ret;

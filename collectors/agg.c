@@ -35,9 +35,16 @@ struct aggr {
 	double created;
 };
 
-/* An open-addressing index of array positions (+1; 0 is an empty slot). */
+/* An open-addressing index of array positions (pos + 1; 0 is an empty
+ * slot), with the upper half of each entry's hash: a probe compares it
+ * before it reads the entry (a cache miss at 100k rows). */
+struct slot {
+	uint32_t pos;
+	uint32_t check;
+};
+
 struct index {
-	uint32_t *slot;
+	struct slot *slot;
 	size_t mask; /* size - 1; size 0 before the first build */
 	size_t used;
 };
@@ -60,6 +67,7 @@ struct tcx_agg {
 	size_t keys_len, keys_cap;
 	char *key; /* scratch: the key of a row */
 	size_t key_cap;
+	int sum_only; /* tcx_agg_sum(): no members, the rows as they are */
 };
 
 /* ---- identities -------------------------------------------------------------------------- */
@@ -187,9 +195,10 @@ static void index_put(struct index *x, uint64_t hash, size_t pos)
 {
 	size_t k = hash & x->mask;
 
-	while (x->slot[k])
+	while (x->slot[k].pos)
 		k = (k + 1) & x->mask;
-	x->slot[k] = (uint32_t)pos + 1;
+	x->slot[k].pos = (uint32_t)pos + 1;
+	x->slot[k].check = (uint32_t)(hash >> 32);
 	x->used++;
 }
 
@@ -205,10 +214,12 @@ static int64_t agg_find_add(struct tcx_agg *a, const char *key, size_t len, doub
 
 	if (!a->gi.slot && index_build(&a->gi, 64) < 0)
 		return -1;
-	for (k = h & a->gi.mask; a->gi.slot[k]; k = (k + 1) & a->gi.mask) {
-		g = &a->g[a->gi.slot[k] - 1];
+	for (k = h & a->gi.mask; a->gi.slot[k].pos; k = (k + 1) & a->gi.mask) {
+		if (a->gi.slot[k].check != (uint32_t)(h >> 32))
+			continue;
+		g = &a->g[a->gi.slot[k].pos - 1];
 		if (g->hash == h && g->key_len == len && !memcmp(a->keys + g->key_off, key, len))
-			return a->gi.slot[k] - 1;
+			return a->gi.slot[k].pos - 1;
 	}
 	if (len > UINT32_MAX - a->keys_len || a->n_g >= UINT32_MAX - 1 ||
 	    tcx_grow(&a->keys, &a->keys_cap, a->keys_len + len + 1, 1, 4096) < 0 ||
@@ -268,9 +279,12 @@ static struct member *member_find(const struct tcx_agg *a, const struct tcx_row_
 {
 	if (!a->mi.slot)
 		return NULL;
-	for (size_t k = h & a->mi.mask; a->mi.slot[k]; k = (k + 1) & a->mi.mask) {
-		struct member *m = &a->m[a->mi.slot[k] - 1];
+	for (size_t k = h & a->mi.mask; a->mi.slot[k].pos; k = (k + 1) & a->mi.mask) {
+		struct member *m;
 
+		if (a->mi.slot[k].check != (uint32_t)(h >> 32))
+			continue;
+		m = &a->m[a->mi.slot[k].pos - 1];
 		if (m->hash == h && !memcmp(&m->id, id, sizeof(*id)))
 			return m;
 	}
@@ -350,6 +364,8 @@ struct tcx_agg *tcx_agg_new(void)
 
 static void agg_clear(struct tcx_agg *a)
 {
+	int sum_only = a->sum_only;
+
 	if (a->cfg)
 		tcx_config_unref(a->cfg);
 	free(a->kept_names);
@@ -360,6 +376,7 @@ static void agg_clear(struct tcx_agg *a)
 	free(a->keys);
 	free(a->key);
 	memset(a, 0, sizeof(*a));
+	a->sum_only = sum_only;
 }
 
 void tcx_agg_free(struct tcx_agg *a)
@@ -513,6 +530,12 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 		for (size_t i = 0; i < s->sets.n; i++)
 			set_agg[i] = -1;
 	}
+	/* Room for every row as a new member: no growth in the pass. */
+	if (!a->sum_only &&
+	    (tcx_grow(&a->m, &a->cap_m, a->n_m + s->n_actions, sizeof(*a->m), 256) < 0 ||
+	     (2 * (a->n_m + s->n_actions + 1) > a->mi.mask &&
+	      members_reindex(a, s->n_actions) < 0)))
+		goto oom;
 	for (size_t i = 0; i < s->n_actions; i++) {
 		const struct tcx_action *ac = &s->actions[i];
 		const char *user[TCX_MAX_LABELS];
@@ -524,11 +547,11 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 
 		if (!tcx_action_shown(ac))
 			continue;
-		tcx_row_id_of(s, i, &id);
 		tcx_counters_of(ac, &v);
-		h = hash_bytes(&id, sizeof(id));
 		if (set_agg && ac->labels < s->sets.n)
 			agg = set_agg[ac->labels];
+		if (agg < 0 || !a->sum_only)
+			tcx_row_id_of(s, i, &id);
 		if (agg < 0) {
 			for (size_t l = 0; l < s->sets.n_labels; l++)
 				user[l] = tcx_labelset_value(s, ac->labels, l);
@@ -538,6 +561,12 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 			if (set_agg && ac->labels < s->sets.n)
 				set_agg[ac->labels] = agg;
 		}
+		if (a->sum_only) { /* no members: the row as it is */
+			for (unsigned c = 0; c < TCX_CTR__MAX; c++)
+				a->g[agg].base.v[c] += v.v[c];
+			continue;
+		}
+		h = hash_bytes(&id, sizeof(id));
 		m = member_find(a, &id, h);
 		if (m && m->seen)
 			continue; /* the same identity twice (two targets overlap): once */
@@ -585,6 +614,22 @@ oom_done:
 	s->errors[TCX_ERR_NOMEM]++;
 	s->incomplete = 1;
 	return -1;
+}
+
+int tcx_agg_sum(struct tcx_snapshot *s)
+{
+	struct tcx_agg *a = tcx_agg_new();
+	int r;
+
+	if (!a) {
+		s->errors[TCX_ERR_NOMEM]++;
+		s->incomplete = 1;
+		return -1;
+	}
+	a->sum_only = 1;
+	r = tcx_agg_update(a, s);
+	tcx_agg_free(a);
+	return r;
 }
 
 int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_row_id *id,

@@ -103,6 +103,11 @@ void tcx_agg_free(struct tcx_agg *a);
  * NULL, s incomplete). */
 int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s);
 
+/* The sums of s's current rows into s->aggs, with no state (--once: no
+ * history, each row counts its counters as they are; no member is kept, so
+ * it costs a fraction of a first tcx_agg_update()). Returns as it does. */
+int tcx_agg_sum(struct tcx_snapshot *s);
+
 /* The final counters of a deleted row, from the kernel's deletion
  * notification: folded into the row's aggregate once (the configuration of
  * the last tcx_agg_update() says which; before the first, nothing is

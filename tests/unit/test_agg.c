@@ -186,6 +186,23 @@ static void test_no_rows(void **state)
 	tcx_config_unref(cfg);
 }
 
+/* tcx_agg_sum() (--once): the same aggregates as a first pass. */
+static void test_sum(void **state)
+{
+	struct tcx_config *cfg = config(yaml_by);
+	const struct row rows[] = {{10, 1, 100, 1, 7}, {20, 2, 50, 2, 8}, {30, 3, 7, 0, 9}};
+	struct tcx_snapshot *s = snap(cfg, rows, N(rows));
+
+	assert_int_equal(tcx_agg_sum(s), 0);
+	assert_int_equal(s->aggs->n, 2);
+	assert_int_equal(value(s, "a", "r1", TCX_CTR_BYTES), 150);
+	assert_int_equal(value(s, "a", "r1", TCX_CTR_DROPS), 3);
+	assert_int_equal(value(s, "b", "r2", TCX_CTR_PACKETS), 0);
+	assert_int_equal(value(s, "b", "r2", TCX_CTR_BYTES), 7);
+	tcx_snapshot_unref(s);
+	tcx_config_unref(cfg);
+}
+
 /* `by: []`: one aggregate, every row, no label. */
 static void test_by_nothing(void **state)
 {
@@ -418,12 +435,19 @@ static void test_no_aggregate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_sums_and_labels), cmocka_unit_test(test_no_rows),
-	        cmocka_unit_test(test_by_nothing),      cmocka_unit_test(test_member_vanishes),
-	        cmocka_unit_test(test_member_resets),   cmocka_unit_test(test_member_replaced),
-	        cmocka_unit_test(test_target_fails),    cmocka_unit_test(test_member_moves),
-	        cmocka_unit_test(test_fold_then_gone),  cmocka_unit_test(test_fold_raced),
-	        cmocka_unit_test(test_fold_unseen),     cmocka_unit_test(test_builtin_labels),
+	        cmocka_unit_test(test_sums_and_labels),
+	        cmocka_unit_test(test_no_rows),
+	        cmocka_unit_test(test_sum),
+	        cmocka_unit_test(test_by_nothing),
+	        cmocka_unit_test(test_member_vanishes),
+	        cmocka_unit_test(test_member_resets),
+	        cmocka_unit_test(test_member_replaced),
+	        cmocka_unit_test(test_target_fails),
+	        cmocka_unit_test(test_member_moves),
+	        cmocka_unit_test(test_fold_then_gone),
+	        cmocka_unit_test(test_fold_raced),
+	        cmocka_unit_test(test_fold_unseen),
+	        cmocka_unit_test(test_builtin_labels),
 	        cmocka_unit_test(test_no_aggregate),
 	};
 
