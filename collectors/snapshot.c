@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectors/agg.h"
 #include "collectors/snapshot.h"
 #include "lib/grow.h"
 
@@ -42,6 +43,7 @@ void tcx_snapshot_unref(struct tcx_snapshot *s)
 	free(s->filters);
 	free(s->actions);
 	labelsets_free(&s->sets);
+	tcx_aggregates_free(s->aggs);
 	free(s);
 }
 

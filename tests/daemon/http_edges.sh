@@ -134,7 +134,7 @@ expect_header om content-type "$OM"
 expect_header om vary "Accept, Accept-Encoding"
 [ -z "$(header_of om content-encoding)" ] || fail "om: gzip without Accept-Encoding"
 [ "$(tail -n 1 "$WORK/om.body")" = "# EOF" ] || fail "om: the body does not end with '# EOF'"
-grep -q '^tc_action_bytes_total{dev="v0",parent="ingress",.*,cookie="01",tenant="acme",rule="q\\"uo\\\\te\\nnl"} 0$' \
+grep -q '^tc_action_bytes_total{device="v0",parent="ingress",.*,cookie="01",tenant="acme",rule="q\\"uo\\\\te\\nnl"} 0$' \
 	"$WORK/om.body" || fail "om: the action row of cookie 01 is missing"
 get om_only "$base/metrics" -H 'Accept: application/openmetrics-text; version=1.0.0'
 expect_header om_only content-type "$OM"

@@ -201,7 +201,7 @@ compare_now() {
 	"$PYTHON" "$compare" prom --dev peer v0 ingress ingress --exporter "$WORK/$1.txt" \
 		--expect-rows 1503 --min-distinct-bytes 3 --check-filter-counts ||
 		fail "$1: /metrics differs from tc"
-	[ "$(value 'tc_scrape_collector_success{dev="v0",parent="ingress",netns="peer"}')" = 1 ] ||
+	[ "$(value 'tc_scrape_collector_success{device="v0",parent="ingress",netns="peer"}')" = 1 ] ||
 		fail "$1: the target is not collected"
 	errs=$(awk '/^tc_exporter_collection_errors_total\{/ { s += $2 } END { print s + 0 }' \
 		"$WORK/$1.txt")

@@ -193,7 +193,7 @@ YAML
 	in_host=$HOST
 	wait_metrics 2 "$in's rows exported" has "$(rows "$in" 0c01)"
 	has "$(rows "$in" 0c01ff)" || fail "$in: x0's row is missing"
-	has '^tc_scrape_collector_success\{dev="d0",parent="ingress",netns="'"$in"'"\} 1$' ||
+	has '^tc_scrape_collector_success\{device="d0",parent="ingress",netns="'"$in"'"\} 1$' ||
 		fail "$in: no target of its own (netns label $in)"
 	if [ "$glob" = "*" ]; then
 		has "$(rows "$out" 0b01)" || fail "netns: \"*\" does not collect $out"
@@ -230,14 +230,14 @@ run_tcx devices --once --config "$WORK/devices.yaml"
 expect_rc devices 0
 expect_grep devices out -E "$(rows "${P}dev" 0d01)"
 expect_grep devices out -E "$(rows "${P}other" 0b01)"
-if grep -E 'dev="x0"' "$WORK/devices.out"; then
+if grep -E 'device="x0"' "$WORK/devices.out"; then
 	fail "devices: x0 matches exclude, but is collected"
 fi
 printf '%s\n' 'devices: {exclude: "^d"}' 'targets: [{all: true, netns: "*"}]' >"$WORK/devices2.yaml"
 run_tcx devices2 --once --config "$WORK/devices2.yaml"
 expect_rc devices2 0
 expect_grep devices2 out -E "$(rows "${P}dev" 0d01ff)"
-if grep -E 'dev="d0"' "$WORK/devices2.out"; then
+if grep -E 'device="d0"' "$WORK/devices2.out"; then
 	fail "devices2: d0 matches exclude, but is collected"
 fi
 

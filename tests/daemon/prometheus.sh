@@ -247,7 +247,7 @@ elif mode == "equal":
     while True:
         diff = []
         for job in jobs:
-            res = query('tc_action_bytes_total{job="%s",dev="v0",parent="ingress"}' % job)
+            res = query('tc_action_bytes_total{job="%s",device="v0",parent="ingress"}' % job)
             got = {r["metric"].get("cookie"): int(float(r["value"][1])) for r in res}
             if got != kernel:
                 diff.append((job, got))
@@ -322,7 +322,7 @@ note "every target collected; up == 1"
 for job in plain text tls; do
 	v=$(promq scalar "up{job=\"$job\"}") || fail "$v"
 	[ "$v" = 1 ] || fail "up{job=$job} = $v"
-	v=$(promq scalar "tc_scrape_collector_success{job=\"$job\",dev=\"v0\",parent=\"ingress\"}") ||
+	v=$(promq scalar "tc_scrape_collector_success{job=\"$job\",device=\"v0\",parent=\"ingress\"}") ||
 		fail "$v"
 	[ "$v" = 1 ] || fail "tc_scrape_collector_success{job=$job} = $v"
 	v=$(promq scalar "tc_exporter_collections_total{job=\"$job\"}") || fail "$v"

@@ -901,7 +901,7 @@ static void test_u32_reused_handle_merged(void **state)
 		sum += fbytes(&u->tps[0], i);
 	out = render_fmt(s, TCX_FMT_PROMETHEUS);
 	snprintf(want, sizeof(want),
-	         "\ntc_action_bytes_total{dev=\"eth0\",parent=\"ingress\",chain=\"0\","
+	         "\ntc_action_bytes_total{device=\"eth0\",parent=\"ingress\",chain=\"0\","
 	         "protocol=\"ip\",pref=\"10\",kind=\"u32\",handle=\"800::fff\",order=\"1\","
 	         "action=\"gact\",cookie=\"\"} %" PRIu64 "\n",
 	         sum);
@@ -909,7 +909,7 @@ static void test_u32_reused_handle_merged(void **state)
 		fail_msg("missing:%s", want);
 	assert_non_null(strstr(out, "\ntc_exporter_merged_rows{row=\"filter\"} 3\n"));
 	assert_non_null(strstr(out, "\ntc_exporter_merged_rows{row=\"action\"} 3\n"));
-	assert_non_null(strstr(out, "\ntc_action_packets_total{dev=\"eth0\",parent=\"ingress\","
+	assert_non_null(strstr(out, "\ntc_action_packets_total{device=\"eth0\",parent=\"ingress\","
 	                            "chain=\"0\",protocol=\"ip\",pref=\"10\",kind=\"u32\","
 	                            "handle=\"800::fff\",order=\"1\",action=\"gact\",cookie=\"\"} "
 	                            "34\n")); /* 7 + 8 + 9 + 10 */

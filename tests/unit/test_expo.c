@@ -110,7 +110,7 @@ static void test_variants_and_gzip(void **state)
 	 * two renders, so the texts are identical. */
 	assert_int_equal(ulen, plen);
 	assert_memory_equal(unz, plain, plen);
-	assert_non_null(strstr(plain, "tc_action_bytes_total{dev=\"e0\",parent=\"ingress\""));
+	assert_non_null(strstr(plain, "tc_action_bytes_total{device=\"e0\",parent=\"ingress\""));
 	assert_int_equal(tcx_expo_render(s, NULL, NULL, TCX_VAR_OM, &ro), 0);
 	om = ro.p;
 	olen = ro.len;

@@ -195,7 +195,7 @@ compare_run() {
 		t=${spec%%:*}
 		case "$t" in
 		block-*) sel="block=\"${t#block-}\"" ;;
-		*) sel="dev=\"${t%-*}\",parent=\"${t##*-}\"" ;;
+		*) sel="device=\"${t%-*}\",parent=\"${t##*-}\"" ;;
 		esac
 		IFS=: read -r _ mode terse full <<<"$spec"
 		meta "$c" "$run" "$sel" "$mode" "$terse" "$full"
@@ -220,7 +220,7 @@ lines() {
 }
 
 # meta CASE RUN SEL MODE TERSE FULL: the collector's mode and dump counts of
-# one target (SEL: its labels, as dev="d1",parent="ingress").
+# one target (SEL: its labels, as device="d1",parent="ingress").
 meta() {
 	local c=$1 run=$2 sel=$3
 	check "$c/$run: {$sel} mode $4, $5 terse + $6 full dumps" lines "$c" "$run" \
@@ -258,10 +258,10 @@ compare_run c2_mixed r v2a-ingress:full:1:1 v2a-egress:terse+repair:1:2 -- \
 note "3. several actions per filter, filters without actions"
 compare_run c3_multi r d3-egress:terse:1:0 d3-ingress:full:1:1 -- --min-distinct-bytes 3
 check "c3_multi/r: the action-less filters are counted" lines c3_multi r \
-	'tc_scrape_collector_filters{dev="d3",parent="egress"} 4' \
-	'tc_scrape_collector_actions{dev="d3",parent="egress"} 7' \
-	'tc_scrape_collector_filters{dev="d3",parent="ingress"} 3' \
-	'tc_scrape_collector_actions{dev="d3",parent="ingress"} 2'
+	'tc_scrape_collector_filters{device="d3",parent="egress"} 4' \
+	'tc_scrape_collector_actions{device="d3",parent="egress"} 7' \
+	'tc_scrape_collector_filters{device="d3",parent="ingress"} 3' \
+	'tc_scrape_collector_actions{device="d3",parent="ingress"} 2'
 
 note "4. chains and goto chain"
 compare_run c4_chains r d4-egress:terse+repair:1:1 -- --min-distinct-bytes 3 \
@@ -277,7 +277,7 @@ only_blocks() {
 		echo "$n targets, want 2 (block 55 and block 56 only)"
 		return 1
 	}
-	! grep -E '^tc_action_[a-z_]+\{[^}]*dev=' "$f" || {
+	! grep -E '^tc_action_[a-z_]+\{([^}]*,)?device=' "$f" || {
 		echo "action rows labelled by device"
 		return 1
 	}
@@ -327,8 +327,8 @@ gone() {
 			return 1
 		}
 	done
-	lines c8_delete r2 'tc_scrape_collector_success{dev="d8a",parent="egress"} 0' \
-		'tc_scrape_collector_success{dev="d8b",parent="egress"} 1'
+	lines c8_delete r2 'tc_scrape_collector_success{device="d8a",parent="egress"} 0' \
+		'tc_scrape_collector_success{device="d8b",parent="egress"} 1'
 }
 check "c8_delete/r2: d8a reported failed and named, d8b collected" gone
 
@@ -344,10 +344,10 @@ def by_index(pairs):  # null (None) first
 u32 = by_index((r["index"], r["action"]) for r in rows if r["kind"] == "u32")
 if [i for i, _ in u32] != list(range(100, 120)) or len({a for _, a in u32}) != 19:
     bad.append("u32 rows (index, action): %r, want indices 100..119 on 19 kinds" % u32)
-terse = [r["index"] for r in rows if r["dev"] == "d9f"]
+terse = [r["index"] for r in rows if r["device"] == "d9f"]
 if len(terse) != 16 or any(i is not None for i in terse):
     bad.append("d9f's flower rows (terse): indices %r, want 16 nulls" % terse)
-full = by_index((r["index"], r["action"]) for r in rows if r["dev"] == "d9s" and r["kind"] == "flower")
+full = by_index((r["index"], r["action"]) for r in rows if r["device"] == "d9s" and r["kind"] == "flower")
 if full != [(216, "nat"), (217, "gate"), (218, "simple"), (219, "skbmod")]:
     bad.append("d9s's flower rows (full dump): %r, want indices 216..219" % full)
 print("\n".join(bad))
@@ -355,7 +355,7 @@ sys.exit(1 if bad else 0)
 PY
 }
 check "c9_actions: the indices given, from full dumps (19 kinds), none from a terse one" indices
-meta c9_actions s 'dev="d9s",parent="egress"' full 1 1
+meta c9_actions s 'device="d9s",parent="egress"' full 1 1
 
 end=$(date +%s%N)
 echo "kernel $VM_KVER: ${#cases[@]} cases, $n_checks checks, ${#failed[@]} failed," \
