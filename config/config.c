@@ -1343,289 +1343,280 @@ int tcx_config_device_wanted(const struct tcx_config *cfg, const char *dev)
 
 	return (!d->has_include || regexec(&d->include, dev, 0, NULL, 0) == 0) &&
 	       (!d->has_exclude || regexec(&d->exclude, dev, 0, NULL, 0) != 0);
-	/* ---- aggregate, families, max_series ------------------------------------------- */
+}
 
-	static int agg_by(struct ctx * c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-	{
-		return keep(c, &c->agg_by, k, v, YAML_SEQUENCE_NODE);
+/* ---- aggregate, families, max_series ------------------------------------------- */
+
+static int agg_by(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return keep(c, &c->agg_by, k, v, YAML_SEQUENCE_NODE);
+}
+
+static int agg_without(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return keep(c, &c->agg_without, k, v, YAML_SEQUENCE_NODE);
+}
+
+static const struct key_handler aggregate_keys[] = {
+        {"by", agg_by},
+        {"without", agg_without},
+};
+
+static int top_aggregate(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	if (section(c, k, v, aggregate_keys, sizeof(aggregate_keys) / sizeof(aggregate_keys[0]),
+	            " in aggregate"))
+		return -1;
+	if (c->agg_by.k && c->agg_without.k) {
+		tcx_yaml_err_at(&c->y, c->agg_without.k,
+		                "aggregate takes one of 'by' and 'without', not both");
+		return -1;
 	}
-
-	static int agg_without(struct ctx * c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-	{
-		return keep(c, &c->agg_without, k, v, YAML_SEQUENCE_NODE);
+	if (!c->agg_by.k && !c->agg_without.k) {
+		tcx_yaml_err_at(&c->y, v, "aggregate needs 'by' or 'without' (a list of labels)");
+		return -1;
 	}
+	c->cfg->aggregate.mode = c->agg_by.k ? TCX_AGG_BY : TCX_AGG_WITHOUT;
+	return 0;
+}
 
-	static const struct key_handler aggregate_keys[] = {
-	        {"by", agg_by},
-	        {"without", agg_without},
-	};
-
-	static int top_aggregate(struct ctx * c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-	{
-		if (section(c, k, v, aggregate_keys,
-		            sizeof(aggregate_keys) / sizeof(aggregate_keys[0]), " in aggregate"))
-			return -1;
-		if (c->agg_by.k && c->agg_without.k) {
-			tcx_yaml_err_at(&c->y, c->agg_without.k,
-			                "aggregate takes one of 'by' and 'without', not both");
-			return -1;
-		}
-		if (!c->agg_by.k && !c->agg_without.k) {
-			tcx_yaml_err_at(&c->y, v,
-			                "aggregate needs 'by' or 'without' (a list of labels)");
-			return -1;
-		}
-		c->cfg->aggregate.mode = c->agg_by.k ? TCX_AGG_BY : TCX_AGG_WITHOUT;
-		return 0;
-	}
-
-	/* Once `labels` is known: the labels that `by` or `without` name, each a
+/* Once `labels` is known: the labels that `by` or `without` name, each a
  * built-in label of the action rows or a configured one. */
-	static void resolve_aggregate(struct ctx * c)
-	{
-		struct tcx_aggregate_cfg *a = &c->cfg->aggregate;
-		tcx_ynode_t *seq = a->mode == TCX_AGG_BY ? c->agg_by.v : c->agg_without.v;
-		uint32_t builtin = 0, user = 0;
-		tcx_ynode_t **it;
+static void resolve_aggregate(struct ctx *c)
+{
+	struct tcx_aggregate_cfg *a = &c->cfg->aggregate;
+	tcx_ynode_t *seq = a->mode == TCX_AGG_BY ? c->agg_by.v : c->agg_without.v;
+	uint32_t builtin = 0, user = 0;
+	tcx_ynode_t **it;
 
-		if (a->mode == TCX_AGG_NONE || !seq || seq->type != YAML_SEQUENCE_NODE)
-			return;
-		for (it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
-			tcx_ynode_t *e = *it;
-			const char *name;
-			uint32_t bit = 0, *set = &builtin;
-			int l = -1;
+	if (a->mode == TCX_AGG_NONE || !seq || seq->type != YAML_SEQUENCE_NODE)
+		return;
+	for (it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
+		tcx_ynode_t *e = *it;
+		const char *name;
+		uint32_t bit = 0, *set = &builtin;
+		int l = -1;
 
-			if (tcx_yaml_expect_item(&c->y, e, YAML_SCALAR_NODE, "label name"))
-				continue;
-			name = tcx_yaml_sval(e);
-			for (unsigned b = 0; !tcx_yaml_has_nul(e) && b < TCX_BL__MAX && !bit; b++)
-				if (!strcmp(name, tcx_builtin_labels[b]))
-					bit = 1u << b;
-			if (!bit && !tcx_yaml_has_nul(e) && (l = find_label(c->cfg, name)) >= 0) {
-				bit = 1u << l;
-				set = &user;
-			}
-			if (!bit) {
-				if (!c->labels_bad)
-					tcx_yaml_err_at(
-					        &c->y, e,
-					        "unknown label '%s' in aggregate (expected one of: "
-					        "device, parent, block, netns, chain, protocol, "
-					        "pref, "
-					        "kind, handle, order, action, cookie, or a label "
-					        "of "
-					        "'labels')",
-					        name);
-				continue;
-			}
-			if (*set & bit) {
-				tcx_yaml_err_at(&c->y, e, "label '%s' given twice in aggregate",
+		if (tcx_yaml_expect_item(&c->y, e, YAML_SCALAR_NODE, "label name"))
+			continue;
+		name = tcx_yaml_sval(e);
+		for (unsigned b = 0; !tcx_yaml_has_nul(e) && b < TCX_BL__MAX && !bit; b++)
+			if (!strcmp(name, tcx_builtin_labels[b]))
+				bit = 1u << b;
+		if (!bit && !tcx_yaml_has_nul(e) && (l = find_label(c->cfg, name)) >= 0) {
+			bit = 1u << l;
+			set = &user;
+		}
+		if (!bit) {
+			if (!c->labels_bad)
+				tcx_yaml_err_at(&c->y, e,
+				                "unknown label '%s' in aggregate (expected one of: "
+				                "device, parent, block, netns, chain, protocol, "
+				                "pref, "
+				                "kind, handle, order, action, cookie, or a label "
+				                "of "
+				                "'labels')",
 				                name);
-				continue;
-			}
-			*set |= bit;
+			continue;
 		}
-		if (a->mode == TCX_AGG_BY) {
-			a->builtin = builtin;
-			a->user = user;
-		} else {
-			a->builtin = ((1u << TCX_BL__MAX) - 1) & ~builtin;
-			a->user = (c->cfg->n_labels >= 32 ? UINT32_MAX
-			                                  : (1u << c->cfg->n_labels) - 1) &
-			          ~user;
+		if (*set & bit) {
+			tcx_yaml_err_at(&c->y, e, "label '%s' given twice in aggregate", name);
+			continue;
 		}
+		*set |= bit;
 	}
+	if (a->mode == TCX_AGG_BY) {
+		a->builtin = builtin;
+		a->user = user;
+	} else {
+		a->builtin = ((1u << TCX_BL__MAX) - 1) & ~builtin;
+		a->user = (c->cfg->n_labels >= 32 ? UINT32_MAX : (1u << c->cfg->n_labels) - 1) &
+		          ~user;
+	}
+}
 
-	/* on or off (true/false, yes/no), or auto where allowed. */
-	static int family_value(struct ctx * c, tcx_ynode_t * k, tcx_ynode_t * v, int auto_ok,
-	                        enum tcx_family_mode *out)
-	{
-		const char *s;
+/* on or off (true/false, yes/no), or auto where allowed. */
+static int family_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, int auto_ok,
+                        enum tcx_family_mode *out)
+{
+	const char *s;
 
-		if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
-			return -1;
-		s = tcx_yaml_sval(v);
-		if (!tcx_yaml_has_nul(v) &&
-		    (!strcasecmp(s, "on") || !strcasecmp(s, "true") || !strcasecmp(s, "yes"))) {
-			*out = TCX_FAM_ON;
-		} else if (!tcx_yaml_has_nul(v) &&
-		           (!strcasecmp(s, "off") || !strcasecmp(s, "false") ||
-		            !strcasecmp(s, "no"))) {
-			*out = TCX_FAM_OFF;
-		} else if (auto_ok && !tcx_yaml_has_nul(v) && !strcasecmp(s, "auto")) {
-			*out = TCX_FAM_AUTO;
-		} else {
-			tcx_yaml_err_at(&c->y, v, "invalid %s '%s' in families (expected %s)",
-			                tcx_yaml_sval(k), s,
-			                auto_ok ? "auto, on or off" : "on or off");
-			return -1;
-		}
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
+		return -1;
+	s = tcx_yaml_sval(v);
+	if (!tcx_yaml_has_nul(v) &&
+	    (!strcasecmp(s, "on") || !strcasecmp(s, "true") || !strcasecmp(s, "yes"))) {
+		*out = TCX_FAM_ON;
+	} else if (!tcx_yaml_has_nul(v) &&
+	           (!strcasecmp(s, "off") || !strcasecmp(s, "false") || !strcasecmp(s, "no"))) {
+		*out = TCX_FAM_OFF;
+	} else if (auto_ok && !tcx_yaml_has_nul(v) && !strcasecmp(s, "auto")) {
+		*out = TCX_FAM_AUTO;
+	} else {
+		tcx_yaml_err_at(&c->y, v, "invalid %s '%s' in families (expected %s)",
+		                tcx_yaml_sval(k), s, auto_ok ? "auto, on or off" : "on or off");
+		return -1;
+	}
+	return 0;
+}
+
+static int fam_hw(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return family_value(c, k, v, 1, &c->cfg->families.hw);
+}
+
+static int fam_flags(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return family_value(c, k, v, 0, &c->cfg->families.flags);
+}
+
+static int fam_drops(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return family_value(c, k, v, 0, &c->cfg->families.drops);
+}
+
+static int fam_overlimits(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return family_value(c, k, v, 0, &c->cfg->families.overlimits);
+}
+
+static const struct key_handler families_keys[] = {
+        {"hw", fam_hw},
+        {"flags", fam_flags},
+        {"drops", fam_drops},
+        {"overlimits", fam_overlimits},
+};
+
+static int top_families(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return section(c, k, v, families_keys, sizeof(families_keys) / sizeof(families_keys[0]),
+	               " in families");
+}
+
+static int top_max_series(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return tcx_yaml_uint(&c->y, k, v, 1, UINT32_MAX, &c->cfg->max_series);
+}
+
+/* ---- the document ------------------------------------------------------------ */
+
+static const struct key_handler top_keys[] = {
+        {"interval", top_interval},   {"targets", top_targets},   {"labels", top_labels},
+        {"unmapped", top_unmapped},   {"cookies", defer_cookies}, {"decoders", defer_decoders},
+        {"http", top_http},           {"snmp", top_snmp},         {"devices", top_devices},
+        {"aggregate", top_aggregate}, {"families", top_families}, {"max_series", top_max_series},
+};
+
+static void config_free(struct tcx_config *cfg)
+{
+	size_t i;
+
+	if (!cfg)
+		return;
+	for (i = 0; i < cfg->n_targets; i++) {
+		free(cfg->targets[i].dev);
+		free(cfg->targets[i].parent_str);
+		free(cfg->targets[i].netns);
+	}
+	free(cfg->targets);
+	for (i = 0; i < cfg->n_labels; i++)
+		free(cfg->labels[i]);
+	free(cfg->labels);
+	free(cfg->cookies);
+	tcx_arena_free(&cfg->cookie_mem);
+	free(cfg->slots);
+	free(cfg->decoders);
+	for (i = 0; i < cfg->http.n_listen; i++)
+		free(cfg->http.listen[i]);
+	free(cfg->http.web_config);
+	free(cfg->snmp.agentx_socket);
+	if (cfg->devices.has_include)
+		regfree(&cfg->devices.include);
+	if (cfg->devices.has_exclude)
+		regfree(&cfg->devices.exclude);
+	for (i = 0; i < cfg->n_warnings; i++)
+		free(cfg->warnings[i]);
+	free(cfg->warnings);
+	free(cfg->path);
+	free(cfg);
+}
+
+/* A pair of the mapping of top-level key k, as soon as it is parsed. */
+static int config_entry(struct tcx_yaml *y, const tcx_ynode_t *k, struct tcx_ypair *p)
+{
+	struct ctx *c = (struct ctx *)y;
+
+	if (!c->labels_seen || tcx_yaml_has_nul(k) || strcmp(tcx_yaml_sval(k), "cookies") != 0)
 		return 0;
-	}
+	cookie_entry(c, p);
+	return 1;
+}
 
-	static int fam_hw(struct ctx * c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-	{
-		return family_value(c, k, v, 1, &c->cfg->families.hw);
-	}
+/* After every top-level key: what depends on others, and defaults. */
+static void config_finish(struct tcx_yaml *y, tcx_ynode_t *root)
+{
+	struct ctx *c = (struct ctx *)y;
 
-	static int fam_flags(struct ctx * c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-	{
-		return family_value(c, k, v, 0, &c->cfg->families.flags);
-	}
+	if (!c->cfg->targets)
+		default_targets(c);
+	if (c->cookies)
+		load_cookies(c);
+	if (c->cfg->n_cookies)
+		index_cookies(c);
+	if (c->decoders)
+		load_decoders(c);
+	resolve_aggregate(c);
+	http_defaults(c);
+}
 
-	static int fam_drops(struct ctx * c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-	{
-		return family_value(c, k, v, 0, &c->cfg->families.drops);
-	}
+static const struct tcx_yaml_keys config_keys = {top_keys, sizeof(top_keys) / sizeof(top_keys[0]),
+                                                 sizeof(top_keys[0]), call_handler, NULL};
 
-	static int fam_overlimits(struct ctx * c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-	{
-		return family_value(c, k, v, 0, &c->cfg->families.overlimits);
-	}
+struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, size_t len,
+                                          tcx_config_err_fn errfn, void *arg)
+{
+	struct ctx c = {.y = {.name = name,
+	                      .errfn = errfn,
+	                      .arg = arg,
+	                      .top = &config_keys,
+	                      .max_file = TCX_YAML_MAX_FILE,
+	                      .entry = config_entry,
+	                      .fast_key = "cookies"}};
+	struct tcx_config *cfg;
 
-	static const struct key_handler families_keys[] = {
-	        {"hw", fam_hw},
-	        {"flags", fam_flags},
-	        {"drops", fam_drops},
-	        {"overlimits", fam_overlimits},
-	};
-
-	static int top_families(struct ctx * c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-	{
-		return section(c, k, v, families_keys,
-		               sizeof(families_keys) / sizeof(families_keys[0]), " in families");
-	}
-
-	static int top_max_series(struct ctx * c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-	{
-		return tcx_yaml_uint(&c->y, k, v, 1, UINT32_MAX, &c->cfg->max_series);
-	}
-
-	/* ---- the document ------------------------------------------------------------ */
-
-	static const struct key_handler top_keys[] = {
-	        {"interval", top_interval}, {"targets", top_targets},
-	        {"labels", top_labels},     {"unmapped", top_unmapped},
-	        {"cookies", defer_cookies}, {"decoders", defer_decoders},
-	        {"http", top_http},         {"snmp", top_snmp},
-	        {"devices", top_devices},   {"aggregate", top_aggregate},
-	        {"families", top_families}, {"max_series", top_max_series},
-	};
-
-	static void config_free(struct tcx_config * cfg)
-	{
-		size_t i;
-
-		if (!cfg)
-			return;
-		for (i = 0; i < cfg->n_targets; i++) {
-			free(cfg->targets[i].dev);
-			free(cfg->targets[i].parent_str);
-			free(cfg->targets[i].netns);
-		}
-		free(cfg->targets);
-		for (i = 0; i < cfg->n_labels; i++)
-			free(cfg->labels[i]);
-		free(cfg->labels);
-		free(cfg->cookies);
-		tcx_arena_free(&cfg->cookie_mem);
-		free(cfg->slots);
-		free(cfg->decoders);
-		for (i = 0; i < cfg->http.n_listen; i++)
-			free(cfg->http.listen[i]);
-		free(cfg->http.web_config);
-		free(cfg->snmp.agentx_socket);
-		if (cfg->devices.has_include)
-			regfree(&cfg->devices.include);
-		if (cfg->devices.has_exclude)
-			regfree(&cfg->devices.exclude);
-		for (i = 0; i < cfg->n_warnings; i++)
-			free(cfg->warnings[i]);
-		free(cfg->warnings);
-		free(cfg->path);
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg || !(cfg->path = strdup(name))) {
 		free(cfg);
+		tcx_yaml_oom(&c.y);
+		return NULL;
 	}
-
-	/* A pair of the mapping of top-level key k, as soon as it is parsed. */
-	static int config_entry(struct tcx_yaml * y, const tcx_ynode_t *k, struct tcx_ypair *p)
-	{
-		struct ctx *c = (struct ctx *)y;
-
-		if (!c->labels_seen || tcx_yaml_has_nul(k) ||
-		    strcmp(tcx_yaml_sval(k), "cookies") != 0)
-			return 0;
-		cookie_entry(c, p);
-		return 1;
+	atomic_init(&cfg->refcnt, 1);
+	cfg->interval_s = TCX_INTERVAL_DEFAULT;
+	cfg->unmapped = TCX_UNMAPPED_EXPORT;
+	c.cfg = cfg;
+	tcx_yaml_load(&c.y, buf, len, "empty configuration", config_finish);
+	free(c.cookie_marks);
+	if (c.y.errors) {
+		config_free(cfg);
+		return NULL;
 	}
+	return cfg;
+}
 
-	/* After every top-level key: what depends on others, and defaults. */
-	static void config_finish(struct tcx_yaml * y, tcx_ynode_t * root)
-	{
-		struct ctx *c = (struct ctx *)y;
+struct tcx_config *tcx_config_load_file(const char *path, tcx_config_err_fn errfn, void *arg)
+{
+	return tcx_config_load_buffer(path, NULL, 0, errfn, arg);
+}
 
-		if (!c->cfg->targets)
-			default_targets(c);
-		if (c->cookies)
-			load_cookies(c);
-		if (c->cfg->n_cookies)
-			index_cookies(c);
-		if (c->decoders)
-			load_decoders(c);
-		resolve_aggregate(c);
-		http_defaults(c);
-	}
+struct tcx_config *tcx_config_ref(struct tcx_config *cfg)
+{
+	if (cfg)
+		atomic_fetch_add_explicit(&cfg->refcnt, 1, memory_order_relaxed);
+	return cfg;
+}
 
-	static const struct tcx_yaml_keys config_keys = {top_keys,
-	                                                 sizeof(top_keys) / sizeof(top_keys[0]),
-	                                                 sizeof(top_keys[0]), call_handler, NULL};
-
-	struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, size_t len,
-	                                          tcx_config_err_fn errfn, void *arg)
-	{
-		struct ctx c = {.y = {.name = name,
-		                      .errfn = errfn,
-		                      .arg = arg,
-		                      .top = &config_keys,
-		                      .max_file = TCX_YAML_MAX_FILE,
-		                      .entry = config_entry,
-		                      .fast_key = "cookies"}};
-		struct tcx_config *cfg;
-
-		cfg = calloc(1, sizeof(*cfg));
-		if (!cfg || !(cfg->path = strdup(name))) {
-			free(cfg);
-			tcx_yaml_oom(&c.y);
-			return NULL;
-		}
-		atomic_init(&cfg->refcnt, 1);
-		cfg->interval_s = TCX_INTERVAL_DEFAULT;
-		cfg->unmapped = TCX_UNMAPPED_EXPORT;
-		c.cfg = cfg;
-		tcx_yaml_load(&c.y, buf, len, "empty configuration", config_finish);
-		free(c.cookie_marks);
-		if (c.y.errors) {
-			config_free(cfg);
-			return NULL;
-		}
-		return cfg;
-	}
-
-	struct tcx_config *tcx_config_load_file(const char *path, tcx_config_err_fn errfn,
-	                                        void *arg)
-	{
-		return tcx_config_load_buffer(path, NULL, 0, errfn, arg);
-	}
-
-	struct tcx_config *tcx_config_ref(struct tcx_config * cfg)
-	{
-		if (cfg)
-			atomic_fetch_add_explicit(&cfg->refcnt, 1, memory_order_relaxed);
-		return cfg;
-	}
-
-	void tcx_config_unref(struct tcx_config * cfg)
-	{
-		if (cfg && atomic_fetch_sub_explicit(&cfg->refcnt, 1, memory_order_acq_rel) == 1)
-			config_free(cfg);
-	}
+void tcx_config_unref(struct tcx_config *cfg)
+{
+	if (cfg && atomic_fetch_sub_explicit(&cfg->refcnt, 1, memory_order_acq_rel) == 1)
+		config_free(cfg);
+}

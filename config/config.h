@@ -101,146 +101,146 @@ struct tcx_snmp_cfg {
 struct tcx_devices_cfg {
 	int has_include, has_exclude;
 	regex_t include, exclude; /* REG_EXTENDED | REG_NOSUB */
-	/* The built-in labels of an action row, in the order they are written
+};
+
+/* The built-in labels of an action row, in the order they are written
  * (device and parent, or block; netns only when set). */
-	enum tcx_builtin_label {
-		TCX_BL_DEVICE = 0,
-		TCX_BL_PARENT,
-		TCX_BL_BLOCK,
-		TCX_BL_NETNS,
-		TCX_BL_CHAIN,
-		TCX_BL_PROTOCOL,
-		TCX_BL_PREF,
-		TCX_BL_KIND,
-		TCX_BL_HANDLE,
-		TCX_BL_ORDER,
-		TCX_BL_ACTION,
-		TCX_BL_COOKIE,
-		TCX_BL__MAX,
-	};
-	extern const char *const tcx_builtin_labels[TCX_BL__MAX];
+enum tcx_builtin_label {
+	TCX_BL_DEVICE = 0,
+	TCX_BL_PARENT,
+	TCX_BL_BLOCK,
+	TCX_BL_NETNS,
+	TCX_BL_CHAIN,
+	TCX_BL_PROTOCOL,
+	TCX_BL_PREF,
+	TCX_BL_KIND,
+	TCX_BL_HANDLE,
+	TCX_BL_ORDER,
+	TCX_BL_ACTION,
+	TCX_BL_COOKIE,
+	TCX_BL__MAX,
+};
+extern const char *const tcx_builtin_labels[TCX_BL__MAX];
 
-	/* The `aggregate:` section: which labels of the action rows are kept. */
-	enum tcx_agg_mode {
-		TCX_AGG_NONE = 0, /* no aggregation: one series per action row */
-		TCX_AGG_BY,       /* `by: [...]` */
-		TCX_AGG_WITHOUT,  /* `without: [...]` */
-	};
-	struct tcx_aggregate_cfg {
-		enum tcx_agg_mode mode;
-		uint32_t builtin; /* bit i: tcx_builtin_labels[i] is kept */
-		uint32_t user;    /* bit i: labels[i] is kept */
-	};
+/* The `aggregate:` section: which labels of the action rows are kept. */
+enum tcx_agg_mode {
+	TCX_AGG_NONE = 0, /* no aggregation: one series per action row */
+	TCX_AGG_BY,       /* `by: [...]` */
+	TCX_AGG_WITHOUT,  /* `without: [...]` */
+};
+struct tcx_aggregate_cfg {
+	enum tcx_agg_mode mode;
+	uint32_t builtin; /* bit i: tcx_builtin_labels[i] is kept */
+	uint32_t user;    /* bit i: labels[i] is kept */
+};
 
-	/* The `families:` section. DEFAULT is what a key left out means. */
-	enum tcx_family_mode {
-		TCX_FAM_DEFAULT = 0,
-		TCX_FAM_ON,
-		TCX_FAM_OFF,
-		TCX_FAM_AUTO, /* hw only: while some row has hardware counters or in_hw */
-	};
-	struct tcx_families_cfg {
-		enum tcx_family_mode hw;                /* default on */
-		enum tcx_family_mode flags;             /* default on, off with `aggregate` */
-		enum tcx_family_mode drops, overlimits; /* default on */
-	};
+/* The `families:` section. DEFAULT is what a key left out means. */
+enum tcx_family_mode {
+	TCX_FAM_DEFAULT = 0,
+	TCX_FAM_ON,
+	TCX_FAM_OFF,
+	TCX_FAM_AUTO, /* hw only: while some row has hardware counters or in_hw */
+};
+struct tcx_families_cfg {
+	enum tcx_family_mode hw;                /* default on */
+	enum tcx_family_mode flags;             /* default on, off with `aggregate` */
+	enum tcx_family_mode drops, overlimits; /* default on */
+};
 
-	/* A bump allocator (config/yamlutil.h). */
-	struct tcx_arena_block;
-	struct tcx_arena {
-		struct tcx_arena_block *head;  /* the block being filled, newest first */
-		struct tcx_arena_block *spare; /* released, kept for the next one */
-	};
+/* A bump allocator (config/yamlutil.h). */
+struct tcx_arena_block;
+struct tcx_arena {
+	struct tcx_arena_block *head;  /* the block being filled, newest first */
+	struct tcx_arena_block *spare; /* released, kept for the next one */
+};
 
-	struct tcx_config {
-		atomic_uint refcnt;
-		char *path;        /* file it came from, "<default>" for the embedded one */
-		double interval_s; /* daemon collect interval */
-		struct tcx_target_cfg *targets;
-		size_t n_targets;
-		char **labels;
-		size_t n_labels;
-		enum tcx_unmapped_policy unmapped;
-		struct tcx_cookie_entry *cookies;
-		size_t n_cookies;
-		struct tcx_arena cookie_mem; /* the values of cookies[] */
-		uint32_t *slots; /* open-addressing index into cookies[], UINT32_MAX = empty */
-		size_t n_slots;  /* power of two */
-		struct tcx_decoder *decoders;
-		size_t n_decoders;
-		struct tcx_http_cfg http;
-		struct tcx_snmp_cfg snmp;
-		struct tcx_devices_cfg devices;
-		char **warnings; /* "FILE:LINE:COL: message": accepted, but worth a word */
-		size_t n_warnings;
-		struct tcx_aggregate_cfg aggregate;
-		struct tcx_families_cfg families;
-		uint64_t max_series; /* series of the row families per scrape; 0: no cap */
-	};
+struct tcx_config {
+	atomic_uint refcnt;
+	char *path;        /* file it came from, "<default>" for the embedded one */
+	double interval_s; /* daemon collect interval */
+	struct tcx_target_cfg *targets;
+	size_t n_targets;
+	char **labels;
+	size_t n_labels;
+	enum tcx_unmapped_policy unmapped;
+	struct tcx_cookie_entry *cookies;
+	size_t n_cookies;
+	struct tcx_arena cookie_mem; /* the values of cookies[] */
+	uint32_t *slots;             /* open-addressing index into cookies[], UINT32_MAX = empty */
+	size_t n_slots;              /* power of two */
+	struct tcx_decoder *decoders;
+	size_t n_decoders;
+	struct tcx_http_cfg http;
+	struct tcx_snmp_cfg snmp;
+	struct tcx_devices_cfg devices;
+	char **warnings; /* "FILE:LINE:COL: message": accepted, but worth a word */
+	size_t n_warnings;
+	struct tcx_aggregate_cfg aggregate;
+	struct tcx_families_cfg families;
+	uint64_t max_series; /* series of the row families per scrape; 0: no cap */
+};
 
-	/* Split a listen address into host ("" for any, brackets removed) and port.
+/* Split a listen address into host ("" for any, brackets removed) and port.
  * Returns 0, or -1 when it is not HOST:PORT, [V6]:PORT or :PORT. */
-	int tcx_listen_split(const char *addr, char *host, size_t hostlen, unsigned *port);
+int tcx_listen_split(const char *addr, char *host, size_t hostlen, unsigned *port);
 
-	/* Error sink: each problem is reported once as "FILE:LINE:COL: message". */
-	typedef void (*tcx_config_err_fn)(void *arg, const char *msg);
+/* Error sink: each problem is reported once as "FILE:LINE:COL: message". */
+typedef void (*tcx_config_err_fn)(void *arg, const char *msg);
 
-	/* Load a config from the file at path, or from buf (len bytes; name is for
+/* Load a config from the file at path, or from buf (len bytes; name is for
  * messages and relative file names; buf NULL reads the file name). Returns
  * NULL on error after reporting every problem found through errfn (at
  * least one). */
-	struct tcx_config *tcx_config_load_file(const char *path, tcx_config_err_fn errfn,
-	                                        void *arg);
-	struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, size_t len,
-	                                          tcx_config_err_fn errfn, void *arg);
-	/* The embedded default: collect `all` in the current namespace. */
-	struct tcx_config *tcx_config_default(void);
-	extern const char tcx_default_config_yaml[];
+struct tcx_config *tcx_config_load_file(const char *path, tcx_config_err_fn errfn, void *arg);
+struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, size_t len,
+                                          tcx_config_err_fn errfn, void *arg);
+/* The embedded default: collect `all` in the current namespace. */
+struct tcx_config *tcx_config_default(void);
+extern const char tcx_default_config_yaml[];
 
-	struct tcx_config *tcx_config_ref(struct tcx_config *cfg);
-	void tcx_config_unref(struct tcx_config *cfg);
+struct tcx_config *tcx_config_ref(struct tcx_config *cfg);
+void tcx_config_unref(struct tcx_config *cfg);
 
-	/* Does `devices:` let `all` targets collect the device named dev? It does
+/* Does `devices:` let `all` targets collect the device named dev? It does
  * when dev matches `include` (if given) and does not match `exclude` (if
  * given). */
-	int tcx_config_device_wanted(const struct tcx_config *cfg, const char *dev);
+int tcx_config_device_wanted(const struct tcx_config *cfg, const char *dev);
 
-	/* The names of the named network namespaces (TCX_NETNS_DIR) that glob
+/* The names of the named network namespaces (TCX_NETNS_DIR) that glob
  * matches (fnmatch(3)), sorted, as a NULL-terminated array to free with
  * tcx_netns_names_free(); NULL when out of memory. A directory that does not
  * exist holds no names; a name longer than 63 bytes is left out. */
-	char **tcx_netns_glob(const char *glob);
-	void tcx_netns_names_free(char **names);
+char **tcx_netns_glob(const char *glob);
+void tcx_netns_names_free(char **names);
 
-	/* ---- cookie -> labels ------------------------------------------------------ */
+/* ---- cookie -> labels ------------------------------------------------------ */
 
-	enum tcx_map_kind {
-		TCX_MAP_NONE = 0, /* no cookie on the action */
-		TCX_MAP_EXACT,    /* found in `cookies:` */
-		TCX_MAP_DECODED,  /* produced by a decoder */
-		TCX_MAP_UNMAPPED, /* a cookie that nothing maps */
-	};
+enum tcx_map_kind {
+	TCX_MAP_NONE = 0, /* no cookie on the action */
+	TCX_MAP_EXACT,    /* found in `cookies:` */
+	TCX_MAP_DECODED,  /* produced by a decoder */
+	TCX_MAP_UNMAPPED, /* a cookie that nothing maps */
+};
 
-	/* Scratch space for decoded label values, one per call. */
-	struct tcx_label_buf {
-		char v[TCX_MAX_LABELS][TCX_LABEL_VALUE_MAX];
-	};
+/* Scratch space for decoded label values, one per call. */
+struct tcx_label_buf {
+	char v[TCX_MAX_LABELS][TCX_LABEL_VALUE_MAX];
+};
 
-	/* Resolve a cookie to label values. values[i] is set for every configured
+/* Resolve a cookie to label values. values[i] is set for every configured
  * label (to "" where nothing applies); strings point into cfg or buf and stay
  * valid until the next call with the same buf. */
-	enum tcx_map_kind tcx_labels_resolve(const struct tcx_config *cfg, const uint8_t *cookie,
-	                                     size_t len, const char **values,
-	                                     struct tcx_label_buf *buf);
+enum tcx_map_kind tcx_labels_resolve(const struct tcx_config *cfg, const uint8_t *cookie,
+                                     size_t len, const char **values, struct tcx_label_buf *buf);
 
-	/* Hash of a cookie, for the cookie index. */
-	uint64_t tcx_cookie_hash(const uint8_t *cookie, size_t len);
+/* Hash of a cookie, for the cookie index. */
+uint64_t tcx_cookie_hash(const uint8_t *cookie, size_t len);
 
-	/* Lower-case hex of a cookie; out must hold 2*len+1 bytes. */
-	void tcx_cookie_hex(const uint8_t *cookie, size_t len, char *out);
+/* Lower-case hex of a cookie; out must hold 2*len+1 bytes. */
+void tcx_cookie_hex(const uint8_t *cookie, size_t len, char *out);
 
-	/* Label name checks shared with the renderers. */
-	int tcx_label_name_valid(const char *name);
-	int tcx_label_name_reserved(const char *name);
+/* Label name checks shared with the renderers. */
+int tcx_label_name_valid(const char *name);
+int tcx_label_name_reserved(const char *name);
 
 #endif

@@ -12,18 +12,15 @@
 # elsewhere moves its row, leaving what it counted in the old aggregate.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
-# shellcheck source=lib.sh
-. "$here/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
+. "$here/../lib/daemon.sh"
 
 require_bin
 require_root
 require_cmd curl tc ip promtool prometheus
 find_python
 in_netns TCX_AGGREGATE_NS
-tcxd_setup
-netns_basics
+daemon_setup
 
 ip link add a0 type veth peer name a1
 ip link add mon0 type veth peer name mon1
@@ -51,10 +48,7 @@ filt 10 1001 01
 filt 20 1002 02
 filt 30 1003 03
 
-{
-	read -r port
-	read -r port_prom
-} < <(free_ports 2)
+read -r port port_prom < <(free_ports 2)
 cat >"$WORK/agg.yaml" <<EOF
 interval: 200ms
 targets: [{dev: a0, parent: ingress}]
@@ -147,11 +141,11 @@ if len(created) != 2:
 PY
 "$PYTHON" "$WORK/prom.py" "$prom" 60 0 0 >/dev/null || fail "Prometheus does not scrape the daemon"
 
-# scrape NAME: the text exposition into $WORK/NAME.prom, checked: the tc_action
+# scrape_checked NAME: the text exposition into $WORK/NAME.prom, checked: the tc_action
 # series carry tenant and rule only, and no aggregate went down since the
 # previous scrape.
 n_scrapes=0
-scrape() {
+scrape_checked() {
 	curl -sf --max-time 5 "$url" >"$WORK/$1.prom" || fail "scrape $1 failed"
 	n_scrapes=$((n_scrapes + 1))
 	"$PYTHON" - "$WORK/$1.prom" "$WORK/last.json" <<'PY' || fail "scrape $1: see above"
@@ -186,13 +180,10 @@ value() {
 }
 # settle: waits for two collections to start after now (the daemon's own
 # tc_exporter_collections_total), so that a scrape shows what happened.
-collections() {
-	curl -sf --max-time 5 "$url" | awk '$1 == "tc_exporter_collections_total" { print $2 }'
-}
 settle() {
 	local c0 deadline=$((SECONDS + 20))
-	c0=$(collections) || fail "scrape failed"
-	until [ "$(collections)" -ge $((c0 + 2)) ]; do
+	c0=$(collections "$url")
+	until [ "$(collections "$url")" -ge $((c0 + 2)) ]; do
 		[ "$SECONDS" -lt "$deadline" ] || fail "the daemon stopped collecting"
 		sleep 0.1
 	done
@@ -203,7 +194,7 @@ send 1001 5
 send 1002 7
 send 1003 3
 settle
-scrape s1
+scrape_checked s1
 [ "$(value s1 tc_action_packets_total acme dns)" = 12 ] || fail "acme/dns: $(value s1 tc_action_packets_total acme dns) packets, sent 12"
 [ "$(value s1 tc_action_packets_total beta web)" = 3 ] || fail "beta/web: $(value s1 tc_action_packets_total beta web) packets, sent 3"
 bytes=$(value s1 tc_action_bytes_total beta web)
@@ -240,7 +231,7 @@ note "a filter deleted between scrapes leaves its counts in its aggregate"
 unfilt 20
 send 1001 4
 settle
-scrape s2
+scrape_checked s2
 [ "$(value s2 tc_action_packets_total acme dns)" = 16 ] || fail "acme/dns after a delete: $(value s2 tc_action_packets_total acme dns) packets, sent 16"
 
 note "a replaced filter (counters reset) and churn: no aggregate goes down"
@@ -256,10 +247,10 @@ for i in $(seq 1 10); do
 	send 1001 2
 	send 1003 1
 	settle
-	scrape "churn$i"
+	scrape_checked "churn$i"
 done
 settle
-scrape s3
+scrape_checked s3
 [ "$(value s3 tc_action_packets_total acme dns)" = "${sent[dns]}" ] ||
 	fail "acme/dns: $(value s3 tc_action_packets_total acme dns) packets, sent ${sent[dns]}"
 [ "$(value s3 tc_action_bytes_total acme dns)" = $((sent[dns] * per_packet)) ] ||
@@ -278,7 +269,7 @@ settle
 "$PYTHON" "$WORK/send.py" 1003 4 # cookie 03 is acme/dns's now
 sent[dns]=$((sent[dns] + 4))
 settle
-scrape s3b
+scrape_checked s3b
 [ "$(value s3b tc_action_packets_total beta web)" = "$web_before" ] ||
 	fail "beta/web after the move: $(value s3b tc_action_packets_total beta web), was $web_before"
 [ "$(value s3b tc_action_packets_total acme dns)" = "${sent[dns]}" ] ||
@@ -290,10 +281,10 @@ note "Prometheus: the sums sent, no resets() over the run, _created parsed"
 note "every filter gone: the aggregates stay"
 tc filter del dev a0 ingress
 settle
-scrape s4
+scrape_checked s4
 [ "$(value s4 tc_action_packets_total acme dns)" = "${sent[dns]}" ] || fail "acme/dns changed after every filter went"
 [ "$(value s4 tc_action_packets_total beta web)" = "$web_before" ] || fail "beta/web changed after every filter went"
-daemon_alive "$TCX_PID" tcx
+alive "$TCX_PID" tcx
 stop_tcx "$TCX_PID" tcx 10
 
 note "--once: the sums of the current rows; max_series leaves rows out and counts them"

@@ -818,7 +818,7 @@ static void test_err_keys(void **state)
 	expect_errors("interval: 15\nintervl: 15\n",
 	              "t.yaml:2:1: unknown key 'intervl' (expected one of: interval, targets, "
 	              "labels, unmapped, cookies, decoders, http, snmp, devices, aggregate, "
-	              "families, max_series)\n"
+	              "families, max_series)\n");
 	expect_errors("targets:\n  - dev: eth0\n    prent: ingress\n",
 	              "t.yaml:3:5: unknown key 'prent' in target (expected one of: all, dev, "
 	              "parent, block, netns)\n");
