@@ -15,6 +15,7 @@
 #include "collectors/tc_parse.h"
 #include "lib/clock.h"
 #include "lib/grow.h"
+#include "lib/hash.h"
 
 _Static_assert(sizeof(struct tcx_row_id) % 8 == 0, "tcx_row_id is hashed in 8-byte words");
 
@@ -71,27 +72,6 @@ struct tcx_agg {
 };
 
 /* ---- identities -------------------------------------------------------------------------- */
-
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
-	return h ^ (h >> 29);
-}
-
-static uint64_t hash_bytes(const void *p, size_t len)
-{
-	const unsigned char *b = p;
-	uint64_t h = len, w;
-	size_t i;
-
-	for (i = 0; i + 8 <= len; i += 8) {
-		memcpy(&w, b + i, 8);
-		h = mix(h, w);
-	}
-	for (w = 0; i < len; i++)
-		w = w << 8 | b[i];
-	return mix(h, w);
-}
 
 static void copy_name(char *dst, size_t size, const char *src)
 {
@@ -208,7 +188,7 @@ static void index_put(struct index *x, uint64_t hash, size_t pos)
  * memory. */
 static int64_t agg_find_add(struct tcx_agg *a, const char *key, size_t len, double now)
 {
-	uint64_t h = hash_bytes(key, len);
+	uint64_t h = tcx_hash_bytes(0, key, len);
 	struct aggr *g;
 	size_t k;
 
@@ -513,7 +493,7 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 {
 	int64_t *set_agg = NULL; /* when only user labels are kept: each set's aggregate */
 	double now = tcx_ts_s(s->taken);
-	size_t kept = 0;
+	size_t kept = 0, n_before;
 
 	tcx_aggregates_free(s->aggs);
 	s->aggs = NULL;
@@ -566,7 +546,7 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 				a->g[agg].base.v[c] += v.v[c];
 			continue;
 		}
-		h = hash_bytes(&id, sizeof(id));
+		h = tcx_hash_bytes(0, &id, sizeof(id));
 		m = member_find(a, &id, h);
 		if (m && m->seen)
 			continue; /* the same identity twice (two targets overlap): once */
@@ -584,6 +564,7 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 	 * already: its offset is its last value); the others stay, and so do
 	 * those of a target that failed in this pass: they are not known to be
 	 * gone, and would count again from 0 when it comes back. */
+	n_before = a->n_m;
 	for (size_t i = 0; i < a->n_m; i++) {
 		struct member *m = &a->m[i];
 
@@ -600,7 +581,8 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 		a->m[kept++] = *m;
 	}
 	a->n_m = kept;
-	if (members_reindex(a, kept) < 0)
+	/* Members keep their places unless some left: the index still holds */
+	if (kept != n_before && members_reindex(a, kept) < 0)
 		goto oom;
 	free(set_agg);
 	if (!(s->aggs = publish(a, s->cfg)))
@@ -635,7 +617,7 @@ int tcx_agg_sum(struct tcx_snapshot *s)
 int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_row_id *id,
                        const struct tcx_counters *final)
 {
-	uint64_t h = hash_bytes(id, sizeof(*id));
+	uint64_t h = tcx_hash_bytes(0, id, sizeof(*id));
 	struct member *m;
 
 	if (!a->cfg)
