@@ -3,8 +3,14 @@
 # runs every second on 10,000 u32 filters (each with a mirred action and a
 # unique cookie), in a private network namespace (root).
 #   - zero non-2xx answers and zero socket errors (connect, read, write,
-#     timeout; wrk's timeout is raised to 10 s so that a busy 2-core machine
-#     does not count as a failure);
+#     timeout). How fast answers come is the bench's business
+#     (tests/bench/http_bench.sh), not this test's: wrk's timeout is 60 s,
+#     longer than the whole run, so a timeout here is an answer that took
+#     longer than the run itself. With 10 s, 1 request in 5420 of the ASan
+#     build failed a CI run where another test ran beside this one (its p99
+#     was 0.8 s); here, with the machine loaded to 4x its cores, single
+#     answers took up to 11.6 s, the daemon's threads starved of CPU (it
+#     counted at most 4.3 s from a request to its last byte sent);
 #   - the requests rotate over the four variants (text, OpenMetrics, each
 #     plain and gzip; a wrk Lua script);
 #   - the collector keeps collecting under load (at least 8 collections in
@@ -77,7 +83,7 @@ request = function()
 end
 LUA
 vmrss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
-# One wrk run of $warm + $secs seconds (-t2 -c64, 10 s timeout, the 4
+# One wrk run of $warm + $secs seconds (-t2 -c64, 60 s timeout, the 4
 # variants), in the background; VmRSS is sampled every 0.5 s meanwhile. "After
 # warm-up" is the sample at $warm s, "at the end" the last one before wrk exits:
 # both under the same load (the daemon's RSS under load is its idle RSS plus
@@ -85,7 +91,7 @@ vmrss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 # measure the load, not a leak).
 total=$((secs + warm))
 note "wrk -t2 -c64 -d${total}s ($warm s warm-up, then $secs s; 4 variants)"
-timeout $((total + 30)) wrk -t2 -c64 -d"${total}s" --timeout 10s --latency -s "$WORK/variants.lua" \
+timeout $((total + 30)) wrk -t2 -c64 -d"${total}s" --timeout 60s --latency -s "$WORK/variants.lua" \
 	"$base/metrics" >"$WORK/load.wrk" 2>&1 &
 wrk_pid=$!
 BG_PIDS+=("$wrk_pid")
@@ -111,6 +117,10 @@ wait "$wrk_pid" || rc=$?
 [ -n "$rss0" ] || fail "wrk ended before the warm-up was over: $(cat "$WORK/load.wrk")"
 if grep -E 'Non-2xx or 3xx responses|Socket errors' "$WORK/load.wrk" >&2; then
 	cat "$WORK/load.wrk" >&2
+	# The TCP counters of this private namespace, whose loopback carried
+	# only this test's traffic: retransmission timeouts or drops would
+	# explain a stall that the daemon did not cause.
+	nstat -asz 2>/dev/null | awk '$1 ~ /RetransSegs|TCPTimeouts|Prune|RcvQDrop|Drop|Overflow|MemoryPressures/ && $2 > 0' >&2 || true
 	fail "wrk saw the errors above"
 fi
 grep -qE '^ *[0-9]+ requests in ' "$WORK/load.wrk" || fail "no request count in wrk's output: $(cat "$WORK/load.wrk")"
@@ -120,8 +130,9 @@ alive "$pid" tcx
 reqs=$(awk '/ requests in / { print $1 }' "$WORK/load.wrk")
 rps=$(awk '/^Requests\/sec:/ { print $2 }' "$WORK/load.wrk")
 p99=$(awk '$1 == "99%" { print $2 }' "$WORK/load.wrk")
+max=$(awk '$1 == "Latency" { print $4; exit }' "$WORK/load.wrk")
 ncoll=$((${c1%%.*} - ${c0%%.*}))
-note "wrk: $reqs requests (0 non-2xx, 0 socket errors), $rps req/s, p99 $p99; $ncoll collections in the last $secs s"
+note "wrk: $reqs requests (0 non-2xx, 0 socket errors), $rps req/s, p99 $p99, max $max; $ncoll collections in the last $secs s"
 [ "$reqs" -ge 100 ] || fail "only $reqs requests in $total s"
 [ "$ncoll" -ge $((secs * 2 / 5)) ] || fail "only $ncoll collections in $secs s under load: the collector starves"
 grep -qE '^tc_action_bytes_total\{.*cookie="74637862656e63680000000000000001",tenant="acme"\} ' "$WORK/collections.txt" ||
@@ -151,7 +162,7 @@ else
 fi
 
 note "SIGTERM under load (wrk, and 20 clients that do not read their answer): exit 0 within 2 s"
-timeout 60 wrk -t2 -c64 -d10s --timeout 10s "$base/metrics" >/dev/null 2>&1 &
+timeout 60 wrk -t2 -c64 -d10s --timeout 60s "$base/metrics" >/dev/null 2>&1 &
 BG_PIDS+=($!)
 cat >"$WORK/slow.py" <<'PY'
 import socket, sys, time
