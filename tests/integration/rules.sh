@@ -4,7 +4,7 @@
 # recording rule); the Grafana dashboard has Grafana 9's schema, takes its
 # datasource from a ${datasource} variable only (no hard-coded uid), and
 # each of its queries is PromQL that promtool parses (tests/lib/monitoring.py
-# lint). tests/daemon/monitoring_names.sh checks the names they use against
+# lint). tests/daemon/monitoring.sh checks the names they use against
 # a real scrape.
 #
 # Each check must be able to fail: a copy of the rules with an alert's `for`

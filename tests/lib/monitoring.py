@@ -17,11 +17,24 @@
       one of the metrics of that query in SCRAPE, or a target label
       Prometheus adds (job, instance).
 
+  monitoring.py evaluate DASHBOARD RULES PROMETHEUS_URL
+      A Prometheus that scrapes the daemon and loads RULES answers every
+      dashboard query and every recorded name with data (a query ending in
+      `> 0` at least without it), and evaluates every rule without error.
+
+  monitoring.py alerts PROMETHEUS_URL SECONDS [NAME/STATE[/LABEL=VALUE]...]
+      Waits up to SECONDS until that Prometheus's active alerts are exactly
+      those given (state pending or firing; LABEL=VALUE tells which).
+
 Exit status 1 with one line per problem on stderr.
 """
 import json
 import re
 import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
 
 import yaml
 
@@ -183,10 +196,7 @@ def lint(dash_path, rules_path, out_path):
             if ":" in name and name not in records:
                 error("dashboard: %s uses %s, which no rule of %s records"
                       % (where, name, rules_path))
-        subst = re.sub(r"\$\{(\w+)\}|\$(\w+)",
-                       lambda m: VAR_VALUES.get(m.group(1) or m.group(2), "UNKNOWN_VARIABLE"),
-                       expr)
-        rules_out.append({"record": "dashboard_query_%d" % i, "expr": subst})
+        rules_out.append({"record": "dashboard_query_%d" % i, "expr": substitute(expr)})
     with open(out_path, "w", encoding="utf-8") as f:
         yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules_out}]}, f)
     print("lint: %d panels, %d queries" % (len(ids), len(queries)))
@@ -231,13 +241,100 @@ def names(dash_path, rules_path, scrape_path):
           % (len(used), len(queries), " ".join(sorted(used))))
 
 
+def api(base, path, **params):
+    """The data of a Prometheus HTTP API answer (an error when not success)."""
+    url = base + path + ("?" + urllib.parse.urlencode(params) if params else "")
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            d = json.load(r)
+    except urllib.error.HTTPError as e:  # 400 and 422 carry the error in JSON
+        d = json.load(e)
+    if d.get("status") != "success":
+        raise QueryError("%s: %s: %s" % (params.get("query", path), d.get("errorType"),
+                                         d.get("error")))
+    return d["data"]
+
+
+class QueryError(Exception):
+    pass
+
+
+def substitute(expr):
+    return re.sub(r"\$\{(\w+)\}|\$(\w+)",
+                  lambda m: VAR_VALUES.get(m.group(1) or m.group(2), "UNKNOWN_VARIABLE"), expr)
+
+
+def evaluate(dash_path, rules_path, base):
+    dash = json.load(open(dash_path, encoding="utf-8"))
+    rules = yaml.safe_load(open(rules_path, encoding="utf-8"))
+    _, records = rules_queries(rules)
+    checks = [(w, substitute(e)) for w, e, _ in dashboard_queries(dash)]
+    checks += [("recording rule %s" % r, r) for r in records]
+    for where, expr in checks:
+        try:
+            if api(base, "/api/v1/query", query=expr)["result"]:
+                continue
+            # A query that keeps the non-zero values only must have data before.
+            m = re.fullmatch(r"(.*\S)\s*>\s*0\s*", expr, re.S)
+            if not m:
+                error("%s: %r returns nothing" % (where, expr))
+            elif not api(base, "/api/v1/query", query=m.group(1))["result"]:
+                error("%s: %r returns nothing, even without its '> 0'" % (where, expr))
+        except QueryError as e:
+            error("%s: Prometheus rejects the query: %s" % (where, e))
+    n = 0
+    for g in api(base, "/api/v1/rules")["groups"]:
+        for r in g["rules"]:
+            n += 1
+            if r.get("health") != "ok" or r.get("lastError"):
+                error("rule %s: health %s: %s" % (r["name"], r.get("health"), r.get("lastError")))
+    if n != len(rules_queries(rules)[0]):
+        error("Prometheus has %d rules loaded, %s has %d" % (n, rules_path,
+                                                             len(rules_queries(rules)[0])))
+    print("evaluate: %d queries answered with data (or with data before their > 0); %d rules "
+          "evaluated without error"
+          % (len(checks), n))
+
+
+def alerts(base, seconds, *want):
+    """Waits until the active alerts are exactly WANT: NAME/STATE[/LABEL=VALUE]."""
+    want = sorted(want)
+    deadline = time.time() + float(seconds)
+    while True:
+        got = []
+        for a in api(base, "/api/v1/alerts")["alerts"]:
+            name = "%s/%s" % (a["labels"]["alertname"], a["state"])
+            keys = [w.split("/", 2)[2] for w in want if w.startswith(name + "/") and
+                    w.count("/") == 2]
+            for k in keys:  # the label the expectation names, if the alert has it
+                label, _, value = k.partition("=")
+                if a["labels"].get(label) == value:
+                    name += "/" + k
+                    break
+            got.append(name)
+        if sorted(got) == want:
+            print("alerts: %s" % (" ".join(want) or "none"))
+            return
+        if time.time() > deadline:
+            error("after %s s the active alerts are %s, expected %s" % (seconds, sorted(got),
+                                                                         want))
+            return
+        time.sleep(0.5)
+
+
 def main():
     if len(sys.argv) == 5 and sys.argv[1] == "lint":
         lint(*sys.argv[2:])
     elif len(sys.argv) == 5 and sys.argv[1] == "names":
         names(*sys.argv[2:])
+    elif len(sys.argv) == 5 and sys.argv[1] == "evaluate":
+        evaluate(*sys.argv[2:])
+    elif len(sys.argv) >= 4 and sys.argv[1] == "alerts":
+        alerts(*sys.argv[2:])
     else:
-        sys.exit("usage: monitoring.py lint DASHBOARD RULES OUT | names DASHBOARD RULES SCRAPE")
+        sys.exit("usage: monitoring.py lint DASHBOARD RULES OUT | names DASHBOARD RULES SCRAPE |"
+                 " evaluate DASHBOARD RULES PROMETHEUS_URL |"
+                 " alerts PROMETHEUS_URL SECONDS [NAME/STATE[/LABEL=VALUE]...]")
     if errors:
         sys.stderr.write("".join("monitoring.py: %s\n" % e for e in errors))
         sys.exit(1)
