@@ -109,6 +109,7 @@ sed 's/tc_action_bytes_total/tc_action_byte_total/g' "$mon/tcexporter-dashboard.
 	>/dev/null 2>"$WORK/renamed.err" || fail "a dashboard using tc_action_byte_total passed"
 grep -q 'uses tc_action_byte_total, which is not in the daemon' "$WORK/renamed.err" ||
 	fail "the rename was not named: $(cat "$WORK/renamed.err")"
+# shellcheck disable=SC2016 # a literal $labels
 sed 's/\$labels\.device/$labels.dev/' "$mon/tcexporter.rules.yml" >"$WORK/renamed.yml"
 cmp -s "$mon/tcexporter.rules.yml" "$WORK/renamed.yml" && fail "could not rename a label in a copy of the rules"
 ! "$PYTHON" "$check" names "$mon/tcexporter-dashboard.json" "$WORK/renamed.yml" "$WORK/scrape.om" \

@@ -81,6 +81,7 @@ promtool test rules "$WORK/mutant/tcexporter.rules.test.yml" >"$WORK/mutant.out"
 grep -q 'FAILED' "$WORK/mutant.out" || fail "promtool test rules failed without FAILED: $(cat "$WORK/mutant.out")"
 
 note "a hard-coded datasource uid, and a query that is not PromQL, fail the lint"
+# shellcheck disable=SC2016 # a literal ${datasource}
 sed '0,/"uid": "${datasource}"/s//"uid": "P1809F7CD0C75ACF3"/' "$mon/tcexporter-dashboard.json" >"$WORK/uid.json"
 cmp -s "$mon/tcexporter-dashboard.json" "$WORK/uid.json" && fail "could not hard-code a uid in a copy"
 ! "$PYTHON" "$lib/monitoring.py" lint "$WORK/uid.json" "$mon/tcexporter.rules.yml" "$WORK/uid.rules.yml" \
