@@ -5,7 +5,11 @@
 #
 # smilint exits 0 even on errors, so any output is a failure. The IETF base
 # modules the MIB imports (SNMPv2-SMI, IF-MIB, ...) are not in Debian; they
-# come from TCX_BASE_MIBS (default: mibs/base, vendored).
+# are vendored in mibs/base, and smilint and snmptranslate read those and
+# nothing outside the repository: smilint gets SMIPATH (no default path) and
+# no configuration file (/etc/smi.conf adds /usr/share/snmp/mibs, where
+# Debian's libsnmp-base has NET-SNMP-MIB); snmptranslate gets MIBDIRS and a
+# private SNMPCONFPATH. A copy of mibs/base without NET-SNMP-MIB must fail.
 set -euo pipefail
 
 # shellcheck source=tests/lib/common.sh
@@ -18,18 +22,19 @@ hdr=$TCX_SRCDIR/agent/mib.h
 [ -f "$hdr" ] || fail "$hdr is missing"
 
 command -v smilint >/dev/null 2>&1 || skip "smilint is not installed (apt-get install smitools)"
-base=${TCX_BASE_MIBS:-$TCX_SRCDIR/mibs/base}
-[ -f "$base/SNMPv2-SMI.txt" ] ||
-	skip "no base MIB modules in '$base' (set TCX_BASE_MIBS to a directory with SNMPv2-SMI.txt, SNMPv2-TC.txt, SNMPv2-CONF.txt, SNMP-FRAMEWORK-MIB.txt, IF-MIB.txt, NET-SNMP-MIB.txt)"
+base=$TCX_SRCDIR/mibs/base
+[ -f "$base/SNMPv2-SMI.txt" ] || fail "$base/SNMPv2-SMI.txt is missing (the vendored base MIB modules)"
 find_python
 make_workdir
 
-# lint FILE: smilint's messages (stdout and stderr) about FILE at level 6.
+# lint FILE [BASE]: smilint's messages (stdout and stderr) about FILE at level
+# 6, with the base modules in BASE (default: mibs/base) and FILE's directory
+# as the only search path, and no configuration file.
 lint() {
-	SMIPATH="$base:$(dirname "$1")" smilint -l 6 -s "$1" 2>&1
+	SMIPATH="${2:-$base}:$(dirname "$1")" smilint -c /dev/null -l 6 -s "$1" 2>&1
 }
 
-note "smilint -l 6 -s $mib (SMIPATH=$base:$TCX_SRCDIR/mibs)"
+note "smilint -c /dev/null -l 6 -s $mib (SMIPATH=$base:$TCX_SRCDIR/mibs)"
 out=$(lint "$mib")
 if [ -n "$out" ]; then
 	echo "$out" >&2
@@ -42,6 +47,13 @@ sed '0,/SYNTAX      Counter64/s//SYNTAX      Counter65/' "$mib" >"$WORK/bad/TCEX
 cmp -s "$mib" "$WORK/bad/TCEXPORTER-MIB.txt" && fail "could not inject an error into a copy of the MIB"
 [ -n "$(lint "$WORK/bad/TCEXPORTER-MIB.txt")" ] ||
 	fail "smilint printed nothing for a MIB with an undefined type: the lint check is ineffective"
+# Nothing outside the repository answers for a module mibs/base lacks.
+mkdir "$WORK/base"
+cp "$base"/*.txt "$WORK/base/"
+rm "$WORK/base/NET-SNMP-MIB.txt"
+out=$(lint "$mib" "$WORK/base")
+grep -q "failed to locate MIB module \`NET-SNMP-MIB'" <<<"$out" ||
+	fail "smilint found NET-SNMP-MIB without mibs/base/NET-SNMP-MIB.txt: it reads MIB modules outside the repository"
 
 # Parse the MIB (no MIB library needed) and compare with agent/mib.h.
 note "agent/mib.h against the MIB"

@@ -7,8 +7,8 @@
 # in walk.sh.
 #
 # The MIB imports IETF base modules that Debian does not ship; they come from
-# TCX_BASE_MIBS (default: mibs/base, vendored), as for
-# tests/integration/smilint.sh.
+# mibs/base (vendored), as for tests/integration/smilint.sh, and only from
+# there (-M, and the private SNMPCONFPATH of tests/lib/snmp.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/snmp.sh
@@ -16,10 +16,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 : "${TCX_SRCDIR:=$(cd "$here/../.." && pwd)}"
 mibs=$TCX_SRCDIR/mibs
-base=${TCX_BASE_MIBS:-$TCX_SRCDIR/mibs/base}
+base=$TCX_SRCDIR/mibs/base
 [ -f "$mibs/TCEXPORTER-MIB.txt" ] || fail "$mibs/TCEXPORTER-MIB.txt is missing"
-[ -f "$base/SNMPv2-SMI.txt" ] ||
-	skip "no base MIB modules in '$base' (set TCX_BASE_MIBS to a directory with SNMPv2-SMI.txt, SNMPv2-TC.txt, SNMPv2-CONF.txt, SNMP-FRAMEWORK-MIB.txt, IF-MIB.txt, NET-SNMP-MIB.txt)"
+[ -f "$base/SNMPv2-SMI.txt" ] || fail "$base/SNMPv2-SMI.txt is missing (the vendored base MIB modules)"
 snmp_prereqs
 in_netns TCX_SNMP_MIB_DISPLAY_INSIDE
 

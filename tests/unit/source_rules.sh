@@ -49,5 +49,17 @@ note "configuration errors are logged by tcx_log_config_error() (agent/log.c) on
 broken 'a config error callback of its own (use tcx_log_config_error())' \
 	"$(grep -nE 'log_err\("%s", msg\)' "${sources[@]}" | grep -vE '^agent/log\.c:' || true)"
 
+note "the tests read nothing beside the tree: MIB modules from mibs/base only"
+# The scripts of the tests and what runs them, comments left out; not this
+# file (it names the patterns), nor the fuzz corpora (data).
+mapfile -t scripts < <(find tests -type f \( -name '*.sh' -o -name '*.py' \) -not -path 'tests/unit/source_rules.sh' |
+	sort)
+scripts+=(tests/run-all Makefile.am configure.ac)
+# (A test of the installed package may name /usr/share/snmp/mibs; a MIB
+# search path, SMIPATH, MIBDIRS or -M, may not.)
+broken 'a path outside the source tree, or a MIB directory of the system (use mibs/base)' \
+	"$(grep -nE '\.\./shared|/work/|TCX_BASE_MIBS|(SMIPATH|MIBDIRS|-M ).*/(usr/share|var/lib)/(snmp|mibs)' \
+		"${scripts[@]}" | grep -vE '^[^:]+:[0-9]+:\s*#' || true)"
+
 [ "$bad" -eq 0 ] || fail "$bad rule(s) broken"
 echo "source rules: ${#sources[@]} files follow them"
