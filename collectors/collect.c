@@ -843,16 +843,7 @@ static struct pass_ns *pass_ns_get(struct pass *p, const char *name)
 
 static void fill_target(struct tcx_target *t, const struct unit *u)
 {
-	snprintf(t->netns, sizeof(t->netns), "%s", u->ns->name);
-	snprintf(t->dev, sizeof(t->dev), "%s", u->dev);
-	t->ifindex = u->ifindex;
-	t->block = u->block;
-	t->parent = u->parent;
-	if (u->block)
-		snprintf(t->parent_name, sizeof(t->parent_name), "block");
-	else
-		tcx_format_parent(u->parent, t->parent_name, sizeof(t->parent_name));
-	t->ok = 1;
+	tcx_target_init(t, u->ns->name, u->dev, u->ifindex, u->block, u->parent);
 }
 
 static void count_rows(struct tcx_snapshot *s, struct tcx_target *t, size_t mark_f, size_t mark_a)

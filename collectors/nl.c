@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "collectors/collect.h"
+#include "collectors/nl.h"
 #include "collectors/nlmsg.h"
 
 #ifndef NETLINK_EXT_ACK
@@ -82,13 +83,14 @@ static int nl_open_sock(struct nl_src *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* Open the socket inside a named namespace: enter it on this thread, open,
- * and come back. The socket stays bound to the namespace it was made in. */
-static int nl_open_in_netns(struct nl_src *s, const char *netns, char *err, size_t errlen)
+int tcx_netns_call(const char *netns, int (*fn)(void *arg, char *err, size_t errlen), void *arg,
+                   char *err, size_t errlen)
 {
 	char path[128];
 	int self, target, ret = -1;
 
+	if (!netns || !netns[0])
+		return fn(arg, err, errlen);
 	snprintf(path, sizeof(path), "/run/netns/%s", netns);
 	target = open(path, O_RDONLY | O_CLOEXEC);
 	if (target < 0) {
@@ -107,7 +109,7 @@ static int nl_open_in_netns(struct nl_src *s, const char *netns, char *err, size
 		snprintf(err, errlen, "netns '%s': setns: %s", netns, strerror(errno));
 		goto out;
 	}
-	ret = nl_open_sock(s, err, errlen);
+	ret = fn(arg, err, errlen);
 	if (setns(self, CLONE_NEWNET) < 0) {
 		/* Staying in the wrong namespace would silently mislabel every
 		 * later dump: there is no safe way on. */
@@ -120,6 +122,11 @@ out:
 	return ret;
 }
 
+static int nl_open_cb(void *s, char *err, size_t errlen)
+{
+	return nl_open_sock(s, err, errlen);
+}
+
 static void *nl_open(void *opaque, const char *netns, char *err, size_t errlen)
 {
 	struct nl_src *s = calloc(1, sizeof(*s));
@@ -128,8 +135,7 @@ static void *nl_open(void *opaque, const char *netns, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if ((netns && netns[0] ? nl_open_in_netns(s, netns, err, errlen)
-	                       : nl_open_sock(s, err, errlen)) < 0) {
+	if (tcx_netns_call(netns, nl_open_cb, s, err, errlen) < 0) {
 		free(s);
 		return NULL;
 	}
@@ -146,21 +152,17 @@ static void nl_close(void *src)
 	free(s);
 }
 
-/* One datagram from the kernel into s->buf: its length, or -errno. Any
- * process with CAP_NET_ADMIN over the namespace (in a namespace made with
- * `unshare -Urn`, an unprivileged user) can send to our port: what does not
- * come from the kernel (port 0) is dropped unread. */
-static ssize_t nl_read(struct nl_src *s)
+ssize_t tcx_nl_recv(int fd, void *buf, size_t len, int flags, uint64_t dropped[TCX_NLDROP__MAX])
 {
 	struct sockaddr_nl from;
-	struct iovec iov = {.iov_base = s->buf, .iov_len = sizeof(s->buf)};
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct msghdr msg = {
 	        .msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov, .msg_iovlen = 1};
 	ssize_t n;
 
 	for (;;) {
 		msg.msg_namelen = sizeof(from);
-		n = recvmsg(mnl_socket_get_fd(s->sk), &msg, 0);
+		n = recvmsg(fd, &msg, flags);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -170,11 +172,17 @@ static ssize_t nl_read(struct nl_src *s)
 			return -EPROTO;
 		if (from.nl_pid == 0)
 			break;
-		s->dropped[TCX_NLDROP_SENDER]++;
+		dropped[TCX_NLDROP_SENDER]++;
 	}
 	if (msg.msg_flags & MSG_TRUNC)
 		return -ENOSPC; /* longer than the buffer (as libmnl reports it) */
 	return n;
+}
+
+/* One datagram of a reply into s->buf: its length, or -errno. */
+static ssize_t nl_read(struct nl_src *s)
+{
+	return tcx_nl_recv(mnl_socket_get_fd(s->sk), s->buf, sizeof(s->buf), 0, s->dropped);
 }
 
 /* Parse one chunk: 1 when the reply is complete, 0 for more, or -errno. */
