@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* A test driver of collectors/notify.c, until the daemon uses it:
+ *
+ *   notify_probe [NETNS]
+ *
+ * subscribes to the deletion notifications of NETNS (our own namespace
+ * without it), prints "ready", then for each line read on stdin drains
+ * what is queued and prints its final rows as `--format json` prints rows,
+ * one per line, then one line of counts:
+ *   {"drained":ROWS,"lost":N,"malformed":N,"io":N,"dropped_sender":N,"dropped_length":N}
+ * It exits at the end of stdin. */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "agent/buf.h"
+#include "agent/render.h"
+#include "collectors/notify.h"
+
+static int drain_once(struct tcx_notify *n)
+{
+	struct tcx_snapshot *s = tcx_notify_drain(n, NULL);
+	struct tcx_buf out;
+	int ret;
+
+	if (!s) {
+		fprintf(stderr, "notify_probe: out of memory\n");
+		return -1;
+	}
+	fflush(stdout);
+	if (tcx_buf_init_fd(&out, STDOUT_FILENO) < 0) {
+		tcx_snapshot_unref(s);
+		return -1;
+	}
+	ret = tcx_render_json(s, &out);
+	if (!ret)
+		ret = tcx_buf_flush(&out);
+	tcx_buf_free(&out);
+	printf("{\"drained\":%zu,\"lost\":%llu,\"malformed\":%llu,\"io\":%llu,"
+	       "\"dropped_sender\":%llu,\"dropped_length\":%llu}\n",
+	       s->n_actions, (unsigned long long)s->notifications_lost,
+	       (unsigned long long)s->errors[TCX_ERR_MALFORMED],
+	       (unsigned long long)s->errors[TCX_ERR_IO],
+	       (unsigned long long)s->netlink_dropped[TCX_NLDROP_SENDER],
+	       (unsigned long long)s->netlink_dropped[TCX_NLDROP_LENGTH]);
+	fflush(stdout);
+	tcx_snapshot_unref(s);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct tcx_notify *n;
+	char err[256], line[64];
+	int ret = 0;
+
+	if (argc > 2) {
+		fprintf(stderr, "usage: notify_probe [NETNS]\n");
+		return 2;
+	}
+	n = tcx_notify_open(argc > 1 ? argv[1] : NULL, err, sizeof(err));
+	if (!n) {
+		fprintf(stderr, "notify_probe: %s\n", err);
+		return 1;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	while (!ret && fgets(line, sizeof(line), stdin))
+		ret = drain_once(n);
+	tcx_notify_close(n);
+	return ret ? 1 : 0;
+}
