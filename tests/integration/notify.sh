@@ -35,13 +35,13 @@ ip link add mon0 type veth peer name mon1
 for d in lo demo0 demo1 mon0 mon1; do ip link set "$d" up; done
 tc qdisc add dev demo0 clsact
 # Each filter mirrors what it matches to mon0, whose peer drops it.
-mirror="action mirred egress mirror dev mon0"
+mirror=(action mirred egress mirror dev mon0)
 tc filter add dev demo0 ingress pref 10 protocol ip u32 match ip dst 192.0.2.1/32 \
-	$mirror cookie 0a01
+	"${mirror[@]}" cookie 0a01
 tc filter add dev demo0 ingress pref 20 protocol ip u32 match ip dst 192.0.2.2/32 \
-	$mirror cookie 0a02
+	"${mirror[@]}" cookie 0a02
 tc filter add dev demo0 ingress pref 30 protocol ip u32 match ip dst 192.0.2.3/32 \
-	$mirror cookie 0a03 $mirror cookie ff070102
+	"${mirror[@]}" cookie 0a03 "${mirror[@]}" cookie ff070102
 
 # The probe reads "drain" lines on a fifo and writes to a file.
 mkfifo "$WORK/in"
@@ -49,8 +49,7 @@ mkfifo "$WORK/in"
 probe_pid=$!
 exec 3>"$WORK/in"
 wait_ready() {
-	local i
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		grep -qx ready "$1" && return 0
 		kill -0 "$2" 2>/dev/null || { cat "${1%.out}.err" >&2; fail "the probe died"; }
 		sleep 0.05
@@ -59,10 +58,10 @@ wait_ready() {
 }
 # drain FD OUT: one drain; waits for its counts line (the Nth for the Nth drain).
 drain() {
-	local want i
+	local want
 	want=$(($(grep -c '"drained"' "$2" || true) + 1))
 	echo drain >&"$1"
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		[ "$(grep -c '"drained"' "$2" || true)" -ge "$want" ] && return 0
 		sleep 0.05
 	done
@@ -161,7 +160,7 @@ wait_ready "$WORK/ns.out" "$ns_pid"
 hns=$(handle_of -n "$ns" dev nsdev0 egress pref 5)
 # One deletion there, one here (seen by the first probe only).
 tc filter add dev demo0 ingress pref 40 protocol ip u32 match ip dst 192.0.2.4/32 \
-	$mirror cookie 0a04
+	"${mirror[@]}" cookie 0a04
 h40=$(handle_of dev demo0 ingress pref 40)
 tc -n "$ns" filter del dev nsdev0 egress pref 5 handle "$hns" u32
 tc filter del dev demo0 ingress pref 40 handle "$h40" u32
@@ -193,9 +192,9 @@ queued() { # bytes in the probe's receive queue (/proc/net/netlink: Rmem)
 }
 [ "$(queued)" = 0 ] || fail "the probe's queue is not empty: $(queued) bytes"
 tc filter add dev demo0 ingress pref 50 protocol ip u32 match ip dst 192.0.2.5/32 \
-	$mirror cookie 0a05
+	"${mirror[@]}" cookie 0a05
 tc qdisc add dev mon0 clsact
-tc filter add dev mon0 egress pref 1 protocol all u32 match u32 0 0 $mirror cookie 0a06
+tc filter add dev mon0 egress pref 1 protocol all u32 match u32 0 0 "${mirror[@]}" cookie 0a06
 [ "$(queued)" = 0 ] || fail "new filters and a qdisc took $(queued) bytes of the probe's queue"
 tc filter del dev demo0 ingress pref 50 handle "$(handle_of dev demo0 ingress pref 50)" u32
 [ "$(queued)" -gt 0 ] || fail "a deletion did not reach the probe's queue"
