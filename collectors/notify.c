@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <libmnl/libmnl.h>
 #include <linux/filter.h>
+#include <linux/sock_diag.h>
 #include <linux/netlink.h>
 #include <linux/pkt_cls.h>
 #include <linux/rtnetlink.h>
@@ -24,6 +25,10 @@
 #define TCM_IFINDEX_MAGIC_BLOCK 0xFFFFFFFFU
 #endif
 
+#ifndef SO_MEMINFO
+#define SO_MEMINFO 55
+#endif
+
 #define NOTIFY_BUFSZ  (64 * 1024) /* a filter with its actions, 4-8 KiB as a rule */
 #define NOTIFY_RCVBUF (4 * 1024 * 1024)
 
@@ -32,7 +37,10 @@ struct tcx_notify {
 	struct mnl_socket *sk; /* NULL over a receive function of the caller's */
 	tcx_notify_recv_fn recv;
 	void *ctx;
-	uint64_t lost; /* notifications lost (ENOBUFS, or longer than buf) */
+	uint64_t overruns;   /* ENOBUFS: one notification lost or more each */
+	uint64_t truncated;  /* notifications longer than buf */
+	uint64_t drops;      /* notifications the kernel dropped (SO_MEMINFO) */
+	uint32_t last_drops; /* the kernel's count, a u32, when last read */
 	uint64_t dropped[TCX_NLDROP__MAX];
 	char buf[NOTIFY_BUFSZ];
 };
@@ -116,6 +124,11 @@ struct tcx_notify *tcx_notify_open(const char *netns, char *err, size_t errlen)
 	return n;
 }
 
+int tcx_notify_fd(const struct tcx_notify *n)
+{
+	return n->sk ? mnl_socket_get_fd(n->sk) : -1;
+}
+
 void tcx_notify_close(struct tcx_notify *n)
 {
 	if (!n)
@@ -183,6 +196,21 @@ static int msg_cb(const struct nlmsghdr *nlh, void *arg)
 	return MNL_CB_OK;
 }
 
+/* The kernel counts every notification it could not queue (sk_drops, in a
+ * u32); ENOBUFS says only that some were. */
+static uint64_t lost(struct tcx_notify *n)
+{
+	uint32_t mi[SK_MEMINFO_VARS];
+	socklen_t len = sizeof(mi);
+
+	if (n->sk && getsockopt(mnl_socket_get_fd(n->sk), SOL_SOCKET, SO_MEMINFO, mi, &len) == 0 &&
+	    len > SK_MEMINFO_DROPS * sizeof(mi[0])) {
+		n->drops += (uint32_t)(mi[SK_MEMINFO_DROPS] - n->last_drops);
+		n->last_drops = mi[SK_MEMINFO_DROPS];
+	}
+	return (n->drops > n->overruns ? n->drops : n->overruns) + n->truncated;
+}
+
 struct tcx_snapshot *tcx_notify_drain(struct tcx_notify *n, struct tcx_config *cfg)
 {
 	struct drain d = {.n = n, .s = tcx_snapshot_new(cfg)};
@@ -201,7 +229,10 @@ struct tcx_snapshot *tcx_notify_drain(struct tcx_notify *n, struct tcx_config *c
 		if (len == -EAGAIN || len == -EWOULDBLOCK)
 			break;
 		if (len == -ENOBUFS || len == -ENOSPC) {
-			n->lost++; /* ENOSPC: one notification longer than buf */
+			if (len == -ENOBUFS)
+				n->overruns++;
+			else
+				n->truncated++;
 			continue;
 		}
 		if (len <= 0) {
@@ -218,7 +249,7 @@ struct tcx_snapshot *tcx_notify_drain(struct tcx_notify *n, struct tcx_config *c
 		}
 	}
 	memcpy(d.s->netlink_dropped, n->dropped, sizeof(n->dropped));
-	d.s->notifications_lost = n->lost;
+	d.s->notifications_lost = lost(n);
 	if (cfg)
 		tcx_snapshot_classify(d.s);
 	return d.s;

@@ -29,10 +29,13 @@
  * actions cost neither queue room nor reads; the rest is walked as every
  * reply is (tcx_nl_recv()'s sender check, tcx_nlmsg_reply()) and parsed by
  * tcx_parse_filter(). The queue holds what the kernel sends between two
- * drains: up to about 4 MiB when the process may force it
- * (CAP_NET_ADMIN), else net.core.rmem_max (208 KiB by default, a few
- * hundred deletions). Past it the kernel drops notifications and says so
- * once (ENOBUFS): they are counted as lost and the socket goes on. */
+ * drains: 4 MiB are asked for, which the kernel doubles (8 MiB: 6553
+ * deletions of u32 filters with one action, 1280 bytes each on 6.18),
+ * forced with CAP_NET_ADMIN, else cut to net.core.rmem_max (212992 by
+ * default: about 330 deletions). Past it the kernel drops notifications,
+ * counts each, and says so once (ENOBUFS): the socket goes on, and the
+ * notifications lost are the kernel's count (SO_MEMINFO), or the ENOBUFS
+ * seen where it has none. */
 #ifndef TCX_NOTIFY_H
 #define TCX_NOTIFY_H
 
@@ -59,6 +62,9 @@ typedef ssize_t (*tcx_notify_recv_fn)(void *ctx, void *buf, size_t len,
                                       uint64_t dropped[TCX_NLDROP__MAX]);
 struct tcx_notify *tcx_notify_new(const char *netns, tcx_notify_recv_fn recv, void *ctx);
 
+/* The socket, to poll() (-1 over a receive function). */
+int tcx_notify_fd(const struct tcx_notify *n);
+
 void tcx_notify_close(struct tcx_notify *n);
 
 /* Read the notifications queued, without blocking (at most
@@ -76,8 +82,10 @@ void tcx_notify_close(struct tcx_notify *n);
  *   - errors[TCX_ERR_MALFORMED]: messages that did not parse (nothing of
  *     them is kept); errors[TCX_ERR_IO]: a receive error that ended the
  *     drain early.
- *   - netlink_dropped and notifications_lost: datagrams dropped and
- *     notifications lost since the socket was opened.
+ *   - netlink_dropped and notifications_lost: datagrams dropped unread
+ *     and notifications lost (the kernel's count, or one for each ENOBUFS
+ *     where it has none; plus those longer than the receive buffer) since
+ *     the socket was opened.
  * NULL when out of memory (then nothing was read). */
 #define TCX_NOTIFY_MAX_READS 65536
 struct tcx_snapshot *tcx_notify_drain(struct tcx_notify *n, struct tcx_config *cfg);

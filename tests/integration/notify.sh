@@ -7,7 +7,8 @@
 # whole yields nothing (the kernel sends no counters then); a socket opened
 # in a named namespace sees that namespace's deletions only, with the
 # namespace and device names of the collector; only deletions take room in
-# the socket's queue.
+# the socket's queue; an overflow counts each notification lost, and the
+# socket goes on.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
@@ -201,6 +202,42 @@ tc filter del dev demo0 ingress pref 50 handle "$(handle_of dev demo0 ingress pr
 drain 3 "$WORK/own.out"
 [ "$(grep '"drained"' "$WORK/own.out" | tail -n 1 | grep -c '"drained":1,"lost":0,')" = 1 ] ||
 	fail "the last drain: $(tail -n 2 "$WORK/own.out")"
-exec 3>&- 4>&-
+note "an overflow: the notifications the kernel dropped are counted, and the socket goes on"
+mkfifo "$WORK/small_in"
+"$probe" -r 16384 <"$WORK/small_in" >"$WORK/small.out" 2>"$WORK/small.err" &
+small_pid=$!
+exec 5>"$WORK/small_in"
+wait_ready "$WORK/small.out" "$small_pid"
+ip link add many0 type veth peer name many1
+tc qdisc add dev many0 clsact
+for i in $(seq 1 500); do
+	echo "filter add dev many0 ingress pref $i protocol ip u32 match ip dst 192.0.2.9/32 action mirred egress mirror dev mon0 cookie $(printf %08x "$i")"
+done >"$WORK/add.batch"
+tc -batch "$WORK/add.batch"
+tc -j filter show dev many0 ingress | "$PYTHON" -c 'import json, sys
+for f in json.load(sys.stdin):
+    o = f.get("options") or {}
+    if o.get("actions"):
+        print("filter del dev many0 ingress pref %d handle %s u32" % (f["pref"], o["fh"]))' \
+	>"$WORK/del.batch"
+[ "$(wc -l <"$WORK/del.batch")" = 500 ] || fail "500 filters expected on many0"
+tc -batch "$WORK/del.batch"
+drain 5 "$WORK/small.out"
+tc filter add dev many0 ingress pref 1 protocol ip u32 match ip dst 192.0.2.9/32 \
+	"${mirror[@]}" cookie 0a09
+tc filter del dev many0 ingress pref 1 handle "$(handle_of dev many0 ingress pref 1)" u32
+drain 5 "$WORK/small.out"
+"$PYTHON" - "$WORK/small.out" <<'PY' || fail "lost notifications miscounted (see above)"
+import json, sys
+counts = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"drained"')]
+print("a queue of 32 KiB, 500 deletions, then one:", counts)
+a, b = counts
+ok = a["lost"] > 0 and a["drained"] + a["lost"] == 500
+ok &= b["drained"] == 1 and b["lost"] == a["lost"]
+sys.exit(0 if ok else 1)
+PY
+
+exec 3>&- 4>&- 5>&-
 wait "$probe_pid" || fail "the probe failed: $(cat "$WORK/own.err")"
 wait "$ns_pid" || fail "the probe in $ns failed: $(cat "$WORK/ns.err")"
+wait "$small_pid" || fail "the probe with a small queue failed: $(cat "$WORK/small.err")"

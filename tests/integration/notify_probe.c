@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A test driver of collectors/notify.c, until the daemon uses it:
  *
- *   notify_probe [NETNS]
+ *   notify_probe [-r BYTES] [NETNS]
  *
  * subscribes to the deletion notifications of NETNS (our own namespace
- * without it), prints "ready", then for each line read on stdin drains
+ * without it), with a receive queue of BYTES (SO_RCVBUF, which the kernel
+ * doubles) when -r is given, prints "ready", then for each line read on stdin drains
  * what is queued and prints its final rows as `--format json` prints rows,
  * one per line, then one line of counts:
  *   {"drained":ROWS,"lost":N,"malformed":N,"io":N,"dropped_sender":N,"dropped_length":N}
  * It exits at the end of stdin. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "agent/buf.h"
@@ -51,15 +55,25 @@ int main(int argc, char **argv)
 {
 	struct tcx_notify *n;
 	char err[256], line[64];
-	int ret = 0;
+	int ret = 0, rcvbuf = 0;
 
-	if (argc > 2) {
-		fprintf(stderr, "usage: notify_probe [NETNS]\n");
+	if (argc > 2 && strcmp(argv[1], "-r") == 0) {
+		rcvbuf = atoi(argv[2]);
+		argv += 2;
+		argc -= 2;
+	}
+	if (argc > 2 || (argc > 1 && argv[1][0] == '-')) {
+		fprintf(stderr, "usage: notify_probe [-r BYTES] [NETNS]\n");
 		return 2;
 	}
 	n = tcx_notify_open(argc > 1 ? argv[1] : NULL, err, sizeof(err));
 	if (!n) {
 		fprintf(stderr, "notify_probe: %s\n", err);
+		return 1;
+	}
+	if (rcvbuf &&
+	    setsockopt(tcx_notify_fd(n), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) < 0) {
+		perror("notify_probe: SO_RCVBUF");
 		return 1;
 	}
 	printf("ready\n");
