@@ -6,7 +6,9 @@
 # just before (no traffic in between), and nothing is lost; a pref deleted
 # whole yields nothing (the kernel sends no counters then); a socket opened
 # in a named namespace sees that namespace's deletions only, with the
-# namespace and device names of the collector; only deletions take room in
+# namespace and device names of the collector; a shared block's filter
+# names the block; a replace, a chain flushed or deleted, a qdisc, device
+# or block removed yield nothing (README, "Kernels"); only deletions take room in
 # the socket's queue; an overflow counts each notification lost, and the
 # socket goes on.
 set -euo pipefail
@@ -202,6 +204,49 @@ tc filter del dev demo0 ingress pref 50 handle "$(handle_of dev demo0 ingress pr
 drain 3 "$WORK/own.out"
 [ "$(grep '"drained"' "$WORK/own.out" | tail -n 1 | grep -c '"drained":1,"lost":0,')" = 1 ] ||
 	fail "the last drain: $(tail -n 2 "$WORK/own.out")"
+note "the other removals: a shared block's filter by handle names the block; the rest yield nothing"
+ip link add blk0 type veth peer name blk1
+ip link add blk2 type veth peer name blk3
+tc qdisc add dev blk0 ingress_block 22 clsact
+tc qdisc add dev blk2 ingress_block 22 clsact
+for p in 1 2; do
+	tc filter add block 22 pref "$p" protocol ip u32 match ip dst 192.0.2.22/32 \
+		"${mirror[@]}" cookie "0b0$p"
+done
+tc filter del block 22 pref 1 handle "$(handle_of block 22 pref 1)" u32
+for p in 61 62 63 64; do
+	tc filter add dev demo0 ingress pref "$p" protocol ip u32 match ip dst 192.0.2.6/32 \
+		"${mirror[@]}" cookie "0c$p"
+done
+h61=$(handle_of dev demo0 ingress pref 61)
+tc filter replace dev demo0 ingress pref 61 protocol ip handle "$h61" u32 \
+	match ip dst 192.0.2.7/32 "${mirror[@]}" cookie 0c61
+tc filter add dev demo0 ingress chain 7 pref 70 protocol ip u32 match ip dst 192.0.2.7/32 \
+	"${mirror[@]}" cookie 0c70
+tc chain del dev demo0 ingress chain 7           # a chain deleted
+tc filter del dev demo0 ingress                  # a chain flushed: 62, 63, 64
+tc filter add dev mon0 egress pref 2 protocol all u32 match u32 0 0 "${mirror[@]}" cookie 0c02
+tc qdisc del dev mon0 clsact                     # a qdisc deleted
+ip link add gone0 type veth peer name gone1
+tc qdisc add dev gone0 clsact
+tc filter add dev gone0 ingress pref 1 protocol all u32 match u32 0 0 "${mirror[@]}" cookie 0c03
+ip link del gone0                                # a device deleted
+tc qdisc del dev blk0 clsact                     # the block unbound, then gone
+tc qdisc del dev blk2 clsact
+drain 3 "$WORK/own.out"
+"$PYTHON" - "$WORK/own.out" <<'PY' || fail "other removals (see above)"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+last = max(i for i, l in enumerate(lines[:-1]) if "drained" in l)
+rows, counts = lines[last + 1:-1], lines[-1]
+print("rows:", rows)
+print("counts:", counts)
+ok = [(r["block"], r.get("device", r.get("dev")), r["parent"], r["pref"], r["cookie"])
+      for r in rows] == [(22, None, "block", 1, "0b01")]
+ok &= counts["drained"] == 1 and counts["lost"] == 0
+sys.exit(0 if ok else 1)
+PY
+
 note "an overflow: the notifications the kernel dropped are counted, and the socket goes on"
 mkfifo "$WORK/small_in"
 "$probe" -r 16384 <"$WORK/small_in" >"$WORK/small.out" 2>"$WORK/small.err" &
