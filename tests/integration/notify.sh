@@ -7,7 +7,8 @@
 # whole yields nothing (the kernel sends no counters then); a socket opened
 # in a named namespace sees that namespace's deletions only, with the
 # namespace and device names of the collector; a shared block's filter
-# names the block; a replace, a chain flushed or deleted, a qdisc, device
+# names the block; every final row has the identity the collector gives
+# the row (however the deletion spelt its parent); a replace, a chain flushed or deleted, a qdisc, device
 # or block removed yield nothing (README, "Kernels"); only deletions take room in
 # the socket's queue; an overflow counts each notification lost, and the
 # socket goes on.
@@ -18,6 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 probe=${TCX_BUILDDIR:-$here/../..}/tests/integration/notify_probe
 [ -x "$probe" ] || fail "$probe is not built (make check builds it)"
+require_bin
 require_root -n -m
 require_cmd tc ip
 find_python
@@ -71,6 +73,11 @@ drain() {
 	fail "no answer from the probe ($2)"
 }
 wait_ready "$WORK/own.out" "$probe_pid"
+# collect NAME: the collector's rows now (tcexporter --once), in NAME.out.
+collect() {
+	run_tcx "$1" --once --format json
+	expect_rc "$1" 0
+}
 # handle_of [-n NETNS] TC_FILTER_SELECTOR...: the handle the kernel gave the
 # filter with actions that tc lists there.
 handle_of() {
@@ -108,6 +115,7 @@ sleep 0.3
 tc -s -j filter show dev demo0 ingress >"$WORK/before.json"
 h10=$(handle_of dev demo0 ingress pref 10)
 h30=$(handle_of dev demo0 ingress pref 30)
+collect collector1
 
 note "delete pref 10 by handle ($h10), pref 20 whole, pref 30 by handle ($h30)"
 tc filter del dev demo0 ingress pref 10 handle "$h10" u32
@@ -165,6 +173,7 @@ hns=$(handle_of -n "$ns" dev nsdev0 egress pref 5)
 tc filter add dev demo0 ingress pref 40 protocol ip u32 match ip dst 192.0.2.4/32 \
 	"${mirror[@]}" cookie 0a04
 h40=$(handle_of dev demo0 ingress pref 40)
+collect collector3
 tc -n "$ns" filter del dev nsdev0 egress pref 5 handle "$hns" u32
 tc filter del dev demo0 ingress pref 40 handle "$h40" u32
 drain 4 "$WORK/ns.out"
@@ -199,7 +208,10 @@ tc filter add dev demo0 ingress pref 50 protocol ip u32 match ip dst 192.0.2.5/3
 tc qdisc add dev mon0 clsact
 tc filter add dev mon0 egress pref 1 protocol all u32 match u32 0 0 "${mirror[@]}" cookie 0a06
 [ "$(queued)" = 0 ] || fail "new filters and a qdisc took $(queued) bytes of the probe's queue"
-tc filter del dev demo0 ingress pref 50 handle "$(handle_of dev demo0 ingress pref 50)" u32
+h50=$(handle_of dev demo0 ingress pref 50)
+collect collector4
+[ "$(queued)" = 0 ] || fail "the probe's queue took $(queued) bytes, and no filter was deleted"
+tc filter del dev demo0 ingress pref 50 handle "$h50" u32
 [ "$(queued)" -gt 0 ] || fail "a deletion did not reach the probe's queue"
 drain 3 "$WORK/own.out"
 [ "$(grep '"drained"' "$WORK/own.out" | tail -n 1 | grep -c '"drained":1,"lost":0,')" = 1 ] ||
@@ -213,7 +225,14 @@ for p in 1 2; do
 	tc filter add block 22 pref "$p" protocol ip u32 match ip dst 192.0.2.22/32 \
 		"${mirror[@]}" cookie "0b0$p"
 done
+# An ingress qdisc, whose filter list answers to ffff: too.
+ip link add ing0 type veth peer name ing1
+tc qdisc add dev ing0 ingress
+tc filter add dev ing0 parent ffff: pref 3 protocol ip u32 match ip dst 192.0.2.33/32 \
+	"${mirror[@]}" cookie 0b03
+collect collector2
 tc filter del block 22 pref 1 handle "$(handle_of block 22 pref 1)" u32
+tc filter del dev ing0 parent ffff: pref 3 handle "$(handle_of dev ing0 ingress pref 3)" u32
 for p in 61 62 63 64; do
 	tc filter add dev demo0 ingress pref "$p" protocol ip u32 match ip dst 192.0.2.6/32 \
 		"${mirror[@]}" cookie "0c$p"
@@ -242,10 +261,27 @@ rows, counts = lines[last + 1:-1], lines[-1]
 print("rows:", rows)
 print("counts:", counts)
 ok = [(r["block"], r.get("device", r.get("dev")), r["parent"], r["pref"], r["cookie"])
-      for r in rows] == [(22, None, "block", 1, "0b01")]
-ok &= counts["drained"] == 1 and counts["lost"] == 0
+      for r in rows] == [(22, None, "block", 1, "0b01"), (None, "ing0", "ingress", 3, "0b03")]
+ok &= counts["drained"] == 2 and counts["lost"] == 0
 sys.exit(0 if ok else 1)
 PY
+
+note "each final row has the identity the collector gives the row"
+"$PYTHON" - "$WORK/own.out" "$WORK"/collector*.out <<'PY' ||
+import json, sys
+KEYS = ("netns", "device", "dev", "block", "parent", "chain", "protocol", "pref", "kind",
+        "handle", "order", "action", "cookie")
+def ident(r):
+    return tuple(r.get(k) for k in KEYS)
+def rows(path):
+    return [json.loads(l) for l in open(path) if l.startswith("{") and '"drained"' not in l]
+final = rows(sys.argv[1])
+collected = {ident(r) for p in sys.argv[2:] for r in rows(p)}
+missing = [r for r in final if ident(r) not in collected]
+print(len(final), "final rows,", len(collected), "rows collected; not collected:", missing)
+sys.exit(1 if missing or not final else 0)
+PY
+	fail "a final row the collector does not name so (see above)"
 
 note "an overflow: the notifications the kernel dropped are counted, and the socket goes on"
 mkfifo "$WORK/small_in"

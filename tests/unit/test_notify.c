@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <linux/tc_act/tc_gact.h>
 #include <linux/tc_act/tc_mirred.h>
@@ -181,6 +182,46 @@ static void test_final_rows(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* The parent as the collector names the unit, however the deletion spelt
+ * it: the kernel echoes the request's. */
+static void test_parents(void **state)
+{
+	static const struct {
+		uint32_t sent, unit;
+		const char *name;
+	} cases[] = {
+	        {TCX_PARENT_INGRESS, TCX_PARENT_INGRESS, "ingress"},         /* tc ... ingress */
+	        {TC_H_MAKE(TC_H_INGRESS, 0), TCX_PARENT_INGRESS, "ingress"}, /* parent ffff: */
+	        {TC_H_INGRESS, TCX_PARENT_INGRESS, "ingress"},               /* parent ffff:fff1 */
+	        {TCX_PARENT_EGRESS, TCX_PARENT_EGRESS, "egress"},
+	        {TC_H_MAKE(0x10000, 1), TC_H_MAKE(0x10000, 1), "1:1"},
+	        {0x10000, 0x10000, "1:"},
+	};
+	char m[16][1024];
+	struct feed f = {0};
+	struct tcx_snapshot *s;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct nlmsghdr *nlh = nlb_filter(m[i], IFI, cases[i].sent, 0x800 + (uint32_t)i,
+		                                  (uint16_t)(10 + i), ETH_P_ALL, "basic", 0);
+
+		nlh->nlmsg_type = RTM_DELTFILTER;
+		feed_msg(&f, nlh);
+	}
+	s = drain(&f);
+	assert_int_equal(s->n_filters, sizeof(cases) / sizeof(cases[0]));
+	/* ingress three times over, egress, 1:1, 1: */
+	assert_int_equal(s->n_targets, 4);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct tcx_target *t = &s->targets[s->filters[i].target];
+
+		assert_int_equal(t->parent, cases[i].unit);
+		assert_string_equal(t->parent_name, cases[i].name);
+	}
+	tcx_snapshot_unref(s);
+}
+
 /* A message cut inside its actions is malformed: counted, nothing of it
  * kept; a datagram shorter than its message is dropped and counted; the
  * notifications after them are read. */
@@ -260,6 +301,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_final_rows),
+	        cmocka_unit_test(test_parents),
 	        cmocka_unit_test(test_malformed),
 	        cmocka_unit_test(test_lost),
 	};
