@@ -132,8 +132,8 @@ struct tcx_snapshot {
 	uint64_t dropped_rows;     /* actions dropped by `unmapped: drop` */
 	/* Datagrams the collector's sockets dropped since it was made. */
 	uint64_t netlink_dropped[TCX_NLDROP__MAX];
-	/* Deletion notifications lost since their sockets were opened (the
-	 * kernel's ENOBUFS: the socket's queue was full; notify.h). */
+	/* Deletion notifications the kernel dropped, its queue for them full
+	 * (ENOBUFS), since their sockets were opened (notify.h). */
 	uint64_t notifications_lost;
 	uint64_t merged_filters; /* filters merged by tcx_snapshot_merge() */
 	uint64_t merged_actions;
