@@ -175,8 +175,10 @@ static int target_of(struct drain *d, const struct tcx_tp_key *key)
 	t = tcx_snapshot_add_target(s);
 	if (!t)
 		return -1;
-	if (block || !d->n->sk || ioctl(mnl_socket_get_fd(d->n->sk), SIOCGIFNAME, &ifr) < 0)
-		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), block ? "" : "if%u", ifindex);
+	if (block)
+		ifr.ifr_name[0] = '\0';
+	else if (!d->n->sk || ioctl(mnl_socket_get_fd(d->n->sk), SIOCGIFNAME, &ifr) < 0)
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "if%u", ifindex); /* gone by now */
 	tcx_target_init(t, d->n->netns, ifr.ifr_name, ifindex, block, parent);
 	return (int)(s->n_targets - 1);
 }

@@ -79,6 +79,8 @@ void tcx_notify_close(struct tcx_notify *n);
  *     merged: a filter deleted, made again and deleted again before one
  *     drain gives two rows of one identity, each a final count. A device
  *     that is gone by the drain is named "ifN", as the collector names it.
+ *     The targets' row counts (first_filter, n_filters, n_actions) are
+ *     left 0: the rows come in the order of deletion, not by target.
  *   - errors[TCX_ERR_MALFORMED]: messages that did not parse (nothing of
  *     them is kept); errors[TCX_ERR_IO]: a receive error that ended the
  *     drain early.
