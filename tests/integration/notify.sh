@@ -11,7 +11,7 @@
 # the row (however the deletion spelt its parent); a replace, a chain flushed or deleted, a qdisc, device
 # or block removed yield nothing (README, "Kernels"); only deletions take room in
 # the socket's queue; an overflow counts each notification lost, and the
-# socket goes on.
+# socket goes on; a forged deletion from a process is dropped unread.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
@@ -214,7 +214,7 @@ collect collector4
 tc filter del dev demo0 ingress pref 50 handle "$h50" u32
 [ "$(queued)" -gt 0 ] || fail "a deletion did not reach the probe's queue"
 drain 3 "$WORK/own.out"
-[ "$(grep '"drained"' "$WORK/own.out" | tail -n 1 | grep -c '"drained":1,"lost":0,')" = 1 ] ||
+[ "$(grep '"drained"' "$WORK/own.out" | tail -n 1 | grep -c '"drained":1,"filters":1,"lost":0,')" = 1 ] ||
 	fail "the last drain: $(tail -n 2 "$WORK/own.out")"
 note "the other removals: a shared block's filter by handle names the block; the rest yield nothing"
 ip link add blk0 type veth peer name blk1
@@ -265,6 +265,26 @@ ok = [(r["block"], r.get("device", r.get("dev")), r["parent"], r["pref"], r["coo
 ok &= counts["drained"] == 2 and counts["lost"] == 0
 sys.exit(0 if ok else 1)
 PY
+
+note "a forged deletion from a process, not the kernel, is dropped unread and counted"
+port=$(awk -v i="$inode" '$NF == i { print $3 }' /proc/net/netlink)
+"$PYTHON" - "$port" <<'PY'
+import socket, struct, sys
+# RTM_DELTFILTER of a u32 filter at pref 9, handle 800::800, on ifindex 1.
+kind = b"u32\0"
+attr = struct.pack("=HH", 4 + len(kind), 1) + kind  # TCA_KIND
+tcm = struct.pack("=BxxxiIII", 0, 1, 0x800800, 0xfffffff2, (9 << 16) | 0x0008)
+body = tcm + attr
+msg = struct.pack("=IHHII", 16 + len(body), 45, 0, 0, 0) + body
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+s.sendto(msg, (int(sys.argv[1]), 0))
+PY
+drain 3 "$WORK/own.out"
+last=$(grep '"drained"' "$WORK/own.out" | tail -n 1)
+case $last in
+*'"drained":0,"filters":0,'*'"dropped_sender":1,'*) ;;
+*) fail "a forged deletion: $last" ;;
+esac
 
 note "each final row has the identity the collector gives the row"
 "$PYTHON" - "$WORK/own.out" "$WORK"/collector*.out <<'PY' ||

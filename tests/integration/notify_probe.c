@@ -8,7 +8,7 @@
  * doubles) when -r is given, prints "ready", then for each line read on stdin drains
  * what is queued and prints its final rows as `--format json` prints rows,
  * one per line, then one line of counts:
- *   {"drained":ROWS,"lost":N,"malformed":N,"io":N,"dropped_sender":N,"dropped_length":N}
+ *   {"drained":ACTIONS,"filters":N,"lost":N,"malformed":N,"io":N,"dropped_sender":N,"dropped_length":N}
  * It exits at the end of stdin. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,9 +39,9 @@ static int drain_once(struct tcx_notify *n)
 	if (!ret)
 		ret = tcx_buf_flush(&out);
 	tcx_buf_free(&out);
-	printf("{\"drained\":%zu,\"lost\":%llu,\"malformed\":%llu,\"io\":%llu,"
+	printf("{\"drained\":%zu,\"filters\":%zu,\"lost\":%llu,\"malformed\":%llu,\"io\":%llu,"
 	       "\"dropped_sender\":%llu,\"dropped_length\":%llu}\n",
-	       s->n_actions, (unsigned long long)s->notifications_lost,
+	       s->n_actions, s->n_filters, (unsigned long long)s->notifications_lost,
 	       (unsigned long long)s->errors[TCX_ERR_MALFORMED],
 	       (unsigned long long)s->errors[TCX_ERR_IO],
 	       (unsigned long long)s->netlink_dropped[TCX_NLDROP_SENDER],
