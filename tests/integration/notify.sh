@@ -1,17 +1,20 @@
 #!/bin/bash
 # Deletion notifications (collectors/notify.c) against this kernel, through
-# tests/integration/notify_probe, in a private network and mount namespace:
-# u32 filters with cookies and traffic; a filter deleted by handle yields
-# its final bytes and packets, equal to what `tc -s -j filter show` reported
-# just before (no traffic in between), and nothing is lost; a pref deleted
-# whole yields nothing (the kernel sends no counters then); a socket opened
-# in a named namespace sees that namespace's deletions only, with the
-# namespace and device names of the collector; a shared block's filter
-# names the block; every final row has the identity the collector gives
-# the row (however the deletion spelt its parent); a replace, a chain flushed or deleted, a qdisc, device
-# or block removed yield nothing (README, "Kernels"); only deletions take room in
-# the socket's queue; an overflow counts each notification lost, and the
-# socket goes on; a forged deletion from a process is dropped unread.
+# tests/integration/notify_probe, in a private network and mount namespace,
+# with u32 filters, cookies and traffic:
+#   - a filter deleted by handle yields its final bytes and packets, equal to
+#     what `tc -s -j filter show` reported just before (no traffic in
+#     between), and nothing is lost; a pref deleted whole yields nothing;
+#   - a socket opened in a named namespace sees that namespace's deletions
+#     only, with its names;
+#   - a shared block's filter names the block; a replace, a chain flushed or
+#     deleted, a qdisc, device or block removed yield nothing (README,
+#     "Kernels");
+#   - every final row has the identity the collector (tcexporter --once)
+#     gives the row, however the deletion spelt its parent;
+#   - only deletions take room in the socket's queue; an overflow counts each
+#     notification lost, and the socket goes on;
+#   - a forged deletion from a process is dropped unread and counted.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
