@@ -26,8 +26,11 @@ require_bin
 require_root -n -m
 require_cmd tc ip
 find_python
-# A private mount namespace too: `ip netns add` mounts stay in it.
+# A private mount namespace too, with a /run/netns of its own: the named
+# namespace made below is seen by no other test.
 in_netns TCX_NOTIFY_INNER -n -m
+mkdir -p /run/netns
+mount -t tmpfs tcx-notify /run/netns || fail "cannot mount a tmpfs on /run/netns"
 make_workdir
 ns=tcx-notify-$$
 cleanup() {
