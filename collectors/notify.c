@@ -5,11 +5,11 @@
 #include <errno.h>
 #include <libmnl/libmnl.h>
 #include <linux/filter.h>
-#include <linux/sock_diag.h>
 #include <linux/netlink.h>
 #include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
