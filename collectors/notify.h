@@ -5,7 +5,8 @@
  * Between two collections a deleted filter's last packets would be lost;
  * the kernel sends them when the filter is deleted by handle, and only
  * then. What net/sched/cls_api.c sends (the same in 6.1 and 6.18; each case
- * checked on 6.18 with u32 and mirred, README "Kernels"):
+ * checked on 6.18 with u32 and mirred, and on Debian's 6.1 and 6.12 with u32
+ * and gact; README "Kernels"):
  *   - a filter deleted by handle (`tc filter del ... pref P handle H KIND`):
  *     tfilter_del_notify() fills the message with the filter, its actions
  *     and their stats just before it deletes the filter: its final counters.
