@@ -17,13 +17,6 @@ void tcx_buf_init_mem(struct tcx_buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-void tcx_buf_init_mem_with(struct tcx_buf *b, char *p, size_t cap)
-{
-	tcx_buf_init_mem(b);
-	b->p = p;
-	b->cap = p ? cap : 0;
-}
-
 int tcx_buf_init_sink(struct tcx_buf *b, tcx_buf_sink sink, void *arg)
 {
 	memset(b, 0, sizeof(*b));

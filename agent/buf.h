@@ -21,8 +21,6 @@ struct tcx_buf {
 };
 
 void tcx_buf_init_mem(struct tcx_buf *b);
-/* Grow in memory, starting from a buffer the caller allocated with malloc. */
-void tcx_buf_init_mem_with(struct tcx_buf *b, char *p, size_t cap);
 int tcx_buf_init_fd(struct tcx_buf *b, int fd);
 int tcx_buf_init_sink(struct tcx_buf *b, tcx_buf_sink sink, void *arg);
 /* Flush (fd and sink modes); returns 0 or -errno. */

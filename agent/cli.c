@@ -14,6 +14,7 @@
 #include "agent/log.h"
 #include "agent/render.h"
 #include "agent/webconfig.h"
+#include "collectors/agg.h"
 #include "collectors/collect.h"
 #include "collectors/tc_parse.h"
 #include "build.h"
@@ -33,11 +34,15 @@ static void usage(FILE *out)
 	        "Usage: tcexporter [OPTIONS]\n"
 	        "Export the counters of Linux TC filter actions, labelled by action cookie.\n"
 	        "\n"
-	        "  -1, --once                collect once, print to standard output and exit\n"
+	        "  -1, --once                collect once, print to standard output and exit;\n"
+	        "                            with `aggregate`, the sums of the rows of that one\n"
+	        "                            collection (no history: what deleted rows counted,\n"
+	        "                            and rows before a reset, is not in them)\n"
 	        "  -c, --config FILE         configuration file (default: the built-in one,\n"
 	        "                            which collects every qdisc and shared block)\n"
 	        "  -f, --format FORMAT       output of --once: prometheus (default), openmetrics\n"
-	        "                            or json (one object per action row and line)\n"
+	        "                            or json (one object per action row, or aggregate,\n"
+	        "                            and line)\n"
 	        "  -t, --check-config FILE   validate FILE, report every problem and exit\n"
 	        "  -s, --syslog              the daemon: log to syslog instead of standard error\n"
 	        "  -h, --help                show this help and exit\n"
@@ -123,6 +128,7 @@ static int check_config(const char *path)
 	struct tcx_config *cfg = tcx_config_load_file(path, tcx_log_config_error, &nerr);
 	struct tcx_webconfig *web = NULL;
 
+	tcx_log_config_warnings(cfg);
 	if (cfg && cfg->http.web_config)
 		web = tcx_webconfig_load(cfg->http.web_config, tcx_log_config_error, &nerr);
 #ifndef HAVE_SNMP
@@ -180,9 +186,15 @@ static int run_once(const struct cli_opts *o)
 	                : tcx_config_default();
 	if (!cfg)
 		return TCX_EXIT_USAGE;
+	tcx_log_config_warnings(cfg);
 	c = tcx_collector_new(&tcx_netlink_source, NULL);
 	if (c)
 		s = tcx_collect(c, cfg);
+	/* With `aggregate`: the sums of the rows of this one pass. */
+	if (s && tcx_agg_sum(s) < 0) {
+		log_err("out of memory");
+		goto out;
+	}
 	if (!s || tcx_buf_init_fd(&out, STDOUT_FILENO) < 0) {
 		log_err("out of memory");
 		goto out;

@@ -24,6 +24,7 @@
 #include "agent/daemon.h"
 #include "agent/http.h"
 #include "agent/log.h"
+#include "collectors/agg.h"
 #include "collectors/collect.h"
 #include "build.h"
 #include "collectors/tc_parse.h"
@@ -168,9 +169,14 @@ static void *collector_main(void *arg)
 	struct daemon *d = arg;
 	struct tcx_state *st = &d->st;
 	struct tcx_collector *c = tcx_collector_new(&tcx_netlink_source, NULL);
+	/* The aggregates (`aggregate:`), kept from pass to pass: this
+	 * thread's alone. */
+	struct tcx_agg *agg = tcx_agg_new();
 
-	if (!c) {
+	if (!c || !agg) {
 		log_err("collector: out of memory");
+		tcx_collector_free(c);
+		tcx_agg_free(agg);
 		return NULL;
 	}
 	for (;;) {
@@ -189,6 +195,8 @@ static void *collector_main(void *arg)
 		pthread_mutex_unlock(&st->lock);
 
 		s = tcx_collect(c, cfg);
+		if (s)
+			tcx_agg_update(agg, s);
 		interval = cfg->interval_s;
 		tcx_config_unref(cfg);
 		old = tcx_state_expo(st); /* what was asked of it: what e renders ahead */
@@ -231,6 +239,7 @@ static void *collector_main(void *arg)
 		pthread_mutex_unlock(&st->lock);
 	}
 	tcx_collector_free(c);
+	tcx_agg_free(agg);
 	return NULL;
 }
 
@@ -258,6 +267,7 @@ static int load_all(const char *config_path, struct tcx_config **cfg, struct tcx
 	                   : tcx_config_default();
 	if (!*cfg)
 		return -1;
+	tcx_log_config_warnings(*cfg);
 	if ((*cfg)->http.web_config) {
 		*web = tcx_webconfig_load((*cfg)->http.web_config, tcx_log_config_error, &nerr);
 		if (!*web) {

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "agent/log.h"
+#include "config/config.h"
 
 /* The one piece of process-wide state: where log lines go, stderr until
  * tcx_log_use_syslog(). */
@@ -20,6 +21,12 @@ void tcx_log_config_error(void *arg, const char *msg)
 
 	(*n)++;
 	log_err("%s", msg);
+}
+
+void tcx_log_config_warnings(const struct tcx_config *cfg)
+{
+	for (size_t i = 0; cfg && i < cfg->n_warnings; i++)
+		log_warnx("%s", cfg->warnings[i]);
 }
 
 static const char *level_name(int prio)

@@ -15,6 +15,10 @@ void tcx_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)
  * daemon: logs msg as an error and counts it in the int arg points to. */
 void tcx_log_config_error(void *arg, const char *msg);
 
+/* Log the warnings of a configuration that loaded (cfg->warnings). */
+struct tcx_config;
+void tcx_log_config_warnings(const struct tcx_config *cfg);
+
 #define log_err(...)   tcx_log(LOG_ERR, __VA_ARGS__)
 #define log_warnx(...) tcx_log(LOG_WARNING, __VA_ARGS__)
 #define log_info(...)  tcx_log(LOG_INFO, __VA_ARGS__)

@@ -30,9 +30,8 @@ void tcx_rowlabels_free(struct tcx_rowlabels *l);
  * 0, or -errno when the buffer failed. */
 int tcx_render(const struct tcx_snapshot *s, enum tcx_format fmt,
                const struct tcx_rowlabels *labels, struct tcx_buf *b);
-int tcx_render_prometheus(const struct tcx_snapshot *s, int openmetrics, struct tcx_buf *b);
-/* The same as tcx_render_prometheus(), plus the daemon's own counters when
- * st is not NULL, from labels as tcx_render() does. */
+/* The text formats (openmetrics: 0 or 1), plus the daemon's own counters
+ * when st is not NULL, from labels as tcx_render() does. */
 struct tcx_selfstats;
 int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int openmetrics,
                              const struct tcx_selfstats *st, const struct tcx_rowlabels *labels,

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "agent/render.h"
+#include "collectors/agg.h"
 #include "collectors/tc_parse.h"
 
 static void key(struct tcx_buf *b, const char *k)
@@ -24,11 +25,41 @@ static void kv_u64(struct tcx_buf *b, const char *k, uint64_t v)
 	tcx_buf_u64(b, v);
 }
 
+/* With `aggregate`: one object per aggregate, its kept labels and counters. */
+static int render_aggregates(const struct tcx_aggregates *g, struct tcx_buf *b)
+{
+	static const char *const keys[TCX_CTR__MAX] = {"bytes",      "packets", "hw_bytes",
+	                                               "hw_packets", "drops",   "overlimits"};
+
+	for (size_t i = 0; i < g->n; i++) {
+		tcx_buf_put(b, "{\"aggregate\":{", 14);
+		for (size_t k = 0, first = 1; k < g->n_labels; k++) {
+			const char *v = tcx_aggregate_value(g, i, k);
+
+			if (g->optional[k] && !v[0])
+				continue;
+			if (!first)
+				tcx_buf_putc(b, ',');
+			first = 0;
+			tcx_buf_json_string(b, g->names[k]);
+			tcx_buf_putc(b, ':');
+			tcx_buf_json_string(b, v);
+		}
+		tcx_buf_putc(b, '}');
+		for (unsigned c = 0; c < TCX_CTR__MAX; c++)
+			kv_u64(b, keys[c], g->c[i].v[c]);
+		tcx_buf_put(b, "}\n", 2);
+	}
+	return b->err ? -b->err : 0;
+}
+
 int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 {
 	const struct tcx_config *cfg = s->cfg;
 	char tmp[64], hex[2 * TCX_COOKIE_MAX + 1];
 
+	if (s->aggs)
+		return render_aggregates(s->aggs, b);
 	for (size_t i = 0; i < s->n_actions; i++) {
 		const struct tcx_action *a = &s->actions[i];
 		const struct tcx_filter *f = &s->filters[a->filter];
@@ -40,11 +71,11 @@ int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 		tcx_buf_put(b, "{\"netns\":", 9);
 		tcx_buf_json_string(b, t->netns);
 		if (t->block) {
-			key(b, "dev");
+			key(b, "device");
 			tcx_buf_put(b, "null", 4);
 			kv_u64(b, "block", t->block);
 		} else {
-			kv_str(b, "dev", t->dev);
+			kv_str(b, "device", t->dev);
 			key(b, "block");
 			tcx_buf_put(b, "null", 4);
 		}

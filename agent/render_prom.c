@@ -12,6 +12,7 @@
 
 #include "agent/expo.h"
 #include "agent/render.h"
+#include "collectors/agg.h"
 #include "collectors/collect.h"
 #include "collectors/tc_parse.h"
 #include "build.h"
@@ -111,7 +112,7 @@ static void target_labels(struct tcx_buf *b, const struct tcx_target *t)
 		snprintf(blk, sizeof(blk), "%u", t->block);
 		put_label(b, &first, "block", blk);
 	} else {
-		put_label(b, &first, "dev", t->dev);
+		put_label(b, &first, "device", t->dev);
 		put_label(b, &first, "parent", t->parent_name);
 	}
 	if (t->netns[0])
@@ -149,6 +150,9 @@ struct tcx_rowlabels {
 	size_t n_sets;         /* sets.n, or 1 (empty) before tcx_snapshot_classify() */
 	struct tcx_buf kinds;  /* each kind, escaped */
 	uint32_t kind_off[TCX_MAX_KINDS + 1];
+	/* With aggregates: aggs->n + 1 offsets, each one's labels, then when it
+	 * was created (in ts_off[i], formatted once: OpenMetrics's _created). */
+	uint32_t *agg_off, *ts_off;
 };
 
 void tcx_rowlabels_free(struct tcx_rowlabels *l)
@@ -161,6 +165,8 @@ void tcx_rowlabels_free(struct tcx_rowlabels *l)
 	free(l->act);
 	free(l->tgt_off);
 	free(l->set_off);
+	free(l->agg_off);
+	free(l->ts_off);
 	free(l);
 }
 
@@ -223,6 +229,20 @@ static void set_part(struct tcx_buf *b, const struct tcx_snapshot *s, uint32_t i
 	}
 }
 
+/* The kept labels of aggregate i: tenant="acme",rule="first" (those the
+ * rows would leave out when empty left out too). */
+static void aggregate_part(struct tcx_buf *b, const struct tcx_aggregates *g, size_t i)
+{
+	int first = 1;
+
+	for (size_t k = 0; k < g->n_labels; k++) {
+		const char *v = tcx_aggregate_value(g, i, k);
+
+		if (!g->optional[k] || v[0])
+			put_label(b, &first, g->names[k], v);
+	}
+}
+
 struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 {
 	struct tcx_rowlabels *l = calloc(1, sizeof(*l));
@@ -238,8 +258,11 @@ struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 	l->tgt_off = malloc((s->n_targets + 1) * sizeof(*l->tgt_off));
 	l->n_sets = s->sets.n ? s->sets.n : 1;
 	l->set_off = malloc((l->n_sets + 1) * sizeof(*l->set_off));
+	/* kinds.p is never NULL, even when every kind escapes to nothing: the
+	 * parts below add offsets to it */
 	if (!l->flt || !l->act || !l->tgt_off || !l->set_off ||
-	    tcx_buf_reserve(ar, 4096 + s->n_actions * 96) < 0)
+	    tcx_buf_reserve(ar, 4096 + (s->aggs ? s->n_filters * 48 : s->n_actions * 96)) < 0 ||
+	    tcx_buf_reserve(&l->kinds, 16) < 0)
 		goto fail;
 	for (unsigned k = 0; k < s->n_kinds; k++) {
 		l->kind_off[k] = (uint32_t)l->kinds.len;
@@ -260,6 +283,28 @@ struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 			goto fail;
 	}
 	l->set_off[l->n_sets] = (uint32_t)ar->len;
+	if (s->aggs) {
+		char ts[TCX_FMT_DOUBLE_MAX];
+		size_t ts_len = 0;
+
+		l->agg_off = malloc((s->aggs->n + 1) * sizeof(*l->agg_off));
+		l->ts_off = malloc((s->aggs->n + 1) * sizeof(*l->ts_off));
+		if (!l->agg_off || !l->ts_off)
+			goto fail;
+		for (size_t i = 0; i < s->aggs->n; i++) {
+			l->agg_off[i] = (uint32_t)ar->len;
+			aggregate_part(ar, s->aggs, i);
+			l->ts_off[i] = (uint32_t)ar->len;
+			/* aggregates appear together: a time is formatted once
+			 * (the shortest form that reads back takes microseconds) */
+			if (!i || s->aggs->created[i] != s->aggs->created[i - 1])
+				ts_len = tcx_fmt_double(ts, s->aggs->created[i]);
+			tcx_buf_put(ar, ts, ts_len);
+			if (ar->len > UINT32_MAX)
+				goto fail;
+		}
+		l->agg_off[s->aggs->n] = (uint32_t)ar->len;
+	}
 	/* Actions follow their filter in a snapshot; any that do not get
 	 * their filter's labels copied in front of their own. */
 	for (size_t fi = 0, ai = 0; fi <= s->n_filters; fi++) {
@@ -286,6 +331,10 @@ struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 			const struct tcx_action *a = &s->actions[ai];
 			struct rl_action *la = &l->act[ai];
 
+			if (s->aggs) { /* the aggregates' labels stand for the rows' */
+				la->off = la->len = 0;
+				continue;
+			}
 			if (ai == first && fi < s->n_filters) {
 				la->off = l->flt[fi].off;
 			} else {
@@ -316,13 +365,77 @@ fail:
 	return NULL;
 }
 
-/* A render pass: the rows' labels (given, or its own). */
+enum action_field { F_BYTES, F_PACKETS, F_DROPS, F_OVERLIMITS, F_HW_BYTES, F_HW_PACKETS, F__MAX };
+
+/* A render pass: the rows' labels (given, or its own), and what it writes
+ * of the row families (tc_action_* and tc_filter_flags_info). */
 struct render {
 	const struct tcx_snapshot *s;
 	const struct tcx_rowlabels *l;
 	struct tcx_rowlabels *own; /* built here: freed with the pass */
 	struct tcx_buf row;        /* scratch for one-off label sets */
+	int on[F__MAX];            /* the tc_action_* families written (`families:`) */
+	int flags_on;              /* tc_filter_flags_info is written */
+	size_t max_rows;           /* action rows (or aggregates) written, the first ones */
+	size_t max_filters;        /* filters written to tc_filter_flags_info */
+	uint64_t series_dropped;   /* series left out past max_series */
 };
+
+/* Does the snapshot have hardware counters, or a filter in hardware? */
+static int has_hw(const struct tcx_snapshot *s)
+{
+	if (s->aggs && s->aggs->has_hw)
+		return 1;
+	for (size_t i = 0; i < s->n_actions; i++)
+		if (tcx_action_shown(&s->actions[i]) &&
+		    (s->actions[i].hw_bytes || s->actions[i].hw_packets))
+			return 1;
+	for (size_t i = 0; i < s->n_filters; i++)
+		if (!s->filters[i].merged && (s->filters[i].flags & TCX_FLAG_IN_HW))
+			return 1;
+	return 0;
+}
+
+/* Which row families are written, and how many of their series fit in
+ * max_series: the first action rows (or aggregates) whose every series fits,
+ * then the first filters' flags in what is left. */
+static void plan(struct render *r)
+{
+	const struct tcx_snapshot *s = r->s;
+	const struct tcx_config *cfg = s->cfg;
+	struct tcx_families_cfg fam = {0};
+	size_t k = 0, rows = 0, filters = 0;
+	uint64_t max = cfg ? cfg->max_series : 0;
+
+	if (cfg)
+		fam = cfg->families;
+	r->on[F_BYTES] = r->on[F_PACKETS] = 1;
+	r->on[F_DROPS] = fam.drops != TCX_FAM_OFF;
+	r->on[F_OVERLIMITS] = fam.overlimits != TCX_FAM_OFF;
+	r->on[F_HW_BYTES] = r->on[F_HW_PACKETS] =
+	        fam.hw == TCX_FAM_AUTO ? has_hw(s) : fam.hw != TCX_FAM_OFF;
+	r->flags_on = fam.flags == TCX_FAM_ON || (fam.flags == TCX_FAM_DEFAULT && !s->aggs);
+	for (unsigned f = 0; f < F__MAX; f++)
+		k += (size_t)r->on[f];
+	if (s->aggs) {
+		rows = s->aggs->n;
+	} else {
+		for (size_t i = 0; i < s->n_actions; i++)
+			rows += (size_t)tcx_action_shown(&s->actions[i]);
+	}
+	for (size_t i = 0; r->flags_on && i < s->n_filters; i++)
+		filters += (size_t)!s->filters[i].merged;
+	r->max_rows = rows;
+	r->max_filters = filters;
+	if (max) {
+		if ((uint64_t)rows * k > max)
+			r->max_rows = (size_t)(max / k);
+		max -= (uint64_t)r->max_rows * k;
+		if (filters > max)
+			r->max_filters = (size_t)max;
+	}
+	r->series_dropped = (uint64_t)(rows - r->max_rows) * k + (filters - r->max_filters);
+}
 
 static int render_init(struct render *r, const struct tcx_snapshot *s,
                        const struct tcx_rowlabels *l)
@@ -333,6 +446,7 @@ static int render_init(struct render *r, const struct tcx_snapshot *s,
 	if (!l)
 		l = r->own = tcx_rowlabels_build(s);
 	r->l = l;
+	plan(r);
 	return l ? 0 : -1;
 }
 
@@ -405,8 +519,6 @@ static void sample1(struct render *r, struct tcx_buf *b, const char *name, const
 	sample(b, name, r->row.p, r->row.len, v);
 }
 
-enum action_field { F_BYTES, F_PACKETS, F_DROPS, F_OVERLIMITS, F_HW_BYTES, F_HW_PACKETS };
-
 static const struct {
 	const char *name;
 	const char *help;
@@ -424,6 +536,13 @@ static const struct {
                           "tc_action_packets_total)."},
 };
 
+/* Each family's counter (collectors/agg.h). */
+static const enum tcx_counter family_counter[F__MAX] = {
+        [F_BYTES] = TCX_CTR_BYTES,       [F_PACKETS] = TCX_CTR_PACKETS,
+        [F_DROPS] = TCX_CTR_DROPS,       [F_OVERLIMITS] = TCX_CTR_OVERLIMITS,
+        [F_HW_BYTES] = TCX_CTR_HW_BYTES, [F_HW_PACKETS] = TCX_CTR_HW_PACKETS,
+};
+
 static uint64_t action_value(const struct tcx_action *a, enum action_field f)
 {
 	switch (f) {
@@ -439,6 +558,8 @@ static uint64_t action_value(const struct tcx_action *a, enum action_field f)
 		return a->hw_bytes;
 	case F_HW_PACKETS:
 		return a->hw_packets;
+	case F__MAX:
+		break;
 	}
 	return 0;
 }
@@ -510,23 +631,63 @@ static inline void action_slices(const struct render *r, size_t i, struct slice 
 	lb[2] = (struct slice){l->arena.p + l->set_off[set], l->set_off[set + 1] - l->set_off[set]};
 }
 
+/* With `aggregate`: one series per aggregate, and in OpenMetrics when it
+ * first appeared (NAME_created). */
+static void render_aggregates(const struct render *r, int om, unsigned f, struct slice *sl,
+                              struct tcx_buf *b)
+{
+	const struct tcx_aggregates *g = r->s->aggs;
+	const struct tcx_rowlabels *l = r->l;
+	const char *name = action_families[f].name;
+	size_t stem = strlen(name) - 6; /* without _total */
+
+	for (size_t i = 0; i < r->max_rows; i++) {
+		struct slice ts = {l->arena.p + l->ts_off[i], l->agg_off[i + 1] - l->ts_off[i]};
+		char *p;
+
+		sl[1] = (struct slice){l->arena.p + l->agg_off[i], l->ts_off[i] - l->agg_off[i]};
+		if (!(p = put_slices(b, sl, 2, 24)))
+			return;
+		*p++ = '}';
+		*p++ = ' ';
+		p += tcx_fmt_u64(p, g->c[i].v[family_counter[f]]);
+		*p++ = '\n';
+		b->len = (size_t)(p - b->p);
+		if (om) {
+			tcx_buf_put(b, name, stem);
+			tcx_buf_put(b, "_created{", 9);
+			tcx_buf_put(b, sl[1].p, sl[1].n);
+			tcx_buf_put(b, "} ", 2);
+			tcx_buf_put(b, ts.p, ts.n);
+			tcx_buf_putc(b, '\n');
+		}
+	}
+}
+
 static void render_actions(const struct render *r, int om, struct tcx_buf *b)
 {
 	const struct tcx_snapshot *s = r->s;
 
-	for (unsigned f = F_BYTES; f <= F_HW_PACKETS; f++) {
+	for (unsigned f = F_BYTES; f < F__MAX; f++) {
 		struct slice sl[4]; /* NAME{, then the labels */
-
 		struct padded_name name;
+		size_t written = 0;
 
+		if (!r->on[f])
+			continue;
 		padded_name(&name, action_families[f].name);
 		sl[0] = name.s;
 		family_header(b, action_families[f].name, "counter", action_families[f].help, om);
-		for (size_t i = 0; i < s->n_actions; i++) {
+		if (s->aggs) {
+			render_aggregates(r, om, f, sl, b);
+			continue;
+		}
+		for (size_t i = 0; i < s->n_actions && written < r->max_rows; i++) {
 			char *p;
 
 			if (!tcx_action_shown(&s->actions[i]))
 				continue;
+			written++;
 			action_slices(r, i, sl + 1);
 			if (!(p = put_slices(b, sl, 4, 24)))
 				return;
@@ -546,7 +707,7 @@ static size_t estimate(const struct render *r)
 	const struct tcx_rowlabels *l = r->l;
 	size_t est = 16384 + s->n_targets * 2048;
 
-	for (size_t i = 0; i < s->n_actions; i++) {
+	for (size_t i = 0; !s->aggs && i < s->n_actions; i++) {
 		struct slice lb[3];
 
 		action_slices(r, i, lb);
@@ -554,6 +715,8 @@ static size_t estimate(const struct render *r)
 	}
 	for (size_t i = 0; i < s->n_filters; i++)
 		est += 160 + l->flt[i].tp_len + l->flt[i].len;
+	for (size_t i = 0; s->aggs && i < s->aggs->n; i++)
+		est += 6 * 2 * (80 + l->agg_off[i + 1] - l->agg_off[i]);
 	return est;
 }
 
@@ -568,7 +731,10 @@ static void render_filters(const struct render *r, int om, struct tcx_buf *b)
 	size_t tail_len[16];
 	struct padded_name name;
 	struct slice sl[4];
+	size_t written = 0;
 
+	if (!r->flags_on)
+		return;
 	for (unsigned flags = 0; flags < 16; flags++) {
 		char *t = tails[flags];
 
@@ -586,13 +752,14 @@ static void render_filters(const struct render *r, int om, struct tcx_buf *b)
 	              "Flags of a TC filter, one series per filter: skip_hw, skip_sw, in_hw "
 	              "(offloaded to hardware) and not_in_hw, each true or false.",
 	              om);
-	for (size_t i = 0; i < s->n_filters; i++) {
+	for (size_t i = 0; i < s->n_filters && written < r->max_filters; i++) {
 		const struct tcx_filter *f = &s->filters[i];
 		const struct rl_filter *lf = &l->flt[i];
 		char *p;
 
 		if (f->merged)
 			continue;
+		written++;
 		sl[1] = (struct slice){l->arena.p + lf->tp_off, lf->tp_len};
 		sl[2] = (struct slice){l->arena.p + lf->off, lf->len};
 		sl[3] = (struct slice){tails[f->flags & 15], tail_len[f->flags & 15]};
@@ -704,6 +871,11 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	              om);
 	sample1(r, b, "tc_exporter_merged_rows", "row", "filter", s->merged_filters);
 	sample1(r, b, "tc_exporter_merged_rows", "row", "action", s->merged_actions);
+	family_header(b, "tc_exporter_series_dropped", "gauge",
+	              "Series of tc_action_* and tc_filter_flags_info left out of this exposition "
+	              "because they were past max_series.",
+	              om);
+	sample(b, "tc_exporter_series_dropped", "", 0, r->series_dropped);
 	family_header(b, "tc_exporter_snapshot_timestamp_seconds", "gauge",
 	              "When the snapshot was taken (Unix time).", om);
 	sample_double(b, "tc_exporter_snapshot_timestamp_seconds", "", 0, tcx_ts_s(s->taken));
@@ -759,11 +931,6 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 	              "When the configuration in use was loaded (Unix time).", om);
 	sample_double(b, "tc_exporter_config_last_reload_success_timestamp_seconds", "", 0,
 	              st->last_reload_ts);
-}
-
-int tcx_render_prometheus(const struct tcx_snapshot *s, int om, struct tcx_buf *b)
-{
-	return tcx_render_prometheus_ex(s, om, NULL, NULL, b);
 }
 
 int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int om, const struct tcx_selfstats *st,

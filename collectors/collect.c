@@ -3,7 +3,8 @@
  *
  * Targets from the config are expanded into dump units (a device parent or a
  * shared block) per network namespace, using one link dump and one qdisc
- * dump per namespace. Each unit is then dumped with this strategy, which
+ * dump per namespace; a netns glob, into each namespace it matches in
+ * /run/netns now. Each unit is then dumped with this strategy, which
  * loses no row whatever the classifiers are (see tc-netlink.md, section 1):
  *
  *  1. Ask for a terse dump of the whole unit. Only flower implements terse
@@ -42,9 +43,12 @@
 /* Above this many prefs to repair, one full dump is cheaper than many. */
 #define MAX_REPAIR_PREFS 64
 
+/* A source kept open from one pass to the next, while its namespace is
+ * collected and still there (ns_release_stale()). */
 struct ns_source {
 	char name[64];
 	void *src;
+	int used; /* by the current pass */
 };
 
 struct tcx_collector {
@@ -52,6 +56,7 @@ struct tcx_collector {
 	void *opaque;
 	struct ns_source *ns;
 	size_t n_ns, cap_ns;
+	uint64_t dropped_closed[TCX_NLDROP__MAX]; /* by the sources closed since */
 };
 
 struct tcx_collector *tcx_collector_new(const struct tcx_source_ops *ops, void *opaque)
@@ -84,7 +89,7 @@ struct link {
 };
 
 struct pass_ns {
-	const char *name; /* "" for our own namespace */
+	char name[64]; /* "" for our own namespace */
 	void *src;
 	char open_err[256];
 	struct link *links;
@@ -97,6 +102,7 @@ struct pass_ns {
 
 struct pass {
 	struct tcx_collector *c;
+	const struct tcx_config *cfg;
 	struct tcx_snapshot *s;
 	struct pass_ns **ns; /* stable addresses: units point at them */
 	size_t n_ns, cap_ns;
@@ -116,13 +122,46 @@ static void set_error(struct tcx_snapshot *s, struct tcx_target *t, enum tcx_err
 	va_end(ap);
 }
 
+/* Close the i-th kept source; what it dropped is still counted. */
+static void ns_close(struct tcx_collector *c, size_t i)
+{
+	if (c->ops->dropped)
+		c->ops->dropped(c->ns[i].src, c->dropped_closed);
+	c->ops->close(c->ns[i].src);
+	c->ns[i] = c->ns[--c->n_ns];
+}
+
+/* Before a pass: close the sources whose namespace is gone (its name was
+ * deleted, or now names another namespace). An open socket keeps its
+ * namespace alive, with every device and filter in it: `ip netns del` alone
+ * does not free it. */
+static void ns_release_stale(struct tcx_collector *c)
+{
+	for (size_t i = c->n_ns; i-- > 0;) {
+		c->ns[i].used = 0;
+		if (c->ops->gone && c->ops->gone(c->ns[i].src))
+			ns_close(c, i);
+	}
+}
+
+/* After a pass: close the sources it did not use (a namespace no target
+ * names any more, or that a glob no longer matches). */
+static void ns_release_unused(struct tcx_collector *c)
+{
+	for (size_t i = c->n_ns; i-- > 0;)
+		if (!c->ns[i].used)
+			ns_close(c, i);
+}
+
 static void *ns_source(struct tcx_collector *c, const char *name, char *err, size_t errlen)
 {
 	struct ns_source *n;
 
 	for (size_t i = 0; i < c->n_ns; i++)
-		if (strcmp(c->ns[i].name, name) == 0)
+		if (strcmp(c->ns[i].name, name) == 0) {
+			c->ns[i].used = 1;
 			return c->ns[i].src;
+		}
 	if (tcx_grow(&c->ns, &c->cap_ns, c->n_ns + 1, sizeof(*c->ns), 16) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -134,6 +173,7 @@ static void *ns_source(struct tcx_collector *c, const char *name, char *err, siz
 	n = &c->ns[c->n_ns++];
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	n->src = src;
+	n->used = 1;
 	return src;
 }
 
@@ -308,19 +348,27 @@ static int unit_error(struct units *us, struct pass_ns *ns, const char *dev, uin
 	return unit_add(us, &u);
 }
 
+/* The name of device ifindex, or ifN when the link dump did not list it. */
+static void dev_name(const struct pass_ns *ns, uint32_t ifindex, char name[IFNAMSIZ])
+{
+	const struct link *l = link_by_index(ns, ifindex);
+
+	if (l)
+		snprintf(name, IFNAMSIZ, "%s", l->name);
+	else
+		snprintf(name, IFNAMSIZ, "if%u", ifindex);
+}
+
 /* The dump units for one qdisc. Those found by `all` are implicit: left out
  * of the snapshot when they hold no filter. Those of a named device stay, so
  * that what the operator named always reports its state. */
 static int units_from_qdisc(struct units *us, struct pass_ns *ns, const struct tcx_qdisc *q,
                             int implicit)
 {
-	const struct link *l = link_by_index(ns, q->ifindex);
 	struct unit u = {.ns = ns, .ifindex = q->ifindex, .implicit = implicit};
 	int clsact = strcmp(q->kind, "clsact") == 0;
 
-	snprintf(u.dev, sizeof(u.dev), "%s", l ? l->name : "");
-	if (!l)
-		snprintf(u.dev, sizeof(u.dev), "if%u", q->ifindex);
+	dev_name(ns, q->ifindex, u.dev);
 	if (clsact || strcmp(q->kind, "ingress") == 0) {
 		struct unit b = {.ns = ns, .ifindex = 0, .implicit = implicit};
 
@@ -363,9 +411,16 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 		return unit_error(us, ns, t->dev, t->has_block ? t->block : 0, t->parent,
 		                  TCX_ERR_KERNEL, ns->list_err);
 	if (t->all) {
-		for (size_t i = 0; i < ns->n_qdiscs; i++)
-			if (units_from_qdisc(us, ns, &ns->qdiscs[i], 1) < 0)
+		/* The devices `devices:` lets in; a shared block, through any
+		 * device bound to it that it lets in. */
+		for (size_t i = 0; i < ns->n_qdiscs; i++) {
+			char dev[IFNAMSIZ];
+
+			dev_name(ns, ns->qdiscs[i].ifindex, dev);
+			if (tcx_config_device_wanted(p->cfg, dev) &&
+			    units_from_qdisc(us, ns, &ns->qdiscs[i], 1) < 0)
 				return -1;
+		}
 		return 0;
 	}
 	if (t->has_block) {
@@ -836,9 +891,32 @@ static struct pass_ns *pass_ns_get(struct pass *p, const char *name)
 	if (!n)
 		return NULL;
 	p->ns[p->n_ns++] = n;
-	n->name = name;
+	snprintf(n->name, sizeof(n->name), "%s", name);
 	n->src = ns_source(p->c, name, n->open_err, sizeof(n->open_err));
 	return n;
+}
+
+/* The units of one configured target: in its namespace, or in each that its
+ * netns glob matches now (none is fine: they come and go). */
+static int expand_config_target(struct pass *p, struct units *us, const struct tcx_target_cfg *tc)
+{
+	struct pass_ns *ns;
+	char **names;
+	int ret = 0;
+
+	if (!tc->netns_glob) {
+		ns = pass_ns_get(p, tc->netns ? tc->netns : "");
+		return ns ? expand_target(p, us, tc, ns) : -1;
+	}
+	names = tcx_netns_glob(tc->netns);
+	if (!names)
+		return -1;
+	for (size_t i = 0; names[i] && ret == 0; i++) {
+		ns = pass_ns_get(p, names[i]);
+		ret = ns ? expand_target(p, us, tc, ns) : -1;
+	}
+	tcx_netns_names_free(names);
+	return ret;
 }
 
 static void fill_target(struct tcx_target *t, const struct unit *u)
@@ -856,19 +934,16 @@ static void count_rows(struct tcx_snapshot *s, struct tcx_target *t, size_t mark
 struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg)
 {
 	struct tcx_snapshot *s = tcx_snapshot_new(cfg);
-	struct pass p = {.c = c, .s = s};
+	struct pass p = {.c = c, .cfg = cfg, .s = s};
 	struct units us = {0};
 	double t0 = tcx_clock_s(CLOCK_MONOTONIC);
 
 	if (!s)
 		return NULL;
-	for (size_t i = 0; i < cfg->n_targets; i++) {
-		const struct tcx_target_cfg *tc = &cfg->targets[i];
-		struct pass_ns *ns = pass_ns_get(&p, tc->netns ? tc->netns : "");
-
-		if (!ns || expand_target(&p, &us, tc, ns) < 0)
+	ns_release_stale(c);
+	for (size_t i = 0; i < cfg->n_targets; i++)
+		if (expand_config_target(&p, &us, &cfg->targets[i]) < 0)
 			goto oom;
-	}
 	for (size_t i = 0; i < us.n; i++) {
 		struct unit *u = &us.u[i];
 		size_t mark_f = s->n_filters, mark_a = s->n_actions;
@@ -905,6 +980,9 @@ out:
 	}
 	free(p.ns);
 	free(us.u);
+	ns_release_unused(c);
+	for (unsigned i = 0; i < TCX_NLDROP__MAX; i++)
+		s->netlink_dropped[i] += c->dropped_closed[i];
 	if (c->ops->dropped)
 		for (size_t i = 0; i < c->n_ns; i++)
 			c->ops->dropped(c->ns[i].src, s->netlink_dropped);

@@ -16,13 +16,18 @@
  * 0 or the negative errno the kernel ended the dump with (NLMSG_DONE or
  * NLMSG_ERROR), with the kernel's extended ack text, if any, in err.
  * dropped() (may be NULL) adds the datagrams the source dropped since it was
- * opened (enum tcx_nldrop_cause) to counts. */
+ * opened (enum tcx_nldrop_cause) to counts. gone() (may be NULL) is nonzero
+ * when the named namespace the source was opened in is no longer the one of
+ * that name (its /run/netns entry was removed, or now holds another one): the
+ * collector then closes the source, which releases the namespace, and opens
+ * the name afresh. */
 struct tcx_source_ops {
 	void *(*open)(void *opaque, const char *netns, char *err, size_t errlen);
 	int (*dump)(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char *err,
 	            size_t errlen);
 	void (*close)(void *src);
 	void (*dropped)(void *src, uint64_t counts[TCX_NLDROP__MAX]);
+	int (*gone)(void *src);
 };
 
 /* The live implementation: libmnl rtnetlink sockets, setns() for netns. */

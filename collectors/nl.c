@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -42,6 +43,8 @@
 
 struct nl_src {
 	struct mnl_socket *sk;
+	char netns[64]; /* the named namespace it was opened in, "" for our own */
+	int ns_fd;      /* that namespace (its /run/netns entry as opened), or -1 */
 	unsigned int portid;
 	unsigned int seq;
 	int broken; /* a dump was cut off: the socket may hold stale replies */
@@ -83,33 +86,28 @@ static int nl_open_sock(struct nl_src *s, char *err, size_t errlen)
 	return 0;
 }
 
-int tcx_netns_call(const char *netns, int (*fn)(void *arg, char *err, size_t errlen), void *arg,
-                   char *err, size_t errlen)
+/* Call fn in s's namespace: for a named one, enter it on this thread, call,
+ * and come back. A socket stays bound to the namespace it was made in; the
+ * sockets and ns_fd keep that namespace alive until the source is closed
+ * (nl_gone()). */
+static int nl_in_ns(struct nl_src *s, int (*fn)(struct nl_src *s, char *err, size_t errlen),
+                    char *err, size_t errlen)
 {
-	char path[128];
-	int self, target, ret = -1;
+	int self, ret = -1;
 
-	if (!netns || !netns[0])
-		return fn(arg, err, errlen);
-	snprintf(path, sizeof(path), "/run/netns/%s", netns);
-	target = open(path, O_RDONLY | O_CLOEXEC);
-	if (target < 0) {
-		snprintf(err, errlen, "netns '%s': cannot open %s: %s", netns, path,
-		         strerror(errno));
-		return -1;
-	}
+	if (s->ns_fd < 0)
+		return fn(s, err, errlen);
 	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (self < 0) {
-		snprintf(err, errlen, "netns '%s': cannot open own namespace: %s", netns,
+		snprintf(err, errlen, "netns '%s': cannot open own namespace: %s", s->netns,
 		         strerror(errno));
-		close(target);
 		return -1;
 	}
-	if (setns(target, CLONE_NEWNET) < 0) {
-		snprintf(err, errlen, "netns '%s': setns: %s", netns, strerror(errno));
+	if (setns(s->ns_fd, CLONE_NEWNET) < 0) {
+		snprintf(err, errlen, "netns '%s': setns: %s", s->netns, strerror(errno));
 		goto out;
 	}
-	ret = fn(arg, err, errlen);
+	ret = fn(s, err, errlen);
 	if (setns(self, CLONE_NEWNET) < 0) {
 		/* Staying in the wrong namespace would silently mislabel every
 		 * later dump: there is no safe way on. */
@@ -118,28 +116,7 @@ int tcx_netns_call(const char *netns, int (*fn)(void *arg, char *err, size_t err
 	}
 out:
 	close(self);
-	close(target);
 	return ret;
-}
-
-static int nl_open_cb(void *s, char *err, size_t errlen)
-{
-	return nl_open_sock(s, err, errlen);
-}
-
-static void *nl_open(void *opaque, const char *netns, char *err, size_t errlen)
-{
-	struct nl_src *s = calloc(1, sizeof(*s));
-
-	if (!s) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	if (tcx_netns_call(netns, nl_open_cb, s, err, errlen) < 0) {
-		free(s);
-		return NULL;
-	}
-	return s;
 }
 
 static void nl_close(void *src)
@@ -149,7 +126,52 @@ static void nl_close(void *src)
 	if (!s)
 		return;
 	nl_close_sock(s);
+	if (s->ns_fd >= 0)
+		close(s->ns_fd);
 	free(s);
+}
+
+static void *nl_open(void *opaque, const char *netns, char *err, size_t errlen)
+{
+	struct nl_src *s = calloc(1, sizeof(*s));
+	char path[128];
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->ns_fd = -1;
+	if (netns && netns[0]) {
+		snprintf(s->netns, sizeof(s->netns), "%s", netns);
+		snprintf(path, sizeof(path), TCX_NETNS_DIR "/%s", netns);
+		s->ns_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (s->ns_fd < 0) {
+			snprintf(err, errlen, "netns '%s': cannot open %s: %s", netns, path,
+			         strerror(errno));
+			nl_close(s);
+			return NULL;
+		}
+	}
+	if (nl_in_ns(s, nl_open_sock, err, errlen) < 0) {
+		nl_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Is the namespace s was opened in no longer the one of its name (the name
+ * deleted, or deleted and made again: another nsfs inode)? */
+static int nl_gone(void *src)
+{
+	struct nl_src *s = src;
+	char path[128];
+	struct stat now, ours;
+
+	if (s->ns_fd < 0)
+		return 0;
+	snprintf(path, sizeof(path), TCX_NETNS_DIR "/%s", s->netns);
+	return stat(path, &now) < 0 || fstat(s->ns_fd, &ours) < 0 || now.st_dev != ours.st_dev ||
+	       now.st_ino != ours.st_ino;
 }
 
 ssize_t tcx_nl_recv(int fd, void *buf, size_t len, int flags, uint64_t dropped[TCX_NLDROP__MAX])
@@ -209,9 +231,10 @@ static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, cha
 	if (errlen)
 		err[0] = '\0';
 	if (s->broken) {
-		/* Replies of a cut-off dump may still be queued: start afresh. */
+		/* Replies of a cut-off dump may still be queued: start afresh,
+		 * in the same namespace. */
 		nl_close_sock(s);
-		if (nl_open_sock(s, err, errlen) < 0)
+		if (nl_in_ns(s, nl_open_sock, err, errlen) < 0)
 			return -EIO;
 	}
 	req->nlmsg_seq = r.seq = ++s->seq;
@@ -245,4 +268,5 @@ const struct tcx_source_ops tcx_netlink_source = {
         .dump = nl_dump,
         .close = nl_close,
         .dropped = nl_dropped,
+        .gone = nl_gone,
 };

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The socket helpers of the live source (nl.c), shared with the deletion
- * notifications (notify.c): every rtnetlink socket is made in its
- * namespace the same way, and every datagram is received through the same
+ * notifications (notify.c): every datagram is received through the same
  * sender check. */
 #ifndef TCX_NL_H
 #define TCX_NL_H
@@ -11,14 +10,6 @@
 #include <sys/types.h>
 
 #include "collectors/snapshot.h"
-
-/* Call fn(arg, err, errlen) inside the named network namespace
- * (/run/netns/NAME), entered on this thread and left again, or in our own
- * when netns is NULL or "". A socket made by fn stays in the namespace it
- * was made in. Returns fn's result, or -1 with err set when the namespace
- * cannot be entered. */
-int tcx_netns_call(const char *netns, int (*fn)(void *arg, char *err, size_t errlen), void *arg,
-                   char *err, size_t errlen);
 
 /* One datagram from the kernel on netlink socket fd into buf: its length,
  * or -errno (-EAGAIN with MSG_DONTWAIT in flags when none is queued,

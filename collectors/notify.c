@@ -81,10 +81,8 @@ static int attach_filter(int fd)
 	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
 }
 
-/* Called inside the namespace: only the socket's making needs to be. */
-static int open_cb(void *arg, char *err, size_t errlen)
+static int open_cb(struct tcx_notify *n, char *err, size_t errlen)
 {
-	struct tcx_notify *n = arg;
 	int grp = RTNLGRP_TC, rcvbuf = NOTIFY_RCVBUF, fd;
 
 	n->sk = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -118,7 +116,7 @@ struct tcx_notify *tcx_notify_open(const char *netns, char *err, size_t errlen)
 		return NULL;
 	}
 	n->ctx = n;
-	if (tcx_netns_call(netns, open_cb, n, err, errlen) < 0) {
+	if (open_cb(n, err, errlen) < 0) {
 		free(n);
 		return NULL;
 	}

@@ -24,8 +24,8 @@
  * So only by-handle deletions are exact; in every other case the packets
  * since the last collection are lost, as without notifications.
  *
- * One socket per collected namespace, made in it as the collector's are
- * (tcx_netns_call()), non-blocking. A socket filter lets only
+ * One socket per collected namespace, made in it (the caller enters it, as
+ * nl.c does for its own sockets), non-blocking. A socket filter lets only
  * RTM_DELTFILTER messages into its queue, so that new filters, qdiscs and
  * actions cost neither queue room nor reads; the rest is walked as every
  * reply is (tcx_nl_recv()'s sender check, tcx_nlmsg_reply()) and parsed by
@@ -49,9 +49,9 @@
 
 struct tcx_notify;
 
-/* Subscribe to the deletion notifications of the named namespace
- * (/run/netns/NAME; NULL or "" for our own). NULL, with err set, when the
- * namespace cannot be entered or the socket cannot be made. */
+/* Subscribe to the deletion notifications of the namespace the calling
+ * thread is in, whose name (NULL or "" for the collector's own) labels the
+ * rows. NULL, with err set, when the socket cannot be made. */
 struct tcx_notify *tcx_notify_open(const char *netns, char *err, size_t errlen);
 
 /* The same over a receive function of one's own (the tests): recv puts one

@@ -2,8 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectors/agg.h"
 #include "collectors/snapshot.h"
 #include "lib/grow.h"
+#include "lib/hash.h"
 
 static void labelsets_free(struct tcx_labelsets *ls)
 {
@@ -42,6 +44,7 @@ void tcx_snapshot_unref(struct tcx_snapshot *s)
 	free(s->filters);
 	free(s->actions);
 	labelsets_free(&s->sets);
+	tcx_aggregates_free(s->aggs);
 	free(s);
 }
 
@@ -119,17 +122,11 @@ void tcx_snapshot_seal(struct tcx_snapshot *s)
 
 /* ---- series identity ---------------------------------------------------------------- */
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
-	return h ^ (h >> 29);
-}
-
 static uint64_t filter_hash(const struct tcx_filter *f)
 {
-	uint64_t h = mix(f->target, (uint64_t)f->chain << 32 | f->handle);
+	uint64_t h = tcx_hash_mix(f->target, (uint64_t)f->chain << 32 | f->handle);
 
-	return mix(h, (uint64_t)f->pref << 32 | (uint64_t)f->protocol << 16 | f->kind);
+	return tcx_hash_mix(h, (uint64_t)f->pref << 32 | (uint64_t)f->protocol << 16 | f->kind);
 }
 
 static int same_filter(const struct tcx_filter *a, const struct tcx_filter *b)
@@ -142,11 +139,9 @@ static int same_filter(const struct tcx_filter *a, const struct tcx_filter *b)
  * identity). */
 static uint64_t action_hash(const struct tcx_action *a, uint32_t filter)
 {
-	uint64_t h = mix(filter, (uint64_t)a->order << 16 | (uint64_t)a->kind << 8 | a->cookie_len);
+	uint64_t h = tcx_hash_mix(filter, (uint64_t)a->order << 8 | a->kind);
 
-	for (unsigned i = 0; i < a->cookie_len; i++)
-		h = mix(h, a->cookie[i]);
-	return h;
+	return tcx_hash_bytes(h, a->cookie, a->cookie_len);
 }
 
 static int same_action(const struct tcx_action *a, uint32_t fa, const struct tcx_action *b,

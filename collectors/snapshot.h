@@ -108,6 +108,8 @@ struct tcx_labelsets {
 	size_t text_len, text_cap;
 };
 
+struct tcx_aggregates;
+
 struct tcx_snapshot {
 	atomic_uint refcnt;
 	struct tcx_config *cfg; /* labels are resolved through it; a reference is held */
@@ -138,6 +140,9 @@ struct tcx_snapshot {
 	uint64_t merged_filters; /* filters merged by tcx_snapshot_merge() */
 	uint64_t merged_actions;
 	int incomplete; /* the pass could not finish (out of memory) */
+	/* With `aggregate`: the aggregates as of this pass (collectors/agg.h),
+	 * set by tcx_agg_update(); NULL otherwise. */
+	struct tcx_aggregates *aggs;
 };
 
 struct tcx_snapshot *tcx_snapshot_new(struct tcx_config *cfg);

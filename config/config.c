@@ -8,6 +8,8 @@
  * their nodes released, once `labels` is known (it usually comes first); what
  * came before it is validated after the document. Every problem is reported
  * and the walk goes on; the config is returned only if there was none. */
+#include <dirent.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,11 @@
 
 #define TC_PARENT_ROOT 0u /* a dump's "root qdisc" selector */
 
+/* A key and its value, kept to be checked once their mapping is read. */
+struct kept {
+	tcx_ynode_t *k, *v;
+};
+
 /* Where a cookie was written, for "duplicate cookie" messages. */
 struct mark {
 	uint32_t line, column;
@@ -40,6 +47,7 @@ struct ctx {
 	size_t cap_cookies;        /* of cfg->cookies[] */
 	struct mark *cookie_marks; /* of cfg->cookies[] */
 	size_t cap_marks;
+	struct kept agg_by, agg_without; /* checked once `labels` is known */
 };
 
 typedef int (*key_fn)(struct ctx *c, void *obj, tcx_ynode_t *key, tcx_ynode_t *val);
@@ -214,11 +222,6 @@ static int string_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, const cha
 	return *out ? 0 : -1;
 }
 
-/* A key and its value, kept to be checked once their mapping is read. */
-struct kept {
-	tcx_ynode_t *k, *v;
-};
-
 static int keep(struct ctx *c, struct kept *kept, tcx_ynode_t *k, tcx_ynode_t *v,
                 yaml_node_type_t t)
 {
@@ -259,6 +262,7 @@ struct target_ps {
 	int n_kinds;   /* how many of all, dev, block were written */
 	int dev_given; /* `dev` was written (even if invalid) */
 	tcx_ynode_t *parent_key;
+	tcx_ynode_t *netns_val;
 };
 
 static int tgt_all(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
@@ -376,6 +380,85 @@ static int tgt_block(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	return 0;
 }
 
+/* ---- named namespaces ---------------------------------------------------------- */
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **tcx_netns_glob(const char *glob)
+{
+	DIR *d = opendir(TCX_NETNS_DIR);
+	struct dirent *e;
+	char **names = calloc(1, sizeof(*names));
+	size_t n = 0, cap = 1;
+
+	if (!names)
+		goto oom;
+	while (d && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    strlen(e->d_name) > TCX_NETNS_MAX || fnmatch(glob, e->d_name, 0) != 0)
+			continue;
+		if (tcx_grow(&names, &cap, n + 2, sizeof(*names), 16) < 0 ||
+		    !(names[n] = strdup(e->d_name)))
+			goto oom;
+		names[++n] = NULL;
+	}
+	if (d)
+		closedir(d);
+	qsort(names, n, sizeof(*names), cmp_names);
+	return names;
+oom:
+	if (d)
+		closedir(d);
+	tcx_netns_names_free(names);
+	return NULL;
+}
+
+void tcx_netns_names_free(char **names)
+{
+	for (size_t i = 0; names && names[i]; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* Keep a warning (tcx_yaml_msg_at()) in cfg->warnings. */
+static void keep_warning(struct ctx *c, char *msg)
+{
+	struct tcx_config *cfg = c->cfg;
+	char **w;
+
+	if (!msg)
+		return;
+	w = realloc(cfg->warnings, (cfg->n_warnings + 1) * sizeof(*w));
+	if (!w) {
+		free(msg);
+		tcx_yaml_oom(&c->y);
+		return;
+	}
+	cfg->warnings = w;
+	cfg->warnings[cfg->n_warnings++] = msg;
+}
+
+/* A glob that matches no namespace yet is fine (they come and go, and are
+ * looked for at every collection), but may be a typo. */
+static void netns_glob_check(struct ctx *c, const tcx_ynode_t *v, const char *glob)
+{
+	char **names = tcx_netns_glob(glob);
+
+	if (!names) {
+		tcx_yaml_oom(&c->y);
+		return;
+	}
+	if (!names[0])
+		keep_warning(c, tcx_yaml_msg_at(&c->y, v,
+		                                "netns '%s' matches no namespace in " TCX_NETNS_DIR
+		                                " yet",
+		                                glob));
+	tcx_netns_names_free(names);
+}
+
 static int tgt_netns(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct target_ps *ps = obj;
@@ -385,12 +468,16 @@ static int tgt_netns(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	if (tcx_yaml_slen(v) == 0 || tcx_yaml_slen(v) > TCX_NETNS_MAX || tcx_yaml_has_nul(v) ||
 	    strchr(tcx_yaml_sval(v), '/') || !strcmp(tcx_yaml_sval(v), ".") ||
 	    !strcmp(tcx_yaml_sval(v), "..")) {
-		tcx_yaml_err_at(&c->y, v, "invalid netns '%s': must be a name under /run/netns",
+		tcx_yaml_err_at(&c->y, v, "invalid netns '%s': must be a name under " TCX_NETNS_DIR,
 		                tcx_yaml_sval(v));
 		return -1;
 	}
 	ps->t->netns = tcx_yaml_strndup(&c->y, tcx_yaml_sval(v), tcx_yaml_slen(v));
-	return ps->t->netns ? 0 : -1;
+	if (!ps->t->netns)
+		return -1;
+	ps->t->netns_glob = strpbrk(ps->t->netns, "*?[") != NULL;
+	ps->netns_val = v;
+	return 0;
 }
 
 static const struct key_handler target_keys[] = {
@@ -432,6 +519,14 @@ static int top_targets(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 		} else if (ps.parent_key && !ps.dev_given) {
 			tcx_yaml_err_at(&c->y, ps.parent_key, "'parent' needs 'dev'");
 			ret = -1;
+		} else if (ps.t->netns_glob && !ps.t->all) {
+			tcx_yaml_err_at(&c->y, ps.netns_val,
+			                "netns '%s' is a glob: it needs 'all: true' (a device or "
+			                "block is named in one namespace)",
+			                ps.t->netns);
+			ret = -1;
+		} else if (ps.t->netns_glob) {
+			netns_glob_check(c, ps.netns_val, ps.t->netns);
 		}
 	}
 	return ret;
@@ -479,6 +574,13 @@ static int top_labels(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 			                "[a-zA-Z_][a-zA-Z0-9_]* and not "
 			                "start with __",
 			                tcx_yaml_sval(e));
+			goto bad;
+		}
+		if (!strcmp(tcx_yaml_sval(e), "job") || !strcmp(tcx_yaml_sval(e), "instance")) {
+			tcx_yaml_err_at(&c->y, e,
+			                "label name '%s' is set by Prometheus on every series it "
+			                "scrapes (it would rename this one exported_%s)",
+			                tcx_yaml_sval(e), tcx_yaml_sval(e));
 			goto bad;
 		}
 		if (tcx_label_name_reserved(tcx_yaml_sval(e))) {
@@ -1185,12 +1287,224 @@ static int top_snmp(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	return section(c, k, v, snmp_keys, sizeof(snmp_keys) / sizeof(snmp_keys[0]), " in snmp");
 }
 
+/* ---- devices ----------------------------------------------------------------- */
+
+static int devices_regex(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, regex_t *re, int *has)
+{
+	char msg[256];
+	int r;
+
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
+		return -1;
+	if (tcx_yaml_has_nul(v)) {
+		tcx_yaml_err_at(&c->y, v, "invalid %s regex '%s': it holds a NUL byte",
+		                tcx_yaml_sval(k), tcx_yaml_sval(v));
+		return -1;
+	}
+	r = regcomp(re, tcx_yaml_sval(v), REG_EXTENDED | REG_NOSUB);
+	if (r) {
+		regerror(r, re, msg, sizeof(msg));
+		tcx_yaml_err_at(&c->y, v, "invalid %s regex '%s': %s", tcx_yaml_sval(k),
+		                tcx_yaml_sval(v), msg);
+		return -1;
+	}
+	*has = 1;
+	return 0;
+}
+
+static int devices_include(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	struct tcx_devices_cfg *d = &c->cfg->devices;
+
+	return devices_regex(c, k, v, &d->include, &d->has_include);
+}
+
+static int devices_exclude(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	struct tcx_devices_cfg *d = &c->cfg->devices;
+
+	return devices_regex(c, k, v, &d->exclude, &d->has_exclude);
+}
+
+static const struct key_handler devices_keys[] = {
+        {"include", devices_include},
+        {"exclude", devices_exclude},
+};
+
+static int top_devices(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return section(c, k, v, devices_keys, sizeof(devices_keys) / sizeof(devices_keys[0]),
+	               " in devices");
+}
+
+int tcx_config_device_wanted(const struct tcx_config *cfg, const char *dev)
+{
+	const struct tcx_devices_cfg *d = &cfg->devices;
+
+	return (!d->has_include || regexec(&d->include, dev, 0, NULL, 0) == 0) &&
+	       (!d->has_exclude || regexec(&d->exclude, dev, 0, NULL, 0) != 0);
+}
+
+/* ---- aggregate, families, max_series ------------------------------------------- */
+
+static int agg_by(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return keep(c, &c->agg_by, k, v, YAML_SEQUENCE_NODE);
+}
+
+static int agg_without(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return keep(c, &c->agg_without, k, v, YAML_SEQUENCE_NODE);
+}
+
+static const struct key_handler aggregate_keys[] = {
+        {"by", agg_by},
+        {"without", agg_without},
+};
+
+static int top_aggregate(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	if (section(c, k, v, aggregate_keys, sizeof(aggregate_keys) / sizeof(aggregate_keys[0]),
+	            " in aggregate"))
+		return -1;
+	if (c->agg_by.k && c->agg_without.k) {
+		tcx_yaml_err_at(&c->y, c->agg_without.k,
+		                "aggregate takes one of 'by' and 'without', not both");
+		return -1;
+	}
+	if (!c->agg_by.k && !c->agg_without.k) {
+		tcx_yaml_err_at(&c->y, v, "aggregate needs 'by' or 'without' (a list of labels)");
+		return -1;
+	}
+	c->cfg->aggregate.mode = c->agg_by.k ? TCX_AGG_BY : TCX_AGG_WITHOUT;
+	return 0;
+}
+
+/* Once `labels` is known: the labels that `by` or `without` name, each a
+ * built-in label of the action rows or a configured one. */
+static void resolve_aggregate(struct ctx *c)
+{
+	struct tcx_aggregate_cfg *a = &c->cfg->aggregate;
+	tcx_ynode_t *seq = a->mode == TCX_AGG_BY ? c->agg_by.v : c->agg_without.v;
+	uint32_t builtin = 0, user = 0;
+	tcx_ynode_t **it;
+
+	if (a->mode == TCX_AGG_NONE || !seq || seq->type != YAML_SEQUENCE_NODE)
+		return;
+	for (it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
+		tcx_ynode_t *e = *it;
+		const char *name;
+		uint32_t bit = 0, *set = &builtin;
+		int l = -1;
+
+		if (tcx_yaml_expect_item(&c->y, e, YAML_SCALAR_NODE, "label name"))
+			continue;
+		name = tcx_yaml_sval(e);
+		for (unsigned b = 0; !tcx_yaml_has_nul(e) && b < TCX_BL__MAX && !bit; b++)
+			if (!strcmp(name, tcx_builtin_labels[b]))
+				bit = 1u << b;
+		if (!bit && !tcx_yaml_has_nul(e) && (l = find_label(c->cfg, name)) >= 0) {
+			bit = 1u << l;
+			set = &user;
+		}
+		if (!bit) {
+			if (!c->labels_bad)
+				tcx_yaml_err_at(&c->y, e,
+				                "unknown label '%s' in aggregate (expected one of: "
+				                "device, parent, block, netns, chain, protocol, "
+				                "pref, "
+				                "kind, handle, order, action, cookie, or a label "
+				                "of "
+				                "'labels')",
+				                name);
+			continue;
+		}
+		if (*set & bit) {
+			tcx_yaml_err_at(&c->y, e, "label '%s' given twice in aggregate", name);
+			continue;
+		}
+		*set |= bit;
+	}
+	if (a->mode == TCX_AGG_BY) {
+		a->builtin = builtin;
+		a->user = user;
+	} else {
+		a->builtin = ((1u << TCX_BL__MAX) - 1) & ~builtin;
+		a->user = (c->cfg->n_labels >= 32 ? UINT32_MAX : (1u << c->cfg->n_labels) - 1) &
+		          ~user;
+	}
+}
+
+/* on or off (true/false, yes/no), or auto where allowed. */
+static int family_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, int auto_ok,
+                        enum tcx_family_mode *out)
+{
+	const char *s;
+
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
+		return -1;
+	s = tcx_yaml_sval(v);
+	if (!tcx_yaml_has_nul(v) &&
+	    (!strcasecmp(s, "on") || !strcasecmp(s, "true") || !strcasecmp(s, "yes"))) {
+		*out = TCX_FAM_ON;
+	} else if (!tcx_yaml_has_nul(v) &&
+	           (!strcasecmp(s, "off") || !strcasecmp(s, "false") || !strcasecmp(s, "no"))) {
+		*out = TCX_FAM_OFF;
+	} else if (auto_ok && !tcx_yaml_has_nul(v) && !strcasecmp(s, "auto")) {
+		*out = TCX_FAM_AUTO;
+	} else {
+		tcx_yaml_err_at(&c->y, v, "invalid %s '%s' in families (expected %s)",
+		                tcx_yaml_sval(k), s, auto_ok ? "auto, on or off" : "on or off");
+		return -1;
+	}
+	return 0;
+}
+
+static int fam_hw(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return family_value(c, k, v, 1, &c->cfg->families.hw);
+}
+
+static int fam_flags(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return family_value(c, k, v, 0, &c->cfg->families.flags);
+}
+
+static int fam_drops(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return family_value(c, k, v, 0, &c->cfg->families.drops);
+}
+
+static int fam_overlimits(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return family_value(c, k, v, 0, &c->cfg->families.overlimits);
+}
+
+static const struct key_handler families_keys[] = {
+        {"hw", fam_hw},
+        {"flags", fam_flags},
+        {"drops", fam_drops},
+        {"overlimits", fam_overlimits},
+};
+
+static int top_families(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return section(c, k, v, families_keys, sizeof(families_keys) / sizeof(families_keys[0]),
+	               " in families");
+}
+
+static int top_max_series(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return tcx_yaml_uint(&c->y, k, v, 1, UINT32_MAX, &c->cfg->max_series);
+}
+
 /* ---- the document ------------------------------------------------------------ */
 
 static const struct key_handler top_keys[] = {
-        {"interval", top_interval}, {"targets", top_targets},   {"labels", top_labels},
-        {"unmapped", top_unmapped}, {"cookies", defer_cookies}, {"decoders", defer_decoders},
-        {"http", top_http},         {"snmp", top_snmp},
+        {"interval", top_interval},   {"targets", top_targets},   {"labels", top_labels},
+        {"unmapped", top_unmapped},   {"cookies", defer_cookies}, {"decoders", defer_decoders},
+        {"http", top_http},           {"snmp", top_snmp},         {"devices", top_devices},
+        {"aggregate", top_aggregate}, {"families", top_families}, {"max_series", top_max_series},
 };
 
 static void config_free(struct tcx_config *cfg)
@@ -1216,6 +1530,13 @@ static void config_free(struct tcx_config *cfg)
 		free(cfg->http.listen[i]);
 	free(cfg->http.web_config);
 	free(cfg->snmp.agentx_socket);
+	if (cfg->devices.has_include)
+		regfree(&cfg->devices.include);
+	if (cfg->devices.has_exclude)
+		regfree(&cfg->devices.exclude);
+	for (i = 0; i < cfg->n_warnings; i++)
+		free(cfg->warnings[i]);
+	free(cfg->warnings);
 	free(cfg->path);
 	free(cfg);
 }
@@ -1244,6 +1565,7 @@ static void config_finish(struct tcx_yaml *y, tcx_ynode_t *root)
 		index_cookies(c);
 	if (c->decoders)
 		load_decoders(c);
+	resolve_aggregate(c);
 	http_defaults(c);
 }
 

@@ -4,6 +4,7 @@
 #define TCX_CONFIG_H
 
 #include <linux/pkt_sched.h>
+#include <regex.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +25,9 @@ enum tcx_unmapped_policy {
 #define TCX_PARENT_INGRESS TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS) /* 0xFFFFFFF2 */
 #define TCX_PARENT_EGRESS  TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)  /* 0xFFFFFFF3 */
 
+/* Where `ip netns add NAME` puts a named network namespace. */
+#define TCX_NETNS_DIR "/run/netns"
+
 /* One `targets:` entry. */
 struct tcx_target_cfg {
 	int all;          /* `all: true`: every qdisc and shared block */
@@ -34,6 +38,7 @@ struct tcx_target_cfg {
 	int has_block;
 	uint32_t block; /* shared block index */
 	char *netns;    /* named netns (/run/netns/NAME), or NULL */
+	int netns_glob; /* netns is an fnmatch(3) pattern (it has *, ? or [) */
 	int line;       /* where it was written, for messages (1-based, 0 = built in) */
 };
 
@@ -91,6 +96,57 @@ struct tcx_snmp_cfg {
 	int ping_interval_s; /* default 5 */
 };
 
+/* The `devices:` section: which devices `all` targets collect (every one
+ * by default). POSIX extended regexes on the device name. */
+struct tcx_devices_cfg {
+	int has_include, has_exclude;
+	regex_t include, exclude; /* REG_EXTENDED | REG_NOSUB */
+};
+
+/* The built-in labels of an action row, in the order they are written
+ * (device and parent, or block; netns only when set). */
+enum tcx_builtin_label {
+	TCX_BL_DEVICE = 0,
+	TCX_BL_PARENT,
+	TCX_BL_BLOCK,
+	TCX_BL_NETNS,
+	TCX_BL_CHAIN,
+	TCX_BL_PROTOCOL,
+	TCX_BL_PREF,
+	TCX_BL_KIND,
+	TCX_BL_HANDLE,
+	TCX_BL_ORDER,
+	TCX_BL_ACTION,
+	TCX_BL_COOKIE,
+	TCX_BL__MAX,
+};
+extern const char *const tcx_builtin_labels[TCX_BL__MAX];
+
+/* The `aggregate:` section: which labels of the action rows are kept. */
+enum tcx_agg_mode {
+	TCX_AGG_NONE = 0, /* no aggregation: one series per action row */
+	TCX_AGG_BY,       /* `by: [...]` */
+	TCX_AGG_WITHOUT,  /* `without: [...]` */
+};
+struct tcx_aggregate_cfg {
+	enum tcx_agg_mode mode;
+	uint32_t builtin; /* bit i: tcx_builtin_labels[i] is kept */
+	uint32_t user;    /* bit i: labels[i] is kept */
+};
+
+/* The `families:` section. DEFAULT is what a key left out means. */
+enum tcx_family_mode {
+	TCX_FAM_DEFAULT = 0,
+	TCX_FAM_ON,
+	TCX_FAM_OFF,
+	TCX_FAM_AUTO, /* hw only: while some row has hardware counters or in_hw */
+};
+struct tcx_families_cfg {
+	enum tcx_family_mode hw;                /* default on */
+	enum tcx_family_mode flags;             /* default on, off with `aggregate` */
+	enum tcx_family_mode drops, overlimits; /* default on */
+};
+
 /* A bump allocator (config/yamlutil.h). */
 struct tcx_arena_block;
 struct tcx_arena {
@@ -116,6 +172,12 @@ struct tcx_config {
 	size_t n_decoders;
 	struct tcx_http_cfg http;
 	struct tcx_snmp_cfg snmp;
+	struct tcx_devices_cfg devices;
+	char **warnings; /* "FILE:LINE:COL: message": accepted, but worth a word */
+	size_t n_warnings;
+	struct tcx_aggregate_cfg aggregate;
+	struct tcx_families_cfg families;
+	uint64_t max_series; /* series of the row families per scrape; 0: no cap */
 };
 
 /* Split a listen address into host ("" for any, brackets removed) and port.
@@ -138,6 +200,18 @@ extern const char tcx_default_config_yaml[];
 
 struct tcx_config *tcx_config_ref(struct tcx_config *cfg);
 void tcx_config_unref(struct tcx_config *cfg);
+
+/* Does `devices:` let `all` targets collect the device named dev? It does
+ * when dev matches `include` (if given) and does not match `exclude` (if
+ * given). */
+int tcx_config_device_wanted(const struct tcx_config *cfg, const char *dev);
+
+/* The names of the named network namespaces (TCX_NETNS_DIR) that glob
+ * matches (fnmatch(3)), sorted, as a NULL-terminated array to free with
+ * tcx_netns_names_free(); NULL when out of memory. A directory that does not
+ * exist holds no names; a name longer than 63 bytes is left out. */
+char **tcx_netns_glob(const char *glob);
+void tcx_netns_names_free(char **names);
 
 /* ---- cookie -> labels ------------------------------------------------------ */
 

@@ -192,11 +192,18 @@ int tcx_label_name_valid(const char *name)
 	return 1;
 }
 
+const char *const tcx_builtin_labels[TCX_BL__MAX] = {
+        [TCX_BL_DEVICE] = "device", [TCX_BL_PARENT] = "parent", [TCX_BL_BLOCK] = "block",
+        [TCX_BL_NETNS] = "netns",   [TCX_BL_CHAIN] = "chain",   [TCX_BL_PROTOCOL] = "protocol",
+        [TCX_BL_PREF] = "pref",     [TCX_BL_KIND] = "kind",     [TCX_BL_HANDLE] = "handle",
+        [TCX_BL_ORDER] = "order",   [TCX_BL_ACTION] = "action", [TCX_BL_COOKIE] = "cookie",
+};
+
 int tcx_label_name_reserved(const char *name)
 {
 	static const char *const reserved[] = {
-	        "dev",   "block",  "parent", "chain", "protocol", "pref", "kind", "handle",
-	        "order", "action", "cookie", "netns", "target",   "mode", "le",   "quantile",
+	        "device", "block",  "parent", "chain", "protocol", "pref", "kind", "handle",
+	        "order",  "action", "cookie", "netns", "target",   "mode", "le",   "quantile",
 	};
 	size_t i;
 

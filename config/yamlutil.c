@@ -17,34 +17,46 @@
 
 /* ---- error reporting ------------------------------------------------------ */
 
-/* "NAME:LINE:COL: msg" with a mark, "NAME: msg" without. */
-__attribute__((format(printf, 4, 0))) static void
-vreport(struct tcx_yaml *y, const char *name, const yaml_mark_t *m, const char *fmt, va_list ap)
+/* "NAME:LINE:COL: msg" with a mark, "NAME: msg" without, or NULL. */
+__attribute__((format(printf, 3, 0))) static char *vformat(const char *name, const yaml_mark_t *m,
+                                                           const char *fmt, va_list ap)
 {
 	char *msg = NULL, *line = NULL;
 	int r;
 
-	y->errors++;
-	if (vasprintf(&msg, fmt, ap) < 0) {
-		msg = NULL;
-		goto oom;
-	}
+	if (vasprintf(&msg, fmt, ap) < 0)
+		return NULL;
 	if (m)
 		r = asprintf(&line, "%s:%lu:%lu: %s", name, (unsigned long)m->line + 1,
 		             (unsigned long)m->column + 1, msg);
 	else
 		r = asprintf(&line, "%s: %s", name, msg);
-	if (r < 0)
-		goto oom;
+	free(msg);
+	return r < 0 ? NULL : line;
+}
+
+__attribute__((format(printf, 4, 0))) static void
+vreport(struct tcx_yaml *y, const char *name, const yaml_mark_t *m, const char *fmt, va_list ap)
+{
+	char *line = vformat(name, m, fmt, ap);
+
+	y->errors++;
 	if (y->errfn)
-		y->errfn(y->arg, line);
+		y->errfn(y->arg, line ? line : "out of memory");
 	free(line);
-	free(msg);
-	return;
-oom:
-	free(msg);
-	if (y->errfn)
-		y->errfn(y->arg, "out of memory");
+}
+
+char *tcx_yaml_msg_at(struct tcx_yaml *y, const tcx_ynode_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	char *line;
+
+	va_start(ap, fmt);
+	line = vformat(y->name, &n->start_mark, fmt, ap);
+	va_end(ap);
+	if (!line)
+		tcx_yaml_oom(y);
+	return line;
 }
 
 void tcx_yaml_err_at(struct tcx_yaml *y, const tcx_ynode_t *n, const char *fmt, ...)

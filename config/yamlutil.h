@@ -138,6 +138,11 @@ __attribute__((format(printf, 3, 4))) void tcx_yaml_err_file(struct tcx_yaml *y,
  * earlier one starts. */
 void tcx_yaml_err_dup(struct tcx_yaml *y, const tcx_ynode_t *n, const char *what, const char *name,
                       const yaml_mark_t *first);
+/* "NAME:LINE:COL: msg" at the start of n, as a new string that is not
+ * reported (a warning, for the loader to keep), or NULL after reporting that
+ * memory ran out. */
+__attribute__((format(printf, 3, 4))) char *
+tcx_yaml_msg_at(struct tcx_yaml *y, const tcx_ynode_t *n, const char *fmt, ...);
 /* "NAME: out of memory"; returns -1. */
 int tcx_yaml_oom(struct tcx_yaml *y);
 

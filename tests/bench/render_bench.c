@@ -13,6 +13,7 @@
 
 #include "agent/expo.h"
 #include "agent/render.h"
+#include "collectors/agg.h"
 #include "lib/clock.h"
 #include "tests/bench/synth.h"
 
@@ -56,6 +57,28 @@ int main(int argc, char **argv)
 	if (runs < 1 || !times)
 		return 1;
 	printf("rows=%zu runs=%d\n", n, runs);
+	if (cfg->aggregate.mode != TCX_AGG_NONE) {
+		/* The aggregation state's pass over the rows, as the daemon's
+		 * collector runs it after each collection: the first pass
+		 * makes the members, the next ones find them. */
+		struct tcx_agg *agg = tcx_agg_new();
+		double first = now();
+
+		if (!agg || tcx_agg_update(agg, s) < 0)
+			return 1;
+		first = now() - first;
+		for (int r = 0; r < runs; r++) {
+			double t0 = now();
+
+			if (tcx_agg_update(agg, s) < 0)
+				return 1;
+			times[r] = now() - t0;
+		}
+		printf("%-17s first_ms=%.2f median_ms=%.2f ns_per_row=%.0f aggregates=%zu\n",
+		       "aggregate update", first * 1e3, median(times, runs) * 1e3,
+		       median(times, runs) * 1e9 / (double)n, s->aggs->n);
+		tcx_agg_free(agg);
+	}
 	for (int r = 0; r < runs; r++) {
 		double t0 = now();
 

@@ -6,7 +6,7 @@
 # with BUILDDIR/tcexporter built with the AgentX subagent (--with-snmp).
 #
 # In a private network namespace (unshare -n): a private snmpd (master
-# agentx, as in tests/snmp/lib.sh) and the tcexporter daemon (collection
+# agentx, as in tests/lib/snmp.sh) and the tcexporter daemon (collection
 # every TCX_SNMP_BENCH_INTERVAL, default 5 s; no labels), veth v0/v1,
 # clsact on v0 and u32 filters on v0 ingress with one mirred action and a
 # 16-byte cookie each, built with tc -batch, TCX_BENCH_PER_PREF (default
@@ -63,12 +63,8 @@ if [[ ${TCX_SNMP_BENCH_INSIDE:-} != 1 ]]; then
 	}
 fi
 
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$srcdir/tests/lib/common.sh"
-# shellcheck disable=SC2034 # for snmpcmp in lib.sh
-here=$srcdir/tests/snmp
-# shellcheck source-path=SCRIPTDIR source=../snmp/lib.sh
-. "$srcdir/tests/snmp/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/snmp.sh
+. "$srcdir/tests/lib/snmp.sh"
 die() {
 	echo "bench: $*" >&2
 	exit 1
@@ -91,7 +87,7 @@ if [[ ${TCX_SNMP_BENCH_INSIDE:-} != 1 ]]; then
 fi
 
 # ---- inside a private network namespace -----------------------------------------------
-snmpt_setup
+snmp_setup
 ip link add v0 type veth peer name v1
 ip link set v0 up
 ip link set v1 up
@@ -155,7 +151,7 @@ done >"$WORK/links"
 ip -batch "$WORK/links" || die "cannot create 500 veth pairs"
 
 snmpd_config
-HTTP_PORT=$(free_port tcp)
+HTTP_PORT=$(free_ports 1)
 tcx_config "$WORK/tcx.yaml" "$HTTP_PORT" 5s "$(
 	printf 'targets: [{dev: v0, parent: ingress}]\n'
 )"
@@ -163,15 +159,14 @@ sed -i "s/^interval: 1s$/interval: $INTERVAL/" "$WORK/tcx.yaml"
 # The master without IF-MIB's tables: a second snmpd serves them over AgentX.
 start_snmpd -I -ifTable,ifXTable,interface
 wait_snmpd 10
-start_tcx "$WORK/tcx.yaml"
-wait_http 10
+start_tcx_http "$WORK/tcx.yaml"
 mkdir -p "$WORK/ifsub/persist" "$WORK/native/persist"
 echo "agentXSocket unix:$AGENTX_SOCK" >"$WORK/ifsub/snmpd.conf"
 bg_start ifsub env SNMP_PERSISTENT_DIR="$WORK/ifsub/persist" \
 	snmpd -f -Lo -X -C -c "$WORK/ifsub/snmpd.conf" -p "$WORK/ifsub/pid" \
 	-I ifTable,ifXTable,interface
 IFSUB_PID=$BG_PID
-NATIVE_PORT=$(free_port udp)
+NATIVE_PORT=$(free_ports 1 udp)
 printf 'agentAddress udp:127.0.0.1:%s\nrocommunity public 127.0.0.1\ndontLogTCPWrappersConnects yes\n' \
 	"$NATIVE_PORT" >"$WORK/native/snmpd.conf"
 bg_start native env SNMP_PERSISTENT_DIR="$WORK/native/persist" \

@@ -12,13 +12,30 @@ static void config_err(void *arg, const char *msg)
 	exit(1);
 }
 
+/* TCX_BENCH_AGG: the cookies' last 4 bytes are a tenant (10) and a rule
+ * (100) a decoder reads: 1000 label sets of 100 rows each, aggregated
+ * (`by`) or not (`none`). */
+static const char agg_yaml[] =
+        "labels: [tenant, rule]\n"
+        "decoders:\n"
+        "  - {type: fields, prefix: \"74637862656e6368\", length: 16,\n"
+        "     fields: [{bytes: 8}, {bytes: 4}, {label: tenant, bytes: 2}, {label: rule, "
+        "bytes: 2}]}\n";
+
 struct tcx_snapshot *tcx_bench_snapshot(size_t n, struct tcx_config **cfg)
 {
-	const char *labels = getenv("TCX_BENCH_LABELS");
+	const char *labels = getenv("TCX_BENCH_LABELS"), *agg = getenv("TCX_BENCH_AGG");
+	char buf[1024];
 	const char *yaml = labels && strcmp(labels, "0") == 0
 	                           ? "targets: [{all: true}]\n"
 	                           : "labels: [tenant, rule]\ncookies:\n"
 	                             "  \"74637862656e63680000000000000000\": [acme, first]\n";
+
+	if (agg && *agg) {
+		snprintf(buf, sizeof(buf), "%s%s", agg_yaml,
+		         strcmp(agg, "by") == 0 ? "aggregate: {by: [tenant, rule]}\n" : "");
+		yaml = buf;
+	}
 	struct tcx_snapshot *s;
 	struct tcx_target *t;
 
@@ -46,6 +63,12 @@ struct tcx_snapshot *tcx_bench_snapshot(size_t n, struct tcx_config **cfg)
 		memcpy(a->cookie, "tcxbench", 8);
 		for (int k = 0; k < 8; k++)
 			a->cookie[8 + k] = (uint8_t)(i >> (8 * (7 - k)));
+		if (agg && *agg) {
+			a->cookie[12] = 0;
+			a->cookie[13] = (uint8_t)(i % 1000 / 100);
+			a->cookie[14] = 0;
+			a->cookie[15] = (uint8_t)(i % 100);
+		}
 		a->bytes = i * 1500;
 		a->packets = i;
 	}

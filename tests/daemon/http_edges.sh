@@ -25,25 +25,16 @@
 # The collection interval is 1h: the snapshot does not change during the test.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
-# shellcheck source=lib.sh
-. "$here/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
+. "$here/../lib/daemon.sh"
 
-require_bin
-require_root -n
-require_cmd ip tc curl openssl promtool gzip
-find_python
+daemon_prereqs tc openssl promtool gzip
 in_netns TCXD_HTTP_EDGES_INSIDE -n
 
-t_start=$(date +%s%N)
-tcxd_setup
 # IPv6 stays on (for ::1 and the dual-stack default); nothing here counts
 # packets.
-ip link set lo up
-ip link add v0 type veth peer name v0p
-ip link set v0 up
-ip link set v0p up
+daemon_setup ipv6
+veth v0 v0p
 tc qdisc add dev v0 clsact
 tc filter add dev v0 ingress pref 1 protocol ip u32 match ip dst 10.6.0.2/32 \
 	action mirred egress mirror dev v0p cookie 01
@@ -53,8 +44,7 @@ tc filter add dev v0 egress pref 2 protocol all u32 match u32 0 0 \
 make_certs "$WORK/pki"
 password='correct horse'
 hash=$(bcrypt "$password")
-read -r p_plain p_auth p_tls p_mtls p_any p_v6 < <(free_ports 6 | tr '\n' ' '
-	echo)
+read -r p_plain p_auth p_tls p_mtls p_any p_v6 < <(free_ports 6)
 
 # conf NAME PORT [WEB_CONFIG]: writes $WORK/NAME.yaml.
 conf() {
@@ -136,7 +126,6 @@ expect_header() { # NAME HEADER VALUE
 
 TEXT='text/plain; version=0.0.4; charset=utf-8'
 OM='application/openmetrics-text; version=1.0.0; charset=utf-8'
-PROM_ACCEPT='application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
 
 note "content negotiation"
 get om "$base/metrics" -H "Accept: $PROM_ACCEPT"
@@ -145,7 +134,7 @@ expect_header om content-type "$OM"
 expect_header om vary "Accept, Accept-Encoding"
 [ -z "$(header_of om content-encoding)" ] || fail "om: gzip without Accept-Encoding"
 [ "$(tail -n 1 "$WORK/om.body")" = "# EOF" ] || fail "om: the body does not end with '# EOF'"
-grep -q '^tc_action_bytes_total{dev="v0",parent="ingress",.*,cookie="01",tenant="acme",rule="q\\"uo\\\\te\\nnl"} 0$' \
+grep -q '^tc_action_bytes_total{device="v0",parent="ingress",.*,cookie="01",tenant="acme",rule="q\\"uo\\\\te\\nnl"} 0$' \
 	"$WORK/om.body" || fail "om: the action row of cookie 01 is missing"
 get om_only "$base/metrics" -H 'Accept: application/openmetrics-text; version=1.0.0'
 expect_header om_only content-type "$OM"
@@ -290,7 +279,7 @@ case "$code" in
 *) fail "64 KiB of header lines got HTTP $code, expected 431, 413 (or a closed connection)" ;;
 esac
 [ "$(http_code "$base/metrics")" = 200 ] || fail "no 200 after the oversized headers"
-daemon_alive "$pid_plain" plain
+alive "$pid_plain" plain
 
 note "300 idle connections from 127.0.0.2 vs a scrape from 127.0.0.1"
 # idle.py: opens N connections from SRC and sends nothing; reports on stdout
@@ -333,12 +322,7 @@ print("closed_by_end %d after %.1f s" % (closed(), time.time() - t0), flush=True
 PY
 bg_start idle "$PYTHON" "$WORK/idle.py" 300 127.0.0.2 "$p_plain" 8 "$WORK/idle.ready"
 idle_pid=$BG_PID
-deadline=$((SECONDS + 20))
-while [ ! -e "$WORK/idle.ready" ]; do
-	kill -0 "$idle_pid" 2>/dev/null || fail "idle.py died: $(cat "$WORK/idle.err")"
-	[ "$SECONDS" -lt "$deadline" ] || fail "idle.py did not open its connections within 20 s"
-	sleep 0.1
-done
+wait_file "$WORK/idle.ready" 20 "$idle_pid" idle
 t0=$(date +%s%N)
 code=$(curl -s -o /dev/null --max-time 5 -w '%{http_code}' "$base/metrics" || true)
 t_scrape=$((($(date +%s%N) - t0) / 1000000))
@@ -425,10 +409,10 @@ expect_status m_ok 200
 note "every daemon still serves; SIGTERM exits 0"
 for n in plain auth tls mtls dual dflt; do
 	eval "p=\$pid_$n"
-	daemon_alive "$p" "$n"
+	alive "$p" "$n"
 	stop_tcx "$p" "$n" 5
 done
 if grep -E 'tcexporter: error:' "$WORK"/{plain,auth,tls,mtls,dual,dflt}.err >&2; then
 	fail "the daemons logged the errors above"
 fi
-echo "http_edges: all checks passed in $((($(date +%s%N) - t_start) / 1000000)) ms"
+echo "http_edges: all checks passed in $(elapsed_ms) ms"

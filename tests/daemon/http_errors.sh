@@ -14,22 +14,14 @@
 #     is rejected, naming the address, and both kept addresses answer.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
-# shellcheck source=lib.sh
-. "$here/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
+. "$here/../lib/daemon.sh"
 
-require_bin
-require_root -n
-require_cmd ip curl
-find_python
+daemon_prereqs
 in_netns TCXD_HTTP_ERRORS_INSIDE -n
 
-t_start=$(date +%s%N)
-tcxd_setup
-netns_basics
-read -r port port2 port3 < <(free_ports 3 | tr '\n' ' '
-	echo)
+daemon_setup
+read -r port port2 port3 < <(free_ports 3)
 cat >"$WORK/tcx.yaml" <<YAML
 interval: 1s
 targets: [{all: true}]
@@ -85,7 +77,7 @@ done
 # The counters are rendered with each new snapshot (interval 1s).
 deadline=$((SECONDS + 15))
 while :; do
-	curl -s -o "$WORK/m.txt" --max-time 5 "$base/metrics" || fail "no /metrics"
+	scrape "$WORK/m.txt" "$base/metrics"
 	ok=1
 	for code in 400 413 414 431 505; do
 		want=1
@@ -103,7 +95,7 @@ grep '^tc_exporter_http_requests_total' "$WORK/m.txt"
 if grep 'warning: http:' "$WORK/tcx.err" >&2; then
 	fail "malformed requests were logged as warnings (above)"
 fi
-daemon_alive "$pid" tcx
+alive "$pid" tcx
 
 note "a second daemon on the same address"
 start_tcx second "$WORK/tcx.yaml"
@@ -120,7 +112,7 @@ grep -E "error: .*127\.0\.0\.1:$port.*in use" "$WORK/second.err" ||
 for i in $(seq 1 20); do
 	[ "$(http_code "$base/metrics")" = 200 ] || fail "request $i to the first daemon failed"
 done
-daemon_alive "$pid" tcx
+alive "$pid" tcx
 
 note "a reload that adds an address in use"
 # hold.py PORT: listens on 127.0.0.1:PORT (no SO_REUSEPORT) until killed.
@@ -152,6 +144,6 @@ for p in "$port" "$port3"; do
 	[ "$(http_code "http://127.0.0.1:$p/metrics")" = 200 ] ||
 		fail "127.0.0.1:$p does not answer after the rejected reload"
 done
-daemon_alive "$pid" tcx
+alive "$pid" tcx
 stop_tcx "$pid" tcx 5
-echo "http_errors: all checks passed in $((($(date +%s%N) - t_start) / 1000000)) ms"
+echo "http_errors: all checks passed in $(elapsed_ms) ms"

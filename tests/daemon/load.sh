@@ -18,20 +18,13 @@
 # (default 8) and TCX_LOAD_FILTERS (default 10000) change the size.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
-# shellcheck source=lib.sh
-. "$here/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
+. "$here/../lib/daemon.sh"
 
-require_bin
-require_root -n
-require_cmd ip tc curl wrk awk
-find_python
+daemon_prereqs tc wrk awk
 in_netns TCXD_LOAD_INSIDE -n
 
-t_start=$(date +%s%N)
-tcxd_setup
-netns_basics
+daemon_setup
 n=${TCX_LOAD_FILTERS:-10000}
 secs=${TCX_LOAD_SECONDS:-20}
 # The heap reaches its plateau once the worst overlap of snapshot generations
@@ -39,22 +32,10 @@ secs=${TCX_LOAD_SECONDS:-20}
 # (in steps of one 14 MB body). 3 s was too short in 1 run of 2, so the
 # warm-up is 8 s.
 warm=${TCX_LOAD_WARMUP:-8}
-per=4000
 
-note "creating $n u32 filters ($per per pref; under 4096 per u32 hash table, or handles repeat)"
-ip link add v0 type veth peer name v1
-ip link set v0 up
-ip link set v1 up
-tc qdisc add dev v0 clsact
-awk -v n="$n" -v per="$per" 'BEGIN {
-	for (i = 0; i < n; i++)
-		printf "filter add dev v0 ingress pref %d protocol ip u32 " \
-		       "match ip dst 10.%d.%d.%d/32 action mirred egress mirror " \
-		       "dev v1 cookie 74637862656e6368%016x\n",
-		       1 + int(i / per), int(i / 65536) % 256, int(i / 256) % 256, i % 256, i
-}' >"$WORK/filters.batch"
+note "creating $n u32 filters"
 t0=$(date +%s%N)
-tc -batch "$WORK/filters.batch" || fail "tc -batch failed"
+u32_filters "$n"
 note "created in $((($(date +%s%N) - t0) / 1000000)) ms"
 
 read -r port < <(free_ports 1)
@@ -75,7 +56,7 @@ start_tcx tcx "$WORK/tcx.yaml"
 pid=$TCX_PID
 base=http://127.0.0.1:$port
 wait_http 200 30 "$base/healthz"
-curl -s --max-time 10 -o "$WORK/m.txt" "$base/metrics" || fail "GET /metrics failed"
+scrape "$WORK/m.txt" "$base/metrics"
 rows=$(grep -c '^tc_action_bytes_total{' "$WORK/m.txt" || true)
 [ "$rows" = "$n" ] || fail "/metrics has $rows action rows, expected $n"
 note "/metrics: $rows action rows, $(wc -c <"$WORK/m.txt") bytes (text)"
@@ -96,10 +77,6 @@ request = function()
 end
 LUA
 vmrss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
-collections() {
-	curl -s --max-time 10 -o "$WORK/c.txt" "$base/metrics" || fail "GET /metrics failed"
-	metric_value "$WORK/c.txt" tc_exporter_collections_total
-}
 # One wrk run of $warm + $secs seconds (-t2 -c64, 10 s timeout, the 4
 # variants), in the background; VmRSS is sampled every 0.5 s meanwhile. "After
 # warm-up" is the sample at $warm s, "at the end" the last one before wrk exits:
@@ -111,7 +88,7 @@ note "wrk -t2 -c64 -d${total}s ($warm s warm-up, then $secs s; 4 variants)"
 timeout $((total + 30)) wrk -t2 -c64 -d"${total}s" --timeout 10s --latency -s "$WORK/variants.lua" \
 	"$base/metrics" >"$WORK/load.wrk" 2>&1 &
 wrk_pid=$!
-TCXD_PIDS+=("$wrk_pid")
+BG_PIDS+=("$wrk_pid")
 t_wrk=$(date +%s%N)
 rss0='' rss1='' rssmax=0 c0=
 while kill -0 "$wrk_pid" 2>/dev/null && [ "$(proc_state "$wrk_pid")" != Z ]; do
@@ -120,7 +97,7 @@ while kill -0 "$wrk_pid" 2>/dev/null && [ "$(proc_state "$wrk_pid")" != Z ]; do
 	el=$((($(date +%s%N) - t_wrk) / 1000000))
 	if [ -z "$rss0" ] && [ "$el" -ge $((warm * 1000)) ]; then
 		rss0=$r
-		c0=$(collections)
+		c0=$(collections "$base/metrics")
 		note "VmRSS after the $warm s warm-up: $rss0 kB (collection $c0)"
 	fi
 	[ "$el" -ge $((total * 1000 - 300)) ] || rss1=$r
@@ -137,8 +114,8 @@ if grep -E 'Non-2xx or 3xx responses|Socket errors' "$WORK/load.wrk" >&2; then
 	fail "wrk saw the errors above"
 fi
 grep -qE '^ *[0-9]+ requests in ' "$WORK/load.wrk" || fail "no request count in wrk's output: $(cat "$WORK/load.wrk")"
-c1=$(collections)
-daemon_alive "$pid" tcx
+c1=$(collections "$base/metrics")
+alive "$pid" tcx
 [ "$(http_code "$base/healthz")" = 200 ] || fail "/healthz is not 200 after the load"
 reqs=$(awk '/ requests in / { print $1 }' "$WORK/load.wrk")
 rps=$(awk '/^Requests\/sec:/ { print $2 }' "$WORK/load.wrk")
@@ -147,7 +124,7 @@ ncoll=$((${c1%%.*} - ${c0%%.*}))
 note "wrk: $reqs requests (0 non-2xx, 0 socket errors), $rps req/s, p99 $p99; $ncoll collections in the last $secs s"
 [ "$reqs" -ge 100 ] || fail "only $reqs requests in $total s"
 [ "$ncoll" -ge $((secs * 2 / 5)) ] || fail "only $ncoll collections in $secs s under load: the collector starves"
-grep -qE '^tc_action_bytes_total\{.*cookie="74637862656e63680000000000000001",tenant="acme"\} ' "$WORK/c.txt" ||
+grep -qE '^tc_action_bytes_total\{.*cookie="74637862656e63680000000000000001",tenant="acme"\} ' "$WORK/collections.txt" ||
 	fail "the mapped cookie's row is missing after the load"
 sleep 1.5
 rss_idle=$(vmrss "$pid")
@@ -175,7 +152,7 @@ fi
 
 note "SIGTERM under load (wrk, and 20 clients that do not read their answer): exit 0 within 2 s"
 timeout 60 wrk -t2 -c64 -d10s --timeout 10s "$base/metrics" >/dev/null 2>&1 &
-TCXD_PIDS+=($!)
+BG_PIDS+=($!)
 cat >"$WORK/slow.py" <<'PY'
 import socket, sys, time
 # slow.py PORT: 20 requests whose answers are never read (small receive
@@ -191,14 +168,10 @@ open(sys.argv[2], "w").close()
 time.sleep(30)
 PY
 bg_start slow "$PYTHON" "$WORK/slow.py" "$port" "$WORK/slow.ready"
-deadline=$((SECONDS + 20))
-until [ -e "$WORK/slow.ready" ]; do
-	[ "$SECONDS" -lt "$deadline" ] || fail "slow.py did not connect: $(cat "$WORK/slow.err")"
-	sleep 0.1
-done
+wait_file "$WORK/slow.ready" 20 "$BG_PID" slow
 sleep 2
 stop_tcx "$pid" tcx 2
 note "SIGTERM to exit under load: $STOP_MS ms"
-echo "load: all checks passed in $((($(date +%s%N) - t_start) / 1000000)) ms" \
+echo "load: all checks passed in $(elapsed_ms) ms" \
 	"($reqs requests, $rps req/s, p99 $p99, VmRSS $rss0 -> $rss1 kB, $ncoll collections," \
 	"SIGTERM under load $STOP_MS ms)"

@@ -22,16 +22,12 @@
 # (tests/integration/compare_tc.py).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
-# shellcheck source=lib.sh
-. "$here/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
+. "$here/../lib/daemon.sh"
 
 PEER_UID=65534 # nobody
-require_bin
+daemon_prereqs tc mount setpriv unshare nsenter
 require_root -m -n
-require_cmd ip tc curl mount setpriv unshare nsenter
-find_python
 if [ "${TCXD_NLPEER_INSIDE:-}" != 1 ]; then
 	setpriv --reuid=$PEER_UID --regid=$PEER_UID --clear-groups -- unshare -Urn -- true \
 		2>/dev/null || skip "uid $PEER_UID cannot make a user+net namespace (unshare -Urn) here"
@@ -41,9 +37,7 @@ in_netns TCXD_NLPEER_INSIDE -m -n --propagation private
 # ---- inside private mount and network namespaces --------------------------------------
 compare=$here/../integration/compare_tc.py
 [ -f "$compare" ] || fail "$compare not found"
-t_start=$(date +%s%N)
-tcxd_setup
-netns_basics
+daemon_setup
 # A private, empty /run/netns (this mount namespace only), as netns_once.sh.
 if [ -d /run/netns ]; then
 	mount -t tmpfs tcx-test-netns /run/netns || fail "cannot mount a private /run/netns"
@@ -115,7 +109,7 @@ setpriv --reuid=$PEER_UID --regid=$PEER_UID --clear-groups -- \
 	unshare -Urn -- "$PYTHON" -c "$PEER_PY" <"$WORK/peer.cmd" >"$WORK/peer.out" \
 	2>"$WORK/peer.err" &
 peer=$!
-TCXD_PIDS+=("$peer")
+BG_PIDS+=("$peer")
 exec 9>"$WORK/peer.cmd"
 
 # peer_wait N: waits for the peer's N-th answer line and sets ANSWER to it.
@@ -178,11 +172,9 @@ pid=$TCX_PID
 wait_http 200 30 "$base/healthz"
 
 fetch() {
-	local code
-	daemon_alive "$pid" tcx
-	code=$(curl -s --max-time 5 -o "$WORK/m.txt" -w '%{http_code}' "$base/metrics" || true)
-	[ "$code" = 200 ] || fail "/metrics answered '$code'"
-	daemon_alive "$pid" tcx
+	alive "$pid" tcx
+	scrape "$WORK/m.txt" "$base/metrics"
+	alive "$pid" tcx
 }
 value() { metric_value "$WORK/m.txt" "$1"; }
 dropped() { value "tc_exporter_netlink_dropped_total{cause=\"$1\"}"; }
@@ -209,7 +201,7 @@ compare_now() {
 	"$PYTHON" "$compare" prom --dev peer v0 ingress ingress --exporter "$WORK/$1.txt" \
 		--expect-rows 1503 --min-distinct-bytes 3 --check-filter-counts ||
 		fail "$1: /metrics differs from tc"
-	[ "$(value 'tc_scrape_collector_success{dev="v0",parent="ingress",netns="peer"}')" = 1 ] ||
+	[ "$(value 'tc_scrape_collector_success{device="v0",parent="ingress",netns="peer"}')" = 1 ] ||
 		fail "$1: the target is not collected"
 	errs=$(awk '/^tc_exporter_collection_errors_total\{/ { s += $2 } END { print s + 0 }' \
 		"$WORK/$1.txt")
@@ -257,4 +249,4 @@ compare_now after-flood
 note "the daemon dropped $total datagrams, $((c1 - c0)) collections during the flood"
 
 stop_tcx "$pid" tcx 5
-echo "netlink_peer: ok ($((($(date +%s%N) - t_start) / 1000000)) ms)"
+echo "netlink_peer: ok ($(elapsed_ms) ms)"

@@ -6,32 +6,15 @@
 # used to be rendered again for every snapshot and kept: +28 MB).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
-# shellcheck source=lib.sh
-. "$here/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
+. "$here/../lib/daemon.sh"
 
-require_bin
-require_root -n
-require_cmd ip tc curl awk gzip
-find_python
+daemon_prereqs tc awk gzip
 in_netns TCXD_PLAIN_MEMORY_INSIDE -n
 
-tcxd_setup
-netns_basics
+daemon_setup
 n=10000
-ip link add v0 type veth peer name v1
-ip link set v0 up
-ip link set v1 up
-tc qdisc add dev v0 clsact
-awk -v n="$n" 'BEGIN {
-	for (i = 0; i < n; i++)
-		printf "filter add dev v0 ingress pref %d protocol ip u32 " \
-		       "match ip dst 10.0.%d.%d/32 action mirred egress mirror " \
-		       "dev v1 cookie 74637862656e6368%016x\n",
-		       1 + int(i / 4000), int(i / 256) % 256, i % 256, i
-}' >"$WORK/filters.batch"
-tc -batch "$WORK/filters.batch" || fail "tc -batch failed"
+u32_filters "$n"
 
 read -r port < <(free_ports 1)
 base=http://127.0.0.1:$port
@@ -51,7 +34,7 @@ rows() { grep -c '^tc_action_bytes_total{' "$1" || true; }
 # tc_exporter_collections_total.
 scrape_om() {
 	curl -sS --max-time 30 -D "$WORK/om.hdr" -o "$WORK/om.gz" \
-		-H 'Accept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5' \
+		-H "Accept: $PROM_ACCEPT" \
 		-H 'Accept-Encoding: gzip' "$base/metrics" || fail "OpenMetrics+gzip scrape failed"
 	grep -qi '^content-encoding: *gzip' "$WORK/om.hdr" || fail "OpenMetrics+gzip scrape: not gzip"
 	gzip -dc "$WORK/om.gz" >"$WORK/om.txt" || fail "the OpenMetrics+gzip body does not decompress"
@@ -67,7 +50,7 @@ intervals() {
 	for ((k = 0; k < $1; k++)); do
 		deadline=$((SECONDS + 30))
 		while c=$(scrape_om) && [ "$c" -le "$last" ]; do
-			daemon_alive "$TCX_PID" tcx
+			alive "$TCX_PID" tcx
 			[ "$SECONDS" -lt "$deadline" ] || fail "no new collection within 30 s"
 			sleep 0.2
 		done

@@ -23,34 +23,23 @@
 # the cookie map) comes back exactly; /api/v1/metadata says counter.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
-# shellcheck source=lib.sh
-. "$here/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
+. "$here/../lib/daemon.sh"
 
-require_bin
-require_root -n
-require_cmd ip tc curl openssl prometheus promtool sysctl
-find_python
+daemon_prereqs tc openssl prometheus promtool sysctl
 in_netns TCXD_PROMETHEUS_INSIDE -n
 
 # ---- inside a private network namespace -----------------------------------------------
-t_start=$(date +%s%N)
-tcxd_setup
-netns_basics
+daemon_setup
 
 note "topology: v0p -> v0 (clsact), u32 filters with mirred mirrors to m0 and md0 (down)"
 # Traffic leaves v0p for 10.6.0.x (static neighbours: no ARP) and enters v0,
 # whose ingress filters count it and mirror it to m0 (its peer m0p has no
 # address: copies die there) or to md0, which is down (the mirror fails and
 # counts an overlimit): no mirred loop anywhere.
-ip link add m0 type veth peer name m0p
-ip link set m0 up
-ip link set m0p up
+veth m0 m0p
 ip link add md0 type veth peer name md1
-ip link add v0 type veth peer name v0p
-ip link set v0 up
-ip link set v0p up
+veth v0 v0p
 ip addr add 10.6.0.1/24 dev v0p
 for h in 2 3 4; do ip neigh add 10.6.0.$h lladdr 02:00:00:00:06:0$h dev v0p; done
 tc qdisc add dev v0 clsact
@@ -62,20 +51,6 @@ tc filter add dev v0 ingress pref 1 protocol ip u32 match ip dst 10.6.0.3/32 \
 tc filter add dev v0 ingress pref 2 protocol ip u32 match ip dst 10.6.0.4/32 \
 	action mirred egress mirror dev m0 cookie 0011223344556677
 
-cat >"$WORK/send.py" <<'PY'
-import errno, socket, sys
-# send.py DST COUNT SIZE [DST COUNT SIZE]...: UDP datagrams of SIZE bytes.
-a = sys.argv[1:]
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for i in range(0, len(a), 3):
-    dst, count, size = a[i], int(a[i + 1]), int(a[i + 2])
-    for _ in range(count):
-        try:
-            s.sendto(b"x" * size, (dst, 9))
-        except OSError as e:
-            if e.errno != errno.ENOBUFS:
-                raise
-PY
 # kernel.py: the kernel's byte counter of every cookie on v0 ingress, as JSON.
 cat >"$WORK/kernel.py" <<'PY'
 import json, subprocess
@@ -87,9 +62,6 @@ for f in json.loads(out):
         res[a["cookie"]] = a["stats"]["bytes"]
 print(json.dumps(res, sort_keys=True))
 PY
-traffic() {
-	"$PYTHON" "$WORK/send.py" "$@" || fail "sending traffic failed"
-}
 # stable_counters: waits until the kernel's counters stand still (the veth
 # receive side runs in softirq context); prints them (JSON).
 stable_counters() {
@@ -119,7 +91,7 @@ note "certificates, bcrypt hash, configurations"
 make_certs "$WORK/pki"
 password='pa"ss\word:x'
 hash=$(bcrypt "$password")
-read -r port_plain port_tls port_proxy port_prom < <(free_ports 4 | tr "\n" " "; echo)
+read -r port_plain port_tls port_proxy port_prom < <(free_ports 4)
 
 cat >"$WORK/common.yaml" <<'YAML'
 interval: 1s
@@ -225,10 +197,9 @@ curl_tls=(--cacert "$WORK/pki/ca.crt" --cert "$WORK/pki/client.crt" --key "$WORK
 wait_http 200 30 "http://127.0.0.1:$port_plain/healthz"
 wait_http 200 30 "https://127.0.0.1:$port_tls/healthz" "${curl_tls[@]}"
 wait_http 200 30 "http://127.0.0.1:$port_proxy/metrics"
-# Prometheus 2.42's own Accept header: the daemon answers OpenMetrics + gzip.
-prom_accept='application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
+# Prometheus's own Accept header: the daemon answers OpenMetrics + gzip.
 for u in "http://127.0.0.1:$port_plain/metrics" "https://127.0.0.1:$port_tls/metrics"; do
-	hdr=$(curl -sS --max-time 10 -D - -o "$WORK/om.gz" -H "Accept: $prom_accept" \
+	hdr=$(curl -sS --max-time 10 -D - -o "$WORK/om.gz" -H "Accept: $PROM_ACCEPT" \
 		-H 'Accept-Encoding: gzip' "${curl_tls[@]}" "$u" | tr -d '\r') ||
 		fail "curl $u with Prometheus's Accept header failed"
 	grep -qix 'content-type: application/openmetrics-text; version=1.0.0; charset=utf-8' <<<"$hdr" ||
@@ -276,7 +247,7 @@ elif mode == "equal":
     while True:
         diff = []
         for job in jobs:
-            res = query('tc_action_bytes_total{job="%s",dev="v0",parent="ingress"}' % job)
+            res = query('tc_action_bytes_total{job="%s",device="v0",parent="ingress"}' % job)
             got = {r["metric"].get("cookie"): int(float(r["value"][1])) for r in res}
             if got != kernel:
                 diff.append((job, got))
@@ -351,7 +322,7 @@ note "every target collected; up == 1"
 for job in plain text tls; do
 	v=$(promq scalar "up{job=\"$job\"}") || fail "$v"
 	[ "$v" = 1 ] || fail "up{job=$job} = $v"
-	v=$(promq scalar "tc_scrape_collector_success{job=\"$job\",dev=\"v0\",parent=\"ingress\"}") ||
+	v=$(promq scalar "tc_scrape_collector_success{job=\"$job\",device=\"v0\",parent=\"ingress\"}") ||
 		fail "$v"
 	[ "$v" = 1 ] || fail "tc_scrape_collector_success{job=$job} = $v"
 	v=$(promq scalar "tc_exporter_collections_total{job=\"$job\"}") || fail "$v"
@@ -378,8 +349,8 @@ if grep -v '^200|text/plain; version=0.0.4; charset=utf-8|gzip|' "$WORK/proxy-pr
 fi
 
 note "the daemons still run; SIGTERM exits 0"
-daemon_alive "$pid_plain" tcx_plain
-daemon_alive "$pid_tls" tcx_tls
+alive "$pid_plain" tcx_plain
+alive "$pid_tls" tcx_tls
 stop_tcx "$pid_plain" tcx_plain 5
 stop_tcx "$pid_tls" tcx_tls 5
 for n in tcx_plain tcx_tls; do
@@ -387,4 +358,4 @@ for n in tcx_plain tcx_tls; do
 		fail "$n logged the errors or warnings above"
 	fi
 done
-echo "prometheus: all checks passed in $((($(date +%s%N) - t_start) / 1000000)) ms"
+echo "prometheus: all checks passed in $(elapsed_ms) ms"

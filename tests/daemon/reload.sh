@@ -23,31 +23,21 @@
 #     STOPPING=1 on SIGTERM.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
-# shellcheck source=lib.sh
-. "$here/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
+. "$here/../lib/daemon.sh"
 
-require_bin
-require_root -n
-require_cmd ip tc curl openssl
-find_python
+daemon_prereqs tc openssl
 in_netns TCXD_RELOAD_INSIDE -n
 
-t_start=$(date +%s%N)
-tcxd_setup
-netns_basics
-ip link add v0 type veth peer name v0p
-ip link set v0 up
-ip link set v0p up
+daemon_setup
+veth v0 v0p
 tc qdisc add dev v0 clsact
 tc filter add dev v0 ingress pref 1 protocol ip u32 match ip dst 10.6.0.2/32 \
 	action mirred egress mirror dev v0p cookie 01
 tc filter add dev v0 ingress pref 1 protocol ip u32 match ip dst 10.6.0.3/32 \
 	action mirred egress mirror dev v0p cookie aa
 
-read -r port_a port_b port_v port_n < <(free_ports 4 | tr '\n' ' '
-	echo)
+read -r port_a port_b port_v port_n < <(free_ports 4)
 cfg=$WORK/tcx.yaml
 # write_cfg PORT [COOKIE LINES...]: the configuration of this test, with
 # cookie 01 mapped, and the given lines added to the cookie map.
@@ -75,27 +65,17 @@ pid=$TCX_PID
 base=http://127.0.0.1:$port_a
 wait_http 200 30 "$base/healthz"
 
-# fetch_metrics FILE [BASE]: /metrics into FILE (fails unless 200).
-fetch_metrics() {
-	local code
-	code=$(curl -s --max-time 5 -o "$1" -w '%{http_code}' "${2:-$base}/metrics" || true)
-	[ "$code" = 200 ] || fail "/metrics answered '$code'"
-}
 # wait_metric SECONDS PATTERN: polls /metrics until a line matches the grep
 # -E PATTERN; fails after SECONDS.
 wait_metric() {
 	local deadline=$((SECONDS + $1))
 	while :; do
-		fetch_metrics "$WORK/m.txt"
+		scrape "$WORK/m.txt" "$base/metrics"
 		grep -qE -- "$2" "$WORK/m.txt" && return 0
 		[ "$SECONDS" -lt "$deadline" ] ||
 			fail "no line matches '$2' in /metrics within $1 s; last: $(grep -E '^tc_(action_bytes|exporter_config)' "$WORK/m.txt")"
 		sleep 0.2
 	done
-}
-collections() {
-	fetch_metrics "$WORK/c.txt"
-	metric_value "$WORK/c.txt" tc_exporter_collections_total
 }
 
 wait_metric 10 '^tc_action_bytes_total\{.*cookie="01",tenant="acme"\} '
@@ -137,7 +117,7 @@ for t in ts:
 print("%d requests, %d failed" % (n[0], n[1]))
 PY
 poll_start() {
-	rm -f "$WORK/poll.stop"
+	rm -f "$WORK/poll.stop" "$WORK/poll.out"
 	bg_start poll "$PYTHON" "$WORK/poll.py" "$1/metrics" "$WORK/poll.stop" "$WORK/poll.bad" "${2:-1}" "${3:-0.02}"
 	poll_pid=$BG_PID
 	sleep 0.3
@@ -162,7 +142,7 @@ poll_stop() { # WHAT [late]: fails (at the end with "late") when a request faile
 
 note "reload with broken configurations: rejected, logged with FILE:LINE:COL, still serving"
 poll_start "$base"
-c0=$(collections)
+c0=$(collections "$base/metrics")
 # 1. An unknown key at line 4, column 5.
 cp "$cfg" "$WORK/good.yaml"
 cat >"$cfg" <<YAML
@@ -206,9 +186,9 @@ sleep 1.5
 wait_metric 10 '^tc_exporter_config_last_reload_successful 0$'
 grep -qE '^tc_action_bytes_total\{.*cookie="01",tenant="acme"\} ' "$WORK/m.txt" ||
 	fail "the old configuration's labels are gone after rejected reloads"
-c1=$(collections)
+c1=$(collections "$base/metrics")
 [ "${c1%%.*}" -gt "${c0%%.*}" ] || fail "no collection after the rejected reloads ($c0 -> $c1)"
-daemon_alive "$pid" tcx
+alive "$pid" tcx
 poll_stop "the rejected reloads"
 
 note "reload adding a cookie mapping: new labels at the next collection"
@@ -234,7 +214,7 @@ curl -s -o /dev/null -X POST "$base/metrics" || true
 n200=$(metric_value "$WORK/m.txt" 'tc_exporter_http_requests_total{code="200"}')
 deadline=$((SECONDS + 10))
 while :; do
-	fetch_metrics "$WORK/m.txt"
+	scrape "$WORK/m.txt" "$base/metrics"
 	v404=$(metric_value "$WORK/m.txt" 'tc_exporter_http_requests_total{code="404"}')
 	v405=$(metric_value "$WORK/m.txt" 'tc_exporter_http_requests_total{code="405"}')
 	v200=$(metric_value "$WORK/m.txt" 'tc_exporter_http_requests_total{code="200"}')
@@ -274,7 +254,7 @@ while [ "$(http_code "$base/metrics")" != 000 ]; do
 	sleep 0.1
 done
 base=http://127.0.0.1:$port_b
-daemon_alive "$pid" tcx
+alive "$pid" tcx
 
 note "SIGTERM: exit 0 within 2 s"
 stop_tcx "$pid" tcx 2
@@ -316,16 +296,12 @@ for addr in "$WORK/notify.sock" "@tcx-test-notify-$$"; do
 	out=$WORK/notify.$(echo "$addr" | tr -dc 'a-z@').log
 	bg_start notify "$PYTHON" "$WORK/notify.py" "$addr" "$out"
 	npid=$BG_PID
-	deadline=$((SECONDS + 10))
-	until [ -e "$out.bound" ]; do
-		[ "$SECONDS" -lt "$deadline" ] || fail "notify.py did not bind $addr"
-		sleep 0.05
-	done
+	wait_file "$out.bound" 10 "$npid" notify
 	write_cfg "$port_n"
 	NOTIFY_SOCKET=$addr start_tcx tcx_notify "$cfg"
 	deadline=$((SECONDS + 15))
 	until grep -q '^READY=1' "$out" 2>/dev/null; do
-		daemon_alive "$TCX_PID" tcx_notify
+		alive "$TCX_PID" tcx_notify
 		[ "$SECONDS" -lt "$deadline" ] || fail "$addr: no READY=1 within 15 s; got: $(cat "$out" 2>/dev/null)"
 		sleep 0.05
 	done
@@ -383,11 +359,11 @@ http:
   web_config: web.yml
 YAML
 	# shellcheck disable=SC2054 # the commas are valgrind's
-	TCXD_WRAP=(valgrind --error-exitcode=99 --leak-check=full
+	TCX_WRAP=(valgrind --error-exitcode=99 --leak-check=full
 		--errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect
 		--log-file="$WORK/vg/valgrind.log")
 	start_tcx tcx_vg "$vcfg"
-	TCXD_WRAP=()
+	TCX_WRAP=()
 	vpid=$TCX_PID
 	vbase=https://127.0.0.1:$port_v
 	vca=(--cacert "$WORK/vg/pki/ca.crt")
@@ -433,5 +409,5 @@ fi
 if [ ${#LATE_FAILURES[@]} -gt 0 ]; then
 	fail "$(printf '%s; ' "${LATE_FAILURES[@]}")"
 fi
-echo "reload: all checks passed in $((($(date +%s%N) - t_start) / 1000000)) ms" \
+echo "reload: all checks passed in $(elapsed_ms) ms" \
 	"(SIGTERM: $t_term ms; valgrind: $vg_note)"

@@ -6,19 +6,13 @@
 # when they did not restart: +60 MB).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
-# shellcheck source=lib.sh
-. "$here/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
+. "$here/../lib/daemon.sh"
 
-require_bin
-require_root -n
-require_cmd curl awk
-find_python
+daemon_prereqs awk
 in_netns TCXD_RELOAD_MEMORY_INSIDE -n
 
-tcxd_setup
-ip link set lo up
+daemon_setup
 read -r port < <(free_ports 1)
 {
 	printf 'interval: 1h\nhttp: {listen: ["127.0.0.1:%s"]}\n' "$port"
@@ -42,7 +36,7 @@ for k in 1 2 3; do
 	kill -HUP "$TCX_PID"
 	deadline=$((SECONDS + 60))
 	until [ "$(reloads)" -ge "$k" ]; do
-		daemon_alive "$TCX_PID" tcx
+		alive "$TCX_PID" tcx
 		[ "$SECONDS" -lt "$deadline" ] || fail "reload $k did not complete within 60 s"
 		sleep 0.2
 	done

@@ -15,20 +15,13 @@
 #     reconnections); afterwards the daemon still serves and exits 0.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
-# shellcheck source=lib.sh
-. "$here/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
+. "$here/../lib/daemon.sh"
 
-require_bin
-require_root -n
-require_cmd ip curl
-find_python
+daemon_prereqs
 in_netns TCXD_SLOW_CLIENTS_INSIDE -n
 
-t_start=$(date +%s%N)
-tcxd_setup
-netns_basics
+daemon_setup
 read -r port < <(free_ports 1)
 cat >"$WORK/tcx.yaml" <<YAML
 interval: 1h
@@ -163,12 +156,7 @@ print("opened %d open_at_end %d" % (opened, len(conns)), flush=True)
 PY
 bg_start slowloris "$PYTHON" "$WORK/slowloris.py" "$port" 60 "$WORK/slowloris.ready"
 atk_pid=$BG_PID
-deadline=$((SECONDS + 20))
-while [ ! -e "$WORK/slowloris.ready" ]; do
-	kill -0 "$atk_pid" 2>/dev/null || fail "slowloris.py died: $(cat "$WORK/slowloris.err")"
-	[ "$SECONDS" -lt "$deadline" ] || fail "slowloris.py did not start within 20 s"
-	sleep 0.1
-done
+wait_file "$WORK/slowloris.ready" 20 "$atk_pid" slowloris
 times=()
 for i in $(seq 1 20); do
 	r=$(curl -s -o /dev/null --max-time 5 -w '%{http_code} %{time_total}' "$base/metrics" || true)
@@ -178,7 +166,7 @@ for i in $(seq 1 20); do
 		fail "scrape $i of 20 during the attack got '$code' after ${secs:-?} s (earlier ones: ${times[*]})"
 	awk -v t="$secs" 'BEGIN { exit !(t < 1) }' ||
 		fail "scrape $i of 20 during the attack took $secs s (earlier ones: ${times[*]})"
-	daemon_alive "$pid" tcx
+	alive "$pid" tcx
 	sleep 0.2
 done
 note "20 scrapes during the attack, seconds each: ${times[*]}"
@@ -216,4 +204,4 @@ read -r _ n_opened _ _ < <(cat "$WORK/slowloris.out")
 
 [ "$(http_code "$base/metrics")" = 200 ] || fail "no 200 after the attack"
 stop_tcx "$pid" tcx 5
-echo "slow_clients: all checks passed in $((($(date +%s%N) - t_start) / 1000000)) ms"
+echo "slow_clients: all checks passed in $(elapsed_ms) ms"

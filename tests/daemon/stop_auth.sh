@@ -5,19 +5,13 @@
 # must exit 0 in well under the time of one check (it waited for them).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
-# shellcheck source=lib.sh
-. "$here/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
+. "$here/../lib/daemon.sh"
 
-require_bin
-require_root -n
-require_cmd curl
-find_python
+daemon_prereqs
 in_netns TCXD_STOP_AUTH_INSIDE -n
 
-tcxd_setup
-ip link set lo up
+daemon_setup
 read -r port < <(free_ports 1)
 # exporter-toolkit's dummy hash, at cost 14: any password is wrong
 cat >"$WORK/web.yml" <<'YAML'

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "agent/render.h"
+#include "collectors/agg.h"
 #include "collectors/snapshot.h"
 #include "config/config.h"
 #include "config/yamlutil.h" /* tcx_yaml_no_fast_path */
@@ -112,6 +113,7 @@ static void exercise(struct tcx_config *cfg, const uint8_t *cookies, size_t n)
 	struct tcx_snapshot *s = tcx_snapshot_new(cfg);
 	struct tcx_target *t;
 	struct tcx_filter *f;
+	struct tcx_agg *agg;
 	struct tcx_buf b;
 
 	FUZZ_CHECK(s && (t = tcx_snapshot_add_target(s)) && (f = tcx_snapshot_add_filter(s)));
@@ -172,10 +174,16 @@ static void exercise(struct tcx_config *cfg, const uint8_t *cookies, size_t n)
 		for (size_t l = 0; l < cfg->n_labels; l++)
 			FUZZ_CHECK(!strcmp(tcx_labelset_value(s, a->labels, l), values[l]));
 	}
+	/* With `aggregate`, the aggregates (a second pass finds every row), and
+	 * they are rendered too. */
+	agg = tcx_agg_new();
+	FUZZ_CHECK(agg && tcx_agg_update(agg, s) == 0 && tcx_agg_update(agg, s) == 0);
+	FUZZ_CHECK(!s->aggs == (cfg->aggregate.mode == TCX_AGG_NONE));
 	for (int fmt = TCX_FMT_PROMETHEUS; fmt <= TCX_FMT_JSON; fmt++) {
 		fuzz_render(s, fmt, NULL, &b);
 		tcx_buf_free(&b);
 	}
+	tcx_agg_free(agg);
 	tcx_snapshot_unref(s);
 }
 

@@ -171,7 +171,8 @@ static int feed_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, c
 	return ret;
 }
 
-static const struct tcx_source_ops feed_ops = {feed_open, feed_dump, feed_close, NULL};
+static const struct tcx_source_ops feed_ops = {
+        .open = feed_open, .dump = feed_dump, .close = feed_close};
 
 /* ---- checks ------------------------------------------------------------------------------- */
 

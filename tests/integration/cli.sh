@@ -31,12 +31,12 @@ for opt in --version -V; do
 	[ "$(wc -l <"$WORK/version.out")" = 1 ] || fail "--version prints more than one line"
 	expect_empty version err
 done
-# When the build's config.h is at hand, the version is the package's.
-if [ -n "${TCX_BUILDDIR:-}" ] && [ -f "$TCX_BUILDDIR/config.h" ]; then
-	want=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$TCX_BUILDDIR/config.h")
+# When the build's build.h is at hand, the version is the package's.
+if [ -n "${TCX_BUILDDIR:-}" ] && [ -f "$TCX_BUILDDIR/build.h" ]; then
+	want=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$TCX_BUILDDIR/build.h")
 	if [ -n "$want" ]; then
 		[ "$(cat "$WORK/version.out")" = "tcexporter $want" ] ||
-			fail "--version says '$(cat "$WORK/version.out")', config.h says $want"
+			fail "--version says '$(cat "$WORK/version.out")', build.h says $want"
 	fi
 fi
 
@@ -210,7 +210,7 @@ note "the one executable links every library the daemon needs"
 require_cmd readelf
 exe_needed=$(readelf -d "$TCX_BIN" | sed -n 's/^.*(NEEDED).*\[\(.*\)\]$/\1/p')
 want_libs="libmnl libyaml libmicrohttpd libgnutls libz libcrypt"
-if [ -n "${TCX_BUILDDIR:-}" ] && grep -q '^#define HAVE_SNMP 1' "$TCX_BUILDDIR/config.h"; then
+if [ -n "${TCX_BUILDDIR:-}" ] && grep -q '^#define HAVE_SNMP 1' "$TCX_BUILDDIR/build.h"; then
 	want_libs="$want_libs libnetsnmpagent"
 fi
 for lib in $want_libs; do

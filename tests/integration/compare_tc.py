@@ -36,7 +36,7 @@ import subprocess
 import sys
 
 # Identity of a row: no two rows of a correct output share one.
-KEY_FIELDS = ("netns", "dev", "block", "parent", "chain", "protocol", "pref", "kind", "handle",
+KEY_FIELDS = ("netns", "device", "block", "parent", "chain", "protocol", "pref", "kind", "handle",
               "order")
 # Compared besides the key.
 VALUE_FIELDS = ("action", "index", "cookie", "flags", "bytes", "packets", "drops", "overlimits",
@@ -76,7 +76,7 @@ def tc_entries(target):
     else:
         tp = target["tc_parent"]
         where = [tp] if tp in ("ingress", "egress", "root") else ["parent", tp]
-        entries = run_tc(target["netns"], ["filter", "show", "dev", target["dev"]] + where)
+        entries = run_tc(target["netns"], ["filter", "show", "dev", target["device"]] + where)
     return entries
 
 
@@ -111,7 +111,7 @@ def tc_rows(target):
             st = a.get("stats", {})
             rows.append({
                 "netns": target["netns"],
-                "dev": target["dev"],
+                "device": target["device"],
                 "block": target["block"],
                 "parent": target["parent"],
                 "chain": e.get("chain", 0),
@@ -146,11 +146,11 @@ def parse_targets(args):
     for kind, values, tc_json, terse in getattr(args, "targets", None) or []:
         if kind == "dev":
             ns, dev, label, tcp = values
-            targets.append({"netns": ns, "dev": dev, "block": None, "parent": label,
+            targets.append({"netns": ns, "device": dev, "block": None, "parent": label,
                             "tc_parent": tcp, "tc_json": tc_json, "terse": terse})
         else:
             ns, idx = values
-            targets.append({"netns": ns, "dev": None, "block": int(idx), "parent": "block",
+            targets.append({"netns": ns, "device": None, "block": int(idx), "parent": "block",
                             "tc_json": tc_json, "terse": terse})
     if not targets:
         raise Mismatch("no target given (--dev/--block)")
@@ -167,7 +167,7 @@ def key_of(row):
 def fmt_key(k):
     d = dict(zip(KEY_FIELDS, k))
     where = ("block %s" % d["block"]) if d["block"] is not None else (
-        "dev %s %s" % (d["dev"], d["parent"]))
+        "dev %s %s" % (d["device"], d["parent"]))
     if d["netns"]:
         where += " netns %s" % d["netns"]
     return "%s chain %s %s pref %s %s %s order %s" % (
@@ -260,7 +260,7 @@ def summary(rows):
     per = {}
     for r in rows:
         t = ("block %s" % r["block"]) if r["block"] is not None else (
-            "%s/%s" % (r["dev"], r["parent"]))
+            "%s/%s" % (r["device"], r["parent"]))
         if r["netns"]:
             t += "@" + r["netns"]
         per[t] = per.get(t, 0) + 1
@@ -307,7 +307,7 @@ def cmd_json(args):
         problems.append("tcexporter printed %d rows, tc lists %d" % (len(got), len(want)))
     # Structure of each row, and the labels the cookie maps to.
     for r in got:
-        if (r.get("dev") is None) == (r.get("block") is None):
+        if (r.get("device") is None) == (r.get("block") is None):
             problems.append("row with both or neither of dev and block: %r" % r)
         want_l = expected_labels(r, labels, cmap)
         if r.get("labels") != want_l:
@@ -358,7 +358,7 @@ def target_key(t):
     block = t.get("block")
     if block is not None:
         return (t.get("netns") or "", None, None, int(block))
-    return (t.get("netns") or "", t.get("dev"), t.get("parent"), None)
+    return (t.get("netns") or "", t.get("device"), t.get("parent"), None)
 
 
 def cmd_prom(args):
@@ -370,7 +370,7 @@ def cmd_prom(args):
     labels = args.labels.split(",") if args.labels else []
     problems = check_not_vacuous(want, args)
     want = restrict_unmapped(want, args, cmap, problems)
-    builtin = {"dev", "parent", "block", "netns", "chain", "protocol", "pref", "kind", "handle",
+    builtin = {"device", "parent", "block", "netns", "chain", "protocol", "pref", "kind", "handle",
                "order", "action", "cookie"}
     rows = {}  # key -> row assembled from the families
     seen = {}  # (family, key) -> line number
@@ -395,7 +395,7 @@ def cmd_prom(args):
         block = lab.get("block")
         key_row = {
             "netns": lab.get("netns", ""),
-            "dev": lab.get("dev") if block is None else None,
+            "device": lab.get("device") if block is None else None,
             "block": int(block) if block is not None else None,
             "parent": lab.get("parent") if block is None else "block",
             "chain": int(lab.get("chain", -1)),
@@ -411,7 +411,7 @@ def cmd_prom(args):
                 n, m.group(1), fmt_key(k), seen[(fam, k)]))
             continue
         seen[(fam, k)] = n
-        if block is not None and ("dev" in lab or "parent" in lab):
+        if block is not None and ("device" in lab or "parent" in lab):
             problems.append("line %d: block row with dev/parent labels" % n)
         if "netns" in lab and not lab["netns"]:
             problems.append("line %d: empty netns label" % n)

@@ -70,7 +70,7 @@ if ! out=$(promtool check metrics <"$WORK/utf8_prometheus.out" 2>&1) || [ -n "$o
 	echo "$out" >&2
 	fail "promtool check metrics rejects the text output"
 fi
-for want in 'dev="q\"b\\\\x\\xff"' 'dev="\\\\xff"' 'dev="\\xff"'; do
+for want in 'device="q\"b\\\\x\\xff"' 'device="\\\\xff"' 'device="\\xff"'; do
 	[ "$(grep -cF "tc_action_bytes_total{$want,parent=\"ingress\"" "$WORK/utf8_prometheus.out")" = 1 ] ||
 		fail "text output: not exactly one tc_action_bytes_total row with $want"
 done
@@ -98,7 +98,7 @@ if not texts["openmetrics"].endswith("# EOF\n"):
 devs = []
 for line in texts["json"].splitlines():
     row = json.loads(line)
-    devs.append(row["dev"])
+    devs.append(row["device"])
     if row["labels"] != {"rule": "\\\\xff"}:
         sys.exit(f"json: labels {row['labels']!r}, expected the rule's \\\\xff")
 want = sorted(['q"b\\\\x\\xff', "\\\\xff", "\\xff"])
@@ -185,7 +185,7 @@ expect_rc chains 0
 check_sums chains
 for want in 'parent="ingress",chain="0",.*cookie="0a"} 5' 'parent="ingress",chain="1",.*cookie="0b"} 5' \
 	'parent="egress",chain="0",.*cookie="0c"} 0'; do
-	[ "$(grep -c "^tc_action_packets_total{dev=\"u0\",$want\$" "$WORK/chains.out")" = 1 ] ||
+	[ "$(grep -c "^tc_action_packets_total{device=\"u0\",$want\$" "$WORK/chains.out")" = 1 ] ||
 		fail "chains: not exactly one row matching $want"
 done
 [ "$(grep -c '^tc_action_packets_total{' "$WORK/chains.out")" = 3 ] ||

@@ -343,7 +343,7 @@ tcmp json --exporter "$WORK/default_json.out" "${main_targets[@]}" \
 	--expect-rows "$n_actions_main" --min-distinct-bytes 8 --require-nonzero bytes ||
 	status=1
 # The shared block is one target, not one per device bound to it.
-n22=$(grep -c '"netns":"","dev":null,"block":22,' "$WORK/default_json.out" || true)
+n22=$(grep -c '"netns":"","device":null,"block":22,' "$WORK/default_json.out" || true)
 n22_tc=$(tc_actions block 22)
 if [ "$n22" != "$n22_tc" ] || [ "$n22" -eq 0 ]; then
 	echo "block 22: $n22 rows in the default output, tc has $n22_tc actions"
@@ -373,8 +373,8 @@ tcmp json --exporter "$WORK/f_missing.out" --dev "" v0p ingress ingress --min-di
 	fail "f_missing: the valid target's rows are wrong"
 run_tcx f_missing_prom --once --config "$WORK/f_missing.yaml"
 expect_rc f_missing_prom 1
-expect_grep f_missing_prom out -F 'tc_scrape_collector_success{dev="nosuch0",parent="ingress"} 0'
-expect_grep f_missing_prom out -F 'tc_scrape_collector_success{dev="v0p",parent="ingress"} 1'
+expect_grep f_missing_prom out -F 'tc_scrape_collector_success{device="nosuch0",parent="ingress"} 0'
+expect_grep f_missing_prom out -F 'tc_scrape_collector_success{device="v0p",parent="ingress"} 1'
 
 note "a bad key: exit 2, FILE:LINE:COL:, no output"
 cat >"$WORK/f_badkey.yaml" <<'YAML'

@@ -170,7 +170,7 @@ tc -n "$ns" qdisc add dev nsdev0 clsact
 tc -n "$ns" filter add dev nsdev0 egress pref 5 protocol all u32 match u32 0 0 \
 	action mirred egress mirror dev nsdev0 cookie 0b0c
 mkfifo "$WORK/ns_in"
-"$probe" "$ns" <"$WORK/ns_in" >"$WORK/ns.out" 2>"$WORK/ns.err" &
+ip netns exec "$ns" "$probe" "$ns" <"$WORK/ns_in" >"$WORK/ns.out" 2>"$WORK/ns.err" &
 ns_pid=$!
 exec 4>"$WORK/ns_in"
 wait_ready "$WORK/ns.out" "$ns_pid"

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A test driver of collectors/notify.c, until the daemon uses it:
+/* A test driver of collectors/notify.c, alone (the daemon drains it through
+ * the collector; tests/daemon/notify_final.sh):
  *
  *   notify_probe [-r BYTES] [NETNS]
  *
- * subscribes to the deletion notifications of NETNS (our own namespace
- * without it), with a receive queue of BYTES (SO_RCVBUF, which the kernel
+ * subscribes to the deletion notifications of the namespace it runs in
+ * (`ip netns exec NETNS notify_probe NETNS`), their rows labelled NETNS, with a receive queue of BYTES (SO_RCVBUF, which the kernel
  * doubles) when -r is given, prints "ready", then for each line read on stdin drains
  * what is queued and prints its final rows as `--format json` prints rows,
  * one per line, then one line of counts:

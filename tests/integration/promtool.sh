@@ -46,9 +46,9 @@ grep -q 'note="back\\\\slash and\\nnewline"' "$work/metrics" ||
 # NLMSG_DONE (which libmnl alone would take for a clean end), and the
 # collector falls back to one full dump per target.
 for parent in ingress egress; do
-	for want in "tc_scrape_collector_mode_info{dev=\"p0\",parent=\"$parent\",mode=\"full\"} 1" \
-		"tc_scrape_collector_dump_requests{dev=\"p0\",parent=\"$parent\",type=\"terse\"} 1" \
-		"tc_scrape_collector_dump_requests{dev=\"p0\",parent=\"$parent\",type=\"full\"} 1"; do
+	for want in "tc_scrape_collector_mode_info{device=\"p0\",parent=\"$parent\",mode=\"full\"} 1" \
+		"tc_scrape_collector_dump_requests{device=\"p0\",parent=\"$parent\",type=\"terse\"} 1" \
+		"tc_scrape_collector_dump_requests{device=\"p0\",parent=\"$parent\",type=\"full\"} 1"; do
 		grep -qxF "$want" "$work/metrics" || { echo "missing: $want" >&2; exit 1; }
 	done
 done

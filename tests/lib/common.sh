@@ -95,21 +95,28 @@ has_sanitizer_report() {
 		"$1"
 }
 
+# sanitizer_check NAME [WHAT]: fails when a sanitizer reported anything in
+# $WORK/NAME.err (the sanitizer build runs the tests too).
+sanitizer_check() {
+	if has_sanitizer_report "$WORK/$1.err"; then
+		cat "$WORK/$1.err" >&2
+		fail "$1: sanitizer report${2:+ from: $2}"
+	fi
+}
+
 # run_tcx NAME ARGS...: runs "$TCX_BIN" ARGS with stdout in $WORK/NAME.out and
 # stderr in $WORK/NAME.err; sets RC to its exit status. Fails the test when
 # the binary crashed (killed by a signal) or a sanitizer reported anything,
-# whatever the exit status. TCX_WRAP (an array, e.g. (taskset -c 0)) goes in
-# front of the binary.
+# whatever the exit status. TCX_WRAP (an array, e.g. (taskset -c 0) or
+# (valgrind ...)) goes in front of the binary, here and in daemon.sh's
+# start_tcx.
 TCX_WRAP=()
 run_tcx() {
 	local name=$1
 	shift
 	RC=0
 	"${TCX_WRAP[@]}" "$TCX_BIN" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || RC=$?
-	if has_sanitizer_report "$WORK/$name.err"; then
-		cat "$WORK/$name.err" >&2
-		fail "$name: sanitizer report from: tcexporter $*"
-	fi
+	sanitizer_check "$name" "tcexporter $*"
 	if [ "$RC" -ge 126 ]; then
 		cat "$WORK/$name.err" >&2
 		fail "$name: tcexporter $* died with status $RC (signal $((RC - 128)))"

@@ -11,10 +11,8 @@
 # tests/integration/smilint.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-. "$here/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/snmp.sh
+. "$here/../lib/snmp.sh"
 
 : "${TCX_SRCDIR:=$(cd "$here/../.." && pwd)}"
 mibs=$TCX_SRCDIR/mibs
@@ -26,15 +24,11 @@ snmp_prereqs
 in_netns TCX_SNMP_MIB_DISPLAY_INSIDE
 
 # ---- inside a private network namespace -----------------------------------------------
-snmpt_setup
+snmp_setup
 
 note "topology: v0 (clsact), u32 filters with mirred actions and cookies"
-ip link add m0 type veth peer name m0p
-ip link set m0 up
-ip link set m0p up
-ip link add v0 type veth peer name v0p
-ip link set v0 up
-ip link set v0p up
+veth m0 m0p
+veth v0 v0p
 tc qdisc add dev v0 clsact || skip "no clsact qdisc in this kernel"
 cookies=(0a0b 414243 00112233445566778899aabbccddeeff "")
 pref=1
@@ -46,12 +40,11 @@ for c in "${cookies[@]}"; do
 done
 
 snmpd_config
-HTTP_PORT=$(free_port tcp)
+HTTP_PORT=$(free_ports 1)
 tcx_config "$WORK/tcx.yaml" "$HTTP_PORT" 1s "targets: [{dev: v0, parent: ingress}]"
 start_snmpd
 wait_snmpd 10
-start_tcx "$WORK/tcx.yaml"
-wait_http 10
+start_tcx_http "$WORK/tcx.yaml"
 wait_tcx_rows 15 "${#cookies[@]}" >/dev/null
 
 # The rows' cookies from a walk with octet strings in hex (no MIB), and the

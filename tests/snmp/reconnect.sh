@@ -18,10 +18,8 @@
 # tcexporter must exit 0 on SIGTERM in both states (connected; master gone).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-. "$here/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/snmp.sh
+. "$here/../lib/snmp.sh"
 
 readonly PING=2
 readonly LIMIT_MS=$(((PING + 2) * 1000))
@@ -30,16 +28,11 @@ snmp_prereqs
 in_netns TCX_SNMP_RECONNECT_INSIDE
 
 # ---- inside a private network namespace -----------------------------------------------
-snmpt_setup
-write_sender
+snmp_setup
 
 note "topology: v0p -> v0 (clsact), three u32 filters with mirred actions"
-ip link add m0 type veth peer name m0p
-ip link set m0 up
-ip link set m0p up
-ip link add v0 type veth peer name v0p
-ip link set v0 up
-ip link set v0p up
+veth m0 m0p
+veth v0 v0p
 ip addr add 10.6.0.1/24 dev v0p
 for h in 2 3 4; do ip neigh add 10.6.0.$h lladdr 02:00:00:00:06:0$h dev v0p; done
 tc qdisc add dev v0 clsact || skip "no clsact qdisc in this kernel"
@@ -52,7 +45,7 @@ traffic 10.6.0.2 3 100 10.6.0.3 4 200 10.6.0.4 5 300
 stable_tc v0 ingress "$WORK/tc.json"
 
 snmpd_config
-HTTP_PORT=$(free_port tcp)
+HTTP_PORT=$(free_ports 1)
 tcx_config "$WORK/tcx.yaml" "$HTTP_PORT" "${PING}s" "$(
 	cat <<'YAML'
 targets: [{dev: v0, parent: ingress}]
@@ -96,9 +89,14 @@ restart_snmpd() {
 	start_snmpd
 }
 
-# collections: tc_exporter_collections_total from a /metrics file.
-collections() {
-	awk '$1 == "tc_exporter_collections_total" { print $2 }' "$1"
+# check_walk N WHAT: walk into $WORK/walkN.txt and /metrics into
+# $WORK/mN.txt: both equal tc, 3 rows.
+check_walk() {
+	walk "$WORK/walk$1.txt"
+	metrics "$WORK/m$1.txt"
+	snmpcmp check-walk --walk "$WORK/walk$1.txt" --tc v0 ingress "$WORK/tc.json" \
+		--metrics "$WORK/m$1.txt" --labels tenant --cookie-map "$WORK/cookies.json" \
+		--expect-rows 3 >/dev/null || fail "$2 is wrong"
 }
 
 results=()
@@ -112,21 +110,16 @@ check_back() { # NAME MS
 note "(a) snmpd first, then tcexporter"
 restart_snmpd
 wait_snmpd 10
-start_tcx "$WORK/tcx.yaml"
-wait_http 10
+start_tcx_http "$WORK/tcx.yaml"
 wait_tcx_rows 15 3 >/dev/null
-walk "$WORK/walk0.txt"
-metrics "$WORK/m0.txt"
-snmpcmp check-walk --walk "$WORK/walk0.txt" --tc v0 ingress "$WORK/tc.json" \
-	--metrics "$WORK/m0.txt" --labels tenant --cookie-map "$WORK/cookies.json" --expect-rows 3 >/dev/null ||
-	fail "the first walk is wrong"
+check_walk 0 "the first walk"
 cell=$(cell_oid "$WORK/walk0.txt")
 want=$(sget "$cell")
 note "connected; $cell: ${want#* = }"
 
 note "(a1) snmpd stopped (SIGTERM) for 3 s: /metrics keeps answering"
 stop_snmpd TERM
-c0=$(collections "$WORK/m0.txt")
+c0=$(metric_value "$WORK/m0.txt" tc_exporter_collections_total)
 n_ok=0
 end=$((SECONDS + 3))
 while [ "$SECONDS" -lt "$end" ]; do
@@ -136,7 +129,7 @@ while [ "$SECONDS" -lt "$end" ]; do
 	n_ok=$((n_ok + 1))
 	sleep 0.25
 done
-c1=$(collections "$WORK/m-down.txt")
+c1=$(metric_value "$WORK/m-down.txt" tc_exporter_collections_total)
 # At least one more collection in the ~3 s (interval 1 s; a loaded machine
 # may fit only one): the collector did not wait for snmpd.
 { [ -n "$c0" ] && [ -n "$c1" ] && [ "$c1" -ge $((c0 + 1)) ]; } ||
@@ -154,11 +147,7 @@ stop_snmpd KILL
 restart_snmpd
 ms=$(wait_cell "$cell" 10)
 check_back "restart after SIGKILL" "$ms"
-walk "$WORK/walk1.txt"
-metrics "$WORK/m1.txt"
-snmpcmp check-walk --walk "$WORK/walk1.txt" --tc v0 ingress "$WORK/tc.json" \
-	--metrics "$WORK/m1.txt" --labels tenant --cookie-map "$WORK/cookies.json" --expect-rows 3 >/dev/null ||
-	fail "the walk after the restarts is wrong"
+check_walk 1 "the walk after the restarts"
 diff <(grep "^$TCX_ACTION_ENTRY\." "$WORK/walk0.txt") <(grep "^$TCX_ACTION_ENTRY\." "$WORK/walk1.txt") ||
 	fail "the action table changed across the snmpd restarts"
 
@@ -171,8 +160,7 @@ note "stopped in $STOP_MS ms"
 note "(b) tcexporter first, snmpd 3 s later"
 stop_snmpd TERM
 rm -f "$AGENTX_SOCK"
-start_tcx "$WORK/tcx.yaml"
-wait_http 10
+start_tcx_http "$WORK/tcx.yaml"
 sleep 3
 alive "$TCX_PID" tcx
 ! sget "$OID_SYSUPTIME" >/dev/null 2>&1 || fail "something answers SNMP before snmpd started"
@@ -182,11 +170,7 @@ grep -q '^tc_action_bytes_total{.*cookie="03"' "$WORK/m-b.txt" ||
 restart_snmpd
 ms=$(wait_cell "$cell" 10)
 check_back "snmpd started 3 s after tcexporter" "$ms"
-walk "$WORK/walk2.txt"
-metrics "$WORK/m2.txt"
-snmpcmp check-walk --walk "$WORK/walk2.txt" --tc v0 ingress "$WORK/tc.json" \
-	--metrics "$WORK/m2.txt" --labels tenant --cookie-map "$WORK/cookies.json" --expect-rows 3 >/dev/null ||
-	fail "the walk after the late start is wrong"
+check_walk 2 "the walk after the late start"
 
 note "SIGTERM to tcexporter while snmpd is gone"
 stop_snmpd TERM

@@ -232,7 +232,7 @@ def parse_metrics(path):
             if m.group(1) not in fam:
                 continue
             labels = {k: unescape(v) for k, v in LABEL_RE.findall(m.group(2) or "")}
-            r = {"device": labels.get("dev"), "parent": labels.get("parent"),
+            r = {"device": labels.get("device"), "parent": labels.get("parent"),
                  "chain": int(labels.get("chain", 0)), "pref": int(labels["pref"]),
                  "protocol": labels.get("protocol"), "handle": labels.get("handle"),
                  "order": int(labels["order"]), "cookie": labels.get("cookie", "")}

@@ -21,25 +21,18 @@
 #     earlier one (indices are never reused, as ifIndex).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-. "$here/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/snmp.sh
+. "$here/../lib/snmp.sh"
 
 snmp_prereqs
 in_netns TCX_SNMP_STABILITY_INSIDE
 
 # ---- inside a private network namespace -----------------------------------------------
-snmpt_setup
-write_sender
+snmp_setup
 
 note "topology: v0p -> v0 (clsact), u32 filters at prefs 1, 2, 3 and chain 5"
-ip link add m0 type veth peer name m0p
-ip link set m0 up
-ip link set m0p up
-ip link add v0 type veth peer name v0p
-ip link set v0 up
-ip link set v0p up
+veth m0 m0p
+veth v0 v0p
 ip addr add 10.6.0.1/24 dev v0p
 for h in 2 3 4 5 6; do ip neigh add 10.6.0.$h lladdr 02:00:00:00:06:0$h dev v0p; done
 tc qdisc add dev v0 clsact || skip "no clsact qdisc in this kernel"
@@ -59,7 +52,7 @@ print(*[f["options"]["fh"] for f in json.load(sys.stdin) if f.get("options", {})
 [ -n "$h1" ] || fail "cannot find the handle of the pref 1 filter"
 
 snmpd_config
-HTTP_PORT=$(free_port tcp)
+HTTP_PORT=$(free_ports 1)
 tcx_config "$WORK/tcx.yaml" "$HTTP_PORT" 2s "$(
 	cat <<'YAML'
 targets: [{dev: v0, parent: ingress}]
@@ -109,8 +102,7 @@ print(*[r["index"] for r in json.load(sys.stdin).values() if r["cookie"] == sys.
 
 start_snmpd
 wait_snmpd 10
-start_tcx "$WORK/tcx.yaml"
-wait_http 10
+start_tcx_http "$WORK/tcx.yaml"
 wait_tcx_rows 15 5 >/dev/null
 traffic 10.6.0.2 9 100 10.6.0.3 4 200 10.6.0.4 5 300
 check_all w1

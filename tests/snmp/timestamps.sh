@@ -19,24 +19,18 @@
 #      change of 0.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-. "$here/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/snmp.sh
+. "$here/../lib/snmp.sh"
 
 snmp_prereqs
 in_netns TCX_SNMP_TIMESTAMPS_INSIDE
 
 # ---- inside a private network namespace -----------------------------------------------
-snmpt_setup
+snmp_setup
 
 note "topology: v0 (clsact), u32 filters with mirred actions and cookies 02, 03"
-ip link add m0 type veth peer name m0p
-ip link set m0 up
-ip link set m0p up
-ip link add v0 type veth peer name v0p
-ip link set v0 up
-ip link set v0p up
+veth m0 m0p
+veth v0 v0p
 filt() { # PREF: a filter whose action has the cookie 0PREF
 	tc filter add dev v0 ingress pref "$1" protocol ip u32 match ip dst "10.6.0.$1/32" \
 		action mirred egress mirror dev m0 cookie "0$1" ||
@@ -47,7 +41,7 @@ filt 2
 filt 3
 
 snmpd_config
-HTTP_PORT=$(free_port tcp)
+HTTP_PORT=$(free_ports 1)
 tcx_config "$WORK/tcx.yaml" "$HTTP_PORT" 1s "targets: [{dev: v0, parent: ingress}]"
 
 # check N ARGS...: walk into $WORK/walkN.txt, then read sysUpTime, and
@@ -65,8 +59,7 @@ check() {
 note "(a) snmpd, then tcexporter; a filter added once snmpd has run 5 s"
 start_snmpd
 wait_snmpd 10
-start_tcx "$WORK/tcx.yaml"
-wait_http 10
+start_tcx_http "$WORK/tcx.yaml"
 wait_tcx_rows 15 2 >/dev/null
 deadline=$((SECONDS + 20))
 until [ "$(timeticks "$OID_SYSUPTIME")" -ge 500 ]; do
@@ -94,8 +87,7 @@ stop_tcx_clean
 note "(d) tcexporter first, snmpd 2 s later"
 stop_snmpd TERM
 rm -f "$AGENTX_SOCK"
-start_tcx "$WORK/tcx.yaml"
-wait_http 10
+start_tcx_http "$WORK/tcx.yaml"
 sleep 2
 start_snmpd
 wait_snmpd 10

@@ -29,32 +29,25 @@
 # Kernel needs: veth, clsact, cls_u32, act_mirred (no flower, no gact).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$here/../lib/common.sh"
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-. "$here/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/snmp.sh
+. "$here/../lib/snmp.sh"
 
 snmp_prereqs
 in_netns TCX_SNMP_WALK_INSIDE
 
 # ---- inside a private network namespace -----------------------------------------------
-snmpt_setup
-write_sender
+snmp_setup
 
 note "topology: v0p -> v0 (clsact, MTU 65535), u32 filters on v0 ingress and egress"
 # Traffic from v0p (10.6.0.1) to 10.6.0.x enters v0, whose ingress filters
 # count it and mirror it to m0 (copies die at m0p: no address) or to md0,
 # which is down (the mirror fails and counts an overlimit): no loop. v0
 # sends to 10.7.0.2 for its egress filter. Static neighbours: no ARP.
-ip link add m0 type veth peer name m0p
-ip link set m0 up
-ip link set m0p up
+veth m0 m0p
 ip link add md0 type veth peer name md1
-ip link add v0 type veth peer name v0p
+veth v0 v0p
 ip link set v0 mtu 65535
 ip link set v0p mtu 65535
-ip link set v0 up
-ip link set v0p up
 ip addr add 10.6.0.1/24 dev v0p
 ip addr add 10.7.0.1/24 dev v0
 for h in 2 3 4 5 9; do ip neigh add 10.6.0.$h lladdr 02:00:00:00:06:0$h dev v0p; done
@@ -91,7 +84,7 @@ note "$n_actions actions"
 
 note "configurations: snmpd and tcexporter"
 snmpd_config
-HTTP_PORT=$(free_port tcp)
+HTTP_PORT=$(free_ports 1)
 # Label values with a quote, a backslash and UTF-8; a cookie that maps only
 # one label; unmapped cookies (aabb, 0a0b) and no cookie give "".
 tcx_config "$WORK/tcx.yaml" "$HTTP_PORT" 2s "$(
@@ -120,8 +113,7 @@ JSON
 note "start snmpd, then tcexporter"
 start_snmpd
 wait_snmpd 10
-start_tcx "$WORK/tcx.yaml"
-wait_http 10
+start_tcx_http "$WORK/tcx.yaml"
 ms=$(wait_tcx_rows 15)
 note "the subagent answers through snmpd after $ms ms"
 

@@ -453,6 +453,41 @@ static void test_all_flower_is_one_terse_dump(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* `devices:` include/exclude filter the devices of `all` targets; a device
+ * named by a target of its own is collected whatever they say. */
+static void test_all_devices_filtered(void **state)
+{
+	static const char *const names[] = {"eth0", "eth1", "veth0", "bond0"};
+	struct fake k = {0};
+	struct tcx_snapshot *s;
+
+	for (uint32_t i = 0; i < 4; i++) {
+		add_link(&k, 2 + i, names[i]);
+		add_qdisc(&k, 2 + i, "clsact", 0, 0);
+		add_tp(add_unit(&k, 2 + i, TCX_PARENT_INGRESS), 0, 1, "flower", 2);
+	}
+	s = collect(&k, "devices: {include: \"^(eth|veth)\", exclude: \"^veth\"}\n"
+	                "targets: [{all: true}]\n");
+	assert_int_equal(s->n_targets, 2);
+	assert_string_equal(s->targets[0].dev, "eth0");
+	assert_string_equal(s->targets[1].dev, "eth1");
+	assert_unit_rows(s, &k.units[0], 0);
+	assert_unit_rows(s, &k.units[1], 1);
+	tcx_snapshot_unref(s);
+
+	s = collect(&k, "devices: {exclude: \"0$\"}\n"
+	                "targets: [{all: true}, {dev: veth0, parent: ingress}]\n");
+	assert_int_equal(s->n_targets, 2);
+	assert_string_equal(s->targets[0].dev, "eth1");
+	assert_string_equal(s->targets[1].dev, "veth0");
+	tcx_snapshot_unref(s);
+
+	s = collect(&k, "devices: {include: \"^bond\"}\n");
+	assert_int_equal(s->n_targets, 1);
+	assert_string_equal(s->targets[0].dev, "bond0");
+	tcx_snapshot_unref(s);
+}
+
 static void test_matchall_silent_omission_is_repaired(void **state)
 {
 	struct fake k = {0};
@@ -866,7 +901,7 @@ static void test_u32_reused_handle_merged(void **state)
 		sum += fbytes(&u->tps[0], i);
 	out = render_fmt(s, TCX_FMT_PROMETHEUS);
 	snprintf(want, sizeof(want),
-	         "\ntc_action_bytes_total{dev=\"eth0\",parent=\"ingress\",chain=\"0\","
+	         "\ntc_action_bytes_total{device=\"eth0\",parent=\"ingress\",chain=\"0\","
 	         "protocol=\"ip\",pref=\"10\",kind=\"u32\",handle=\"800::fff\",order=\"1\","
 	         "action=\"gact\",cookie=\"\"} %" PRIu64 "\n",
 	         sum);
@@ -874,7 +909,7 @@ static void test_u32_reused_handle_merged(void **state)
 		fail_msg("missing:%s", want);
 	assert_non_null(strstr(out, "\ntc_exporter_merged_rows{row=\"filter\"} 3\n"));
 	assert_non_null(strstr(out, "\ntc_exporter_merged_rows{row=\"action\"} 3\n"));
-	assert_non_null(strstr(out, "\ntc_action_packets_total{dev=\"eth0\",parent=\"ingress\","
+	assert_non_null(strstr(out, "\ntc_action_packets_total{device=\"eth0\",parent=\"ingress\","
 	                            "chain=\"0\",protocol=\"ip\",pref=\"10\",kind=\"u32\","
 	                            "handle=\"800::fff\",order=\"1\",action=\"gact\",cookie=\"\"} "
 	                            "34\n")); /* 7 + 8 + 9 + 10 */
@@ -900,6 +935,7 @@ int main(void)
 	        cmocka_unit_test(test_unmapped_policy_counts),
 	        cmocka_unit_test(test_u32_shared_tables_listed_once),
 	        cmocka_unit_test(test_u32_reused_handle_merged),
+	        cmocka_unit_test(test_all_devices_filtered),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -794,7 +794,8 @@ static void test_err_syntax(void **state)
 	expect_errors(
 	        "a: b\n c: d\n",
 	        "t.yaml:1:1: unknown key 'a' (expected one of: interval, targets, labels, "
-	        "unmapped, cookies, decoders, http, snmp)\n"
+	        "unmapped, cookies, decoders, http, snmp, devices, aggregate, families, "
+	        "max_series)\n"
 	        "t.yaml:2:3: YAML syntax error: mapping values are not allowed in this context\n");
 	/* a reader error: the position is computed from the byte offset */
 	expect_errors("interval: 1\nunmapped: \"\xff\"\n",
@@ -816,7 +817,8 @@ static void test_err_keys(void **state)
 {
 	expect_errors("interval: 15\nintervl: 15\n",
 	              "t.yaml:2:1: unknown key 'intervl' (expected one of: interval, targets, "
-	              "labels, unmapped, cookies, decoders, http, snmp)\n");
+	              "labels, unmapped, cookies, decoders, http, snmp, devices, aggregate, "
+	              "families, max_series)\n");
 	expect_errors("targets:\n  - dev: eth0\n    prent: ingress\n",
 	              "t.yaml:3:5: unknown key 'prent' in target (expected one of: all, dev, "
 	              "parent, block, netns)\n");
@@ -836,6 +838,69 @@ static void test_err_keys(void **state)
 
 /* Every value check of every section, each with its message (the handlers
  * share duration_value(), uint_value(), string_value() and keep()). */
+/* aggregate, families, max_series: what they keep, and their defaults. */
+static void test_aggregate_families(void **state)
+{
+	struct tcx_config *cfg = load_ok("aggregate: {by: [tenant, device, rule]}\n"
+	                                 "labels: [tenant, zone, rule]\n"
+	                                 "families: {hw: auto, flags: on, drops: off}\n"
+	                                 "max_series: 1000\n");
+
+	assert_int_equal(cfg->aggregate.mode, TCX_AGG_BY);
+	assert_int_equal(cfg->aggregate.builtin, 1u << TCX_BL_DEVICE);
+	assert_int_equal(cfg->aggregate.user, 1u << 0 | 1u << 2);
+	assert_int_equal(cfg->families.hw, TCX_FAM_AUTO);
+	assert_int_equal(cfg->families.flags, TCX_FAM_ON);
+	assert_int_equal(cfg->families.drops, TCX_FAM_OFF);
+	assert_int_equal(cfg->families.overlimits, TCX_FAM_DEFAULT);
+	assert_int_equal(cfg->max_series, 1000);
+	tcx_config_unref(cfg);
+
+	cfg = load_ok(
+	        "labels: [tenant, rule]\naggregate:\n  without: [handle, order, pref, rule]\n");
+	assert_int_equal(cfg->aggregate.mode, TCX_AGG_WITHOUT);
+	assert_int_equal(cfg->aggregate.builtin,
+	                 ((1u << TCX_BL__MAX) - 1) &
+	                         ~(1u << TCX_BL_HANDLE | 1u << TCX_BL_ORDER | 1u << TCX_BL_PREF));
+	assert_int_equal(cfg->aggregate.user, 1u << 0);
+	tcx_config_unref(cfg);
+
+	cfg = load_ok("interval: 5s\n");
+	assert_int_equal(cfg->aggregate.mode, TCX_AGG_NONE);
+	assert_int_equal(cfg->max_series, 0);
+	assert_int_equal(cfg->families.hw, TCX_FAM_DEFAULT);
+	tcx_config_unref(cfg);
+}
+
+static void test_err_aggregate(void **state)
+{
+	expect_errors("labels: [tenant]\naggregate: {by: [tenant, dev, rule]}\n",
+	              "t.yaml:2:26: unknown label 'dev' in aggregate (expected one of: device, "
+	              "parent, block, netns, chain, protocol, pref, kind, handle, order, action, "
+	              "cookie, or a label of 'labels')\n"
+	              "t.yaml:2:31: unknown label 'rule' in aggregate (expected one of: device, "
+	              "parent, block, netns, chain, protocol, pref, kind, handle, order, action, "
+	              "cookie, or a label of 'labels')\n");
+	expect_errors("aggregate:\n  by: [device]\n  without: [handle]\n",
+	              "t.yaml:3:3: aggregate takes one of 'by' and 'without', not both\n");
+	expect_errors("aggregate: {}\n",
+	              "t.yaml:1:12: aggregate needs 'by' or 'without' (a list of labels)\n");
+	expect_errors("aggregate: {by: device}\n", "t.yaml:1:17: 'by' must be a sequence, got a "
+	                                           "scalar\n");
+	expect_errors("aggregate: {by: [pref, pref]}\n",
+	              "t.yaml:1:24: label 'pref' given twice in aggregate\n");
+	expect_errors("aggregate: {by: [pref], sum: [x]}\n",
+	              "t.yaml:1:25: unknown key 'sum' in aggregate (expected one of: by, "
+	              "without)\n");
+	expect_errors("max_series: 0\n",
+	              "t.yaml:1:13: invalid max_series '0': must be an integer from 1 to "
+	              "4294967295\n");
+	expect_errors("families: {hw: maybe, flags: auto, drops: 1}\n",
+	              "t.yaml:1:16: invalid hw 'maybe' in families (expected auto, on or off)\n"
+	              "t.yaml:1:30: invalid flags 'auto' in families (expected on or off)\n"
+	              "t.yaml:1:43: invalid drops '1' in families (expected on or off)\n");
+}
+
 static void test_err_values(void **state)
 {
 	expect_errors(
@@ -971,8 +1036,14 @@ static void test_err_label_names(void **state)
 	expect_errors("labels: [__x]\n",
 	              "t.yaml:1:10: invalid label name '__x': must match [a-zA-Z_][a-zA-Z0-9_]* "
 	              "and not start with __\n");
-	expect_errors("labels: [tenant, dev]\n",
-	              "t.yaml:1:18: label name 'dev' clashes with a built-in label\n");
+	expect_errors("labels: [tenant, device]\n",
+	              "t.yaml:1:18: label name 'device' clashes with a built-in label\n");
+	expect_errors("labels: [tenant, job]\n",
+	              "t.yaml:1:18: label name 'job' is set by Prometheus on every series it "
+	              "scrapes (it would rename this one exported_job)\n");
+	expect_errors("labels: [instance]\n",
+	              "t.yaml:1:10: label name 'instance' is set by Prometheus on every series it "
+	              "scrapes (it would rename this one exported_instance)\n");
 	expect_errors("labels: [rule, tenant, rule]\n",
 	              "t.yaml:1:24: duplicate label name 'rule'\n");
 	expect_errors("labels: [l0, l1, l2, l3, l4, l5, l6, l7, l8, l9, l10, l11, l12, l13, l14, "
@@ -1093,6 +1164,67 @@ static void test_err_targets(void **state)
 	              "t.yaml:2:10: all: false is meaningless; remove the entry\n");
 	expect_errors("targets:\n  - all: maybe\n",
 	              "t.yaml:2:10: invalid boolean 'maybe' for 'all'\n");
+}
+
+/* netns globs: on `all` targets only; one that matches no namespace yet is a
+ * warning (kept in cfg->warnings, FILE:LINE:COL), not an error. */
+static void test_netns_glob(void **state)
+{
+	struct tcx_config *cfg =
+	        load_ok("targets:\n  - all: true\n    netns: \"tcx-no-such-ns-*\"\n"
+	                "  - {all: true, netns: \"tcx-no[0-9]?\"}\n"
+	                "  - {all: true, netns: tcx-plain}\n");
+
+	assert_int_equal(cfg->n_targets, 3);
+	assert_int_equal(cfg->targets[0].netns_glob, 1);
+	assert_int_equal(cfg->targets[1].netns_glob, 1);
+	assert_int_equal(cfg->targets[2].netns_glob, 0);
+	assert_int_equal(cfg->n_warnings, 2);
+	assert_string_equal(cfg->warnings[0], "t.yaml:3:12: netns 'tcx-no-such-ns-*' matches no "
+	                                      "namespace in /run/netns yet");
+	assert_string_equal(cfg->warnings[1], "t.yaml:4:24: netns 'tcx-no[0-9]?' matches no "
+	                                      "namespace in /run/netns yet");
+	tcx_config_unref(cfg);
+
+	expect_errors("targets:\n  - {dev: eth0, netns: \"tenant-*\"}\n",
+	              "t.yaml:2:24: netns 'tenant-*' is a glob: it needs 'all: true' (a device "
+	              "or block is named in one namespace)\n");
+	expect_errors("targets:\n  - {block: 3, netns: \"*\"}\n",
+	              "t.yaml:2:23: netns '*' is a glob: it needs 'all: true' (a device "
+	              "or block is named in one namespace)\n");
+}
+
+/* devices: include/exclude are POSIX extended regexes; a bad one is an
+ * error naming it and regerror()'s message. */
+static void test_devices(void **state)
+{
+	struct tcx_config *cfg = load_ok("devices:\n  include: \"^(eth|ens|bond)\"\n"
+	                                 "  exclude: \"^eth9$\"\n");
+
+	assert_true(tcx_config_device_wanted(cfg, "eth0"));
+	assert_true(tcx_config_device_wanted(cfg, "bond12"));
+	assert_false(tcx_config_device_wanted(cfg, "eth9"));
+	assert_false(tcx_config_device_wanted(cfg, "veth0"));
+	tcx_config_unref(cfg);
+	cfg = load_ok("devices: {exclude: veth}\n");
+	assert_true(tcx_config_device_wanted(cfg, "eth0"));
+	assert_false(tcx_config_device_wanted(cfg, "myveth1"));
+	tcx_config_unref(cfg);
+	cfg = load_ok("interval: 1s\n");
+	assert_true(tcx_config_device_wanted(cfg, "anything"));
+	tcx_config_unref(cfg);
+
+	expect_errors("devices:\n  include: \"^(eth\"\n  exclude: \"[a\"\n",
+	              "t.yaml:2:12: invalid include regex '^(eth': Unmatched ( or \\(\n"
+	              "t.yaml:3:12: invalid exclude regex '[a': Unmatched [, [^, [:, [., or [=\n");
+	expect_errors("devices:\n  exclude: \"a\\0b\"\n",
+	              "t.yaml:2:12: invalid exclude regex 'a': it holds a NUL byte\n");
+	expect_errors("devices: {include: [eth]}\n",
+	              "t.yaml:1:20: 'include' must be a scalar, got a sequence\n");
+	expect_errors("devices: {incl: eth}\n",
+	              "t.yaml:1:11: unknown key 'incl' in devices (expected one of: include, "
+	              "exclude)\n");
+	expect_errors("devices: eth\n", "t.yaml:1:10: 'devices' must be a mapping, got a scalar\n");
 }
 
 /* Every problem is reported, including the deferred cookie/decoder checks. */
@@ -1226,8 +1358,12 @@ int main(void)
 	        cmocka_unit_test(test_err_decoders),
 	        cmocka_unit_test(test_err_unmapped),
 	        cmocka_unit_test(test_err_targets),
+	        cmocka_unit_test(test_netns_glob),
+	        cmocka_unit_test(test_devices),
 	        cmocka_unit_test(test_http_section),
 	        cmocka_unit_test(test_err_all_reported),
+	        cmocka_unit_test(test_aggregate_families),
+	        cmocka_unit_test(test_err_aggregate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -110,7 +110,7 @@ static void test_variants_and_gzip(void **state)
 	 * two renders, so the texts are identical. */
 	assert_int_equal(ulen, plen);
 	assert_memory_equal(unz, plain, plen);
-	assert_non_null(strstr(plain, "tc_action_bytes_total{dev=\"e0\",parent=\"ingress\""));
+	assert_non_null(strstr(plain, "tc_action_bytes_total{device=\"e0\",parent=\"ingress\""));
 	assert_int_equal(tcx_expo_render(s, NULL, NULL, TCX_VAR_OM, &ro), 0);
 	om = ro.p;
 	olen = ro.len;
@@ -205,6 +205,17 @@ static void test_gzip_large(void **state)
 
 /* ---- the variant lifetime rule (struct tcx_expo) ---- */
 
+/* Every build of a snapshot's label text, counted (the test is linked with
+ * -Wl,--wrap=tcx_rowlabels_build). */
+static unsigned label_builds;
+struct tcx_rowlabels *__real_tcx_rowlabels_build(const struct tcx_snapshot *s);
+struct tcx_rowlabels *__wrap_tcx_rowlabels_build(const struct tcx_snapshot *s);
+struct tcx_rowlabels *__wrap_tcx_rowlabels_build(const struct tcx_snapshot *s)
+{
+	label_builds++;
+	return __real_tcx_rowlabels_build(s);
+}
+
 /* A server stand-in: its "response" is the rendered body; it counts what
  * it makes and what is freed. */
 static unsigned made[TCX_VAR__MAX], freed[TCX_VAR__MAX];
@@ -247,9 +258,12 @@ static void request(struct tcx_expo *e, enum tcx_variant v)
 	                         : v == TCX_VAR_TEXT_GZ ? TCX_VAR_TEXT
 	                                                : v;
 	const struct tcx_rowlabels *labels = e->labels;
+	unsigned builds = label_builds;
 
 	assert_int_equal(tcx_expo_response(e, v, fake_make, made, (void **)&r), 0);
-	/* the label text is made once, for every variant */
+	/* the label text is built once per exposition, for every variant: by
+	 * the first response that needs it, never again */
+	assert_int_equal(label_builds - builds, labels ? 0 : 1);
 	if (labels)
 		assert_ptr_equal(e->labels, labels);
 	assert_non_null(r);

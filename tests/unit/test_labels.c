@@ -315,8 +315,8 @@ static void test_label_names(void **state)
 	static const char *const valid[] = {"a", "_", "_x", "tenant", "Rule_2", "a__b", "A9"};
 	static const char *const invalid[] = {"", "1a", "__", "__x", "a-b", "a.b", "a b", "é"};
 	static const char *const reserved[] = {
-	        "dev",   "block",  "parent", "chain", "protocol", "pref", "kind", "handle",
-	        "order", "action", "cookie", "netns", "target",   "mode", "le",   "quantile"};
+	        "device", "block",  "parent", "chain", "protocol", "pref", "kind", "handle",
+	        "order",  "action", "cookie", "netns", "target",   "mode", "le",   "quantile"};
 	size_t i;
 
 	for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++) {

@@ -4,7 +4,7 @@
  * fails with TCX_REQUIRE_ROOT=1): a reply of several datagrams, received
  * whole; and one that the callback stops, or fails, in its first datagram,
  * after which the next dump on the same source gets its own reply, not the
- * rest of the old one. The reply is an address dump: N /32 addresses on lo,
+ * rest of the old one, from the same namespace (a named one too). The reply is an address dump: N /32 addresses on lo,
  * some 80 bytes each, several 32 KiB datagrams. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,14 +14,18 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/if_addr.h>
 #include <linux/rtnetlink.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "collectors/collect.h"
 
@@ -119,8 +123,10 @@ static int dump(void *src, struct count *c, char *err, size_t errlen)
 }
 
 /* A whole dump, then one cut short by the callback (stop: MNL_CB_STOP,
- * else MNL_CB_ERROR) in its first datagram, then whole ones again. */
-static void cut_short(int stop)
+ * else MNL_CB_ERROR) in its first datagram, then whole ones again; through a
+ * source opened in the named namespace netns (NULL: our own), which holds
+ * the addresses. */
+static void cut_short(int stop, const char *netns)
 {
 	uint64_t dropped[TCX_NLDROP__MAX] = {0};
 	struct count c = {.got = malloc(N_ADDRS)};
@@ -128,7 +134,7 @@ static void cut_short(int stop)
 	void *src;
 
 	assert_non_null(c.got);
-	src = tcx_netlink_source.open(NULL, NULL, err, sizeof(err));
+	src = tcx_netlink_source.open(NULL, netns, err, sizeof(err));
 	if (!src)
 		fail_msg("open: %s", err);
 
@@ -164,13 +170,44 @@ static void cut_short(int stop)
 static void test_stopped_reply(void **state)
 {
 	(void)state;
-	cut_short(1);
+	cut_short(1, NULL);
 }
 
 static void test_failed_reply(void **state)
 {
 	(void)state;
-	cut_short(0);
+	cut_short(0, NULL);
+}
+
+/* The same through a source in a named namespace, from another one: the
+ * socket made again after the cut is made in the named namespace too, not
+ * in ours (which has none of the addresses). The namespace holding the
+ * addresses is bind-mounted as TCX_NETNS_DIR/NETNS_NAME in a private mount
+ * namespace, over a private TCX_NETNS_DIR. */
+#define NETNS_NAME "tcx-test-nl"
+static void test_cut_reply_in_named_netns(void **state)
+{
+	const char *path = TCX_NETNS_DIR "/" NETNS_NAME;
+	int home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), fd;
+
+	(void)state;
+	assert_true(home >= 0);
+	if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
+		fail_msg("cannot make a private mount namespace: %s", strerror(errno));
+	if (mount("tcx-test-netns", access(TCX_NETNS_DIR, F_OK) == 0 ? TCX_NETNS_DIR : "/run",
+	          "tmpfs", 0, NULL) < 0)
+		fail_msg("cannot mount a private " TCX_NETNS_DIR ": %s", strerror(errno));
+	mkdir(TCX_NETNS_DIR, 0755);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	if (mount("/proc/self/ns/net", path, "none", MS_BIND, NULL) < 0)
+		fail_msg("cannot bind-mount our namespace on %s: %s", path, strerror(errno));
+	assert_int_equal(unshare(CLONE_NEWNET), 0); /* elsewhere: no addresses */
+	cut_short(1, NETNS_NAME);
+	cut_short(0, NETNS_NAME);
+	assert_int_equal(setns(home, CLONE_NEWNET), 0);
+	close(home);
 }
 
 static int setup_netns(void **state)
@@ -185,6 +222,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_stopped_reply),
 	        cmocka_unit_test(test_failed_reply),
+	        cmocka_unit_test(test_cut_reply_in_named_netns),
 	};
 	const char *req = getenv("TCX_REQUIRE_ROOT");
 

@@ -13,6 +13,7 @@
 
 #include "agent/expo.h"
 #include "agent/render.h"
+#include "collectors/agg.h"
 #include "collectors/collect.h"
 #include "collectors/tc_parse.h"
 #include "build.h"
@@ -139,32 +140,33 @@ static void test_prometheus_action_rows(void **state)
 	assert_contains(out, "# HELP tc_action_bytes_total Bytes that passed through the action "
 	                     "(software and hardware).\n"
 	                     "# TYPE tc_action_bytes_total counter\n"
-	                     "tc_action_bytes_total{dev=\"v0\",parent=\"ingress\",chain=\"0\","
+	                     "tc_action_bytes_total{device=\"v0\",parent=\"ingress\",chain=\"0\","
 	                     "protocol=\"ip\",pref=\"10\",kind=\"u32\",handle=\"800::800\","
 	                     "order=\"1\",action=\"mirred\",cookie=\"aa\",tenant=\"acme "
 	                     "\\\"east\\\"\",rule=\"a\\\\b\\nc\"} 18446744073709551615\n"
-	                     "tc_action_bytes_total{dev=\"v0\",parent=\"ingress\",chain=\"0\","
+	                     "tc_action_bytes_total{device=\"v0\",parent=\"ingress\",chain=\"0\","
 	                     "protocol=\"ip\",pref=\"10\",kind=\"u32\",handle=\"800::800\","
 	                     "order=\"2\",action=\"mirred\",cookie=\"dead\",tenant=\"\",rule=\"\"} "
 	                     "100\n"
-	                     "tc_action_bytes_total{dev=\"v0\",parent=\"ingress\",chain=\"3\","
+	                     "tc_action_bytes_total{device=\"v0\",parent=\"ingress\",chain=\"3\","
 	                     "protocol=\"all\",pref=\"20\",kind=\"flower\",handle=\"0x1\","
 	                     "order=\"1\",action=\"gact\",cookie=\"0011223344556677\","
 	                     "tenant=\"globex\",rule=\"r\u00e9gle\"} 42\n"
 	                     "# HELP tc_action_packets_total");
-	assert_contains(out, "tc_action_packets_total{dev=\"v0\",parent=\"ingress\",chain=\"0\","
+	assert_contains(out, "tc_action_packets_total{device=\"v0\",parent=\"ingress\",chain=\"0\","
 	                     "protocol=\"ip\",pref=\"10\",kind=\"u32\",handle=\"800::800\","
 	                     "order=\"1\",action=\"mirred\",cookie=\"aa\",tenant=\"acme "
 	                     "\\\"east\\\"\",rule=\"a\\\\b\\nc\"} 4294967296\n");
 	assert_contains(out, "# TYPE tc_action_drops_total counter\n"
-	                     "tc_action_drops_total{dev=\"v0\",parent=\"ingress\",chain=\"0\"");
+	                     "tc_action_drops_total{device=\"v0\",parent=\"ingress\",chain=\"0\"");
 	assert_contains(out, "cookie=\"aa\",tenant=\"acme \\\"east\\\"\",rule=\"a\\\\b\\nc\"} 3\n");
 	assert_contains(out, "cookie=\"aa\",tenant=\"acme \\\"east\\\"\",rule=\"a\\\\b\\nc\"} 4\n");
-	assert_contains(out, "# TYPE tc_action_hw_bytes_total counter\n"
-	                     "tc_action_hw_bytes_total{dev=\"v0\",parent=\"ingress\",chain=\"0\","
-	                     "protocol=\"ip\",pref=\"10\",kind=\"u32\",handle=\"800::800\","
-	                     "order=\"1\",action=\"mirred\",cookie=\"aa\",tenant=\"acme "
-	                     "\\\"east\\\"\",rule=\"a\\\\b\\nc\"} 7\n");
+	assert_contains(out,
+	                "# TYPE tc_action_hw_bytes_total counter\n"
+	                "tc_action_hw_bytes_total{device=\"v0\",parent=\"ingress\",chain=\"0\","
+	                "protocol=\"ip\",pref=\"10\",kind=\"u32\",handle=\"800::800\","
+	                "order=\"1\",action=\"mirred\",cookie=\"aa\",tenant=\"acme "
+	                "\\\"east\\\"\",rule=\"a\\\\b\\nc\"} 7\n");
 	assert_contains(out, "# TYPE tc_action_hw_packets_total counter\n");
 	free(out);
 	tcx_snapshot_unref(s);
@@ -179,21 +181,21 @@ static void test_prometheus_filters_targets_meta(void **state)
 	out = render(s, TCX_FMT_PROMETHEUS);
 
 	assert_contains(out, "# TYPE tc_filter_flags_info gauge\n"
-	                     "tc_filter_flags_info{dev=\"v0\",parent=\"ingress\",chain=\"0\","
+	                     "tc_filter_flags_info{device=\"v0\",parent=\"ingress\",chain=\"0\","
 	                     "protocol=\"ip\",pref=\"10\",kind=\"u32\",handle=\"800::800\","
 	                     "skip_hw=\"false\",skip_sw=\"false\",in_hw=\"false\","
 	                     "not_in_hw=\"true\"} 1\n"
-	                     "tc_filter_flags_info{dev=\"v0\",parent=\"ingress\",chain=\"3\","
+	                     "tc_filter_flags_info{device=\"v0\",parent=\"ingress\",chain=\"3\","
 	                     "protocol=\"all\",pref=\"20\",kind=\"flower\",handle=\"0x1\","
 	                     "skip_hw=\"false\",skip_sw=\"true\",in_hw=\"true\","
 	                     "not_in_hw=\"false\"} 1\n");
 	assert_null(strstr(out, "tc_filter_in_hw"));
-	assert_contains(out, "tc_scrape_collector_success{dev=\"v0\",parent=\"ingress\"} 1\n"
+	assert_contains(out, "tc_scrape_collector_success{device=\"v0\",parent=\"ingress\"} 1\n"
 	                     "tc_scrape_collector_success{block=\"22\",netns=\"blue\"} 0\n");
-	assert_contains(out, "tc_scrape_collector_actions{dev=\"v0\",parent=\"ingress\"} 3\n");
-	assert_contains(out, "tc_scrape_collector_dump_requests{dev=\"v0\",parent=\"ingress\","
+	assert_contains(out, "tc_scrape_collector_actions{device=\"v0\",parent=\"ingress\"} 3\n");
+	assert_contains(out, "tc_scrape_collector_dump_requests{device=\"v0\",parent=\"ingress\","
 	                     "type=\"terse\"} 1\n");
-	assert_contains(out, "tc_scrape_collector_mode_info{dev=\"v0\",parent=\"ingress\","
+	assert_contains(out, "tc_scrape_collector_mode_info{device=\"v0\",parent=\"ingress\","
 	                     "mode=\"full\"} 1\n");
 	/* The cookie "dead" is mapped by nothing. */
 	assert_contains(out, "\ntc_exporter_unmapped_cookies 1\n");
@@ -223,6 +225,125 @@ static void test_prometheus_filters_targets_meta(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* Lines of out that start with prefix. */
+static int count_lines(const char *out, const char *prefix)
+{
+	int n = 0;
+
+	for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		n += !strncmp(p, prefix, strlen(prefix));
+	return n;
+}
+
+/* With `aggregate`: one series per aggregate with the kept labels only,
+ * _created in OpenMetrics, no tc_filter_flags_info (per filter) unless asked
+ * for; JSON one object per aggregate. */
+static void test_aggregates(void **state)
+{
+	char conf[1024];
+	struct tcx_snapshot *s;
+	struct tcx_agg *a = tcx_agg_new();
+	char *out;
+
+	snprintf(conf, sizeof(conf), "%saggregate: {by: [tenant, device]}\n", yaml);
+	s = make_snapshot(conf);
+	assert_int_equal(tcx_agg_update(a, s), 0);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_contains(out, "# TYPE tc_action_bytes_total counter\n"
+	                     "tc_action_bytes_total{device=\"v0\",tenant=\"acme \\\"east\\\"\"} "
+	                     "18446744073709551615\n"
+	                     "tc_action_bytes_total{device=\"v0\",tenant=\"\"} 100\n"
+	                     "tc_action_bytes_total{device=\"v0\",tenant=\"globex\"} 42\n"
+	                     "# HELP tc_action_packets_total");
+	assert_int_equal(count_lines(out, "tc_action_"), 6 * 3);
+	assert_int_equal(count_lines(out, "tc_filter_flags_info"), 0);
+	assert_int_equal(count_lines(out, "# TYPE tc_filter_flags_info"), 0);
+	assert_contains(out, "\ntc_exporter_series_dropped 0\n");
+	free(out);
+	out = render(s, TCX_FMT_OPENMETRICS);
+	assert_contains(out,
+	                "# TYPE tc_action_bytes counter\n"
+	                "tc_action_bytes_total{device=\"v0\",tenant=\"acme \\\"east\\\"\"} "
+	                "18446744073709551615\n"
+	                "tc_action_bytes_created{device=\"v0\",tenant=\"acme \\\"east\\\"\"} ");
+	assert_int_equal(count_lines(out, "tc_action_packets_created{"), 3);
+	free(out);
+	out = render(s, TCX_FMT_JSON);
+	assert_string_equal(out,
+	                    "{\"aggregate\":{\"device\":\"v0\",\"tenant\":\"acme "
+	                    "\\\"east\\\"\"},\"bytes\":18446744073709551615,\"packets\":"
+	                    "4294967296,\"hw_bytes\":7,\"hw_packets\":1,\"drops\":3,"
+	                    "\"overlimits\":4}\n"
+	                    "{\"aggregate\":{\"device\":\"v0\",\"tenant\":\"\"},\"bytes\":100,"
+	                    "\"packets\":1,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,"
+	                    "\"overlimits\":0}\n"
+	                    "{\"aggregate\":{\"device\":\"v0\",\"tenant\":\"globex\"},\"bytes\":"
+	                    "42,\"packets\":2,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,"
+	                    "\"overlimits\":0}\n");
+	free(out);
+	tcx_snapshot_unref(s);
+
+	/* flags asked for: per filter, not aggregated */
+	snprintf(conf, sizeof(conf), "%saggregate: {by: [tenant]}\nfamilies: {flags: on}\n", yaml);
+	s = make_snapshot(conf);
+	assert_int_equal(tcx_agg_update(a, s), 0);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_int_equal(count_lines(out, "tc_filter_flags_info{device=\"v0\""), 2);
+	assert_contains(out, "tc_action_bytes_total{tenant=\"globex\"} 42\n");
+	free(out);
+	tcx_snapshot_unref(s);
+	tcx_agg_free(a);
+}
+
+/* families: hw auto follows the rows (hardware counters, or in_hw); drops
+ * and overlimits off. */
+static void test_families(void **state)
+{
+	char conf[1024];
+	struct tcx_snapshot *s;
+	char *out;
+
+	snprintf(conf, sizeof(conf), "%sfamilies: {hw: auto, drops: off, overlimits: off}\n", yaml);
+	s = make_snapshot(conf);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_int_equal(count_lines(out, "tc_action_hw_bytes_total{"), 3);
+	assert_int_equal(count_lines(out, "tc_action_drops_total"), 0);
+	assert_int_equal(count_lines(out, "# TYPE tc_action_overlimits_total"), 0);
+	free(out);
+	s->actions[0].hw_bytes = s->actions[0].hw_packets = 0;
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_int_equal(count_lines(out, "tc_action_hw_bytes_total{"), 3); /* in_hw */
+	free(out);
+	s->filters[1].flags = TCX_FLAG_SKIP_SW;
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_int_equal(count_lines(out, "tc_action_hw_"), 0);
+	assert_int_equal(count_lines(out, "# HELP tc_action_hw_"), 0);
+	assert_int_equal(count_lines(out, "tc_action_bytes_total{"), 3);
+	free(out);
+	tcx_snapshot_unref(s);
+}
+
+/* max_series: the first rows whose every series fits, then the first
+ * filters' flags, the rest counted. */
+static void test_max_series(void **state)
+{
+	char conf[1024];
+	struct tcx_snapshot *s;
+	char *out;
+
+	/* 3 rows of 6 series and 2 filters: 13 is 2 rows and 1 filter */
+	snprintf(conf, sizeof(conf), "%smax_series: 13\n", yaml);
+	s = make_snapshot(conf);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_int_equal(count_lines(out, "tc_action_"), 12);
+	assert_int_equal(count_lines(out, "tc_action_bytes_total{"), 2);
+	assert_int_equal(count_lines(out, "tc_filter_flags_info{"), 1);
+	assert_contains(out, "# TYPE tc_exporter_series_dropped gauge\n"
+	                     "tc_exporter_series_dropped 7\n");
+	free(out);
+	tcx_snapshot_unref(s);
+}
+
 static void test_openmetrics(void **state)
 {
 	struct tcx_snapshot *s = make_snapshot(yaml);
@@ -230,7 +351,7 @@ static void test_openmetrics(void **state)
 	size_t n = strlen(out);
 
 	assert_contains(out, "# TYPE tc_action_bytes counter\n"
-	                     "tc_action_bytes_total{dev=\"v0\"");
+	                     "tc_action_bytes_total{device=\"v0\"");
 	assert_contains(out, "# TYPE tc_filter_flags info\n"
 	                     "tc_filter_flags_info{");
 	assert_contains(out, "# TYPE tc_exporter_build info\n");
@@ -265,25 +386,27 @@ static void test_json_lines(void **state)
 	char *out = render(s, TCX_FMT_JSON);
 
 	assert_string_equal(
-	        out,
-	        "{\"netns\":\"\",\"dev\":\"v0\",\"block\":null,\"parent\":\"ingress\",\"chain\":0,"
-	        "\"protocol\":\"ip\",\"pref\":10,\"kind\":\"u32\",\"handle\":\"800::800\","
-	        "\"flags\":\"not_in_hw\",\"order\":1,\"action\":\"mirred\",\"index\":5,"
-	        "\"cookie\":\"aa\",\"labels\":{\"tenant\":\"acme \\\"east\\\"\","
-	        "\"rule\":\"a\\\\b\\u000ac\"},\"bytes\":18446744073709551615,"
-	        "\"packets\":4294967296,\"hw_bytes\":7,\"hw_packets\":1,\"drops\":3,"
-	        "\"overlimits\":4}\n"
-	        "{\"netns\":\"\",\"dev\":\"v0\",\"block\":null,\"parent\":\"ingress\",\"chain\":0,"
-	        "\"protocol\":\"ip\",\"pref\":10,\"kind\":\"u32\",\"handle\":\"800::800\","
-	        "\"flags\":\"not_in_hw\",\"order\":2,\"action\":\"mirred\",\"index\":null,"
-	        "\"cookie\":\"dead\",\"labels\":{\"tenant\":\"\",\"rule\":\"\"},\"bytes\":100,"
-	        "\"packets\":1,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,\"overlimits\":0}\n"
-	        "{\"netns\":\"\",\"dev\":\"v0\",\"block\":null,\"parent\":\"ingress\",\"chain\":3,"
-	        "\"protocol\":\"all\",\"pref\":20,\"kind\":\"flower\",\"handle\":\"0x1\","
-	        "\"flags\":\"skip_sw,in_hw\",\"order\":1,\"action\":\"gact\",\"index\":null,"
-	        "\"cookie\":\"0011223344556677\",\"labels\":{\"tenant\":\"globex\","
-	        "\"rule\":\"r\u00e9gle\"},\"bytes\":42,\"packets\":2,\"hw_bytes\":0,"
-	        "\"hw_packets\":0,\"drops\":0,\"overlimits\":0}\n");
+	        out, "{\"netns\":\"\",\"device\":\"v0\",\"block\":null,\"parent\":\"ingress\","
+	             "\"chain\":0,"
+	             "\"protocol\":\"ip\",\"pref\":10,\"kind\":\"u32\",\"handle\":\"800::800\","
+	             "\"flags\":\"not_in_hw\",\"order\":1,\"action\":\"mirred\",\"index\":5,"
+	             "\"cookie\":\"aa\",\"labels\":{\"tenant\":\"acme \\\"east\\\"\","
+	             "\"rule\":\"a\\\\b\\u000ac\"},\"bytes\":18446744073709551615,"
+	             "\"packets\":4294967296,\"hw_bytes\":7,\"hw_packets\":1,\"drops\":3,"
+	             "\"overlimits\":4}\n"
+	             "{\"netns\":\"\",\"device\":\"v0\",\"block\":null,\"parent\":\"ingress\","
+	             "\"chain\":0,"
+	             "\"protocol\":\"ip\",\"pref\":10,\"kind\":\"u32\",\"handle\":\"800::800\","
+	             "\"flags\":\"not_in_hw\",\"order\":2,\"action\":\"mirred\",\"index\":null,"
+	             "\"cookie\":\"dead\",\"labels\":{\"tenant\":\"\",\"rule\":\"\"},\"bytes\":100,"
+	             "\"packets\":1,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,\"overlimits\":0}\n"
+	             "{\"netns\":\"\",\"device\":\"v0\",\"block\":null,\"parent\":\"ingress\","
+	             "\"chain\":3,"
+	             "\"protocol\":\"all\",\"pref\":20,\"kind\":\"flower\",\"handle\":\"0x1\","
+	             "\"flags\":\"skip_sw,in_hw\",\"order\":1,\"action\":\"gact\",\"index\":null,"
+	             "\"cookie\":\"0011223344556677\",\"labels\":{\"tenant\":\"globex\","
+	             "\"rule\":\"r\u00e9gle\"},\"bytes\":42,\"packets\":2,\"hw_bytes\":0,"
+	             "\"hw_packets\":0,\"drops\":0,\"overlimits\":0}\n");
 	free(out);
 	tcx_snapshot_unref(s);
 }
@@ -357,7 +480,7 @@ static void test_many_rows(void **state)
 			snprintf(cookie + 2 * k, 3, "%02x", i & 0xff);
 		tcx_format_handle("u32", 0x80000800 + i, handle, sizeof(handle));
 		snprintf(want, sizeof(want),
-		         "tc_action_bytes_total{dev=\"v0\",parent=\"ingress\",chain=\"0\","
+		         "tc_action_bytes_total{device=\"v0\",parent=\"ingress\",chain=\"0\","
 		         "protocol=\"ip\",pref=\"30\",kind=\"u32\",handle=\"%s\","
 		         "order=\"2\",action=\"police\",cookie=\"%s\",tenant=\"\",rule=\"\"} "
 		         "%u\n",
@@ -461,7 +584,7 @@ static void test_empty_kind(void **state)
 	for (size_t i = 0; i < s->n_actions; i++)
 		s->actions[i].kind = s->filters[0].kind;
 	out = render(s, TCX_FMT_PROMETHEUS);
-	assert_contains(out, "tc_action_bytes_total{dev=\"v0\",parent=\"ingress\",chain=\"0\","
+	assert_contains(out, "tc_action_bytes_total{device=\"v0\",parent=\"ingress\",chain=\"0\","
 	                     "protocol=\"ip\",pref=\"10\",kind=\"\",handle=\"0x80000800\","
 	                     "order=\"1\",action=\"\",cookie=\"aa\"} 18446744073709551615\n");
 	free(out);
@@ -650,12 +773,14 @@ static void test_render_not_utf8(void **state)
 		}
 		if (fmt == TCX_FMT_JSON) {
 			assert_contains(
-			        out, "{\"netns\":\"n\\\\xfe\",\"dev\":\"q\\\"b\\\\\\\\x\\\\xff\"");
+			        out,
+			        "{\"netns\":\"n\\\\xfe\",\"device\":\"q\\\"b\\\\\\\\x\\\\xff\"");
 			assert_contains(out, "\"action\":\"mi\\\\xc3rred\"");
 		} else {
 			assert_contains(
-			        out, "tc_scrape_collector_success{dev=\"q\\\"b\\\\\\\\x\\\\xff\","
-			             "parent=\"ingress\",netns=\"n\\\\xfe\"} 1\n");
+			        out,
+			        "tc_scrape_collector_success{device=\"q\\\"b\\\\\\\\x\\\\xff\","
+			        "parent=\"ingress\",netns=\"n\\\\xfe\"} 1\n");
 			assert_contains(out, ",action=\"mi\\\\xc3rred\",cookie=\"aa\"");
 		}
 		free(out);
@@ -805,6 +930,9 @@ int main(void)
 	        cmocka_unit_test(test_merge_same_identity),
 	        cmocka_unit_test(test_fmt_double),
 	        cmocka_unit_test(test_timestamps_in_full),
+	        cmocka_unit_test(test_aggregates),
+	        cmocka_unit_test(test_families),
+	        cmocka_unit_test(test_max_series),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -50,7 +50,7 @@ timeout_s=${TCX_VM_TIMEOUT:-1500}
 require_cmd awk
 find_python
 vm_require_tools
-vm_find_kernel
+vm_find_kernel "" # no series: TCX_VM_KERNEL, else the newest kernel
 [ -x /sbin/tc ] || skip "/sbin/tc is not installed (iproute2)"
 
 make_workdir
@@ -67,7 +67,7 @@ vm_add_bin "$root" "$floor" /tcx/mnl_floor
 # The filters, one batch file per size: distinct destination addresses,
 # distinct 16-byte cookies.
 for n in $sizes; do
-	awk -v n="$n" -v dev="b$n" 'BEGIN {
+	awk -v n="$n" -v device="b$n" 'BEGIN {
 		for (i = 1; i <= n; i++)
 			printf "filter add dev %s ingress pref 1 protocol ip handle %d flower " \
 				"dst_ip 10.%d.%d.%d action gact pass cookie %08x%08x%08x%08x\n",
@@ -173,9 +173,9 @@ for n in $sizes; do
 	[ "$tmsgs" = $((n + 1)) ] || { echo "N=$n: mnl_floor --terse saw $tmsgs messages" >&2; bad=1; }
 	[ "$fmsgs" = $((n + 1)) ] || { echo "N=$n: mnl_floor saw $fmsgs messages" >&2; bad=1; }
 	[ "$br" = "$n" ] || { echo "N=$n: tc -br listed $br filters" >&2; bad=1; }
-	grep -qxF "tc_scrape_collector_mode_info{dev=\"b$n\",parent=\"ingress\",mode=\"terse\"} 1" \
+	grep -qxF "tc_scrape_collector_mode_info{device=\"b$n\",parent=\"ingress\",mode=\"terse\"} 1" \
 		"$share/prom-$n" || { echo "N=$n: the exporter did not use terse mode" >&2; bad=1; }
-	grep -qxF "tc_scrape_collector_dump_requests{dev=\"b$n\",parent=\"ingress\",type=\"full\"} 0" \
+	grep -qxF "tc_scrape_collector_dump_requests{device=\"b$n\",parent=\"ingress\",type=\"full\"} 0" \
 		"$share/prom-$n" || { echo "N=$n: the exporter made full dumps" >&2; bad=1; }
 done
 [ "$bad" = 0 ] || fail "sanity checks failed: the timings would compare different work"

@@ -6,7 +6,7 @@
 # Source it after tests/lib/common.sh from a script that runs under
 # `set -euo pipefail`:
 #
-#   vm_find_kernel                  sets VM_KERNEL, VM_KVER, VM_MODDIR (or skips)
+#   vm_find_kernel [SERIES]         sets VM_KERNEL, VM_KVER, VM_MODDIR (or skips)
 #   vm_init_root DIR                a busybox root with /init in DIR
 #   vm_add_bin DIR FILE [DEST]      a binary and the shared libraries it needs
 #   vm_add_file DIR FILE DEST       a plain file
@@ -25,18 +25,22 @@
 # Modules /init always loads: virtio PCI and 9p for the result share.
 VM_BASE_MODULES=(virtio_pci 9pnet_virtio 9p)
 
-# vm_find_kernel: the newest /boot/vmlinuz-* (as from linux-image-amd64) that
-# has its modules in /lib/modules, or TCX_VM_KERNEL (a vmlinuz path whose
-# version is the part after "vmlinuz-").
+# vm_find_kernel [SERIES]: the newest /boot/vmlinuz-* (as from
+# linux-image-amd64) that has its modules in /lib/modules; with SERIES (6.1,
+# 6.12, ...), the newest of that series (vmlinuz-SERIES.*); without SERIES,
+# TCX_VM_KERNEL when set (a vmlinuz path whose version is the part after
+# "vmlinuz-"). Skips when there is none.
 vm_find_kernel() {
-	local k v cands=()
-	if [ -n "${TCX_VM_KERNEL:-}" ]; then
+	local series=${1:-} k v cands=() hint
+	if [ -z "$series" ] && [ -n "${TCX_VM_KERNEL:-}" ]; then
 		cands=("$TCX_VM_KERNEL")
+		hint="TCX_VM_KERNEL: a readable vmlinuz-VERSION with /lib/modules/VERSION/modules.dep"
 	else
+		hint="install $(vm_package "$series")"
 		shopt -s nullglob
-		cands=(/boot/vmlinuz-*)
+		cands=(/boot/vmlinuz-"${series:+$series.}"*)
 		shopt -u nullglob
-		[ "${#cands[@]}" -gt 0 ] || skip "no kernel image /boot/vmlinuz-* (install linux-image-amd64)"
+		[ "${#cands[@]}" -gt 0 ] || skip "no kernel image /boot/vmlinuz-${series:+$series.}* ($hint)"
 		mapfile -t cands < <(printf '%s\n' "${cands[@]}" | sort -r -V)
 	fi
 	VM_KERNEL=
@@ -49,9 +53,17 @@ vm_find_kernel() {
 			break
 		fi
 	done
-	[ -n "$VM_KERNEL" ] ||
-		skip "no readable kernel image with modules among: ${cands[*]} (install linux-image-amd64)"
+	[ -n "$VM_KERNEL" ] || skip "no readable kernel image with modules among: ${cands[*]} ($hint)"
 	export VM_KERNEL VM_KVER VM_MODDIR
+}
+
+# vm_package [SERIES]: the Debian 12 package that installs the newest kernel
+# of SERIES (packaging/test-deps.txt lists them).
+vm_package() {
+	case "${1:-}" in
+	"" | 6.1) echo linux-image-amd64 ;;
+	*) echo "linux-image-$1-amd64" ;;
+	esac
 }
 
 # vm_require_tools: skip unless qemu, a static busybox and cpio are there.

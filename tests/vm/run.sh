@@ -1,29 +1,35 @@
 #!/bin/bash
-# Real-kernel test: boots Debian's own kernel (linux-image-amd64, 6.1 on
-# Debian 12) under QEMU with an initramfs built here from this machine's
-# files, runs the cases of tests/vm/cases.sh inside it (flower, matchall, u32,
-# every action kind, chains, shared blocks, traffic, replace, delete), and
-# compares on the host, row by row and counter by counter, every
-# `tcexporter --once` output (JSON and Prometheus) with the `tc -s -j filter
-# show` output captured in the VM right before and right after it
-# (tests/integration/compare_tc.py --tc-json; the two tc captures must be
-# identical, so nothing moved meanwhile). It also checks the collector's meta
-# series: flower alone is dumped terse, flower + matchall is terse plus a
-# full re-dump of each matchall pref ("terse+repair": a terse dump silently
-# skips matchall filters on 6.1), and a u32 pref aborts the terse dump, which
-# is then redone in full.
+# Real-kernel test: boots Debian's own kernel under QEMU with an initramfs
+# built here from this machine's files, runs the cases of tests/vm/cases.sh
+# inside it (flower, matchall, u32, every action kind, chains, shared
+# blocks, traffic, replace, delete), and compares on the host, row by row
+# and counter by counter, every `tcexporter --once` output (JSON and
+# Prometheus) with the `tc -s -j filter show` output captured in the VM right
+# before and right after it (tests/integration/compare_tc.py --tc-json; the
+# two tc captures must be identical, so nothing moved meanwhile). It also
+# checks the collector's meta series: flower alone is dumped terse, flower +
+# matchall is terse plus a full re-dump of each matchall pref
+# ("terse+repair": a terse dump silently skips matchall filters on 6.1 and
+# 6.12), and a u32 pref aborts the terse dump, which is then redone in full.
 #
 # One boot runs every case (about 10 s of boot under TCG, the rest is tc
 # and tcexporter under emulation). Results come back through a 9p share;
 # the serial console carries markers (TCXVM-*, see lib.sh) and the payload's
-# status. A VM that does not boot, hangs (TCX_VM_TIMEOUT, default 240 s) or
-# loses a marker fails the test.
+# status. A VM that does not boot, hangs (TCX_VM_TIMEOUT, default 480 s:
+# one run takes 90 to 150 s on a loaded 2-core machine, and `make -j2 check`
+# may run the two kernels' tests at once) or loses a marker fails the test.
+#
+#   tests/vm/run.sh [SERIES]
+# boots the newest installed kernel of SERIES (6.1: linux-image-amd64 on
+# Debian 12; 6.12: linux-image-6.12-amd64), as tests/vm/linux-SERIES.sh do
+# for `make check`; without SERIES, TCX_VM_KERNEL or else the newest
+# /boot/vmlinuz-* with modules.
 #
 # Environment: TCX_BIN (tcexporter to test), TCX_SRCDIR; TCX_VM_KERNEL (a
-# vmlinuz, default: the newest /boot/vmlinuz-* with modules), TCX_VM_TIMEOUT,
-# TCX_KEEP_WORK=1 (keep the work directory: initramfs, console log, outputs).
-# Exit: 0 pass, 1 fail, 77 skip (no qemu, busybox-static or kernel image;
-# with TCX_REQUIRE_ROOT=1 that is a failure).
+# vmlinuz, used without SERIES), TCX_VM_TIMEOUT, TCX_KEEP_WORK=1 (keep the
+# work directory: initramfs, console log, outputs).
+# Exit: 0 pass, 1 fail, 77 skip (no qemu, busybox-static or kernel image of
+# SERIES; with TCX_REQUIRE_ROOT=1 that is a failure).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
@@ -37,11 +43,11 @@ compare=$here/../integration/compare_tc.py
 [ -f "$compare" ] || fail "$compare not found"
 [ -f "$here/cases.sh" ] || fail "$here/cases.sh not found"
 vm_require_tools
-vm_find_kernel
+vm_find_kernel "${1:-}"
 for b in /sbin/tc /sbin/ip; do
 	[ -x "$b" ] || skip "$b is not installed (iproute2)"
 done
-timeout_s=${TCX_VM_TIMEOUT:-240}
+timeout_s=${TCX_VM_TIMEOUT:-480}
 start=$(date +%s%N)
 
 make_workdir
@@ -189,7 +195,7 @@ compare_run() {
 		t=${spec%%:*}
 		case "$t" in
 		block-*) sel="block=\"${t#block-}\"" ;;
-		*) sel="dev=\"${t%-*}\",parent=\"${t##*-}\"" ;;
+		*) sel="device=\"${t%-*}\",parent=\"${t##*-}\"" ;;
 		esac
 		IFS=: read -r _ mode terse full <<<"$spec"
 		meta "$c" "$run" "$sel" "$mode" "$terse" "$full"
@@ -214,7 +220,7 @@ lines() {
 }
 
 # meta CASE RUN SEL MODE TERSE FULL: the collector's mode and dump counts of
-# one target (SEL: its labels, as dev="d1",parent="ingress").
+# one target (SEL: its labels, as device="d1",parent="ingress").
 meta() {
 	local c=$1 run=$2 sel=$3
 	check "$c/$run: {$sel} mode $4, $5 terse + $6 full dumps" lines "$c" "$run" \
@@ -252,10 +258,10 @@ compare_run c2_mixed r v2a-ingress:full:1:1 v2a-egress:terse+repair:1:2 -- \
 note "3. several actions per filter, filters without actions"
 compare_run c3_multi r d3-egress:terse:1:0 d3-ingress:full:1:1 -- --min-distinct-bytes 3
 check "c3_multi/r: the action-less filters are counted" lines c3_multi r \
-	'tc_scrape_collector_filters{dev="d3",parent="egress"} 4' \
-	'tc_scrape_collector_actions{dev="d3",parent="egress"} 7' \
-	'tc_scrape_collector_filters{dev="d3",parent="ingress"} 3' \
-	'tc_scrape_collector_actions{dev="d3",parent="ingress"} 2'
+	'tc_scrape_collector_filters{device="d3",parent="egress"} 4' \
+	'tc_scrape_collector_actions{device="d3",parent="egress"} 7' \
+	'tc_scrape_collector_filters{device="d3",parent="ingress"} 3' \
+	'tc_scrape_collector_actions{device="d3",parent="ingress"} 2'
 
 note "4. chains and goto chain"
 compare_run c4_chains r d4-egress:terse+repair:1:1 -- --min-distinct-bytes 3 \
@@ -271,7 +277,7 @@ only_blocks() {
 		echo "$n targets, want 2 (block 55 and block 56 only)"
 		return 1
 	}
-	! grep -E '^tc_action_[a-z_]+\{[^}]*dev=' "$f" || {
+	! grep -E '^tc_action_[a-z_]+\{([^}]*,)?device=' "$f" || {
 		echo "action rows labelled by device"
 		return 1
 	}
@@ -321,8 +327,8 @@ gone() {
 			return 1
 		}
 	done
-	lines c8_delete r2 'tc_scrape_collector_success{dev="d8a",parent="egress"} 0' \
-		'tc_scrape_collector_success{dev="d8b",parent="egress"} 1'
+	lines c8_delete r2 'tc_scrape_collector_success{device="d8a",parent="egress"} 0' \
+		'tc_scrape_collector_success{device="d8b",parent="egress"} 1'
 }
 check "c8_delete/r2: d8a reported failed and named, d8b collected" gone
 
@@ -338,10 +344,10 @@ def by_index(pairs):  # null (None) first
 u32 = by_index((r["index"], r["action"]) for r in rows if r["kind"] == "u32")
 if [i for i, _ in u32] != list(range(100, 120)) or len({a for _, a in u32}) != 19:
     bad.append("u32 rows (index, action): %r, want indices 100..119 on 19 kinds" % u32)
-terse = [r["index"] for r in rows if r["dev"] == "d9f"]
+terse = [r["index"] for r in rows if r["device"] == "d9f"]
 if len(terse) != 16 or any(i is not None for i in terse):
     bad.append("d9f's flower rows (terse): indices %r, want 16 nulls" % terse)
-full = by_index((r["index"], r["action"]) for r in rows if r["dev"] == "d9s" and r["kind"] == "flower")
+full = by_index((r["index"], r["action"]) for r in rows if r["device"] == "d9s" and r["kind"] == "flower")
 if full != [(216, "nat"), (217, "gate"), (218, "simple"), (219, "skbmod")]:
     bad.append("d9s's flower rows (full dump): %r, want indices 216..219" % full)
 print("\n".join(bad))
@@ -349,7 +355,7 @@ sys.exit(1 if bad else 0)
 PY
 }
 check "c9_actions: the indices given, from full dumps (19 kinds), none from a terse one" indices
-meta c9_actions s 'dev="d9s",parent="egress"' full 1 1
+meta c9_actions s 'device="d9s",parent="egress"' full 1 1
 
 end=$(date +%s%N)
 echo "kernel $VM_KVER: ${#cases[@]} cases, $n_checks checks, ${#failed[@]} failed," \

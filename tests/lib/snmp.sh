@@ -1,8 +1,7 @@
 # Helpers of the SNMP integration tests (tests/snmp/*.sh), on top of
-# tests/lib/common.sh. Source it after common.sh:
+# tests/lib/daemon.sh (and common.sh), which it sources:
 #
-#   . "$here/../lib/common.sh"
-#   . "$here/lib.sh"
+#   . "$here/../lib/snmp.sh"
 #
 # Every test runs its body in a private network namespace (unshare -n): the
 # veth pairs and filters, snmpd's UDP port on 127.0.0.1 and the daemon's
@@ -13,12 +12,16 @@
 # directory so that no system configuration is read. net-snmp's command-line
 # tools and tcexporter get persistent directories of their own as well.
 #
-# Every process started with bg_start (snmpd, tcexporter, helpers) is killed
-# when the test exits, whatever the reason (SIGTERM, then SIGKILL after 5 s).
+# snmpd and tcexporter are started with bg_start (daemon.sh): stopped when
+# the test exits, whatever the reason.
 # shellcheck shell=bash
+# shellcheck disable=SC2153 # TCX_PID is set by start_tcx (daemon.sh)
+# shellcheck disable=SC2034 # the OIDs are for the scripts that source this file
+
+# shellcheck source=daemon.sh
+. "$(dirname "${BASH_SOURCE[0]}")/daemon.sh"
 
 # The tcexporter subtree (TCEXPORTER-MIB, agent/mib.h).
-# shellcheck disable=SC2034 # used by the scripts that source this file
 readonly TCX_OID=.1.3.6.1.4.1.8072.9999.9999.4242
 readonly TCX_SCALARS=$TCX_OID.1.1
 readonly TCX_ACTION_ENTRY=$TCX_OID.1.2.1
@@ -28,104 +31,31 @@ readonly OID_LAST_CHANGE=$TCX_SCALARS.2.0
 readonly OID_LAST_COLLECTION=$TCX_SCALARS.3.0
 readonly OID_SYSUPTIME=.1.3.6.1.2.1.1.3.0
 
-SNMPT_PIDS=()
-
 # snmp_prereqs: the checks that decide on a skip, before entering the
 # namespace: root, unshare -n, the tools, python3, and a tcexporter built
-# with the AgentX subagent (HAVE_SNMP in the build's config.h, else the
+# with the AgentX subagent (HAVE_SNMP in the build's build.h, else the
 # executable's libraries).
 snmp_prereqs() {
-	require_bin
-	require_root -n
-	require_cmd ip tc curl snmpd snmpget snmpbulkwalk snmpwalk sysctl
-	find_python
-	if [ -n "${TCX_BUILDDIR:-}" ] && [ -f "$TCX_BUILDDIR/config.h" ]; then
-		grep -q '^#define HAVE_SNMP 1' "$TCX_BUILDDIR/config.h" ||
+	daemon_prereqs tc snmpd snmpget snmpbulkwalk snmpwalk sysctl
+	if [ -n "${TCX_BUILDDIR:-}" ] && [ -f "$TCX_BUILDDIR/build.h" ]; then
+		grep -q '^#define HAVE_SNMP 1' "$TCX_BUILDDIR/build.h" ||
 			skip "tcexporter was built without the AgentX subagent (configure --with-snmp)"
 	elif ! grep -q netsnmpagent <<<"$(ldd "$TCX_BIN" 2>/dev/null)"; then
 		skip "$TCX_BIN is not linked with net-snmp's agent library"
 	fi
 }
 
-
-# snmpt_setup: inside the namespace: loopback up, no IPv6 noise, the work
-# directory, the exit trap, private directories for net-snmp's tools.
-snmpt_setup() {
-	ip link set lo up
-	sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 \
-		2>/dev/null || true
-	make_workdir
-	trap '_snmpt_exit' EXIT
-	trap 'exit 143' TERM
-	trap 'exit 130' INT
-	trap 'exit 129' HUP
+# snmp_setup: inside the namespace: daemon_setup, private directories for
+# net-snmp's tools, and tcexporter started by start_tcx with its own
+# persistent directory for net-snmp.
+snmp_setup() {
+	daemon_setup
 	mkdir -p "$WORK/tools/persist" "$WORK/tools/conf" "$WORK/tcx-persist"
 	# The tools (snmpget, snmpbulkwalk): numeric OIDs, no MIB files, no
 	# system configuration, no state written outside $WORK.
 	export MIBS='' MIBDIRS='' SNMPCONFPATH="$WORK/tools/conf"
 	export SNMP_PERSISTENT_DIR="$WORK/tools/persist"
-	T_START=$(date +%s%N)
-}
-
-_snmpt_exit() {
-	local rc=$? p
-	trap - EXIT TERM INT HUP
-	for p in "${SNMPT_PIDS[@]}"; do
-		kill -TERM "$p" 2>/dev/null || true
-	done
-	for p in "${SNMPT_PIDS[@]}"; do
-		wait_gone "$p" 5 || kill -KILL "$p" 2>/dev/null || true
-	done
-	if [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ -n "${WORK:-}" ]; then
-		for p in "$WORK"/*.err "$WORK"/snmpd*.out; do
-			[ -s "$p" ] || continue
-			echo "--- $p (last 30 lines)" >&2
-			tail -n 30 "$p" >&2
-		done
-	fi
-	# (Not `(exit $rc); _tcx_cleanup`: under set -e the subshell's failure
-	# would end the trap before the work directory is removed.)
-	if [ "${TCX_KEEP_WORK:-0}" = 1 ]; then
-		echo "(kept work directory $WORK)" >&2
-	else
-		rm -rf "$WORK"
-	fi
-	exit "$rc"
-}
-
-# elapsed_ms: milliseconds since snmpt_setup.
-elapsed_ms() {
-	echo $((($(date +%s%N) - T_START) / 1000000))
-}
-
-# bg_start NAME CMD...: starts CMD in the background, stdout and stderr in
-# $WORK/NAME.out and $WORK/NAME.err (appended: a restarted snmpd keeps its
-# earlier log); sets BG_PID. Killed at exit.
-bg_start() {
-	local name=$1
-	shift
-	"$@" >>"$WORK/$name.out" 2>>"$WORK/$name.err" &
-	BG_PID=$!
-	SNMPT_PIDS+=("$BG_PID")
-}
-
-
-
-# alive PID NAME: fails the test when PID has died.
-alive() {
-	if ! kill -0 "$1" 2>/dev/null || [ "$(proc_state "$1")" = Z ]; then
-		fail "$2 (pid $1) died; its stderr: $(tail -n 20 "$WORK/$2.err" 2>/dev/null)"
-	fi
-}
-
-# free_port tcp|udp: a free port on 127.0.0.1 (picked by the kernel).
-free_port() {
-	"$PYTHON" - "$1" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if sys.argv[1] == "tcp" else socket.SOCK_DGRAM)
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])
-PY
+	TCX_WRAP=(env SNMP_PERSISTENT_DIR="$WORK/tcx-persist" SNMPCONFPATH="$WORK/tcx-persist")
 }
 
 # ---- snmpd -----------------------------------------------------------------------------
@@ -134,7 +64,7 @@ PY
 # port, master agentx on a private socket); sets SNMPD_PORT, AGENTX_SOCK,
 # SNMPD_AGENT (the address for the tools).
 snmpd_config() {
-	SNMPD_PORT=$(free_port udp)
+	SNMPD_PORT=$(free_ports 1 udp)
 	AGENTX_SOCK=$WORK/snmpd/agentx.sock
 	SNMPD_AGENT=127.0.0.1:$SNMPD_PORT
 	mkdir -p "$WORK/snmpd/persist" "$WORK/snmpd/conf"
@@ -167,8 +97,8 @@ stop_snmpd() {
 	} 2>/dev/null
 }
 
-# snmp_q ARGS...: a quick SNMP request to our snmpd (v2c, 0.3 s timeout, no
-# retry): snmpget/snmpbulkwalk/... with the common options.
+# sget ARGS...: a quick snmpget from our snmpd (v2c, 0.3 s timeout, no
+# retry, numeric OIDs, octet strings in hex).
 sget() {
 	snmpget -v2c -c public -On -Ox -t 0.3 -r 0 "$SNMPD_AGENT" "$@"
 }
@@ -252,14 +182,6 @@ walk() {
 
 # ---- tcexporter ------------------------------------------------------------------------
 
-# start_tcx CONFIG: starts the daemon with its own persistent directory for
-# net-snmp; sets TCX_PID.
-start_tcx() {
-	bg_start tcx env SNMP_PERSISTENT_DIR="$WORK/tcx-persist" SNMPCONFPATH="$WORK/tcx-persist" \
-		"$TCX_BIN" --config "$1"
-	TCX_PID=$BG_PID
-}
-
 # tcx_config FILE HTTP_PORT PING_INTERVAL BODY: BODY (targets, labels,
 # cookies) plus interval 1s, the http and snmp sections.
 tcx_config() {
@@ -274,91 +196,42 @@ tcx_config() {
 		fail "tcexporter --check-config $1: $(cat "$WORK/check-config.log")"
 }
 
-# metrics FILE: the daemon's /metrics in the text format.
-metrics() {
-	local code
-	code=$(curl -s -o "$1" -w '%{http_code}' --max-time 5 \
-		-H 'Accept: text/plain;version=0.0.4' "http://127.0.0.1:$HTTP_PORT/metrics" ||
-		true)
-	[ "$code" = 200 ] || fail "GET /metrics answered '$code', expected 200"
+# start_tcx_http CONFIG: start_tcx tcx CONFIG, then waits until /metrics on
+# HTTP_PORT answers 200.
+start_tcx_http() {
+	start_tcx tcx "$1"
+	wait_http 200 10 "http://127.0.0.1:$HTTP_PORT/metrics"
 }
 
-# wait_http SECONDS: polls /metrics until it answers 200.
-wait_http() {
-	local deadline=$((SECONDS + $1)) code
-	while :; do
-		code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 \
-			"http://127.0.0.1:$HTTP_PORT/metrics" 2>/dev/null || true)
-		[ "$code" = 200 ] && return 0
-		alive "$TCX_PID" tcx
-		[ "$SECONDS" -lt "$deadline" ] || fail "/metrics did not answer within $1 s (last: $code)"
-		sleep 0.05
-	done
+# metrics FILE: the daemon's /metrics in the text format.
+metrics() {
+	scrape "$1" "http://127.0.0.1:$HTTP_PORT/metrics" -H 'Accept: text/plain;version=0.0.4'
+}
+
+# no_snmp_state: tcexporter wrote nothing into its net-snmp persistent
+# directory.
+no_snmp_state() {
+	local f
+	f=$(find "$WORK/tcx-persist" -type f | head -n 5)
+	[ -z "$f" ] || fail "tcexporter wrote net-snmp persistent state: $f"
 }
 
 # tcx_checks: the daemon is alive, reported no sanitizer error, and wrote no
-# state into its net-snmp persistent directory.
+# net-snmp state.
 tcx_checks() {
-	local f
 	alive "$TCX_PID" tcx
-	if has_sanitizer_report "$WORK/tcx.err"; then
-		fail "sanitizer report in tcexporter's log (see below)"
-	fi
-	f=$(find "$WORK/tcx-persist" -type f | head -n 5)
-	[ -z "$f" ] || fail "tcexporter wrote net-snmp persistent state: $f"
+	sanitizer_check tcx
+	no_snmp_state
 }
 
-# stop_tcx_clean: SIGTERM; the daemon must exit 0 within 10 s, and must not
-# have written net-snmp state. Sets STOP_MS.
+# stop_tcx_clean: stop_tcx (SIGTERM: exit 0 within 10 s, sets STOP_MS), and
+# no net-snmp state written at exit either.
 stop_tcx_clean() {
-	local rc=0 f t0 deadline
-	t0=$(date +%s%N)
-	deadline=$((SECONDS + 10))
-	kill -TERM "$TCX_PID"
-	# Until it is a zombie (or gone): then `wait` returns its status at once.
-	while kill -0 "$TCX_PID" 2>/dev/null && [ "$(proc_state "$TCX_PID")" != Z ]; do
-		if [ "$SECONDS" -ge "$deadline" ]; then
-			kill -KILL "$TCX_PID" 2>/dev/null || true
-			fail "tcexporter still ran 10 s after SIGTERM"
-		fi
-		sleep 0.02
-	done
-	wait "$TCX_PID" || rc=$?
-	# shellcheck disable=SC2034 # for the caller
-	STOP_MS=$((($(date +%s%N) - t0) / 1000000))
-	[ "$rc" = 0 ] || fail "tcexporter exited with status $rc after SIGTERM, expected 0"
-	if has_sanitizer_report "$WORK/tcx.err"; then
-		fail "sanitizer report in tcexporter's log"
-	fi
-	f=$(find "$WORK/tcx-persist" -type f | head -n 5)
-	[ -z "$f" ] || fail "tcexporter wrote net-snmp persistent state: $f"
+	stop_tcx "$TCX_PID" tcx 10
+	no_snmp_state
 }
 
 # ---- traffic ---------------------------------------------------------------------------
-
-# write_sender: $WORK/send.py DST COUNT SIZE [DST COUNT SIZE]...: UDP
-# datagrams of SIZE bytes to port 9.
-write_sender() {
-	cat >"$WORK/send.py" <<'PY'
-import errno, socket, sys
-a = sys.argv[1:]
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
-for i in range(0, len(a), 3):
-    dst, count, size = a[i], int(a[i + 1]), int(a[i + 2])
-    buf = b"x" * size
-    for _ in range(count):
-        try:
-            s.sendto(buf, (dst, 9))
-        except OSError as e:  # a full queue or a redirect to a down device
-            if e.errno != errno.ENOBUFS:
-                raise
-PY
-}
-
-traffic() {
-	"$PYTHON" "$WORK/send.py" "$@" || fail "sending traffic failed"
-}
 
 # stable_tc DEV PARENT FILE: waits until the counters of `tc -s -j filter
 # show dev DEV PARENT` stand still (veth receive runs in softirq context),
@@ -382,8 +255,7 @@ same_tc_counters() {
 	[ "$(snmpcmp tc-counters "$1")" = "$(snmpcmp tc-counters "$2")" ]
 }
 
-# snmpcmp ARGS...: tests/snmp/snmpcmp.py (parses walks, /metrics, tc JSON);
-# $here is the directory of the sourcing script (tests/snmp).
+# snmpcmp ARGS...: tests/snmp/snmpcmp.py (parses walks, /metrics, tc JSON).
 snmpcmp() {
-	"$PYTHON" "${here:?}/snmpcmp.py" "$@"
+	"$PYTHON" "$TCX_TESTLIB/../snmp/snmpcmp.py" "$@"
 }

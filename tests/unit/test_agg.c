@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The aggregation state (collectors/agg.c): hand-built snapshots, pass after
+ * pass, and the aggregates they leave. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectors/agg.h"
+#include "collectors/snapshot.h"
+
+static void config_err(void *arg, const char *msg)
+{
+	fail_msg("config error: %s", msg);
+}
+
+static struct tcx_config *config(const char *yaml)
+{
+	struct tcx_config *cfg =
+	        tcx_config_load_buffer("a.yaml", yaml, strlen(yaml), config_err, NULL);
+
+	assert_non_null(cfg);
+	return cfg;
+}
+
+/* 01 and 02 are rule r1 of tenant a, 03 rule r2 of tenant b. */
+static const char *yaml_by = "labels: [tenant, rule]\n"
+                             "aggregate: {by: [tenant, rule]}\n"
+                             "cookies:\n"
+                             "  \"01\": [a, r1]\n"
+                             "  \"02\": [a, r1]\n"
+                             "  \"03\": [b, r2]\n";
+
+/* A filter of device v0 (ingress) with one gact action. */
+struct row {
+	uint16_t pref;
+	uint8_t cookie;
+	uint64_t bytes;
+	uint32_t drops;
+	uint32_t index; /* the action's index, 0: none (a terse dump) */
+};
+
+static struct tcx_snapshot *snap(struct tcx_config *cfg, const struct row *rows, size_t n)
+{
+	struct tcx_snapshot *s = tcx_snapshot_new(cfg);
+	struct tcx_target *t = tcx_snapshot_add_target(s);
+
+	assert_non_null(t);
+	snprintf(t->dev, sizeof(t->dev), "v0");
+	snprintf(t->parent_name, sizeof(t->parent_name), "ingress");
+	t->ok = 1;
+	for (size_t i = 0; i < n; i++) {
+		struct tcx_filter *f = tcx_snapshot_add_filter(s);
+		struct tcx_action *a;
+
+		assert_non_null(f);
+		f->pref = rows[i].pref;
+		f->protocol = 0x0800;
+		f->handle = 0x80000800;
+		f->kind = (uint8_t)tcx_snapshot_kind(s, "u32");
+		f->n_actions = 1;
+		f->first_action = (uint32_t)i;
+		a = tcx_snapshot_add_action(s);
+		assert_non_null(a);
+		a->filter = (uint32_t)i;
+		a->order = 1;
+		a->kind = (uint8_t)tcx_snapshot_kind(s, "gact");
+		a->cookie_len = 1;
+		a->cookie[0] = rows[i].cookie;
+		a->bytes = rows[i].bytes;
+		a->packets = rows[i].bytes / 10;
+		a->drops = rows[i].drops;
+		a->index = rows[i].index;
+	}
+	assert_int_equal(tcx_snapshot_merge(s), 0);
+	tcx_snapshot_classify(s);
+	return s;
+}
+
+/* One pass: the snapshot of rows folded into a; returns it (with its
+ * aggregates). */
+static struct tcx_snapshot *pass(struct tcx_agg *a, struct tcx_config *cfg, const struct row *rows,
+                                 size_t n)
+{
+	struct tcx_snapshot *s = snap(cfg, rows, n);
+
+	assert_int_equal(tcx_agg_update(a, s), 0);
+	assert_non_null(s->aggs);
+	return s;
+}
+
+/* The aggregate whose kept values are v0, v1 (n_labels of them); -1 if none. */
+static long find(const struct tcx_aggregates *g, const char *v0, const char *v1)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (!strcmp(tcx_aggregate_value(g, i, 0), v0) &&
+		    (g->n_labels < 2 || !strcmp(tcx_aggregate_value(g, i, 1), v1)))
+			return (long)i;
+	return -1;
+}
+
+/* Counter c of aggregate (v0, v1) in s, which must exist. */
+static uint64_t value(const struct tcx_snapshot *s, const char *v0, const char *v1,
+                      enum tcx_counter c)
+{
+	long i = find(s->aggs, v0, v1);
+
+	assert_true(i >= 0);
+	return s->aggs->c[i].v[c];
+}
+
+#define N(rows) (sizeof(rows) / sizeof(rows[0]))
+
+/* Bytes of (v0, v1) after a pass over rows; the snapshot is released. */
+static uint64_t bytes_after(struct tcx_agg *a, struct tcx_config *cfg, const struct row *rows,
+                            size_t n, const char *v0, const char *v1)
+{
+	struct tcx_snapshot *s = pass(a, cfg, rows, n);
+	uint64_t v = value(s, v0, v1, TCX_CTR_BYTES);
+
+	tcx_snapshot_unref(s);
+	return v;
+}
+
+static void fold(struct tcx_agg *a, struct tcx_config *cfg, const struct row *r, uint64_t bytes)
+{
+	struct tcx_snapshot *s = snap(cfg, r, 1);
+	struct tcx_counters c;
+	struct tcx_row_id id;
+
+	tcx_row_id_of(s, 0, &id);
+	tcx_counters_of(&s->actions[0], &c);
+	c.v[TCX_CTR_BYTES] = bytes;
+	assert_int_equal(tcx_agg_fold_final(a, &id, &c), 0);
+	tcx_snapshot_unref(s);
+}
+
+/* The first pass: the sums of the current rows, with their kept labels
+ * only, and when each aggregate appeared. */
+static void test_sums_and_labels(void **state)
+{
+	struct tcx_config *cfg = config(yaml_by);
+	struct tcx_agg *a = tcx_agg_new();
+	const struct row rows[] = {{10, 1, 100, 1, 0}, {20, 2, 50, 2, 0}, {30, 3, 7, 0, 0}};
+	struct tcx_snapshot *s = pass(a, cfg, rows, N(rows));
+	const struct tcx_aggregates *g = s->aggs;
+	double created;
+
+	assert_int_equal(g->n, 2);
+	assert_int_equal(g->n_labels, 2);
+	assert_string_equal(g->names[0], "tenant");
+	assert_string_equal(g->names[1], "rule");
+	assert_int_equal(value(s, "a", "r1", TCX_CTR_BYTES), 150);
+	assert_int_equal(value(s, "a", "r1", TCX_CTR_PACKETS), 15);
+	assert_int_equal(value(s, "a", "r1", TCX_CTR_DROPS), 3);
+	assert_int_equal(value(s, "b", "r2", TCX_CTR_BYTES), 7);
+	assert_int_equal(g->has_hw, 0);
+	created = g->created[find(g, "a", "r1")];
+	assert_true(created > 1e9);
+	tcx_snapshot_unref(s);
+
+	s = pass(a, cfg, rows, N(rows));
+	assert_true(s->aggs->created[find(s->aggs, "a", "r1")] == created);
+	tcx_snapshot_unref(s);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
+/* No row yet: no aggregate (and nothing copied from nowhere, which UBSan
+ * reports). */
+static void test_no_rows(void **state)
+{
+	struct tcx_config *cfg = config(yaml_by);
+	struct tcx_agg *a = tcx_agg_new();
+	struct tcx_snapshot *s = pass(a, cfg, NULL, 0);
+
+	assert_int_equal(s->aggs->n, 0);
+	assert_int_equal(s->aggs->n_labels, 2);
+	tcx_snapshot_unref(s);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
+/* tcx_agg_sum() (--once): the same aggregates as a first pass. */
+static void test_sum(void **state)
+{
+	struct tcx_config *cfg = config(yaml_by);
+	const struct row rows[] = {{10, 1, 100, 1, 7}, {20, 2, 50, 2, 8}, {30, 3, 7, 0, 9}};
+	struct tcx_snapshot *s = snap(cfg, rows, N(rows));
+
+	assert_int_equal(tcx_agg_sum(s), 0);
+	assert_int_equal(s->aggs->n, 2);
+	assert_int_equal(value(s, "a", "r1", TCX_CTR_BYTES), 150);
+	assert_int_equal(value(s, "a", "r1", TCX_CTR_DROPS), 3);
+	assert_int_equal(value(s, "b", "r2", TCX_CTR_PACKETS), 0);
+	assert_int_equal(value(s, "b", "r2", TCX_CTR_BYTES), 7);
+	tcx_snapshot_unref(s);
+	tcx_config_unref(cfg);
+}
+
+/* `by: []`: one aggregate, every row, no label. */
+static void test_by_nothing(void **state)
+{
+	struct tcx_config *cfg = config("aggregate: {by: []}\n");
+	struct tcx_agg *a = tcx_agg_new();
+	const struct row rows[] = {{10, 1, 100, 0, 0}, {20, 2, 50, 0, 0}};
+	struct tcx_snapshot *s = pass(a, cfg, rows, N(rows));
+
+	assert_int_equal(s->aggs->n, 1);
+	assert_int_equal(s->aggs->n_labels, 0);
+	assert_int_equal(s->aggs->c[0].v[TCX_CTR_BYTES], 150);
+	tcx_snapshot_unref(s);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
+/* A member that disappears leaves its last values. */
+static void test_member_vanishes(void **state)
+{
+	struct tcx_config *cfg = config(yaml_by);
+	struct tcx_agg *a = tcx_agg_new();
+	const struct row both[] = {{10, 1, 100, 0, 0}, {20, 2, 50, 0, 0}};
+	const struct row one[] = {{10, 1, 120, 0, 0}};
+
+	assert_int_equal(bytes_after(a, cfg, both, 2, "a", "r1"), 150);
+	assert_int_equal(bytes_after(a, cfg, one, 1, "a", "r1"), 170);
+	assert_int_equal(bytes_after(a, cfg, one, 1, "a", "r1"), 170);
+	/* an aggregate whose every member is gone stays, with its sum */
+	assert_int_equal(bytes_after(a, cfg, NULL, 0, "a", "r1"), 120 + 50);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
+/* A target that fails for a pass keeps its rows: when it comes back, they
+ * are not counted again from 0. */
+static void test_target_fails(void **state)
+{
+	struct tcx_config *cfg = config(yaml_by);
+	struct tcx_agg *a = tcx_agg_new();
+	const struct row r100[] = {{10, 1, 100, 0, 0}}, r120[] = {{10, 1, 120, 0, 0}};
+	struct tcx_snapshot *s = snap(cfg, NULL, 0);
+
+	assert_int_equal(bytes_after(a, cfg, r100, 1, "a", "r1"), 100);
+	s->targets[0].ok = 0;
+	assert_int_equal(tcx_agg_update(a, s), 0);
+	assert_int_equal(value(s, "a", "r1", TCX_CTR_BYTES), 100);
+	tcx_snapshot_unref(s);
+	assert_int_equal(bytes_after(a, cfg, r120, 1, "a", "r1"), 120);
+	/* an incomplete pass (out of memory) the same */
+	s = snap(cfg, NULL, 0);
+	s->incomplete = 1;
+	assert_int_equal(tcx_agg_update(a, s), 0);
+	tcx_snapshot_unref(s);
+	assert_int_equal(bytes_after(a, cfg, r120, 1, "a", "r1"), 120);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
+/* A member whose counter goes down (replaced): the value before stays. */
+static void test_member_resets(void **state)
+{
+	struct tcx_config *cfg = config(yaml_by);
+	struct tcx_agg *a = tcx_agg_new();
+	const struct row r100[] = {{10, 1, 100, 5, 0}}, r10[] = {{10, 1, 10, 9, 0}},
+	                 r30[] = {{10, 1, 30, 1, 0}};
+	struct tcx_snapshot *s;
+
+	assert_int_equal(bytes_after(a, cfg, r100, 1, "a", "r1"), 100);
+	assert_int_equal(bytes_after(a, cfg, r10, 1, "a", "r1"), 110);
+	s = pass(a, cfg, r30, 1);
+	assert_int_equal(value(s, "a", "r1", TCX_CTR_BYTES), 130);
+	/* each counter on its own: drops 5, 9 (no reset), then 1 (reset) */
+	assert_int_equal(value(s, "a", "r1", TCX_CTR_DROPS), 9 + 1);
+	tcx_snapshot_unref(s);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
+/* A replaced action (a new action index under the same identity) is a
+ * reset even when its counters passed the old ones before the next pass;
+ * without an index (terse dumps), only a counter that goes down is. */
+static void test_member_replaced(void **state)
+{
+	struct tcx_config *cfg = config(yaml_by);
+	struct tcx_agg *a = tcx_agg_new();
+	const struct row r1[] = {{10, 1, 100, 0, 1}}, r2[] = {{10, 1, 150, 0, 2}},
+	                 r2b[] = {{10, 1, 160, 0, 2}}, r0[] = {{10, 1, 170, 0, 0}};
+
+	assert_int_equal(bytes_after(a, cfg, r1, 1, "a", "r1"), 100);
+	assert_int_equal(bytes_after(a, cfg, r2, 1, "a", "r1"), 250);
+	assert_int_equal(bytes_after(a, cfg, r2b, 1, "a", "r1"), 260);
+	assert_int_equal(bytes_after(a, cfg, r0, 1, "a", "r1"), 270);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
+/* A member that moves to another aggregate (a reloaded cookie map): what it
+ * counted so far stays in the old one; the new one counts from its current
+ * value. */
+static void test_member_moves(void **state)
+{
+	struct tcx_config *cfg = config(yaml_by);
+	struct tcx_config *cfg2 = config("labels: [tenant, rule]\n"
+	                                 "aggregate: {by: [tenant, rule]}\n"
+	                                 "cookies:\n"
+	                                 "  \"01\": [b, r2]\n");
+	struct tcx_agg *a = tcx_agg_new();
+	const struct row r100[] = {{10, 1, 100, 0, 0}}, r130[] = {{10, 1, 130, 0, 0}},
+	                 r150[] = {{10, 1, 150, 0, 0}};
+	struct tcx_snapshot *s;
+
+	assert_int_equal(bytes_after(a, cfg, r100, 1, "a", "r1"), 100);
+	s = pass(a, cfg2, r130, 1);
+	assert_int_equal(value(s, "a", "r1", TCX_CTR_BYTES), 130);
+	assert_int_equal(value(s, "b", "r2", TCX_CTR_BYTES), 0);
+	tcx_snapshot_unref(s);
+	s = pass(a, cfg2, r150, 1);
+	assert_int_equal(value(s, "a", "r1", TCX_CTR_BYTES), 130);
+	assert_int_equal(value(s, "b", "r2", TCX_CTR_BYTES), 20);
+	tcx_snapshot_unref(s);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg2);
+	tcx_config_unref(cfg);
+}
+
+/* A deleted filter's final counters count once: the next dump no longer has
+ * the row. */
+static void test_fold_then_gone(void **state)
+{
+	struct tcx_config *cfg = config(yaml_by);
+	struct tcx_agg *a = tcx_agg_new();
+	const struct row both[] = {{10, 1, 100, 0, 0}, {20, 2, 50, 0, 0}};
+	const struct row one[] = {{10, 1, 100, 0, 0}};
+
+	assert_int_equal(bytes_after(a, cfg, both, 2, "a", "r1"), 150);
+	fold(a, cfg, &both[1], 70); /* 20 more bytes before it was deleted */
+	assert_int_equal(bytes_after(a, cfg, one, 1, "a", "r1"), 170);
+	assert_int_equal(bytes_after(a, cfg, one, 1, "a", "r1"), 170);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
+/* ... and when the next dump still shows it (taken before the deletion),
+ * with fewer or the same counters: not counted again. */
+static void test_fold_raced(void **state)
+{
+	struct tcx_config *cfg = config(yaml_by);
+	struct tcx_agg *a = tcx_agg_new();
+	const struct row both[] = {{10, 1, 100, 0, 0}, {20, 2, 50, 0, 0}};
+	const struct row stale[] = {{10, 1, 100, 0, 0}, {20, 2, 60, 0, 0}};
+	const struct row one[] = {{10, 1, 100, 0, 0}};
+
+	assert_int_equal(bytes_after(a, cfg, both, 2, "a", "r1"), 150);
+	fold(a, cfg, &both[1], 70);
+	assert_int_equal(bytes_after(a, cfg, stale, 2, "a", "r1"), 170);
+	assert_int_equal(bytes_after(a, cfg, one, 1, "a", "r1"), 170);
+	/* the same, the dump showing the final value itself */
+	fold(a, cfg, &both[0], 100);
+	assert_int_equal(bytes_after(a, cfg, one, 1, "a", "r1"), 170);
+	assert_int_equal(bytes_after(a, cfg, NULL, 0, "a", "r1"), 170);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
+/* A filter made and deleted between two passes: only its notification saw
+ * it; a duplicate notification adds nothing. */
+static void test_fold_unseen(void **state)
+{
+	struct tcx_config *cfg = config(yaml_by);
+	struct tcx_agg *a = tcx_agg_new();
+	const struct row one[] = {{10, 1, 100, 0, 0}};
+	const struct row brief = {40, 2, 0, 0, 0};
+
+	assert_int_equal(bytes_after(a, cfg, one, 1, "a", "r1"), 100);
+	fold(a, cfg, &brief, 40);
+	fold(a, cfg, &brief, 40);
+	assert_int_equal(bytes_after(a, cfg, one, 1, "a", "r1"), 140);
+	assert_int_equal(bytes_after(a, cfg, one, 1, "a", "r1"), 140);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
+/* Built-in labels kept: device (left out of a block's aggregate, as it is of
+ * its rows), pref; a configuration with other kept labels starts over. */
+static void test_builtin_labels(void **state)
+{
+	struct tcx_config *cfg = config("aggregate: {by: [device, pref]}\n");
+	struct tcx_config *cfg2 = config("aggregate: {without: [pref]}\n");
+	struct tcx_agg *a = tcx_agg_new();
+	const struct row rows[] = {{10, 1, 100, 0, 0}, {10, 2, 50, 0, 0}, {20, 3, 1, 0, 0}};
+	struct tcx_snapshot *s = pass(a, cfg, rows, N(rows));
+
+	assert_int_equal(s->aggs->n, 2);
+	assert_string_equal(s->aggs->names[0], "device");
+	assert_string_equal(s->aggs->names[1], "pref");
+	assert_int_equal(s->aggs->optional[0], 1);
+	assert_int_equal(s->aggs->optional[1], 0);
+	assert_int_equal(value(s, "v0", "10", TCX_CTR_BYTES), 150);
+	assert_int_equal(value(s, "v0", "20", TCX_CTR_BYTES), 1);
+	tcx_snapshot_unref(s);
+	s = pass(a, cfg2, rows, N(rows));
+	/* every built-in label but pref (block and netns empty here) */
+	assert_int_equal(s->aggs->n_labels, TCX_BL__MAX - 1);
+	assert_int_equal(s->aggs->n, 3);
+	tcx_snapshot_unref(s);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg2);
+	tcx_config_unref(cfg);
+}
+
+/* Without `aggregate`, no aggregates, and the state is emptied. */
+static void test_no_aggregate(void **state)
+{
+	struct tcx_config *cfg = config(yaml_by), *plain = config("labels: [tenant]\n");
+	struct tcx_agg *a = tcx_agg_new();
+	const struct row one[] = {{10, 1, 100, 0, 0}};
+	struct tcx_snapshot *s = snap(plain, one, 1);
+
+	assert_int_equal(bytes_after(a, cfg, one, 1, "a", "r1"), 100);
+	assert_int_equal(tcx_agg_update(a, s), 0);
+	assert_null(s->aggs);
+	tcx_snapshot_unref(s);
+	/* started over: the row counts from its value, once */
+	assert_int_equal(bytes_after(a, cfg, one, 1, "a", "r1"), 100);
+	tcx_agg_free(a);
+	tcx_config_unref(plain);
+	tcx_config_unref(cfg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_sums_and_labels),
+	        cmocka_unit_test(test_no_rows),
+	        cmocka_unit_test(test_sum),
+	        cmocka_unit_test(test_by_nothing),
+	        cmocka_unit_test(test_member_vanishes),
+	        cmocka_unit_test(test_member_resets),
+	        cmocka_unit_test(test_member_replaced),
+	        cmocka_unit_test(test_target_fails),
+	        cmocka_unit_test(test_member_moves),
+	        cmocka_unit_test(test_fold_then_gone),
+	        cmocka_unit_test(test_fold_raced),
+	        cmocka_unit_test(test_fold_unseen),
+	        cmocka_unit_test(test_builtin_labels),
+	        cmocka_unit_test(test_no_aggregate),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
