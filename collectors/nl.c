@@ -29,6 +29,7 @@
 #include "collectors/collect.h"
 #include "collectors/nl.h"
 #include "collectors/nlmsg.h"
+#include "collectors/notify.h"
 
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK 11
@@ -48,6 +49,10 @@ struct nl_src {
 	unsigned int portid;
 	unsigned int seq;
 	int broken; /* a dump was cut off: the socket may hold stale replies */
+	/* Its namespace's deletion notifications (notify.h), NULL when not
+	 * asked for: made with sk, in the same namespace, closed with it. */
+	int want_notify;
+	struct tcx_notify *notify;
 	uint64_t dropped[TCX_NLDROP__MAX]; /* datagrams dropped (enum tcx_nldrop_cause) */
 	char buf[NL_BUFSZ];
 };
@@ -83,6 +88,22 @@ static int nl_open_sock(struct nl_src *s, char *err, size_t errlen)
 	}
 	s->portid = mnl_socket_get_portid(s->sk);
 	s->broken = 0;
+	return 0;
+}
+
+/* The dump socket, and the notification socket when asked for: both made
+ * in the namespace the calling thread is in. */
+static int nl_open_socks(struct nl_src *s, char *err, size_t errlen)
+{
+	if (nl_open_sock(s, err, errlen) < 0)
+		return -1;
+	if (!s->want_notify)
+		return 0;
+	s->notify = tcx_notify_open(s->netns, err, errlen);
+	if (!s->notify) {
+		nl_close_sock(s);
+		return -1;
+	}
 	return 0;
 }
 
@@ -126,12 +147,13 @@ static void nl_close(void *src)
 	if (!s)
 		return;
 	nl_close_sock(s);
+	tcx_notify_close(s->notify);
 	if (s->ns_fd >= 0)
 		close(s->ns_fd);
 	free(s);
 }
 
-static void *nl_open(void *opaque, const char *netns, char *err, size_t errlen)
+static void *nl_open(void *opaque, const char *netns, int notify, char *err, size_t errlen)
 {
 	struct nl_src *s = calloc(1, sizeof(*s));
 	char path[128];
@@ -141,6 +163,7 @@ static void *nl_open(void *opaque, const char *netns, char *err, size_t errlen)
 		return NULL;
 	}
 	s->ns_fd = -1;
+	s->want_notify = notify;
 	if (netns && netns[0]) {
 		snprintf(s->netns, sizeof(s->netns), "%s", netns);
 		snprintf(path, sizeof(path), TCX_NETNS_DIR "/%s", netns);
@@ -152,7 +175,7 @@ static void *nl_open(void *opaque, const char *netns, char *err, size_t errlen)
 			return NULL;
 		}
 	}
-	if (nl_in_ns(s, nl_open_sock, err, errlen) < 0) {
+	if (nl_in_ns(s, nl_open_socks, err, errlen) < 0) {
 		nl_close(s);
 		return NULL;
 	}
@@ -255,12 +278,21 @@ static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, cha
 	return ret < 0 ? ret : r.status;
 }
 
-static void nl_dropped(void *src, uint64_t dropped[TCX_NLDROP__MAX])
+static void nl_dropped(void *src, uint64_t dropped[TCX_NLDROP__MAX], uint64_t *lost)
 {
 	struct nl_src *s = src;
 
 	for (unsigned i = 0; i < TCX_NLDROP__MAX; i++)
 		dropped[i] += s->dropped[i];
+	if (s->notify)
+		*lost += tcx_notify_counts(s->notify, dropped);
+}
+
+static struct tcx_snapshot *nl_drain(void *src)
+{
+	struct nl_src *s = src;
+
+	return tcx_notify_drain(s->notify, NULL);
 }
 
 const struct tcx_source_ops tcx_netlink_source = {
@@ -269,4 +301,5 @@ const struct tcx_source_ops tcx_netlink_source = {
         .close = nl_close,
         .dropped = nl_dropped,
         .gone = nl_gone,
+        .drain = nl_drain,
 };

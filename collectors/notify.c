@@ -39,7 +39,7 @@ struct tcx_notify {
 	tcx_notify_recv_fn recv;
 	void *ctx;
 	uint64_t overruns;   /* ENOBUFS: one notification lost or more each */
-	uint64_t truncated;  /* notifications longer than buf */
+	uint64_t unread;     /* notifications the drain could not read (lost() says which) */
 	uint64_t drops;      /* notifications the kernel dropped (SO_MEMINFO) */
 	uint32_t last_drops; /* the kernel's count, a u32, when last read */
 	uint64_t dropped[TCX_NLDROP__MAX];
@@ -201,6 +201,7 @@ static int msg_cb(const struct nlmsghdr *nlh, void *arg)
 		break;
 	case TCX_PARSE_ERROR:
 		d->s->errors[TCX_ERR_MALFORMED]++;
+		d->n->unread++;
 		break;
 	default: /* a pref or chain deleted whole: no counters in it */
 		break;
@@ -209,7 +210,9 @@ static int msg_cb(const struct nlmsghdr *nlh, void *arg)
 }
 
 /* The kernel counts every notification it could not queue (sk_drops, in a
- * u32); ENOBUFS says only that some were. */
+ * u32); ENOBUFS says only that some were. Those the drain could not read
+ * are added: longer than the buffer, malformed, cut short (a length that
+ * does not fit) or read when out of memory (one each). */
 static uint64_t lost(struct tcx_notify *n)
 {
 	uint32_t mi[SK_MEMINFO_VARS];
@@ -220,7 +223,8 @@ static uint64_t lost(struct tcx_notify *n)
 		n->drops += (uint32_t)(mi[SK_MEMINFO_DROPS] - n->last_drops);
 		n->last_drops = mi[SK_MEMINFO_DROPS];
 	}
-	return (n->drops > n->overruns ? n->drops : n->overruns) + n->truncated;
+	return (n->drops > n->overruns ? n->drops : n->overruns) + n->unread +
+	       n->dropped[TCX_NLDROP_LENGTH];
 }
 
 struct tcx_snapshot *tcx_notify_drain(struct tcx_notify *n, struct tcx_config *cfg)
@@ -244,11 +248,11 @@ struct tcx_snapshot *tcx_notify_drain(struct tcx_notify *n, struct tcx_config *c
 			if (len == -ENOBUFS)
 				n->overruns++;
 			else
-				n->truncated++;
+				n->unread++;
 			continue;
 		}
 		if (len <= 0) {
-			d.s->errors[TCX_ERR_IO]++;
+			d.s->errors[TCX_ERR_IO]++; /* what is queued stays: not lost */
 			break;
 		}
 		/* Notifications carry the requester's port and sequence: seq and
@@ -256,6 +260,7 @@ struct tcx_snapshot *tcx_notify_drain(struct tcx_notify *n, struct tcx_config *c
 		 * in dropped; the callback fails only when out of memory. */
 		if (tcx_nlmsg_reply(&r, n->buf, (size_t)len) == -ENOMEM) {
 			d.s->errors[TCX_ERR_NOMEM]++;
+			n->unread++;
 			d.s->incomplete = 1;
 			break;
 		}
@@ -265,4 +270,11 @@ struct tcx_snapshot *tcx_notify_drain(struct tcx_notify *n, struct tcx_config *c
 	if (cfg)
 		tcx_snapshot_classify(d.s);
 	return d.s;
+}
+
+uint64_t tcx_notify_counts(struct tcx_notify *n, uint64_t dropped[TCX_NLDROP__MAX])
+{
+	for (unsigned i = 0; i < TCX_NLDROP__MAX; i++)
+		dropped[i] += n->dropped[i];
+	return lost(n);
 }

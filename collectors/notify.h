@@ -24,8 +24,9 @@
  * So only by-handle deletions are exact; in every other case the packets
  * since the last collection are lost, as without notifications.
  *
- * One socket per collected namespace, made in it (the caller enters it, as
- * nl.c does for its own sockets), non-blocking. A socket filter lets only
+ * One socket per collected namespace, made by the live source (nl.c) with
+ * its dump socket, in the same namespace, and closed with it, when the
+ * configuration aggregates; non-blocking. A socket filter lets only
  * RTM_DELTFILTER messages into its queue, so that new filters, qdiscs and
  * actions cost neither queue room nor reads; the rest is walked as every
  * reply is (tcx_nl_recv()'s sender check, tcx_nlmsg_reply()) and parsed by
@@ -36,7 +37,9 @@
  * default: about 330 deletions). Past it the kernel drops notifications,
  * counts each, and says so once (ENOBUFS): the socket goes on, and the
  * notifications lost are the kernel's count (SO_MEMINFO), or the ENOBUFS
- * seen where it has none. */
+ * seen where it has none, plus those the drain could not read. The
+ * collector (collect.c) drains every namespace after its dumps, and
+ * tcx_agg_update() folds the final rows (agg.h). */
 #ifndef TCX_NOTIFY_H
 #define TCX_NOTIFY_H
 
@@ -68,6 +71,11 @@ int tcx_notify_fd(const struct tcx_notify *n);
 
 void tcx_notify_close(struct tcx_notify *n);
 
+/* Add the datagrams dropped unread since the socket was opened to dropped;
+ * return the notifications lost since then (what tcx_notify_drain() puts in
+ * notifications_lost, counted up to now). */
+uint64_t tcx_notify_counts(struct tcx_notify *n, uint64_t dropped[TCX_NLDROP__MAX]);
+
 /* Read the notifications queued, without blocking (at most
  * TCX_NOTIFY_MAX_READS datagrams a call: the rest waits for the next), into
  * a new snapshot (made with cfg as by tcx_snapshot_new(), and classified
@@ -87,8 +95,9 @@ void tcx_notify_close(struct tcx_notify *n);
  *     drain early.
  *   - netlink_dropped and notifications_lost: datagrams dropped unread
  *     and notifications lost (the kernel's count, or one for each ENOBUFS
- *     where it has none; plus those longer than the receive buffer) since
- *     the socket was opened.
+ *     where it has none; plus one for each that was longer than the
+ *     receive buffer, malformed, cut short, or read when out of memory)
+ *     since the socket was opened.
  * NULL when out of memory (then nothing was read). */
 #define TCX_NOTIFY_MAX_READS 65536
 struct tcx_snapshot *tcx_notify_drain(struct tcx_notify *n, struct tcx_config *cfg);

@@ -109,6 +109,7 @@ struct tcx_labelsets {
 };
 
 struct tcx_aggregates;
+struct tcx_finals;
 
 struct tcx_snapshot {
 	atomic_uint refcnt;
@@ -143,6 +144,10 @@ struct tcx_snapshot {
 	/* With `aggregate`: the aggregates as of this pass (collectors/agg.h),
 	 * set by tcx_agg_update(); NULL otherwise. */
 	struct tcx_aggregates *aggs;
+	/* With `aggregate`: the final rows of the filters deleted by handle,
+	 * drained after the pass's dumps, of its dump units (collect.h); folded
+	 * and freed by tcx_agg_update(). NULL when there are none. */
+	struct tcx_finals *finals;
 };
 
 struct tcx_snapshot *tcx_snapshot_new(struct tcx_config *cfg);

@@ -223,8 +223,9 @@ static void test_parents(void **state)
 }
 
 /* A message cut inside its actions is malformed: counted, nothing of it
- * kept; a datagram shorter than its message is dropped and counted; the
- * notifications after them are read. */
+ * kept; a datagram shorter than its message is dropped and counted; one
+ * longer than the buffer (ENOSPC) too; the notifications after them are
+ * read. Each is a notification lost. */
 static void test_malformed(void **state)
 {
 	char m1[2048], m2[2048], m3[2048];
@@ -238,11 +239,13 @@ static void test_malformed(void **state)
 	feed_msg(&f, nlh);
 	nlh = del_u32(m2, 11, 0x80000801, 1, 1, 2, 2);
 	f.items[f.n++] = (struct item){.buf = nlh, .len = nlh->nlmsg_len - 40};
+	feed_err(&f, -ENOSPC);
 	feed_msg(&f, del_u32(m3, 12, 0x80000802, 30, 3, 40, 4));
 
 	s = drain(&f);
 	assert_int_equal(s->errors[TCX_ERR_MALFORMED], 1);
 	assert_int_equal(s->netlink_dropped[TCX_NLDROP_LENGTH], 1);
+	assert_int_equal(s->notifications_lost, 3);
 	assert_int_equal(s->n_filters, 1);
 	assert_int_equal(s->filters[0].pref, 12);
 	assert_int_equal(s->n_actions, 2);
