@@ -112,7 +112,7 @@ next_collection
 scrape "$WORK/s1.prom" "$url"
 read -r p b < <(packets_bytes "$WORK/s1.prom")
 [ "$p" = 10 ] || fail "rule dns: '$p' packets, sent 10"
-[ "$b" -gt 0 ] && [ $((b % 10)) = 0 ] || fail "rule dns: $b bytes for 10 packets"
+if [ "$b" -le 0 ] || [ $((b % 10)) != 0 ]; then fail "rule dns: $b bytes for 10 packets"; fi
 per_packet=$((b / 10))
 
 note "7 packets, then the filter deleted by handle, before the next collection"
