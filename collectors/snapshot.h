@@ -135,8 +135,9 @@ struct tcx_snapshot {
 	uint64_t dropped_rows;     /* actions dropped by `unmapped: drop` */
 	/* Datagrams the collector's sockets dropped since it was made. */
 	uint64_t netlink_dropped[TCX_NLDROP__MAX];
-	/* Deletion notifications the kernel dropped, its queue for them full
-	 * (ENOBUFS), since their sockets were opened (notify.h). */
+	/* Deletion notifications lost since the collector was made (notify.h:
+	 * the kernel's queue full, or not readable), over every namespace,
+	 * those of sockets closed since included. */
 	uint64_t notifications_lost;
 	uint64_t merged_filters; /* filters merged by tcx_snapshot_merge() */
 	uint64_t merged_actions;
