@@ -11,6 +11,10 @@
 #     collections, that no dump ever saw: its packets count.
 #   - Neither counts again in the collections after; no notification was
 #     lost (tc_exporter_notifications_lost_total 0).
+#   - A named namespace (`netns: tn`): the daemon holds one socket subscribed
+#     to RTNLGRP_TC in it, made with its collector socket there; the
+#     namespace deleted, both are closed and the namespace is freed (its
+#     veth peer in ours disappears).
 # The test checks that nothing it did in one interval overlapped a
 # collection (tc_exporter_collections_total unchanged), and fails when the
 # machine was too slow to say.
@@ -19,11 +23,19 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
 . "$here/../lib/daemon.sh"
 
-daemon_prereqs tc
-in_netns TCXD_FINAL_COUNTS_INSIDE -n
+daemon_prereqs tc mount
+require_root -m -n
+in_netns TCXD_FINAL_COUNTS_INSIDE -m -n --propagation private
 
-# ---- inside a private network namespace --------------------------------------------------
+# ---- inside private mount and network namespaces -----------------------------------------
 daemon_setup
+# a /run/netns of our own: no other test sees the namespace made below
+if [ -d /run/netns ]; then
+	mount -t tmpfs tcx-test-netns /run/netns || fail "cannot mount a private /run/netns"
+else
+	mount -t tmpfs tcx-test-run /run || fail "cannot mount a private /run for 'ip netns'"
+	mkdir /run/netns
+fi
 veth a0 a1
 veth mon0 mon1
 tc qdisc add dev a0 clsact
@@ -147,6 +159,45 @@ grep -qx '# TYPE tc_exporter_notifications_lost_total counter' "$WORK/s4.prom" |
 	fail "no tc_exporter_notifications_lost_total counter family"
 [ "$(metric_value "$WORK/s4.prom" tc_exporter_notifications_lost_total)" = 0 ] ||
 	fail "notifications lost: $(metric_value "$WORK/s4.prom" tc_exporter_notifications_lost_total)"
+alive "$TCX_PID" tcx
+stop_tcx "$TCX_PID" tcx 10
+
+note "a named namespace: its notification socket lives as long as its collector socket"
+ip netns add tn
+ip link add h0 type veth peer name d0 netns tn
+ip link set h0 up
+ip -n tn link set d0 up
+tc -n tn qdisc add dev d0 clsact
+tc -n tn filter add dev d0 ingress pref 1 protocol ip u32 match u32 0 0 \
+	action mirred egress mirror dev d0 cookie 01
+sed -e 's/^interval: .*/interval: 200ms/' \
+	-e 's/^targets: .*/targets: [{all: true, netns: tn}]/' "$WORK/final.yaml" >"$WORK/ns.yaml"
+start_tcx tcx "$WORK/ns.yaml"
+wait_http 200 10 "$url"
+# tc_sockets: the daemon's sockets in tn subscribed to RTNLGRP_TC (by inode,
+# in tn's /proc/net/netlink: protocol 0, group bit 1 << (RTNLGRP_TC - 1)).
+tc_sockets() {
+	local inodes
+	inodes=$(for fd in /proc/"$TCX_PID"/fd/*; do readlink "$fd"; done |
+		sed -n 's/^socket:\[\([0-9]*\)\]$/\1/p' | tr '\n' ' ')
+	ip netns exec tn cat /proc/net/netlink | "$PYTHON" -c '
+import sys
+mine = set(sys.argv[1].split())
+n = 0
+for line in list(sys.stdin)[1:]:
+    f = line.split()
+    if f[1] == "0" and int(f[3], 16) & (1 << 3) and f[-1] in mine:
+        n += 1
+print(n)' "$inodes"
+}
+[ "$(tc_sockets)" = 1 ] || fail "the daemon has $(tc_sockets) sockets subscribed to RTNLGRP_TC in tn, expected 1"
+ip netns del tn
+deadline=$((SECONDS + 5))
+while ip link show h0 >/dev/null 2>&1; do
+	[ "$SECONDS" -lt "$deadline" ] ||
+		fail "h0 still exists 5 s after tn was deleted: a socket of the daemon holds tn alive"
+	sleep 0.1
+done
 alive "$TCX_PID" tcx
 stop_tcx "$TCX_PID" tcx 10
 note "ok"
