@@ -517,8 +517,7 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 	int64_t *set_agg = NULL; /* when only user labels are kept: each set's aggregate */
 	double now = tcx_ts_s(s->taken);
 	size_t kept = 0, n_before;
-
-	struct tcx_finals *finals = s->finals;
+	struct tcx_finals *finals = s->finals; /* folded first, then freed */
 
 	tcx_aggregates_free(s->aggs);
 	s->aggs = NULL;

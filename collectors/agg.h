@@ -117,9 +117,9 @@ void tcx_agg_free(struct tcx_agg *a);
 /* Fold the final rows of s->finals (tcx_agg_fold_final()), then the shown
  * rows of s (a complete snapshot, classified) into the state, and set
  * s->aggs to the aggregates (NULL when s->cfg does not aggregate: the state
- * is then emptied). s->finals is freed: they count once. A configuration whose kept labels differ from the
- * state's starts the state over. Returns 0, or -1 when out of memory (s->aggs
- * NULL, s incomplete). */
+ * is then emptied). s->finals is freed: they count once. A configuration
+ * whose kept labels differ from the state's starts the state over. Returns
+ * 0, or -1 when out of memory (s->aggs NULL, s incomplete). */
 int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s);
 
 /* The sums of s's current rows into s->aggs, with no state (--once: no
