@@ -864,6 +864,12 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 		sample1(r, b, "tc_exporter_netlink_dropped_total", "cause", nldrop_causes[i],
 		        s->netlink_dropped[i]);
 	}
+	family_header(b, "tc_exporter_notifications_lost_total", "counter",
+	              "Deletion notifications lost since the collector started (the kernel's "
+	              "count of those its queue had no room for, plus those that could not be "
+	              "read): the final counters of those filters are not in the aggregates.",
+	              om);
+	sample(b, "tc_exporter_notifications_lost_total", "", 0, s->notifications_lost);
 	family_header(b, "tc_exporter_merged_rows", "gauge",
 	              "Rows left out because an earlier row had the same labels, by row type; an "
 	              "action's counters are added to that row's (u32 gives every filter past the "

@@ -113,6 +113,29 @@ void tcx_counters_of(const struct tcx_action *a, struct tcx_counters *c)
 	c->v[TCX_CTR_OVERLIMITS] = a->overlimits;
 }
 
+int tcx_finals_add(struct tcx_finals **fs, const struct tcx_snapshot *s, size_t i)
+{
+	struct tcx_final *f;
+
+	if (!*fs && !(*fs = calloc(1, sizeof(**fs))))
+		return -1;
+	if (tcx_grow(&(*fs)->f, &(*fs)->cap, (*fs)->n + 1, sizeof(*(*fs)->f), 16) < 0)
+		return -1;
+	f = &(*fs)->f[(*fs)->n++];
+	tcx_row_id_of(s, i, &f->id);
+	tcx_counters_of(&s->actions[i], &f->c);
+	f->index = s->actions[i].index;
+	return 0;
+}
+
+void tcx_finals_free(struct tcx_finals *fs)
+{
+	if (!fs)
+		return;
+	free(fs->f);
+	free(fs);
+}
+
 /* The value of built-in label b of a row, as the row's own label has it
  * ("" where the row has no such label); tmp holds 64 bytes. */
 static const char *builtin_value(const struct tcx_row_id *id, enum tcx_builtin_label b, char *tmp)
@@ -494,15 +517,26 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 	int64_t *set_agg = NULL; /* when only user labels are kept: each set's aggregate */
 	double now = tcx_ts_s(s->taken);
 	size_t kept = 0, n_before;
+	struct tcx_finals *finals = s->finals; /* folded first, then freed */
 
 	tcx_aggregates_free(s->aggs);
 	s->aggs = NULL;
+	s->finals = NULL;
 	if (!s->cfg || s->cfg->aggregate.mode == TCX_AGG_NONE) {
+		tcx_finals_free(finals);
 		agg_clear(a);
 		return 0;
 	}
 	if (use_config(a, s->cfg) < 0)
 		goto oom;
+	/* The finals first: a row of this dump with the identity of a deleted
+	 * one is then its successor, or a view from before the deletion. */
+	for (size_t i = 0; finals && !a->sum_only && i < finals->n; i++)
+		if (tcx_agg_fold_final(a, &finals->f[i].id, &finals->f[i].c, finals->f[i].index) <
+		    0)
+			goto oom;
+	tcx_finals_free(finals);
+	finals = NULL;
 	if (!a->kept.builtin) {
 		set_agg = malloc((s->sets.n ? s->sets.n : 1) * sizeof(*set_agg));
 		if (!set_agg)
@@ -590,6 +624,7 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 	return 0;
 oom:
 	free(set_agg);
+	tcx_finals_free(finals);
 	/* Start over rather than keep a state that missed part of a pass. */
 	agg_clear(a);
 oom_done:
@@ -615,10 +650,11 @@ int tcx_agg_sum(struct tcx_snapshot *s)
 }
 
 int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_row_id *id,
-                       const struct tcx_counters *final)
+                       const struct tcx_counters *final, uint32_t index)
 {
 	uint64_t h = tcx_hash_bytes(0, id, sizeof(*id));
 	struct member *m;
+	int replaced;
 
 	if (!a->cfg)
 		return 0;
@@ -641,10 +677,15 @@ int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_row_id *id,
 		if (agg < 0 || !(m = member_add(a, id, h, (uint32_t)agg)))
 			return -1;
 	}
+	/* Another action than the one last seen (replaced, or deleted and made
+	 * again): what the member counted stays, the final counts whole. */
+	replaced = index && m->index && index != m->index;
 	for (unsigned c = 0; c < TCX_CTR__MAX; c++) {
 		uint64_t x = final->v[c];
 
-		if (m->folded) { /* folded before: only what it adds */
+		if (replaced) {
+			retire(a, m, c, 0);
+		} else if (m->folded) { /* folded before: only what it adds */
 			if (x > m->last.v[c]) {
 				a->g[m->agg].base.v[c] += x - m->last.v[c];
 				m->last.v[c] = m->offset.v[c] = x;
@@ -656,6 +697,8 @@ int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_row_id *id,
 		m->last.v[c] = x;
 		retire(a, m, c, x);
 	}
+	if (index)
+		m->index = index;
 	m->folded = 1;
 	return 0;
 }

@@ -67,6 +67,24 @@ struct tcx_row_id {
 void tcx_row_id_of(const struct tcx_snapshot *s, size_t i, struct tcx_row_id *id);
 void tcx_counters_of(const struct tcx_action *a, struct tcx_counters *c);
 
+/* The final rows of deleted filters that a pass drained (s->finals), by
+ * value: identity, counters and action index (0 when unknown). */
+struct tcx_final {
+	struct tcx_row_id id;
+	struct tcx_counters c;
+	uint32_t index;
+};
+
+struct tcx_finals {
+	struct tcx_final *f;
+	size_t n, cap;
+};
+
+/* Append action row i of s (a drained snapshot) to *fs, made when NULL.
+ * Returns 0, or -1 when out of memory. */
+int tcx_finals_add(struct tcx_finals **fs, const struct tcx_snapshot *s, size_t i);
+void tcx_finals_free(struct tcx_finals *fs);
+
 /* What the renderers read: one snapshot's aggregates, immutable. */
 struct tcx_aggregates {
 	size_t n;        /* aggregates */
@@ -96,11 +114,12 @@ struct tcx_agg;
 struct tcx_agg *tcx_agg_new(void);
 void tcx_agg_free(struct tcx_agg *a);
 
-/* Fold the shown rows of s (a complete snapshot, classified) into the state
- * and set s->aggs to the aggregates (NULL when s->cfg does not aggregate: the
- * state is then emptied). A configuration whose kept labels differ from the
- * state's starts the state over. Returns 0, or -1 when out of memory (s->aggs
- * NULL, s incomplete). */
+/* Fold the final rows of s->finals (tcx_agg_fold_final()), then the shown
+ * rows of s (a complete snapshot, classified) into the state, and set
+ * s->aggs to the aggregates (NULL when s->cfg does not aggregate: the state
+ * is then emptied). s->finals is freed: they count once. A configuration
+ * whose kept labels differ from the state's starts the state over. Returns
+ * 0, or -1 when out of memory (s->aggs NULL, s incomplete). */
 int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s);
 
 /* The sums of s's current rows into s->aggs, with no state (--once: no
@@ -111,8 +130,10 @@ int tcx_agg_sum(struct tcx_snapshot *s);
 /* The final counters of a deleted row, from the kernel's deletion
  * notification: folded into the row's aggregate once (the configuration of
  * the last tcx_agg_update() says which; before the first, nothing is
- * folded). Returns 0, or -1 when out of memory. */
+ * folded). index is its action's index (0 when unknown): another than the
+ * member's is another action under the same identity, whose final counts
+ * whole. Returns 0, or -1 when out of memory. */
 int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_row_id *id,
-                       const struct tcx_counters *final);
+                       const struct tcx_counters *final, uint32_t index);
 
 #endif

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "collectors/agg.h"
 #include "collectors/collect.h"
 #include "collectors/tc_parse.h"
 #include "lib/clock.h"
@@ -48,7 +49,8 @@
 struct ns_source {
 	char name[64];
 	void *src;
-	int used; /* by the current pass */
+	int used;   /* by the current pass */
+	int notify; /* opened with its deletion notifications */
 };
 
 struct tcx_collector {
@@ -57,6 +59,7 @@ struct tcx_collector {
 	struct ns_source *ns;
 	size_t n_ns, cap_ns;
 	uint64_t dropped_closed[TCX_NLDROP__MAX]; /* by the sources closed since */
+	uint64_t lost_closed;                     /* notifications lost by them */
 };
 
 struct tcx_collector *tcx_collector_new(const struct tcx_source_ops *ops, void *opaque)
@@ -126,7 +129,7 @@ static void set_error(struct tcx_snapshot *s, struct tcx_target *t, enum tcx_err
 static void ns_close(struct tcx_collector *c, size_t i)
 {
 	if (c->ops->dropped)
-		c->ops->dropped(c->ns[i].src, c->dropped_closed);
+		c->ops->dropped(c->ns[i].src, c->dropped_closed, &c->lost_closed);
 	c->ops->close(c->ns[i].src);
 	c->ns[i] = c->ns[--c->n_ns];
 }
@@ -153,20 +156,28 @@ static void ns_release_unused(struct tcx_collector *c)
 			ns_close(c, i);
 }
 
-static void *ns_source(struct tcx_collector *c, const char *name, char *err, size_t errlen)
+/* The source of a namespace, opened with its deletion notifications when
+ * notify is set (a source opened otherwise is opened again). */
+static void *ns_source(struct tcx_collector *c, const char *name, int notify, char *err,
+                       size_t errlen)
 {
 	struct ns_source *n;
 
-	for (size_t i = 0; i < c->n_ns; i++)
-		if (strcmp(c->ns[i].name, name) == 0) {
+	for (size_t i = 0; i < c->n_ns; i++) {
+		if (strcmp(c->ns[i].name, name) != 0)
+			continue;
+		if (c->ns[i].notify == notify) {
 			c->ns[i].used = 1;
 			return c->ns[i].src;
 		}
+		ns_close(c, i);
+		break;
+	}
 	if (tcx_grow(&c->ns, &c->cap_ns, c->n_ns + 1, sizeof(*c->ns), 16) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	void *src = c->ops->open(c->opaque, name, err, errlen);
+	void *src = c->ops->open(c->opaque, name, notify, err, errlen);
 
 	if (!src)
 		return NULL; /* not cached: the namespace may appear later */
@@ -174,6 +185,7 @@ static void *ns_source(struct tcx_collector *c, const char *name, char *err, siz
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	n->src = src;
 	n->used = 1;
+	n->notify = notify;
 	return src;
 }
 
@@ -892,7 +904,8 @@ static struct pass_ns *pass_ns_get(struct pass *p, const char *name)
 		return NULL;
 	p->ns[p->n_ns++] = n;
 	snprintf(n->name, sizeof(n->name), "%s", name);
-	n->src = ns_source(p->c, name, n->open_err, sizeof(n->open_err));
+	n->src = ns_source(p->c, name, p->cfg->aggregate.mode != TCX_AGG_NONE, n->open_err,
+	                   sizeof(n->open_err));
 	return n;
 }
 
@@ -921,16 +934,64 @@ static int expand_config_target(struct pass *p, struct units *us, const struct t
 
 static void fill_target(struct tcx_target *t, const struct unit *u)
 {
-	snprintf(t->netns, sizeof(t->netns), "%s", u->ns->name);
-	snprintf(t->dev, sizeof(t->dev), "%s", u->dev);
-	t->ifindex = u->ifindex;
-	t->block = u->block;
-	t->parent = u->parent;
-	if (u->block)
-		snprintf(t->parent_name, sizeof(t->parent_name), "block");
-	else
-		tcx_format_parent(u->parent, t->parent_name, sizeof(t->parent_name));
-	t->ok = 1;
+	tcx_target_init(t, u->ns->name, u->dev, u->ifindex, u->block, u->parent);
+}
+
+/* The unit of the pass that target t of a drained snapshot (of namespace
+ * ns) is, or NULL. */
+static const struct unit *final_unit(const struct units *us, const char *ns,
+                                     const struct tcx_target *t)
+{
+	for (size_t k = 0; k < us->n; k++) {
+		const struct unit *u = &us->u[k];
+
+		if (!u->error[0] && strcmp(u->ns->name, ns) == 0 && u->block == t->block &&
+		    u->ifindex == t->ifindex && (u->block || u->parent == t->parent))
+			return u;
+	}
+	return NULL;
+}
+
+/* After the dumps: the deletion notifications of every namespace the pass
+ * used, so that a filter deleted before its dump, or after it, is in the
+ * finals (a drain before the dumps would miss the deletions between the two:
+ * the dump no longer shows them, and the next pass's finals would count
+ * their last seen values again). Only the rows of the pass's units are
+ * kept (the notifications name every device of the namespace), their
+ * device named as the pass's link dump names it, as their rows are. */
+static void drain_finals(struct pass *p, const struct units *us)
+{
+	struct tcx_collector *c = p->c;
+
+	for (size_t i = 0; i < c->n_ns; i++) {
+		struct tcx_snapshot *f;
+
+		if (!c->ns[i].used || !c->ns[i].notify || !c->ops->drain)
+			continue;
+		if (!(f = c->ops->drain(c->ns[i].src)))
+			goto oom;
+		for (unsigned e = 0; e < TCX_ERR__MAX; e++)
+			p->s->errors[e] += f->errors[e];
+		for (size_t t = 0; t < f->n_targets; t++) {
+			const struct unit *u = final_unit(us, c->ns[i].name, &f->targets[t]);
+
+			if (u) /* as fill_target() names it */
+				fill_target(&f->targets[t], u);
+			else
+				f->targets[t].ok = 0; /* not collected: left out */
+		}
+		for (size_t a = 0; a < f->n_actions; a++)
+			if (f->targets[f->filters[f->actions[a].filter].target].ok &&
+			    tcx_finals_add(&p->s->finals, f, a) < 0) {
+				tcx_snapshot_unref(f);
+				goto oom;
+			}
+		tcx_snapshot_unref(f);
+	}
+	return;
+oom:
+	p->s->errors[TCX_ERR_NOMEM]++;
+	p->s->incomplete = 1;
 }
 
 static void count_rows(struct tcx_snapshot *s, struct tcx_target *t, size_t mark_f, size_t mark_a)
@@ -976,6 +1037,7 @@ struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg
 		if (u->implicit && t->ok && t->n_filters == 0)
 			s->n_targets--;
 	}
+	drain_finals(&p, &us);
 	goto out;
 oom:
 	s->errors[TCX_ERR_NOMEM]++;
@@ -992,9 +1054,10 @@ out:
 	ns_release_unused(c);
 	for (unsigned i = 0; i < TCX_NLDROP__MAX; i++)
 		s->netlink_dropped[i] += c->dropped_closed[i];
+	s->notifications_lost = c->lost_closed;
 	if (c->ops->dropped)
 		for (size_t i = 0; i < c->n_ns; i++)
-			c->ops->dropped(c->ns[i].src, s->netlink_dropped);
+			c->ops->dropped(c->ns[i].src, s->netlink_dropped, &s->notifications_lost);
 	tcx_snapshot_merge(s);
 	tcx_snapshot_classify(s);
 	tcx_snapshot_seal(s);

@@ -15,19 +15,25 @@
  * dump() sends req, calls cb for every data message of the reply, and returns
  * 0 or the negative errno the kernel ended the dump with (NLMSG_DONE or
  * NLMSG_ERROR), with the kernel's extended ack text, if any, in err.
- * dropped() (may be NULL) adds the datagrams the source dropped since it was
- * opened (enum tcx_nldrop_cause) to counts. gone() (may be NULL) is nonzero
+ * open() with notify set also subscribes to the namespace's deletion
+ * notifications (notify.h), as long as the source is open; drain() (may be
+ * NULL without notify) then returns the final rows of the filters deleted
+ * since the last drain (tcx_notify_drain(), unclassified), NULL when out of
+ * memory. dropped() (may be NULL) adds the datagrams the source dropped since
+ * it was opened (enum tcx_nldrop_cause) to counts, and the notifications it
+ * lost since then to *lost. gone() (may be NULL) is nonzero
  * when the named namespace the source was opened in is no longer the one of
  * that name (its /run/netns entry was removed, or now holds another one): the
  * collector then closes the source, which releases the namespace, and opens
  * the name afresh. */
 struct tcx_source_ops {
-	void *(*open)(void *opaque, const char *netns, char *err, size_t errlen);
+	void *(*open)(void *opaque, const char *netns, int notify, char *err, size_t errlen);
 	int (*dump)(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char *err,
 	            size_t errlen);
 	void (*close)(void *src);
-	void (*dropped)(void *src, uint64_t counts[TCX_NLDROP__MAX]);
+	void (*dropped)(void *src, uint64_t counts[TCX_NLDROP__MAX], uint64_t *lost);
 	int (*gone)(void *src);
+	struct tcx_snapshot *(*drain)(void *src);
 };
 
 /* The live implementation: libmnl rtnetlink sockets, setns() for netns. */
@@ -39,7 +45,10 @@ struct tcx_collector *tcx_collector_new(const struct tcx_source_ops *ops, void *
 void tcx_collector_free(struct tcx_collector *c);
 
 /* Run one pass over cfg's targets. Never returns NULL unless out of memory;
- * per-target failures are recorded in the snapshot's targets. */
+ * per-target failures are recorded in the snapshot's targets. With
+ * `aggregate`, each namespace's deletion notifications are drained after
+ * the dumps, and the final rows of the pass's dump units put in the
+ * snapshot's finals, for tcx_agg_update() to fold. */
 struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg);
 
 #endif

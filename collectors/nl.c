@@ -27,7 +27,9 @@
 #include <unistd.h>
 
 #include "collectors/collect.h"
+#include "collectors/nl.h"
 #include "collectors/nlmsg.h"
+#include "collectors/notify.h"
 
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK 11
@@ -47,6 +49,10 @@ struct nl_src {
 	unsigned int portid;
 	unsigned int seq;
 	int broken; /* a dump was cut off: the socket may hold stale replies */
+	/* Its namespace's deletion notifications (notify.h), NULL when not
+	 * asked for: made with sk, in the same namespace, closed with it. */
+	int want_notify;
+	struct tcx_notify *notify;
 	uint64_t dropped[TCX_NLDROP__MAX]; /* datagrams dropped (enum tcx_nldrop_cause) */
 	char buf[NL_BUFSZ];
 };
@@ -85,16 +91,33 @@ static int nl_open_sock(struct nl_src *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* Open the socket in s's namespace: for a named one, enter it on this
- * thread, open, and come back. The socket stays bound to the namespace it was
- * made in; it and ns_fd keep that namespace alive until the source is closed
+/* The dump socket, and the notification socket when asked for: both made
+ * in the namespace the calling thread is in. */
+static int nl_open_socks(struct nl_src *s, char *err, size_t errlen)
+{
+	if (nl_open_sock(s, err, errlen) < 0)
+		return -1;
+	if (!s->want_notify)
+		return 0;
+	s->notify = tcx_notify_open(s->netns, err, errlen);
+	if (!s->notify) {
+		nl_close_sock(s);
+		return -1;
+	}
+	return 0;
+}
+
+/* Call fn in s's namespace: for a named one, enter it on this thread, call,
+ * and come back. A socket stays bound to the namespace it was made in; the
+ * sockets and ns_fd keep that namespace alive until the source is closed
  * (nl_gone()). */
-static int nl_open_sock_ns(struct nl_src *s, char *err, size_t errlen)
+static int nl_in_ns(struct nl_src *s, int (*fn)(struct nl_src *s, char *err, size_t errlen),
+                    char *err, size_t errlen)
 {
 	int self, ret = -1;
 
 	if (s->ns_fd < 0)
-		return nl_open_sock(s, err, errlen);
+		return fn(s, err, errlen);
 	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (self < 0) {
 		snprintf(err, errlen, "netns '%s': cannot open own namespace: %s", s->netns,
@@ -105,7 +128,7 @@ static int nl_open_sock_ns(struct nl_src *s, char *err, size_t errlen)
 		snprintf(err, errlen, "netns '%s': setns: %s", s->netns, strerror(errno));
 		goto out;
 	}
-	ret = nl_open_sock(s, err, errlen);
+	ret = fn(s, err, errlen);
 	if (setns(self, CLONE_NEWNET) < 0) {
 		/* Staying in the wrong namespace would silently mislabel every
 		 * later dump: there is no safe way on. */
@@ -124,12 +147,13 @@ static void nl_close(void *src)
 	if (!s)
 		return;
 	nl_close_sock(s);
+	tcx_notify_close(s->notify);
 	if (s->ns_fd >= 0)
 		close(s->ns_fd);
 	free(s);
 }
 
-static void *nl_open(void *opaque, const char *netns, char *err, size_t errlen)
+static void *nl_open(void *opaque, const char *netns, int notify, char *err, size_t errlen)
 {
 	struct nl_src *s = calloc(1, sizeof(*s));
 	char path[128];
@@ -139,6 +163,7 @@ static void *nl_open(void *opaque, const char *netns, char *err, size_t errlen)
 		return NULL;
 	}
 	s->ns_fd = -1;
+	s->want_notify = notify;
 	if (netns && netns[0]) {
 		snprintf(s->netns, sizeof(s->netns), "%s", netns);
 		snprintf(path, sizeof(path), TCX_NETNS_DIR "/%s", netns);
@@ -150,7 +175,7 @@ static void *nl_open(void *opaque, const char *netns, char *err, size_t errlen)
 			return NULL;
 		}
 	}
-	if (nl_open_sock_ns(s, err, errlen) < 0) {
+	if (nl_in_ns(s, nl_open_socks, err, errlen) < 0) {
 		nl_close(s);
 		return NULL;
 	}
@@ -172,21 +197,17 @@ static int nl_gone(void *src)
 	       now.st_ino != ours.st_ino;
 }
 
-/* One datagram from the kernel into s->buf: its length, or -errno. Any
- * process with CAP_NET_ADMIN over the namespace (in a namespace made with
- * `unshare -Urn`, an unprivileged user) can send to our port: what does not
- * come from the kernel (port 0) is dropped unread. */
-static ssize_t nl_read(struct nl_src *s)
+ssize_t tcx_nl_recv(int fd, void *buf, size_t len, int flags, uint64_t dropped[TCX_NLDROP__MAX])
 {
 	struct sockaddr_nl from;
-	struct iovec iov = {.iov_base = s->buf, .iov_len = sizeof(s->buf)};
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct msghdr msg = {
 	        .msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov, .msg_iovlen = 1};
 	ssize_t n;
 
 	for (;;) {
 		msg.msg_namelen = sizeof(from);
-		n = recvmsg(mnl_socket_get_fd(s->sk), &msg, 0);
+		n = recvmsg(fd, &msg, flags);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -196,11 +217,17 @@ static ssize_t nl_read(struct nl_src *s)
 			return -EPROTO;
 		if (from.nl_pid == 0)
 			break;
-		s->dropped[TCX_NLDROP_SENDER]++;
+		dropped[TCX_NLDROP_SENDER]++;
 	}
 	if (msg.msg_flags & MSG_TRUNC)
 		return -ENOSPC; /* longer than the buffer (as libmnl reports it) */
 	return n;
+}
+
+/* One datagram of a reply into s->buf: its length, or -errno. */
+static ssize_t nl_read(struct nl_src *s)
+{
+	return tcx_nl_recv(mnl_socket_get_fd(s->sk), s->buf, sizeof(s->buf), 0, s->dropped);
 }
 
 /* Parse one chunk: 1 when the reply is complete, 0 for more, or -errno. */
@@ -230,7 +257,7 @@ static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, cha
 		/* Replies of a cut-off dump may still be queued: start afresh,
 		 * in the same namespace. */
 		nl_close_sock(s);
-		if (nl_open_sock_ns(s, err, errlen) < 0)
+		if (nl_in_ns(s, nl_open_sock, err, errlen) < 0)
 			return -EIO;
 	}
 	req->nlmsg_seq = r.seq = ++s->seq;
@@ -251,12 +278,21 @@ static int nl_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, cha
 	return ret < 0 ? ret : r.status;
 }
 
-static void nl_dropped(void *src, uint64_t dropped[TCX_NLDROP__MAX])
+static void nl_dropped(void *src, uint64_t dropped[TCX_NLDROP__MAX], uint64_t *lost)
 {
 	struct nl_src *s = src;
 
 	for (unsigned i = 0; i < TCX_NLDROP__MAX; i++)
 		dropped[i] += s->dropped[i];
+	if (s->notify)
+		*lost += tcx_notify_counts(s->notify, dropped);
+}
+
+static struct tcx_snapshot *nl_drain(void *src)
+{
+	struct nl_src *s = src;
+
+	return tcx_notify_drain(s->notify, NULL);
 }
 
 const struct tcx_source_ops tcx_netlink_source = {
@@ -265,4 +301,5 @@ const struct tcx_source_ops tcx_netlink_source = {
         .close = nl_close,
         .dropped = nl_dropped,
         .gone = nl_gone,
+        .drain = nl_drain,
 };

@@ -45,6 +45,7 @@ void tcx_snapshot_unref(struct tcx_snapshot *s)
 	free(s->actions);
 	labelsets_free(&s->sets);
 	tcx_aggregates_free(s->aggs);
+	tcx_finals_free(s->finals);
 	free(s);
 }
 

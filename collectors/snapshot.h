@@ -109,6 +109,7 @@ struct tcx_labelsets {
 };
 
 struct tcx_aggregates;
+struct tcx_finals;
 
 struct tcx_snapshot {
 	atomic_uint refcnt;
@@ -134,12 +135,20 @@ struct tcx_snapshot {
 	uint64_t dropped_rows;     /* actions dropped by `unmapped: drop` */
 	/* Datagrams the collector's sockets dropped since it was made. */
 	uint64_t netlink_dropped[TCX_NLDROP__MAX];
+	/* Deletion notifications lost since the collector was made (notify.h:
+	 * the kernel's queue full, or not readable), over every namespace,
+	 * those of sockets closed since included. */
+	uint64_t notifications_lost;
 	uint64_t merged_filters; /* filters merged by tcx_snapshot_merge() */
 	uint64_t merged_actions;
 	int incomplete; /* the pass could not finish (out of memory) */
 	/* With `aggregate`: the aggregates as of this pass (collectors/agg.h),
 	 * set by tcx_agg_update(); NULL otherwise. */
 	struct tcx_aggregates *aggs;
+	/* With `aggregate`: the final rows of the filters deleted by handle,
+	 * drained after the pass's dumps, of its dump units (collect.h); folded
+	 * and freed by tcx_agg_update(). NULL when there are none. */
+	struct tcx_finals *finals;
 };
 
 struct tcx_snapshot *tcx_snapshot_new(struct tcx_config *cfg);

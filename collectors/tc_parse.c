@@ -462,7 +462,7 @@ enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_sn
 	struct tcx_filter *f;
 	int k;
 
-	if (nlh->nlmsg_type != RTM_NEWTFILTER)
+	if (nlh->nlmsg_type != RTM_NEWTFILTER && nlh->nlmsg_type != RTM_DELTFILTER)
 		return TCX_PARSE_SKIP;
 	tcm = msg_walk(nlh, sizeof(*tcm), "filter", attr_tb_cb, &(struct attr_tb){tb, TCA_MAX + 1},
 	               &pe);
@@ -729,6 +729,21 @@ void tcx_format_parent(uint32_t parent, char *out, size_t outlen)
 		snprintf(out, outlen, "%x:%x", TC_H_MAJ(parent) >> 16, TC_H_MIN(parent));
 	else
 		snprintf(out, outlen, "%x:", TC_H_MAJ(parent) >> 16);
+}
+
+void tcx_target_init(struct tcx_target *t, const char *netns, const char *dev, uint32_t ifindex,
+                     uint32_t block, uint32_t parent)
+{
+	snprintf(t->netns, sizeof(t->netns), "%s", netns);
+	snprintf(t->dev, sizeof(t->dev), "%s", dev);
+	t->ifindex = ifindex;
+	t->block = block;
+	t->parent = parent;
+	if (block)
+		snprintf(t->parent_name, sizeof(t->parent_name), "block");
+	else
+		tcx_format_parent(parent, t->parent_name, sizeof(t->parent_name));
+	t->ok = 1;
 }
 
 const char *tcx_describe_target(const struct tcx_target *t, int with_netns, char *out,

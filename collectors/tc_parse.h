@@ -31,8 +31,9 @@ struct tcx_tp_key {
 /* Does this classifier implement terse dumps (only flower does)? */
 int tcx_cls_supports_terse(const char *kind);
 
-/* Parse one RTM_NEWTFILTER message. On TCX_PARSE_ROW the filter and its
- * actions are appended to snap (filter.target = target); on every result but
+/* Parse one RTM_NEWTFILTER message, or an RTM_DELTFILTER notification
+ * (the same layout: notify.c). On TCX_PARSE_ROW the filter and its actions
+ * are appended to snap (filter.target = target); on every result but
  * TCX_PARSE_ERROR, key describes the tp. */
 enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_snapshot *snap,
                                        uint32_t target, struct tcx_tp_key *key, char *err,
@@ -63,6 +64,11 @@ int tcx_parse_status(const struct nlmsghdr *nlh, int *status, char *msg, size_t 
 /* Formatting helpers, shared with the renderers and tests. */
 void tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t outlen);
 void tcx_format_parent(uint32_t parent, char *out, size_t outlen);
+/* Fill the identity of a dump unit (a device parent, or a shared block when
+ * block is not 0) and mark it collected: the collector's targets and those
+ * of deletion notifications (notify.c) are made alike. */
+void tcx_target_init(struct tcx_target *t, const char *netns, const char *dev, uint32_t ifindex,
+                     uint32_t block, uint32_t parent);
 /* A target for people (log lines, the landing page): "block 22", "dev eth0
  * parent ingress" or "all", then " netns NAME" when with_netns and it has
  * one. Returns out; TCX_TARGET_DESC_MAX holds any target. */

@@ -17,6 +17,11 @@
  * be the same whether its label text was built once for every variant or
  * for the one render, and all output must be UTF-8.
  *
+ * The same replies then go, datagram by datagram, to a deletion notification
+ * socket (collectors/notify.c), every filter message in them made an
+ * RTM_DELTFILTER (the kernel lays both out alike); its final rows are
+ * checked and rendered as JSON.
+ *
  * With FUZZ_TRACE set in the environment, each request and the status of
  * its reply, then the Prometheus text, go to stderr (for writing seeds). */
 #include <errno.h>
@@ -30,6 +35,7 @@
 #include "agent/render.h"
 #include "collectors/collect.h"
 #include "collectors/nlmsg.h"
+#include "collectors/notify.h"
 #include "collectors/tc_parse.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -88,7 +94,7 @@ struct feed {
 	size_t left;
 };
 
-static void *feed_open(void *opaque, const char *netns, char *err, size_t errlen)
+static void *feed_open(void *opaque, const char *netns, int notify, char *err, size_t errlen)
 {
 	return opaque; /* every namespace answers from the same input */
 }
@@ -203,6 +209,69 @@ static void check_snapshot(const struct tcx_snapshot *s)
 		FUZZ_CHECK(memchr(s->kinds[k], '\0', TCX_KIND_MAX));
 }
 
+/* ---- the same filters, deleted: notify.c's drain ----------------------------------------- */
+
+/* The next reply as one datagram, its filter messages made deletions. */
+static ssize_t notify_recv(void *ctx, void *buf, size_t len, uint64_t dropped[TCX_NLDROP__MAX])
+{
+	struct feed *f = ctx;
+	size_t n = reply_len(f->p, f->left), off = 0;
+	struct nlmsghdr *nlh;
+
+	if (!n)
+		return -EAGAIN;
+	f->p += n;
+	f->left -= n;
+	if (n > len)
+		return -ENOSPC; /* as a datagram longer than the buffer */
+	memcpy(buf, f->p - n, n);
+	while ((nlh = (struct nlmsghdr *)tcx_nlmsg_next(buf, n, &off)))
+		if (nlh->nlmsg_type == RTM_NEWTFILTER)
+			nlh->nlmsg_type = RTM_DELTFILTER;
+	return (ssize_t)n;
+}
+
+/* Rows in the order of deletion: every filter points at a target, its
+ * actions follow it. */
+static void check_final_rows(const struct tcx_snapshot *s)
+{
+	for (size_t i = 0; i < s->n_targets; i++) {
+		FUZZ_CHECK(memchr(s->targets[i].dev, '\0', sizeof(s->targets[i].dev)));
+		FUZZ_CHECK(s->targets[i].ok);
+	}
+	for (size_t i = 0; i < s->n_filters; i++) {
+		const struct tcx_filter *f = &s->filters[i];
+
+		FUZZ_CHECK(f->target < s->n_targets);
+		FUZZ_CHECK(f->kind < s->n_kinds);
+		FUZZ_CHECK(f->first_action + (size_t)f->n_actions <= s->n_actions);
+		for (size_t a = f->first_action; a < f->first_action + (size_t)f->n_actions; a++)
+			FUZZ_CHECK(s->actions[a].filter == i);
+	}
+	for (size_t i = 0; i < s->n_actions; i++) {
+		FUZZ_CHECK(s->actions[i].filter < s->n_filters);
+		FUZZ_CHECK(s->actions[i].kind < s->n_kinds);
+		FUZZ_CHECK(s->actions[i].cookie_len <= TCX_COOKIE_MAX);
+	}
+}
+
+static void deletions(const uint8_t *replies, size_t len, struct tcx_config *cfg)
+{
+	struct feed f = {.p = replies, .left = len};
+	struct tcx_notify *n = tcx_notify_new("blue", notify_recv, &f);
+	struct tcx_snapshot *s;
+	struct tcx_buf b;
+
+	FUZZ_CHECK(n);
+	s = tcx_notify_drain(n, cfg);
+	FUZZ_CHECK(s);
+	check_final_rows(s);
+	fuzz_render(s, TCX_FMT_JSON, NULL, &b);
+	tcx_buf_free(&b);
+	tcx_snapshot_unref(s);
+	tcx_notify_close(n);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct feed f;
@@ -227,6 +296,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	labels = tcx_rowlabels_build(s);
 	FUZZ_CHECK(labels);
 	tcx_collector_free(c);
+	deletions(feed, size - 1, config(data[0] % N_CONFIGS));
 	free(feed);
 	check_snapshot(s);
 	for (size_t i = 0; i < s->n_targets && getenv("FUZZ_TRACE"); i++)

@@ -136,7 +136,7 @@ static void fold(struct tcx_agg *a, struct tcx_config *cfg, const struct row *r,
 	tcx_row_id_of(s, 0, &id);
 	tcx_counters_of(&s->actions[0], &c);
 	c.v[TCX_CTR_BYTES] = bytes;
-	assert_int_equal(tcx_agg_fold_final(a, &id, &c), 0);
+	assert_int_equal(tcx_agg_fold_final(a, &id, &c, s->actions[0].index), 0);
 	tcx_snapshot_unref(s);
 }
 
@@ -385,6 +385,30 @@ static void test_fold_unseen(void **state)
 	tcx_config_unref(cfg);
 }
 
+/* A final carries its action's index. A filter made and deleted between two
+ * passes, then made again under the same identity (a new action) before the
+ * next: the new one counts from 0, not from past the final. A final of
+ * another action than the one last seen (replaced, then deleted) counts
+ * whole, and what the member counted stays. */
+static void test_fold_index(void **state)
+{
+	struct tcx_config *cfg = config(yaml_by);
+	struct tcx_agg *a = tcx_agg_new();
+	const struct row one[] = {{10, 1, 100, 0, 5}};
+	const struct row brief = {40, 2, 0, 0, 7};
+	const struct row again[] = {{10, 1, 100, 0, 5}, {40, 2, 30, 0, 9}};
+	const struct row replaced = {40, 2, 0, 0, 11};
+
+	assert_int_equal(bytes_after(a, cfg, one, 1, "a", "r1"), 100);
+	fold(a, cfg, &brief, 40);
+	assert_int_equal(bytes_after(a, cfg, again, 2, "a", "r1"), 170);
+	fold(a, cfg, &replaced, 25);
+	assert_int_equal(bytes_after(a, cfg, one, 1, "a", "r1"), 195);
+	assert_int_equal(bytes_after(a, cfg, one, 1, "a", "r1"), 195);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
 /* Built-in labels kept: device (left out of a block's aggregate, as it is of
  * its rows), pref; a configuration with other kept labels starts over. */
 static void test_builtin_labels(void **state)
@@ -447,6 +471,7 @@ int main(void)
 	        cmocka_unit_test(test_fold_then_gone),
 	        cmocka_unit_test(test_fold_raced),
 	        cmocka_unit_test(test_fold_unseen),
+	        cmocka_unit_test(test_fold_index),
 	        cmocka_unit_test(test_builtin_labels),
 	        cmocka_unit_test(test_no_aggregate),
 	};

@@ -19,7 +19,9 @@
 #include <string.h>
 
 #include "agent/render.h"
+#include "collectors/agg.h"
 #include "collectors/collect.h"
+#include "collectors/notify.h"
 #include "tests/unit/nlbuild.h"
 
 #define MAGIC_BLOCK 0xFFFFFFFFU
@@ -35,6 +37,8 @@ struct ftp {
 	int dup_from;   /* filters from this one on get the handle htid::fff (0: none) */
 	int no_cookie;  /* its actions have no cookie */
 	int table_only; /* a table made with `divisor`: not a tp, only listed by tps */
+	uint64_t bytes; /* its filters' bytes (+ i), when not 0 */
+	uint32_t index; /* its actions' first index (+ i), when not 0 */
 };
 
 struct funit {
@@ -71,12 +75,37 @@ struct fake {
 	int terse_reqs, full_reqs;
 	const char *missing_netns;
 	uint64_t dropped[TCX_NLDROP__MAX]; /* what the source reports it dropped */
+	/* Deletion notifications queued for the next drain (an empty one:
+	 * ENOBUFS), and the subscription, when a source was opened with it. */
+	union {
+		struct nlmsghdr h;
+		char b[2048];
+	} notes[8];
+	int n_notes, next_note;
+	struct tcx_notify *notify;
 	char buf[16384];
 };
 
 /* ---- the fake source ---------------------------------------------------------------------- */
 
-static void *f_open(void *opaque, const char *netns, char *err, size_t errlen)
+/* The notification socket: what is queued, then -EAGAIN. */
+static ssize_t f_recv(void *ctx, void *buf, size_t len, uint64_t dropped[TCX_NLDROP__MAX])
+{
+	struct fake *k = ctx;
+	const struct nlmsghdr *nlh;
+
+	(void)dropped;
+	if (k->next_note == k->n_notes)
+		return -EAGAIN;
+	nlh = &k->notes[k->next_note++].h;
+	if (!nlh->nlmsg_len)
+		return -ENOBUFS;
+	assert_true(nlh->nlmsg_len <= len);
+	memcpy(buf, nlh, nlh->nlmsg_len);
+	return (ssize_t)nlh->nlmsg_len;
+}
+
+static void *f_open(void *opaque, const char *netns, int notify, char *err, size_t errlen)
 {
 	struct fake *k = opaque;
 
@@ -87,11 +116,28 @@ static void *f_open(void *opaque, const char *netns, char *err, size_t errlen)
 		         netns, netns);
 		return NULL;
 	}
+	if (notify) {
+		assert_null(k->notify); /* one namespace, opened once */
+		k->notify = tcx_notify_new(netns, f_recv, k);
+		assert_non_null(k->notify);
+	}
 	return k;
 }
 
 static void f_close(void *src)
 {
+	struct fake *k = src;
+
+	tcx_notify_close(k->notify);
+	k->notify = NULL;
+}
+
+static struct tcx_snapshot *f_drain(void *src)
+{
+	struct fake *k = src;
+
+	assert_non_null(k->notify);
+	return tcx_notify_drain(k->notify, NULL);
 }
 
 static uint32_t u32_htid(const struct ftp *tp)
@@ -111,6 +157,8 @@ static uint32_t filter_handle(const struct ftp *tp, int i)
 /* The counters the fake kernel reports for filter i of tp. */
 static uint64_t fbytes(const struct ftp *tp, int i)
 {
+	if (tp->bytes)
+		return tp->bytes + (uint64_t)i;
 	return (uint64_t)tp->pref * 100000 + tp->chain * 1000 + (uint64_t)i;
 }
 
@@ -130,7 +178,8 @@ static int emit_filter_as(struct fake *k, const struct funit *u, const struct ft
 	struct nlattr *acts = mnl_attr_nest_start(nlh, act_attr);
 
 	nlb_action(nlh, 1, "gact", tp->no_cookie ? NULL : cookie,
-	           tp->no_cookie ? 0 : sizeof(cookie), &st, 2, terse ? 0 : 100 + (uint32_t)i);
+	           tp->no_cookie ? 0 : sizeof(cookie), &st, 2,
+	           terse ? 0 : (tp->index ? tp->index : 100) + (uint32_t)i);
 	mnl_attr_nest_end(nlh, acts);
 	mnl_attr_nest_end(nlh, opt);
 	if (k->corrupt_handle && filter_handle(tp, i) == k->corrupt_handle)
@@ -319,16 +368,44 @@ static int f_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char
 	}
 }
 
-static void f_dropped(void *src, uint64_t counts[TCX_NLDROP__MAX])
+static void f_dropped(void *src, uint64_t counts[TCX_NLDROP__MAX], uint64_t *lost)
 {
 	struct fake *k = src;
 
 	for (unsigned i = 0; i < TCX_NLDROP__MAX; i++)
 		counts[i] += k->dropped[i];
+	if (k->notify)
+		*lost += tcx_notify_counts(k->notify, counts);
 }
 
 static const struct tcx_source_ops fake_ops = {
-        .open = f_open, .dump = f_dump, .close = f_close, .dropped = f_dropped};
+        .open = f_open, .dump = f_dump, .close = f_close, .dropped = f_dropped, .drain = f_drain};
+
+/* Queue the deletion notification of filter i of tp in unit u, with its
+ * counters now, as tfilter_del_notify() sends it (a full filter message). */
+static int note_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct fake *k = data;
+	struct nlmsghdr *copy;
+
+	assert_true(k->n_notes < (int)(sizeof(k->notes) / sizeof(k->notes[0])));
+	assert_true(nlh->nlmsg_len <= sizeof(k->notes[0]));
+	copy = &k->notes[k->n_notes++].h;
+	memcpy(copy, nlh, nlh->nlmsg_len);
+	copy->nlmsg_type = RTM_DELTFILTER;
+	copy->nlmsg_flags = 0;
+	return MNL_CB_OK;
+}
+
+static void queue_deletion(struct fake *k, const struct funit *u, const struct ftp *tp, int i)
+{
+	emit_filter(k, u, tp, i, 0, note_cb, k);
+}
+
+static void queue_enobufs(struct fake *k)
+{
+	k->notes[k->n_notes++].h.nlmsg_len = 0;
+}
 
 /* ---- fixtures ------------------------------------------------------------------------------ */
 
@@ -917,6 +994,194 @@ static void test_u32_reused_handle_merged(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* ---- deletion notifications, folded into the aggregates ------------------------------------ */
+
+static const char *agg_all = "aggregate: {by: []}\n";
+
+/* One pass through collector c and aggregation state a: the bytes of the one
+ * aggregate (`by: []`), and the notifications lost so far. */
+static uint64_t agg_pass(struct tcx_collector *c, struct tcx_agg *a, struct tcx_config *cfg,
+                         uint64_t *lost)
+{
+	struct tcx_snapshot *s = tcx_collect(c, cfg);
+	uint64_t v;
+
+	assert_non_null(s);
+	assert_int_equal(tcx_agg_update(a, s), 0);
+	assert_null(s->finals); /* folded, and freed */
+	assert_non_null(s->aggs);
+	assert_int_equal(s->aggs->n, 1);
+	v = s->aggs->c[0].v[TCX_CTR_BYTES];
+	if (lost)
+		*lost = s->notifications_lost;
+	tcx_snapshot_unref(s);
+	return v;
+}
+
+/* A filter deleted by handle between two passes: its bytes since the last
+ * pass are in the aggregate (the next dump no longer has it), once. */
+static void test_final_folded_row_gone(void **state)
+{
+	struct fake k = {0};
+	struct tcx_config *cfg = config(agg_all);
+	struct tcx_collector *c = tcx_collector_new(&fake_ops, &k);
+	struct tcx_agg *a = tcx_agg_new();
+	struct funit *u;
+	uint64_t first, lost;
+
+	setup_eth0(&k);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
+	add_tp(u, 0, 10, "u32", 1);
+	add_tp(u, 0, 20, "u32", 1);
+	u->tps[1].bytes = 1000;
+	first = agg_pass(c, a, cfg, NULL);
+	assert_int_equal(first, fbytes(&u->tps[0], 0) + 1000);
+	assert_non_null(k.notify);
+
+	u->tps[1].bytes = 1500; /* 500 bytes, then deleted */
+	queue_deletion(&k, u, &u->tps[1], 0);
+	u->n_tps = 1;
+	assert_int_equal(agg_pass(c, a, cfg, &lost), first + 500);
+	assert_int_equal(lost, 0);
+	assert_int_equal(agg_pass(c, a, cfg, NULL), first + 500);
+	tcx_agg_free(a);
+	tcx_collector_free(c);
+	assert_null(k.notify); /* closed with its source */
+	tcx_config_unref(cfg);
+}
+
+/* Deleted after the pass's dump, before its drain: the dump still shows the
+ * row with fewer bytes than its final count; the final counts, once. */
+static void test_final_folded_row_still_dumped(void **state)
+{
+	struct fake k = {0};
+	struct tcx_config *cfg = config(agg_all);
+	struct tcx_collector *c = tcx_collector_new(&fake_ops, &k);
+	struct tcx_agg *a = tcx_agg_new();
+	struct funit *u;
+	uint64_t first;
+
+	setup_eth0(&k);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
+	add_tp(u, 0, 10, "u32", 1);
+	add_tp(u, 0, 20, "u32", 1);
+	u->tps[1].bytes = 1000;
+	first = agg_pass(c, a, cfg, NULL);
+
+	u->tps[1].bytes = 1500;
+	queue_deletion(&k, u, &u->tps[1], 0);
+	u->tps[1].bytes = 1200; /* what the dump saw before the deletion */
+	assert_int_equal(agg_pass(c, a, cfg, NULL), first + 500);
+	u->n_tps = 1;
+	assert_int_equal(agg_pass(c, a, cfg, NULL), first + 500);
+	assert_int_equal(agg_pass(c, a, cfg, NULL), first + 500);
+	tcx_agg_free(a);
+	tcx_collector_free(c);
+	tcx_config_unref(cfg);
+}
+
+/* A filter made and deleted between two passes: no dump saw it, its final
+ * counts. One on a device no target collects does not. */
+static void test_final_folded_row_unseen(void **state)
+{
+	struct fake k = {0};
+	struct tcx_config *cfg = config(agg_all);
+	struct tcx_collector *c = tcx_collector_new(&fake_ops, &k);
+	struct tcx_agg *a = tcx_agg_new();
+	struct funit *u, other = {.ifindex = 9, .parent = TCX_PARENT_INGRESS};
+	struct ftp brief = {.pref = 30, .proto = 0x0800, .kind = "u32", .n = 1, .bytes = 777};
+	uint64_t first;
+
+	setup_eth0(&k);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
+	add_tp(u, 0, 10, "u32", 1);
+	first = agg_pass(c, a, cfg, NULL);
+
+	queue_deletion(&k, u, &brief, 0);
+	queue_deletion(&k, &other, &brief, 0); /* device 9: not collected */
+	assert_int_equal(agg_pass(c, a, cfg, NULL), first + 777);
+	assert_int_equal(agg_pass(c, a, cfg, NULL), first + 777);
+	tcx_agg_free(a);
+	tcx_collector_free(c);
+	tcx_config_unref(cfg);
+}
+
+/* Deleted, then made again under the same identity (a new action index)
+ * before the next pass: the deleted one's final counts, and the new one
+ * from 0; neither again. */
+static void test_final_folded_row_made_again(void **state)
+{
+	struct fake k = {0};
+	struct tcx_config *cfg = config(agg_all);
+	struct tcx_collector *c = tcx_collector_new(&fake_ops, &k);
+	struct tcx_agg *a = tcx_agg_new();
+	struct funit *u;
+	uint64_t first;
+
+	setup_eth0(&k);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
+	add_tp(u, 0, 10, "u32", 1);
+	add_tp(u, 0, 20, "u32", 1);
+	u->tps[1].bytes = 1000;
+	first = agg_pass(c, a, cfg, NULL);
+
+	u->tps[1].bytes = 1500;
+	queue_deletion(&k, u, &u->tps[1], 0);
+	u->tps[1].bytes = 50; /* the new filter: a new action */
+	u->tps[1].index = 300;
+	assert_int_equal(agg_pass(c, a, cfg, NULL), first + 500 + 50);
+	u->tps[1].bytes = 80;
+	assert_int_equal(agg_pass(c, a, cfg, NULL), first + 500 + 80);
+	tcx_agg_free(a);
+	tcx_collector_free(c);
+	tcx_config_unref(cfg);
+}
+
+/* ENOBUFS: counted in notifications_lost (the kernel's count where it has
+ * one; this fake has none: one each), and what follows is still folded. The
+ * count stays when the source is closed and opened again (a configuration
+ * without `aggregate`, then with it again). */
+static void test_final_lost_counted(void **state)
+{
+	struct fake k = {0};
+	struct tcx_config *cfg = config(agg_all), *plain = config(one_dev);
+	struct tcx_collector *c = tcx_collector_new(&fake_ops, &k);
+	struct tcx_agg *a = tcx_agg_new();
+	struct tcx_snapshot *s;
+	struct funit *u;
+	uint64_t first, lost;
+
+	setup_eth0(&k);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
+	add_tp(u, 0, 10, "u32", 1);
+	add_tp(u, 0, 20, "u32", 1);
+	u->tps[1].bytes = 1000;
+	first = agg_pass(c, a, cfg, &lost);
+	assert_int_equal(lost, 0);
+
+	queue_enobufs(&k);
+	u->tps[1].bytes = 1100;
+	queue_deletion(&k, u, &u->tps[1], 0);
+	u->n_tps = 1;
+	assert_int_equal(agg_pass(c, a, cfg, &lost), first + 100);
+	assert_int_equal(lost, 1);
+
+	s = tcx_collect(c, plain); /* no aggregate: no subscription */
+	assert_non_null(s);
+	assert_null(k.notify);
+	assert_null(s->finals);
+	assert_int_equal(s->notifications_lost, 1);
+	assert_int_equal(tcx_agg_update(a, s), 0); /* the state emptied */
+	tcx_snapshot_unref(s);
+	assert_int_equal(agg_pass(c, a, cfg, &lost), fbytes(&u->tps[0], 0)); /* started over */
+	assert_non_null(k.notify);
+	assert_int_equal(lost, 1);
+	tcx_agg_free(a);
+	tcx_collector_free(c);
+	tcx_config_unref(plain);
+	tcx_config_unref(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -936,6 +1201,11 @@ int main(void)
 	        cmocka_unit_test(test_u32_shared_tables_listed_once),
 	        cmocka_unit_test(test_u32_reused_handle_merged),
 	        cmocka_unit_test(test_all_devices_filtered),
+	        cmocka_unit_test(test_final_folded_row_gone),
+	        cmocka_unit_test(test_final_folded_row_still_dumped),
+	        cmocka_unit_test(test_final_folded_row_unseen),
+	        cmocka_unit_test(test_final_folded_row_made_again),
+	        cmocka_unit_test(test_final_lost_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -128,13 +128,15 @@ static int dump(void *src, struct count *c, char *err, size_t errlen)
  * the addresses. */
 static void cut_short(int stop, const char *netns)
 {
-	uint64_t dropped[TCX_NLDROP__MAX] = {0};
+	uint64_t dropped[TCX_NLDROP__MAX] = {0}, lost = 0;
 	struct count c = {.got = malloc(N_ADDRS)};
+	struct tcx_snapshot *finals;
 	char err[256];
 	void *src;
 
 	assert_non_null(c.got);
-	src = tcx_netlink_source.open(NULL, netns, err, sizeof(err));
+	/* with its deletion notifications: made with it, kept over the cut */
+	src = tcx_netlink_source.open(NULL, netns, 1, err, sizeof(err));
 	if (!src)
 		fail_msg("open: %s", err);
 
@@ -160,9 +162,15 @@ static void cut_short(int stop, const char *netns)
 			fail_msg("dump after the cut one: %d (%s)", ret, err);
 		assert_int_equal(c.seen, N_ADDRS);
 	}
-	tcx_netlink_source.dropped(src, dropped);
+	finals = tcx_netlink_source.drain(src);
+	assert_non_null(finals);
+	assert_int_equal(finals->n_actions, 0);
+	assert_int_equal(finals->errors[TCX_ERR_IO], 0);
+	tcx_snapshot_unref(finals);
+	tcx_netlink_source.dropped(src, dropped, &lost);
 	for (int i = 0; i < TCX_NLDROP__MAX; i++)
 		assert_int_equal(dropped[i], 0);
+	assert_int_equal(lost, 0);
 	tcx_netlink_source.close(src);
 	free(c.got);
 }

@@ -247,8 +247,12 @@ static void test_aggregates(void **state)
 
 	snprintf(conf, sizeof(conf), "%saggregate: {by: [tenant, device]}\n", yaml);
 	s = make_snapshot(conf);
+	s->notifications_lost = 5;
 	assert_int_equal(tcx_agg_update(a, s), 0);
 	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_contains(out, "# HELP tc_exporter_notifications_lost_total Deletion notifications");
+	assert_contains(out, "# TYPE tc_exporter_notifications_lost_total counter\n"
+	                     "tc_exporter_notifications_lost_total 5\n");
 	assert_contains(out, "# TYPE tc_action_bytes_total counter\n"
 	                     "tc_action_bytes_total{device=\"v0\",tenant=\"acme \\\"east\\\"\"} "
 	                     "18446744073709551615\n"
@@ -261,6 +265,8 @@ static void test_aggregates(void **state)
 	assert_contains(out, "\ntc_exporter_series_dropped 0\n");
 	free(out);
 	out = render(s, TCX_FMT_OPENMETRICS);
+	assert_contains(out, "# TYPE tc_exporter_notifications_lost counter\n"
+	                     "tc_exporter_notifications_lost_total 5\n");
 	assert_contains(out,
 	                "# TYPE tc_action_bytes counter\n"
 	                "tc_action_bytes_total{device=\"v0\",tenant=\"acme \\\"east\\\"\"} "

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Deletion notifications: the final counters of deleted filters (see
+ * notify.h for what the kernel sends and when). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/filter.h>
+#include <linux/netlink.h>
+#include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include "collectors/nl.h"
+#include "collectors/nlmsg.h"
+#include "collectors/notify.h"
+#include "collectors/tc_parse.h"
+
+#ifndef TCM_IFINDEX_MAGIC_BLOCK
+#define TCM_IFINDEX_MAGIC_BLOCK 0xFFFFFFFFU
+#endif
+
+#ifndef SO_MEMINFO
+#define SO_MEMINFO 55
+#endif
+
+#define NOTIFY_BUFSZ  (64 * 1024) /* a filter with its actions, 4-8 KiB as a rule */
+#define NOTIFY_RCVBUF (4 * 1024 * 1024)
+
+struct tcx_notify {
+	char netns[64];
+	struct mnl_socket *sk; /* NULL over a receive function of the caller's */
+	tcx_notify_recv_fn recv;
+	void *ctx;
+	uint64_t overruns;   /* ENOBUFS: one notification lost or more each */
+	uint64_t unread;     /* notifications the drain could not read (lost() says which) */
+	uint64_t drops;      /* notifications the kernel dropped (SO_MEMINFO) */
+	uint32_t last_drops; /* the kernel's count, a u32, when last read */
+	uint64_t dropped[TCX_NLDROP__MAX];
+	char buf[NOTIFY_BUFSZ];
+};
+
+static ssize_t sock_recv(void *ctx, void *buf, size_t len, uint64_t dropped[TCX_NLDROP__MAX])
+{
+	struct tcx_notify *n = ctx;
+
+	return tcx_nl_recv(mnl_socket_get_fd(n->sk), buf, len, 0, dropped);
+}
+
+struct tcx_notify *tcx_notify_new(const char *netns, tcx_notify_recv_fn recv, void *ctx)
+{
+	struct tcx_notify *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	snprintf(n->netns, sizeof(n->netns), "%s", netns ? netns : "");
+	n->recv = recv;
+	n->ctx = ctx;
+	return n;
+}
+
+/* Only RTM_DELTFILTER messages reach the queue. A socket filter loads a
+ * half-word in network order: the host-order nlmsg_type then reads as
+ * htons(type), whichever the host's order. */
+static int attach_filter(int fd)
+{
+	struct sock_filter code[] = {
+	        BPF_STMT(BPF_LD | BPF_H | BPF_ABS, offsetof(struct nlmsghdr, nlmsg_type)),
+	        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(RTM_DELTFILTER), 0, 1),
+	        BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
+	        BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	struct sock_fprog prog = {.len = sizeof(code) / sizeof(code[0]), .filter = code};
+
+	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+}
+
+static int open_cb(struct tcx_notify *n, char *err, size_t errlen)
+{
+	int grp = RTNLGRP_TC, rcvbuf = NOTIFY_RCVBUF, fd;
+
+	n->sk = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (!n->sk) {
+		snprintf(err, errlen, "notification socket: %s", strerror(errno));
+		return -1;
+	}
+	fd = mnl_socket_get_fd(n->sk);
+	/* A larger queue where allowed, else what rmem_max allows. */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	/* Best effort: without it, other messages are read and skipped. */
+	attach_filter(fd);
+	if (mnl_socket_bind(n->sk, 0, MNL_SOCKET_AUTOPID) < 0 ||
+	    setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &grp, sizeof(grp)) < 0) {
+		snprintf(err, errlen, "notification socket: subscribing to RTNLGRP_TC: %s",
+		         strerror(errno));
+		mnl_socket_close(n->sk);
+		n->sk = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+struct tcx_notify *tcx_notify_open(const char *netns, char *err, size_t errlen)
+{
+	struct tcx_notify *n = tcx_notify_new(netns, sock_recv, NULL);
+
+	if (!n) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	n->ctx = n;
+	if (open_cb(n, err, errlen) < 0) {
+		free(n);
+		return NULL;
+	}
+	return n;
+}
+
+int tcx_notify_fd(const struct tcx_notify *n)
+{
+	return n->sk ? mnl_socket_get_fd(n->sk) : -1;
+}
+
+void tcx_notify_close(struct tcx_notify *n)
+{
+	if (!n)
+		return;
+	if (n->sk)
+		mnl_socket_close(n->sk);
+	free(n);
+}
+
+/* ---- one drain -------------------------------------------------------------------------- */
+
+struct drain {
+	struct tcx_notify *n;
+	struct tcx_snapshot *s;
+};
+
+/* The parent of a device's filter as the collector names its dump unit. The
+ * kernel echoes the parent of the deletion request, and the filter list of
+ * an ingress or clsact qdisc answers to several: ffff:, ffff:fff1 and
+ * ffff:fff2 (`tc ... ingress`) for ingress, ffff:fff3 for egress. */
+static uint32_t unit_parent(uint32_t parent)
+{
+	if (TC_H_MAJ(parent) != TC_H_MAJ(TC_H_INGRESS))
+		return parent;
+	return TC_H_MIN(parent) == TC_H_MIN_EGRESS ? TCX_PARENT_EGRESS : TCX_PARENT_INGRESS;
+}
+
+/* The target of a notification's filter, found or added: the shared block,
+ * or the device (named now, in the socket's namespace) and parent. */
+static int target_of(struct drain *d, const struct tcx_tp_key *key)
+{
+	struct tcx_snapshot *s = d->s;
+	uint32_t block = key->ifindex == TCM_IFINDEX_MAGIC_BLOCK ? key->parent : 0;
+	uint32_t ifindex = block ? 0 : key->ifindex, parent = block ? 0 : unit_parent(key->parent);
+	struct ifreq ifr = {.ifr_ifindex = (int)ifindex};
+	struct tcx_target *t;
+
+	for (size_t i = 0; i < s->n_targets; i++) {
+		t = &s->targets[i];
+		if (t->block == block && t->ifindex == ifindex && t->parent == parent)
+			return (int)i;
+	}
+	t = tcx_snapshot_add_target(s);
+	if (!t)
+		return -1;
+	if (block)
+		ifr.ifr_name[0] = '\0';
+	else if (!d->n->sk || ioctl(mnl_socket_get_fd(d->n->sk), SIOCGIFNAME, &ifr) < 0)
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "if%u", ifindex); /* gone by now */
+	tcx_target_init(t, d->n->netns, ifr.ifr_name, ifindex, block, parent);
+	return (int)(s->n_targets - 1);
+}
+
+static int msg_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	struct drain *d = arg;
+	struct tcx_tp_key key;
+	char err[256];
+	int t;
+
+	if (nlh->nlmsg_type != RTM_DELTFILTER)
+		return MNL_CB_OK;
+	switch (tcx_parse_filter(nlh, d->s, 0, &key, err, sizeof(err))) {
+	case TCX_PARSE_ROW:
+		t = target_of(d, &key);
+		if (t < 0) {
+			errno = ENOMEM;
+			return MNL_CB_ERROR;
+		}
+		d->s->filters[d->s->n_filters - 1].target = (uint32_t)t;
+		break;
+	case TCX_PARSE_ERROR:
+		d->s->errors[TCX_ERR_MALFORMED]++;
+		d->n->unread++;
+		break;
+	default: /* a pref or chain deleted whole: no counters in it */
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+/* The kernel counts every notification it could not queue (sk_drops, in a
+ * u32); ENOBUFS says only that some were. Those the drain could not read
+ * are added: longer than the buffer, malformed, cut short (a length that
+ * does not fit) or read when out of memory (one each). */
+static uint64_t lost(struct tcx_notify *n)
+{
+	uint32_t mi[SK_MEMINFO_VARS];
+	socklen_t len = sizeof(mi);
+
+	if (n->sk && getsockopt(mnl_socket_get_fd(n->sk), SOL_SOCKET, SO_MEMINFO, mi, &len) == 0 &&
+	    len > SK_MEMINFO_DROPS * sizeof(mi[0])) {
+		n->drops += (uint32_t)(mi[SK_MEMINFO_DROPS] - n->last_drops);
+		n->last_drops = mi[SK_MEMINFO_DROPS];
+	}
+	return (n->drops > n->overruns ? n->drops : n->overruns) + n->unread +
+	       n->dropped[TCX_NLDROP_LENGTH];
+}
+
+struct tcx_snapshot *tcx_notify_drain(struct tcx_notify *n, struct tcx_config *cfg)
+{
+	struct drain d = {.n = n, .s = tcx_snapshot_new(cfg)};
+	char err[256];
+
+	if (!d.s)
+		return NULL;
+	for (unsigned i = 0; i < TCX_NOTIFY_MAX_READS; i++) {
+		struct tcx_nlreply r = {.cb = msg_cb,
+		                        .data = &d,
+		                        .dropped = n->dropped,
+		                        .err = err,
+		                        .errlen = sizeof(err)};
+		ssize_t len = n->recv(n->ctx, n->buf, sizeof(n->buf), n->dropped);
+
+		if (len == -EAGAIN || len == -EWOULDBLOCK)
+			break;
+		if (len == -ENOBUFS || len == -ENOSPC) {
+			if (len == -ENOBUFS)
+				n->overruns++;
+			else
+				n->unread++;
+			continue;
+		}
+		if (len <= 0) {
+			d.s->errors[TCX_ERR_IO]++; /* what is queued stays: not lost */
+			break;
+		}
+		/* Notifications carry the requester's port and sequence: seq and
+		 * portid 0 check neither. A length that does not fit is counted
+		 * in dropped; the callback fails only when out of memory. */
+		if (tcx_nlmsg_reply(&r, n->buf, (size_t)len) == -ENOMEM) {
+			d.s->errors[TCX_ERR_NOMEM]++;
+			n->unread++;
+			d.s->incomplete = 1;
+			break;
+		}
+	}
+	memcpy(d.s->netlink_dropped, n->dropped, sizeof(n->dropped));
+	d.s->notifications_lost = lost(n);
+	if (cfg)
+		tcx_snapshot_classify(d.s);
+	return d.s;
+}
+
+uint64_t tcx_notify_counts(struct tcx_notify *n, uint64_t dropped[TCX_NLDROP__MAX])
+{
+	for (unsigned i = 0; i < TCX_NLDROP__MAX; i++)
+		dropped[i] += n->dropped[i];
+	return lost(n);
+}
