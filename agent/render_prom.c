@@ -412,8 +412,9 @@ static void plan(struct render *r)
 	r->on[F_BYTES] = r->on[F_PACKETS] = 1;
 	r->on[F_DROPS] = fam.drops != TCX_FAM_OFF;
 	r->on[F_OVERLIMITS] = fam.overlimits != TCX_FAM_OFF;
+	/* hw: auto unless set */
 	r->on[F_HW_BYTES] = r->on[F_HW_PACKETS] =
-	        fam.hw == TCX_FAM_AUTO ? has_hw(s) : fam.hw != TCX_FAM_OFF;
+	        fam.hw == TCX_FAM_ON || (fam.hw != TCX_FAM_OFF && has_hw(s));
 	r->flags_on = fam.flags == TCX_FAM_ON || (fam.flags == TCX_FAM_DEFAULT && !s->aggs);
 	for (unsigned f = 0; f < F__MAX; f++)
 		k += (size_t)r->on[f];

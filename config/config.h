@@ -142,7 +142,7 @@ enum tcx_family_mode {
 	TCX_FAM_AUTO, /* hw only: while some row has hardware counters or in_hw */
 };
 struct tcx_families_cfg {
-	enum tcx_family_mode hw;                /* default on */
+	enum tcx_family_mode hw;                /* default auto */
 	enum tcx_family_mode flags;             /* default on, off with `aggregate` */
 	enum tcx_family_mode drops, overlimits; /* default on */
 };

@@ -323,6 +323,39 @@ static void test_families(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* hw left out of families is auto: the hw_* families only while some row has
+ * hardware counters or some filter is in_hw; hw: on exports them anyway. */
+static void test_families_hw_default(void **state)
+{
+	char conf[1024];
+	struct tcx_snapshot *s = make_snapshot(yaml);
+	char *out = render(s, TCX_FMT_PROMETHEUS);
+
+	assert_int_equal(count_lines(out, "tc_action_hw_bytes_total{"), 3);
+	assert_int_equal(count_lines(out, "tc_action_hw_packets_total{"), 3);
+	free(out);
+	s->actions[0].hw_bytes = s->actions[0].hw_packets = 0; /* filter 1 is in_hw */
+	s->filters[1].flags = TCX_FLAG_SKIP_SW;
+	out = render(s, TCX_FMT_OPENMETRICS);
+	assert_int_equal(count_lines(out, "tc_action_hw_"), 0);
+	assert_int_equal(count_lines(out, "tc_action_bytes_total{"), 3);
+	free(out);
+	s->actions[2].hw_packets = 1; /* hardware counters alone */
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_int_equal(count_lines(out, "tc_action_hw_packets_total{"), 3);
+	free(out);
+	tcx_snapshot_unref(s);
+
+	snprintf(conf, sizeof(conf), "%sfamilies: {hw: on}\n", yaml);
+	s = make_snapshot(conf);
+	s->actions[0].hw_bytes = s->actions[0].hw_packets = 0;
+	s->filters[1].flags = TCX_FLAG_SKIP_SW;
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_int_equal(count_lines(out, "tc_action_hw_bytes_total{"), 3);
+	free(out);
+	tcx_snapshot_unref(s);
+}
+
 /* max_series: the first rows whose every series fits, then the first
  * filters' flags, the rest counted. */
 static void test_max_series(void **state)
@@ -932,6 +965,7 @@ int main(void)
 	        cmocka_unit_test(test_timestamps_in_full),
 	        cmocka_unit_test(test_aggregates),
 	        cmocka_unit_test(test_families),
+	        cmocka_unit_test(test_families_hw_default),
 	        cmocka_unit_test(test_max_series),
 	};
 
