@@ -112,6 +112,7 @@ void tcx_state_selfstats(struct tcx_state *st, const struct tcx_snapshot *snap,
 	out->snapshot_age_s = tcx_clock_s(CLOCK_REALTIME) - tcx_ts_s(snap->taken);
 	if (out->snapshot_age_s < 0)
 		out->snapshot_age_s = 0;
+	tcx_process_stats_read(&out->process);
 }
 
 double tcx_state_age(struct tcx_state *st, double *interval_s)

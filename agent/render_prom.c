@@ -888,6 +888,31 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	sample1(r, b, "tc_exporter_build_info", "version", TCX_VERSION, 1);
 }
 
+/* The process_* families, named and explained as the official Prometheus
+ * clients do (as of when the exposition was rendered). */
+static void render_process(const struct tcx_process_stats *p, int om, struct tcx_buf *b)
+{
+	if (!p->ok)
+		return;
+	family_header(b, "process_cpu_seconds_total", "counter",
+	              "Total user and system CPU time spent in seconds.", om);
+	sample_double(b, "process_cpu_seconds_total", "", 0, p->cpu_seconds);
+	family_header(b, "process_open_fds", "gauge", "Number of open file descriptors.", om);
+	sample(b, "process_open_fds", "", 0, p->open_fds);
+	family_header(b, "process_max_fds", "gauge", "Maximum number of open file descriptors.",
+	              om);
+	sample(b, "process_max_fds", "", 0, p->max_fds);
+	family_header(b, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
+	              om);
+	sample(b, "process_virtual_memory_bytes", "", 0, p->virtual_bytes);
+	family_header(b, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+	              om);
+	sample(b, "process_resident_memory_bytes", "", 0, p->resident_bytes);
+	family_header(b, "process_start_time_seconds", "gauge",
+	              "Start time of the process since unix epoch in seconds.", om);
+	sample_double(b, "process_start_time_seconds", "", 0, p->start_time_seconds);
+}
+
 /* The daemon's own counters. */
 static void render_self(struct render *r, int om, const struct tcx_selfstats *st, struct tcx_buf *b)
 {
@@ -932,6 +957,7 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 	              "When the configuration in use was loaded (Unix time).", om);
 	sample_double(b, "tc_exporter_config_last_reload_success_timestamp_seconds", "", 0,
 	              st->last_reload_ts);
+	render_process(&st->process, om, b);
 }
 
 int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int om, const struct tcx_selfstats *st,
