@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/buildinfo.h"
 #include "agent/cli.h"
 #include "agent/daemon.h"
 #include "agent/log.h"
@@ -56,6 +57,19 @@ static void usage(FILE *out)
 	        SYSCONFDIR);
 }
 
+/* tcexporter VERSION (revision R, libmnl X, libmicrohttpd Y, net-snmp Z):
+ * what tc_exporter_build_info says. */
+static void print_version(void)
+{
+	const char *v[TCX_BUILD__MAX];
+
+	tcx_build_info(v);
+	printf("tcexporter %s (", v[TCX_BUILD_VERSION]);
+	for (unsigned i = TCX_BUILD_VERSION + 1; i < TCX_BUILD__MAX; i++)
+		printf("%s%s %s", i > TCX_BUILD_VERSION + 1 ? ", " : "", tcx_build_names[i], v[i]);
+	printf(")\n");
+}
+
 static int parse_args(int argc, char **argv, struct cli_opts *o)
 {
 	static const struct option longopts[] = {
@@ -99,7 +113,7 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 			usage(stdout);
 			return 1;
 		case 'V':
-			printf("tcexporter %s\n", PACKAGE_VERSION);
+			print_version();
 			return 1;
 		case ':':
 			log_err("option '%s' needs an argument", argv[optind - 1]);

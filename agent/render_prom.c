@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/buildinfo.h"
 #include "agent/expo.h"
 #include "agent/render.h"
 #include "collectors/agg.h"
@@ -841,6 +842,24 @@ static void render_targets(struct render *r, int om, struct tcx_buf *b)
 	}
 }
 
+/* What tcexporter was built from and with (agent/buildinfo.h). */
+static void render_build_info(struct render *r, int om, struct tcx_buf *b)
+{
+	const char *v[TCX_BUILD__MAX];
+	int first = 1;
+
+	tcx_build_info(v);
+	r->row.len = 0;
+	for (unsigned i = 0; i < TCX_BUILD__MAX; i++)
+		put_label(&r->row, &first, tcx_build_labels[i], v[i]);
+	family_header(b, "tc_exporter_build_info", "info",
+	              "Build information: the version of tcexporter, the git commit it was built "
+	              "from (unknown outside a git checkout), and the versions of libmnl (built "
+	              "against), libmicrohttpd and net-snmp (in use; none without SNMP).",
+	              om);
+	sample(b, "tc_exporter_build_info", r->row.p, r->row.len, 1);
+}
+
 static void render_meta(struct render *r, int om, struct tcx_buf *b)
 {
 	const struct tcx_snapshot *s = r->s;
@@ -883,9 +902,7 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	family_header(b, "tc_exporter_snapshot_duration_seconds", "gauge",
 	              "Time the whole collection pass took.", om);
 	sample_double(b, "tc_exporter_snapshot_duration_seconds", "", 0, s->duration_s);
-	family_header(b, "tc_exporter_build_info", "info",
-	              "Build information: version of tcexporter.", om);
-	sample1(r, b, "tc_exporter_build_info", "version", TCX_VERSION, 1);
+	render_build_info(r, om, b);
 }
 
 /* The process_* families, named and explained as the official Prometheus

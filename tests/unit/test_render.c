@@ -17,6 +17,15 @@
 #include "collectors/collect.h"
 #include "collectors/tc_parse.h"
 #include "build.h"
+#include "revision.h"
+#ifdef HAVE_SNMP
+#include <net-snmp/net-snmp-config.h>
+#include <net-snmp/version.h>
+#define NETSNMP_VERSION netsnmp_get_version()
+#else
+#define NETSNMP_VERSION "none"
+#endif
+#include <microhttpd.h>
 
 static void config_err(void *arg, const char *msg)
 {
@@ -203,7 +212,17 @@ static void test_prometheus_filters_targets_meta(void **state)
 	assert_contains(out, "# TYPE tc_exporter_netlink_dropped_total counter\n"
 	                     "tc_exporter_netlink_dropped_total{cause=\"sender\"} 2\n"
 	                     "tc_exporter_netlink_dropped_total{cause=\"length\"} 0\n");
-	assert_contains(out, "tc_exporter_build_info{version=\"" PACKAGE_VERSION "\"} 1\n");
+	{
+		char want[512];
+
+		snprintf(want, sizeof(want),
+		         "tc_exporter_build_info{version=\"%s\",revision=\"%s\",libmnl_version=\"%"
+		         "s\","
+		         "libmicrohttpd_version=\"%s\",netsnmp_version=\"%s\"} 1\n",
+		         PACKAGE_VERSION, TCX_REVISION, TCX_LIBMNL_VERSION, MHD_get_version(),
+		         NETSNMP_VERSION);
+		assert_contains(out, want);
+	}
 	assert_null(strstr(out, "# EOF"));
 	/* Every line is a comment or a sample ending in a number. */
 	for (char *line = out; *line;) {
