@@ -7,7 +7,8 @@
 #    sets them;
 #  - the process_* metrics of the official clients, in the text and the
 #    OpenMetrics /metrics, agree with /proc/PID of the daemon;
-#  - tc_exporter_build_info carries what --version prints.
+#  - tc_exporter_build_info carries what --version prints;
+#  - every metric family of a real scrape is documented in the man page.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
@@ -36,6 +37,7 @@ YAML
 cat >"$WORK/tcx.yaml" <<YAML
 interval: 200ms
 targets: [{all: true}]
+families: {hw: on} # every family, for the man page's check
 http:
   listen: ["127.0.0.1:$p_file"]
   web_config: file-web.yml
@@ -142,6 +144,20 @@ want = "tcexporter %s (revision %s, libmnl %s, libmicrohttpd %s, net-snmp %s)" %
                             "netsnmp_version"))
 if want != version:
     sys.exit(f"build_info {labels} says '{want}', --version '{version}'")
+PY
+
+note "every metric family of the scrape is documented in doc/tcexporter.8"
+man=${TCX_SRCDIR:-$here/../..}/doc/tcexporter.8
+"$PYTHON" - "$WORK/text.prom" "$man" <<'PY' || fail "families missing from the man page (see above)"
+import re, sys
+fams = re.findall(r"^# TYPE (\S+) ", open(sys.argv[1]).read(), re.M)
+man = open(sys.argv[2]).read().replace("\\-", "-")
+missing = [f for f in fams if not re.search(r"(?<![\w*])%s(?![\w*])" % re.escape(f), man)]
+if len(fams) < 30:
+    sys.exit("only %d families in the scrape: %s" % (len(fams), fams))
+for f in missing:
+    print("undocumented in %s: %s" % (sys.argv[2], f), file=sys.stderr)
+sys.exit(1 if missing else 0)
 PY
 
 note "a reload keeps the command line's address and web config"
