@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -76,18 +77,26 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 	return (ssize_t)len;
 }
 
+/* /proc/stat's btime, line by line: its intr line alone can weigh tens of
+ * kilobytes. */
 static int boot_time(double *out)
 {
-	char buf[16384];
-	const char *p;
+	FILE *f = fopen("/proc/stat", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	int ret = -1;
 
-	if (read_small("/proc/stat", buf, sizeof(buf)) < 0)
+	if (!f)
 		return -1;
-	p = strstr(buf, "\nbtime ");
-	if (!p)
-		return -1;
-	*out = strtod(p + 7, NULL);
-	return 0;
+	while (ret < 0 && getline(&line, &cap, f) > 0) {
+		if (!strncmp(line, "btime ", 6)) {
+			*out = strtod(line + 6, NULL);
+			ret = 0;
+		}
+	}
+	free(line);
+	fclose(f);
+	return ret;
 }
 
 void tcx_process_stats_read(struct tcx_process_stats *out)
