@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/buildinfo.h"
 #include "agent/cli.h"
 #include "agent/daemon.h"
 #include "agent/log.h"
@@ -21,6 +22,7 @@
 
 struct cli_opts {
 	const char *config;
+	struct tcx_http_override http; /* --web.listen-address, --web.config.file */
 	const char *check;
 	int once;
 	int syslog;
@@ -45,6 +47,14 @@ static void usage(FILE *out)
 	        "                            and line)\n"
 	        "  -t, --check-config FILE   validate FILE, report every problem and exit\n"
 	        "  -s, --syslog              the daemon: log to syslog instead of standard error\n"
+	        "      --web.listen-address=ADDRESS\n"
+	        "                            the daemon: listen on ADDRESS (HOST:PORT,\n"
+	        "                            [IPV6]:PORT or :PORT) instead of http.listen;\n"
+	        "                            repeat it for more addresses (at most %d)\n"
+	        "      --web.config.file=FILE\n"
+	        "                            the daemon and --check-config: the web config\n"
+	        "                            (TLS, basic auth, headers) instead of\n"
+	        "                            http.web_config\n"
 	        "  -h, --help                show this help and exit\n"
 	        "  -V, --version             show the version and exit\n"
 	        "\n"
@@ -53,8 +63,23 @@ static void usage(FILE *out)
 	        "bad usage or a bad configuration.\n"
 	        "\n"
 	        "See tcexporter(8) and the example configuration %s/tcexporter/tcexporter.yaml.\n",
-	        SYSCONFDIR);
+	        TCX_MAX_LISTEN, SYSCONFDIR);
 }
+
+/* tcexporter VERSION (revision R, libmnl X, libmicrohttpd Y, net-snmp Z):
+ * what tc_exporter_build_info says. */
+static void print_version(void)
+{
+	const char *v[TCX_BUILD__MAX];
+
+	tcx_build_info(v);
+	printf("tcexporter %s (", v[TCX_BUILD_VERSION]);
+	for (unsigned i = TCX_BUILD_VERSION + 1; i < TCX_BUILD__MAX; i++)
+		printf("%s%s %s", i > TCX_BUILD_VERSION + 1 ? ", " : "", tcx_build_names[i], v[i]);
+	printf(")\n");
+}
+
+enum { OPT_LISTEN = 256, OPT_WEB_CONFIG };
 
 static int parse_args(int argc, char **argv, struct cli_opts *o)
 {
@@ -66,6 +91,8 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 	        {"syslog", no_argument, NULL, 's'},
 	        {"help", no_argument, NULL, 'h'},
 	        {"version", no_argument, NULL, 'V'},
+	        {"web.listen-address", required_argument, NULL, OPT_LISTEN},
+	        {"web.config.file", required_argument, NULL, OPT_WEB_CONFIG},
 	        {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -95,11 +122,36 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 		case 's':
 			o->syslog = 1;
 			break;
+		case OPT_LISTEN: {
+			char host[256];
+			unsigned port;
+
+			if (tcx_listen_split(optarg, host, sizeof(host), &port) < 0) {
+				log_err("invalid --web.listen-address '%s': expected HOST:PORT, "
+				        "[IPV6]:PORT or :PORT",
+				        optarg);
+				return -1;
+			}
+			if (o->http.n_listen == TCX_MAX_LISTEN) {
+				log_err("too many --web.listen-address (at most %d)",
+				        TCX_MAX_LISTEN);
+				return -1;
+			}
+			o->http.listen[o->http.n_listen++] = optarg;
+			break;
+		}
+		case OPT_WEB_CONFIG:
+			if (!optarg[0]) {
+				log_err("--web.config.file needs a file name");
+				return -1;
+			}
+			o->http.web_config = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 1;
 		case 'V':
-			printf("tcexporter %s\n", PACKAGE_VERSION);
+			print_version();
 			return 1;
 		case ':':
 			log_err("option '%s' needs an argument", argv[optind - 1]);
@@ -117,18 +169,28 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 		log_err("--format applies to --once only (the daemon negotiates per request)");
 		return -1;
 	}
+	if (o->once && (o->http.n_listen || o->http.web_config)) {
+		log_err("--web.listen-address and --web.config.file apply to the daemon, not to "
+		        "--once");
+		return -1;
+	}
 	return 0;
 }
 
 /* Everything the daemon would refuse of the configuration at path: the file,
- * and the web config it names. */
-static int check_config(const char *path)
+ * and the web config it names (or --web.config.file). */
+static int check_config(const char *path, const struct tcx_http_override *http)
 {
 	int nerr = 0;
 	struct tcx_config *cfg = tcx_config_load_file(path, tcx_log_config_error, &nerr);
 	struct tcx_webconfig *web = NULL;
 
 	tcx_log_config_warnings(cfg);
+	if (cfg && tcx_config_override_http(cfg, http) < 0) {
+		log_err("out of memory");
+		tcx_config_unref(cfg);
+		return TCX_EXIT_USAGE;
+	}
 	if (cfg && cfg->http.web_config)
 		web = tcx_webconfig_load(cfg->http.web_config, tcx_log_config_error, &nerr);
 #ifndef HAVE_SNMP
@@ -240,10 +302,10 @@ int tcx_main(int argc, char **argv)
 	if (r > 0)
 		return TCX_EXIT_OK;
 	if (o.check)
-		return check_config(o.check);
+		return check_config(o.check, &o.http);
 	if (o.once)
 		return run_once(&o);
 	if (o.syslog)
 		tcx_log_use_syslog();
-	return tcx_daemon_main(o.config);
+	return tcx_daemon_main(o.config, &o.http);
 }

@@ -35,7 +35,8 @@
 
 struct daemon {
 	struct tcx_state st;
-	const char *config_path; /* NULL: the built-in configuration */
+	const char *config_path;                       /* NULL: the built-in configuration */
+	const struct tcx_http_override *http_override; /* the command line's */
 	struct tcx_http *http;
 	struct tcx_config *http_cfg; /* one whose http section the servers run with */
 	pthread_t collector;
@@ -112,6 +113,7 @@ void tcx_state_selfstats(struct tcx_state *st, const struct tcx_snapshot *snap,
 	out->snapshot_age_s = tcx_clock_s(CLOCK_REALTIME) - tcx_ts_s(snap->taken);
 	if (out->snapshot_age_s < 0)
 		out->snapshot_age_s = 0;
+	tcx_process_stats_read(&out->process);
 }
 
 double tcx_state_age(struct tcx_state *st, double *interval_s)
@@ -258,15 +260,21 @@ static struct tcx_snapshot *current_snapshot(void *arg)
 
 /* ---- configuration ---------------------------------------------------------------------- */
 
-static int load_all(const char *config_path, struct tcx_config **cfg, struct tcx_webconfig **web)
+static int load_all(const struct daemon *d, struct tcx_config **cfg, struct tcx_webconfig **web)
 {
 	int nerr = 0;
 
 	*web = NULL;
-	*cfg = config_path ? tcx_config_load_file(config_path, tcx_log_config_error, &nerr)
-	                   : tcx_config_default();
+	*cfg = d->config_path ? tcx_config_load_file(d->config_path, tcx_log_config_error, &nerr)
+	                      : tcx_config_default();
 	if (!*cfg)
 		return -1;
+	if (tcx_config_override_http(*cfg, d->http_override) < 0) {
+		log_err("out of memory");
+		tcx_config_unref(*cfg);
+		*cfg = NULL;
+		return -1;
+	}
 	tcx_log_config_warnings(*cfg);
 	if ((*cfg)->http.web_config) {
 		*web = tcx_webconfig_load((*cfg)->http.web_config, tcx_log_config_error, &nerr);
@@ -316,7 +324,7 @@ static void reload(struct daemon *d)
 	log_info("reloading %s", d->config_path ? d->config_path
 	                                        : "the built-in "
 	                                          "configuration");
-	if (load_all(d->config_path, &cfg, &web) < 0) {
+	if (load_all(d, &cfg, &web) < 0) {
 		log_err("reload rejected: keeping the running configuration");
 		pthread_mutex_lock(&st->lock);
 		st->last_reload_ok = 0;
@@ -388,7 +396,7 @@ static void reload(struct daemon *d)
 
 /* ---- main ------------------------------------------------------------------------------- */
 
-int tcx_daemon_main(const char *config_path)
+int tcx_daemon_main(const char *config_path, const struct tcx_http_override *http_override)
 {
 	struct daemon *d = calloc(1, sizeof(*d));
 	struct tcx_state *st;
@@ -401,6 +409,7 @@ int tcx_daemon_main(const char *config_path)
 		return 1;
 	}
 	d->config_path = config_path;
+	d->http_override = http_override;
 	st = &d->st;
 	sigemptyset(&set);
 	sigaddset(&set, SIGHUP);
@@ -410,7 +419,7 @@ int tcx_daemon_main(const char *config_path)
 	signal(SIGPIPE, SIG_IGN);
 	setenv("MIBS", "", 1); /* net-snmp: numeric OIDs, no MIB files to load */
 
-	if (load_all(config_path, &st->cfg, &st->web) < 0) {
+	if (load_all(d, &st->cfg, &st->web) < 0) {
 		free(d);
 		return 2;
 	}

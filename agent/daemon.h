@@ -35,8 +35,9 @@ struct tcx_state {
 };
 
 /* Run the daemon with the configuration file config_path (NULL: the built-in
- * configuration); logging is already set up. Returns the exit status. */
-int tcx_daemon_main(const char *config_path);
+ * configuration), its http section overridden by http_override (NULL: none)
+ * at every load; logging is already set up. Returns the exit status. */
+int tcx_daemon_main(const char *config_path, const struct tcx_http_override *http_override);
 
 /* For the HTTP server. */
 struct tcx_expo *tcx_state_expo(struct tcx_state *st);

@@ -286,6 +286,18 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **req_cls,
 	pthread_mutex_unlock(&s->h->lock);
 }
 
+/* The web config's http_server_config.headers, which every response carries
+ * (those of /metrics, made once per snapshot, follow a reload from the
+ * collection it starts). */
+static void add_web_headers(struct tcx_state *st, struct MHD_Response *r)
+{
+	struct tcx_webconfig *web = tcx_state_web(st);
+
+	for (size_t i = 0; web && i < web->n_headers; i++)
+		MHD_add_response_header(r, web->headers[i].name, web->headers[i].value);
+	tcx_webconfig_unref(web);
+}
+
 /* A small response made for one request. */
 static enum MHD_Result reply(struct tcx_state *st, struct MHD_Connection *c, unsigned code,
                              const char *type, const char *body, const char *hdr,
@@ -300,6 +312,7 @@ static enum MHD_Result reply(struct tcx_state *st, struct MHD_Connection *c, uns
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (hdr)
 		MHD_add_response_header(r, hdr, hdrval);
+	add_web_headers(st, r);
 	ret = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
 	count(st, code);
@@ -328,6 +341,7 @@ static int make_response(void *arg, struct tcx_expo *e, enum tcx_variant v, void
 	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
 	if (tcx_variant_is_gzip(v))
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	add_web_headers(st, r);
 	*resp = r;
 	return 0;
 }
@@ -447,6 +461,7 @@ static enum MHD_Result serve_landing(struct tcx_state *st, struct MHD_Connection
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
+	add_web_headers(st, r);
 	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	count(st, MHD_HTTP_OK);
@@ -504,6 +519,7 @@ static int authorized(struct tcx_http *h, struct MHD_Connection *c, enum MHD_Res
 			if (r) {
 				MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 				                        "text/plain; charset=utf-8");
+				add_web_headers(h->st, r);
 				*ret = MHD_queue_basic_auth_fail_response(c, "tcexporter", r);
 				MHD_destroy_response(r);
 			} else {

@@ -6,10 +6,6 @@
 #include "agent/buf.h"
 #include "collectors/snapshot.h"
 
-#ifndef TCX_VERSION
-#define TCX_VERSION PACKAGE_VERSION
-#endif
-
 enum tcx_format {
 	TCX_FMT_PROMETHEUS = 0, /* text exposition 0.0.4 */
 	TCX_FMT_OPENMETRICS,    /* OpenMetrics 1.0.0 text */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/buildinfo.h"
 #include "agent/expo.h"
 #include "agent/render.h"
 #include "collectors/agg.h"
@@ -412,8 +413,9 @@ static void plan(struct render *r)
 	r->on[F_BYTES] = r->on[F_PACKETS] = 1;
 	r->on[F_DROPS] = fam.drops != TCX_FAM_OFF;
 	r->on[F_OVERLIMITS] = fam.overlimits != TCX_FAM_OFF;
+	/* hw: auto unless set */
 	r->on[F_HW_BYTES] = r->on[F_HW_PACKETS] =
-	        fam.hw == TCX_FAM_AUTO ? has_hw(s) : fam.hw != TCX_FAM_OFF;
+	        fam.hw == TCX_FAM_ON || (fam.hw != TCX_FAM_OFF && has_hw(s));
 	r->flags_on = fam.flags == TCX_FAM_ON || (fam.flags == TCX_FAM_DEFAULT && !s->aggs);
 	for (unsigned f = 0; f < F__MAX; f++)
 		k += (size_t)r->on[f];
@@ -840,6 +842,24 @@ static void render_targets(struct render *r, int om, struct tcx_buf *b)
 	}
 }
 
+/* What tcexporter was built from and with (agent/buildinfo.h). */
+static void render_build_info(struct render *r, int om, struct tcx_buf *b)
+{
+	const char *v[TCX_BUILD__MAX];
+	int first = 1;
+
+	tcx_build_info(v);
+	r->row.len = 0;
+	for (unsigned i = 0; i < TCX_BUILD__MAX; i++)
+		put_label(&r->row, &first, tcx_build_labels[i], v[i]);
+	family_header(b, "tc_exporter_build_info", "info",
+	              "Build information: the version of tcexporter, the git commit it was built "
+	              "from (unknown outside a git checkout), and the versions of libmnl (built "
+	              "against), libmicrohttpd and net-snmp (in use; none without SNMP).",
+	              om);
+	sample(b, "tc_exporter_build_info", r->row.p, r->row.len, 1);
+}
+
 static void render_meta(struct render *r, int om, struct tcx_buf *b)
 {
 	const struct tcx_snapshot *s = r->s;
@@ -888,9 +908,32 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	family_header(b, "tc_exporter_snapshot_duration_seconds", "gauge",
 	              "Time the whole collection pass took.", om);
 	sample_double(b, "tc_exporter_snapshot_duration_seconds", "", 0, s->duration_s);
-	family_header(b, "tc_exporter_build_info", "info",
-	              "Build information: version of tcexporter.", om);
-	sample1(r, b, "tc_exporter_build_info", "version", TCX_VERSION, 1);
+	render_build_info(r, om, b);
+}
+
+/* The process_* families, named and explained as the official Prometheus
+ * clients do (as of when the exposition was rendered). */
+static void render_process(const struct tcx_process_stats *p, int om, struct tcx_buf *b)
+{
+	if (!p->ok)
+		return;
+	family_header(b, "process_cpu_seconds_total", "counter",
+	              "Total user and system CPU time spent in seconds.", om);
+	sample_double(b, "process_cpu_seconds_total", "", 0, p->cpu_seconds);
+	family_header(b, "process_open_fds", "gauge", "Number of open file descriptors.", om);
+	sample(b, "process_open_fds", "", 0, p->open_fds);
+	family_header(b, "process_max_fds", "gauge", "Maximum number of open file descriptors.",
+	              om);
+	sample(b, "process_max_fds", "", 0, p->max_fds);
+	family_header(b, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
+	              om);
+	sample(b, "process_virtual_memory_bytes", "", 0, p->virtual_bytes);
+	family_header(b, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+	              om);
+	sample(b, "process_resident_memory_bytes", "", 0, p->resident_bytes);
+	family_header(b, "process_start_time_seconds", "gauge",
+	              "Start time of the process since unix epoch in seconds.", om);
+	sample_double(b, "process_start_time_seconds", "", 0, p->start_time_seconds);
 }
 
 /* The daemon's own counters. */
@@ -937,6 +980,7 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 	              "When the configuration in use was loaded (Unix time).", om);
 	sample_double(b, "tc_exporter_config_last_reload_success_timestamp_seconds", "", 0,
 	              st->last_reload_ts);
+	render_process(&st->process, om, b);
 }
 
 int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int om, const struct tcx_selfstats *st,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon's own counters, which /metrics exports with the snapshot:
- * collections, their errors, and HTTP requests by status. */
+ * collections, their errors, HTTP requests by status, and the process_*
+ * metrics. */
 #ifndef TCX_SELFSTATS_H
 #define TCX_SELFSTATS_H
 
@@ -15,6 +16,27 @@ extern const unsigned tcx_http_codes[TCX_HTTP_CODES]; /* the last one, 0, is "ot
 /* The index of code in tcx_http_codes (the last one for any other code). */
 unsigned tcx_http_code_slot(unsigned code);
 
+/* The process_* metrics the official Prometheus clients export, read from
+ * /proc/self. */
+struct tcx_process_stats {
+	int ok;                    /* read: exported only then */
+	double cpu_seconds;        /* user + system time */
+	uint64_t resident_bytes;   /* rss */
+	uint64_t virtual_bytes;    /* vsize */
+	uint64_t open_fds;         /* entries of /proc/self/fd */
+	uint64_t max_fds;          /* the soft RLIMIT_NOFILE */
+	double start_time_seconds; /* Unix time */
+};
+
+/* Parse /proc/self/stat's text (stat) into cpu_seconds, resident_bytes,
+ * virtual_bytes and start_time_seconds: ticks is sysconf(_SC_CLK_TCK), page
+ * the page size, boot_time /proc/stat's btime. Returns 0, or -1 when the text
+ * is not a stat line. */
+int tcx_process_parse_stat(const char *stat, long ticks, long page, double boot_time,
+                           struct tcx_process_stats *out);
+/* Read them all from /proc/self; out->ok tells whether it could. */
+void tcx_process_stats_read(struct tcx_process_stats *out);
+
 /* The daemon's own counters, as of the moment a variant is rendered. */
 struct tcx_selfstats {
 	uint64_t collections_total;
@@ -23,6 +45,7 @@ struct tcx_selfstats {
 	double snapshot_age_s;
 	int last_reload_ok;
 	double last_reload_ts; /* Unix time of the last successful (re)load */
+	struct tcx_process_stats process;
 };
 
 #endif

@@ -491,26 +491,69 @@ static int top_tls(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	return ret;
 }
 
-/* ---- http_server_config: checked, nothing to keep ------------------------------- */
+/* ---- http_server_config -------------------------------------------------------- */
 
 static int http_http2(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	int b;
 
-	/* libmicrohttpd speaks HTTP/1.1 only; http2 is an optional upgrade */
-	return tcx_yaml_bool(&c->y, k, v, &b);
+	if (tcx_yaml_bool(&c->y, k, v, &b))
+		return -1;
+	if (b) { /* exporter-toolkit's default, which it would not honour */
+		tcx_yaml_err_at(&c->y, v,
+		                "'http2: true' is not supported by tcexporter (it serves HTTP/1.1 "
+		                "only); remove it or set http2: false");
+		return -1;
+	}
+	return 0;
 }
 
-static int header_value(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-{
-	return tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE);
-}
+static int header_value(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v);
 
-static const struct key_handler header_keys[] = {
+/* The headers exporter-toolkit lets a web config set ... */
+static const struct key_handler header_keys[TCX_WEB_HEADERS_MAX] = {
         {"Content-Security-Policy", header_value},   {"X-Frame-Options", header_value},
         {"X-Content-Type-Options", header_value},    {"X-XSS-Protection", header_value},
         {"Strict-Transport-Security", header_value},
 };
+/* ... and the values it allows (compared as written) where they are an
+ * enumeration: any value where none is listed. */
+static const char *const header_values[TCX_WEB_HEADERS_MAX][2] = {
+        [1] = {"deny", "sameorigin"},
+        [2] = {"nosniff"},
+};
+
+static int header_value(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	struct tcx_webconfig *wc = c->wc;
+	const char *const *allowed;
+	const char *s;
+	unsigned i = 0;
+
+	while (i < TCX_WEB_HEADERS_MAX && !is(k, header_keys[i].key))
+		i++;
+	if (i == TCX_WEB_HEADERS_MAX || tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
+		return -1;
+	s = tcx_yaml_sval(v);
+	if (tcx_yaml_has_nul(v) || strpbrk(s, "\r\n")) {
+		tcx_yaml_err_at(&c->y, v, "invalid value for %s: a header value is one line",
+		                header_keys[i].key);
+		return -1;
+	}
+	allowed = header_values[i];
+	if (allowed[0] && strcmp(allowed[0], s) != 0 && (!allowed[1] || strcmp(allowed[1], s))) {
+		tcx_yaml_err_at(&c->y, v, "invalid value '%s' for %s (expected %s%s%s)", s,
+		                header_keys[i].key, allowed[0], allowed[1] ? " or " : "",
+		                allowed[1] ? allowed[1] : "");
+		return -1;
+	}
+	wc->headers[wc->n_headers].name = header_keys[i].key;
+	wc->headers[wc->n_headers].value = strdup(s);
+	if (!wc->headers[wc->n_headers].value)
+		return tcx_yaml_oom(&c->y);
+	wc->n_headers++;
+	return 0;
+}
 
 static int http_headers(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
@@ -758,6 +801,8 @@ static void webconfig_free(struct tcx_webconfig *wc)
 		free(wc->users[i].hash);
 	}
 	free(wc->users);
+	for (i = 0; i < wc->n_headers; i++)
+		free(wc->headers[i].value);
 	if (wc->cache) {
 		explicit_bzero(wc->cache, CACHE_MAX * sizeof(*wc->cache));
 		free(wc->cache);

@@ -8,9 +8,13 @@
  *     client_ca_file: ca.crt
  *     client_auth_type: RequireAndVerifyClientCert
  *     min_version: TLS12
+ *   http_server_config:
+ *     headers:
+ *       X-Frame-Options: deny      # on every response
  *   basic_auth_users:
  *     alice: $2y$10$...            # bcrypt
  *
+ * A key that tcexporter would not honour is an error, never ignored.
  * No I/O besides reading the files it names, no HTTP server calls: the HTTP
  * layer asks it questions. */
 #ifndef TCX_WEBCONFIG_H
@@ -36,6 +40,15 @@ struct tcx_webuser {
 	char *hash; /* bcrypt, as written */
 };
 
+/* http_server_config.headers, which exporter-toolkit lets a web config set
+ * (Content-Security-Policy, X-Frame-Options, X-Content-Type-Options,
+ * X-XSS-Protection, Strict-Transport-Security): on every response. */
+#define TCX_WEB_HEADERS_MAX 5
+struct tcx_webheader {
+	const char *name; /* static */
+	char *value;
+};
+
 struct tcx_webconfig {
 	atomic_uint refcnt;
 	/* TLS: all NULL when tls_server_config is absent. PEM contents of the
@@ -48,6 +61,9 @@ struct tcx_webconfig {
 	/* Basic auth: n_users == 0 means no authentication. */
 	struct tcx_webuser *users;
 	size_t n_users;
+	/* Headers set on every response, in the order of the file. */
+	struct tcx_webheader headers[TCX_WEB_HEADERS_MAX];
+	size_t n_headers;
 	/* The hash an unknown user is checked against (so that it costs as much
 	 * as a known one): a fixed one, at the highest cost among the users. */
 	char dummy[61]; /* BCRYPT_LEN + 1 */

@@ -9,6 +9,7 @@
  * came before it is validated after the document. Every problem is reported
  * and the walk goes on; the config is returned only if there was none. */
 #include <dirent.h>
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1250,6 +1251,35 @@ static int http_defaults(struct ctx *c)
 		h->web_config = full;
 	}
 	return 0;
+}
+
+int tcx_config_override_http(struct tcx_config *cfg, const struct tcx_http_override *o)
+{
+	struct tcx_http_cfg *h = &cfg->http;
+	char *list[TCX_MAX_LISTEN] = {0}, *web = NULL;
+
+	if (!o)
+		return 0;
+	for (size_t i = 0; i < o->n_listen; i++)
+		if (!(list[i] = strdup(o->listen[i])))
+			goto oom;
+	if (o->web_config && !(web = strdup(o->web_config)))
+		goto oom;
+	if (o->n_listen) {
+		for (size_t i = 0; i < h->n_listen; i++)
+			free(h->listen[i]);
+		memcpy(h->listen, list, sizeof(list));
+		h->n_listen = o->n_listen;
+	}
+	if (web) {
+		free(h->web_config);
+		h->web_config = web;
+	}
+	return 0;
+oom:
+	for (size_t i = 0; i < o->n_listen; i++)
+		free(list[i]);
+	return -ENOMEM;
 }
 
 /* ---- snmp ------------------------------------------------------------------- */

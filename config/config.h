@@ -142,7 +142,7 @@ enum tcx_family_mode {
 	TCX_FAM_AUTO, /* hw only: while some row has hardware counters or in_hw */
 };
 struct tcx_families_cfg {
-	enum tcx_family_mode hw;                /* default on */
+	enum tcx_family_mode hw;                /* default auto */
 	enum tcx_family_mode flags;             /* default on, off with `aggregate` */
 	enum tcx_family_mode drops, overlimits; /* default on */
 };
@@ -183,6 +183,17 @@ struct tcx_config {
 /* Split a listen address into host ("" for any, brackets removed) and port.
  * Returns 0, or -1 when it is not HOST:PORT, [V6]:PORT or :PORT. */
 int tcx_listen_split(const char *addr, char *host, size_t hostlen, unsigned *port);
+
+/* Command-line overrides of the `http:` section (--web.listen-address,
+ * --web.config.file): what they set replaces the file's, at every load. */
+struct tcx_http_override {
+	const char *listen[TCX_MAX_LISTEN]; /* each checked by tcx_listen_split() */
+	size_t n_listen;                    /* 0: the file's */
+	const char *web_config;             /* NULL: the file's */
+};
+/* Apply o (NULL: nothing) to cfg, freshly loaded and not yet shared.
+ * Returns 0, or -ENOMEM. */
+int tcx_config_override_http(struct tcx_config *cfg, const struct tcx_http_override *o);
 
 /* Error sink: each problem is reported once as "FILE:LINE:COL: message". */
 typedef void (*tcx_config_err_fn)(void *arg, const char *msg);

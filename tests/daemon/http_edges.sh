@@ -161,8 +161,11 @@ grep -q '^# TYPE tc_action_bytes_total counter$' "$WORK/text1.body" ||
 	fail "text: no '# TYPE tc_action_bytes_total counter'"
 
 # The self metrics rendered with each variant (HTTP requests so far, age of
-# the snapshot) differ between variants; everything else is the same.
-strip_render_time() { grep -vE '^tc_exporter_(http_requests_total|snapshot_age_seconds)[{ ]' "$1"; }
+# the snapshot, the process's CPU time, memory and open files) differ between
+# variants; everything else is the same.
+strip_render_time() {
+	grep -vE '^(tc_exporter_(http_requests_total|snapshot_age_seconds)|process_(cpu_seconds_total|resident_memory_bytes|virtual_memory_bytes|open_fds))[{ ]' "$1"
+}
 for v in text om; do
 	if [ $v = text ]; then acc='text/plain'; plain=text1; else acc=$PROM_ACCEPT; plain=om; fi
 	for enc in 'gzip' 'gzip, deflate, br' 'deflate;q=1, gzip;q=0.5'; do

@@ -27,7 +27,7 @@ note "--version"
 for opt in --version -V; do
 	run_tcx version $opt
 	expect_rc version 0
-	expect_grep version out -E '^tcexporter [0-9]+\.[0-9]+\.[0-9]+([-~+.][0-9A-Za-z.~+-]*)?$'
+	expect_grep version out -E '^tcexporter [0-9]+\.[0-9]+\.[0-9]+([-~+.][0-9A-Za-z.~+-]*)? \(revision ([0-9a-f]{12}|unknown), libmnl [^ ,]+, libmicrohttpd [^ ,]+, net-snmp [^ ,]+\)$'
 	[ "$(wc -l <"$WORK/version.out")" = 1 ] || fail "--version prints more than one line"
 	expect_empty version err
 done
@@ -35,9 +35,32 @@ done
 if [ -n "${TCX_BUILDDIR:-}" ] && [ -f "$TCX_BUILDDIR/build.h" ]; then
 	want=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$TCX_BUILDDIR/build.h")
 	if [ -n "$want" ]; then
-		[ "$(cat "$WORK/version.out")" = "tcexporter $want" ] ||
-			fail "--version says '$(cat "$WORK/version.out")', build.h says $want"
+		case "$(cat "$WORK/version.out")" in
+		"tcexporter $want ("*) ;;
+		*) fail "--version says '$(cat "$WORK/version.out")', build.h says $want" ;;
+		esac
 	fi
+fi
+# The revision is the git commit of the sources, "unknown" outside a
+# checkout (make distcheck's tarball); the libraries' versions are those
+# installed (libmnl: the one built against).
+rev=unknown
+if [ -n "${TCX_SRCDIR:-}" ] && [ -e "$TCX_SRCDIR/.git" ] && command -v git >/dev/null; then
+	rev=$(git -C "$TCX_SRCDIR" rev-parse --short=12 HEAD)
+fi
+grep -qF "(revision $rev, " "$WORK/version.out" ||
+	fail "--version: '$(cat "$WORK/version.out")', expected revision $rev"
+if command -v pkg-config >/dev/null; then
+	for lib in libmnl libmicrohttpd; do
+		v=$(pkg-config --modversion "$lib" 2>/dev/null) || continue
+		grep -qF " $lib $v" "$WORK/version.out" ||
+			fail "--version: '$(cat "$WORK/version.out")', pkg-config has $lib $v"
+	done
+fi
+if [ -n "${TCX_BUILDDIR:-}" ] && grep -q '^#define HAVE_SNMP 1' "$TCX_BUILDDIR/build.h" &&
+	command -v net-snmp-config >/dev/null; then
+	grep -qF "net-snmp $(net-snmp-config --version))" "$WORK/version.out" ||
+		fail "--version: '$(cat "$WORK/version.out")', net-snmp-config has $(net-snmp-config --version)"
 fi
 
 note "usage errors exit 2 with a hint"

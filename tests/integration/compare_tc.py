@@ -425,9 +425,14 @@ def cmd_prom(args):
         row[fam] = int(m.group(3))
         row["_labels"] = {l: lab.get(l) for l in labels}
     fields = ("action", "cookie") + COUNTERS + ("hw_bytes", "hw_packets")
+    # hw: auto (the default) leaves the hw_* families out while no row has
+    # hardware counters: their rows then count 0, which tc must say too.
+    present = {fam for fam, _ in seen}
     for k, r in rows.items():
         for fam in FAMILIES.values():
-            if fam not in r:
+            if fam not in r and fam.startswith("hw_") and fam not in present:
+                r[fam] = 0
+            elif fam not in r:
                 problems.append("%s: no sample in the %s family" % (fmt_key(k), fam))
         want_l = expected_labels(r, labels, cmap)
         if r["_labels"] != want_l:

@@ -12,6 +12,8 @@
 #    chain; 4200 filters in one u32 hash table, which the kernel numbers
 #    800::fff from the 4096th on, give one series per identity; in both, the
 #    sums equal the kernel's own per-action totals (tc actions ls);
+#  - families.hw: auto (the default) exports no hw_* series on a kernel that
+#    offloads nothing, hw: on does;
 #  - floats are printed in full: the snapshot's timestamp is within a second
 #    of the clock (it lies between two readings of it).
 set -euo pipefail
@@ -105,6 +107,16 @@ want = sorted(['q"b\\\\x\\xff', "\\\\xff", "\\xff"])
 if sorted(devs) != want:
     sys.exit(f"json: devices {sorted(devs)!r}, expected {want!r}")
 PY
+
+note "families.hw: auto, the default, exports no hw_* series without offload; on does"
+# this kernel offloads nothing: no row has hardware counters or is in_hw
+! grep -q '^tc_action_hw_' "$WORK/utf8_prometheus.out" ||
+	fail "the default (hw: auto) exported hw_* series without hardware counters"
+printf '%s\nfamilies: {hw: on}\n' "$(cat "$WORK/utf8.yaml")" >"$WORK/hw_on.yaml"
+run_tcx hw_on --once --config "$WORK/hw_on.yaml"
+expect_rc hw_on 0
+[ "$(grep -c '^tc_action_hw_bytes_total{' "$WORK/hw_on.out")" = 3 ] ||
+	fail "hw: on: not one tc_action_hw_bytes_total series per row (3)"
 
 # send_udp DEV DST_IP DPORT COUNT: raw frames out of DEV, to its veth peer's
 # ingress.

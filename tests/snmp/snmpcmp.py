@@ -243,6 +243,14 @@ def parse_metrics(path):
             # either): accept an integer or an exact float spelling.
             d[fam[m.group(1)]] = int(v) if re.match(r'^\d+$', v) else int(float(v))
             d.setdefault("raw", {})[fam[m.group(1)]] = v
+    # hw: auto (the default) leaves the hw_* families out while no row has
+    # hardware counters: their rows then count 0.
+    present = {c for d in rows.values() for c in d}
+    for d in rows.values():
+        for c in ("hw_bytes", "hw_packets"):
+            if c not in present:
+                d[c] = 0
+                d["raw"][c] = "(no hw_* family)"
     return rows
 
 

@@ -1261,6 +1261,25 @@ static void test_http_section(void **state)
 	assert_int_equal(cfg->http.max_connections, 100);
 	assert_int_equal(cfg->http.max_connections_per_ip, 100); /* capped */
 	assert_true(cfg->http.timeout_s == 30);
+	/* the command line's --web.listen-address and --web.config.file
+	 * replace what they set, and only that */
+	{
+		struct tcx_http_override none = {0}, web = {.web_config = "other.yml"};
+		struct tcx_http_override two = {{"127.0.0.1:1", "[::1]:2"}, 2, NULL};
+
+		assert_int_equal(tcx_config_override_http(cfg, NULL), 0);
+		assert_int_equal(tcx_config_override_http(cfg, &none), 0);
+		assert_int_equal(cfg->http.n_listen, 3);
+		assert_string_equal(cfg->http.web_config, "/etc/tcx/web.yml");
+		assert_int_equal(tcx_config_override_http(cfg, &web), 0);
+		assert_int_equal(cfg->http.n_listen, 3);
+		assert_string_equal(cfg->http.web_config, "other.yml");
+		assert_int_equal(tcx_config_override_http(cfg, &two), 0);
+		assert_int_equal(cfg->http.n_listen, 2);
+		assert_string_equal(cfg->http.listen[0], "127.0.0.1:1");
+		assert_string_equal(cfg->http.listen[1], "[::1]:2");
+		assert_string_equal(cfg->http.web_config, "other.yml");
+	}
 	tcx_config_unref(cfg);
 
 	cfg = load_ok("http: {listen: \"0.0.0.0:80\"}\n");

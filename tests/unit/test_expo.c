@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <zlib.h>
 
 #include "agent/expo.h"
@@ -159,6 +161,65 @@ static void test_selfstats(void **state)
 	out = r.p;
 	assert_null(strstr(out, "tc_exporter_http_requests_total"));
 	free(out);
+	tcx_snapshot_unref(s);
+}
+
+/* process_*: parsed from /proc/self/stat as the official clients do, read
+ * from this process, and rendered in both formats only when read. */
+static void test_process_stats(void **state)
+{
+	/* a name with spaces and parentheses; priority and nice negative */
+	static const char stat[] =
+	        "4242 (a) b (c) S 1 4242 4242 0 -1 4194560 1200 0 0 0 250 75 0 0 -20 -20 3 0 "
+	        "1234500 104857600 2560 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0\n";
+	struct tcx_snapshot *s = small_snapshot();
+	struct tcx_selfstats st = {.last_reload_ok = 1};
+	struct tcx_process_stats *p = &st.process;
+	struct rlimit rl;
+	struct tcx_rendered r;
+	double now = (double)time(NULL);
+
+	assert_int_equal(tcx_process_parse_stat(stat, 100, 4096, 1700000000, p), 0);
+	assert_true(p->cpu_seconds == 3.25);                /* (250 + 75) / 100 */
+	assert_true(p->start_time_seconds == 1700012345.0); /* btime + 1234500 / 100 */
+	assert_int_equal(p->virtual_bytes, 104857600);
+	assert_int_equal(p->resident_bytes, 2560 * 4096);
+	assert_int_equal(tcx_process_parse_stat("4242 (a) S 1 2", 100, 4096, 0, p), -1);
+	assert_int_equal(tcx_process_parse_stat("4242 a S 1 2 3", 100, 4096, 0, p), -1);
+
+	p->ok = 1;
+	p->open_fds = 9;
+	p->max_fds = 1024;
+	assert_int_equal(tcx_expo_render(s, NULL, &st, TCX_VAR_TEXT, &r), 0);
+	assert_non_null(strstr(r.p, "# HELP process_cpu_seconds_total Total user and system CPU "
+	                            "time spent in seconds.\n"
+	                            "# TYPE process_cpu_seconds_total counter\n"
+	                            "process_cpu_seconds_total 3.25\n"));
+	assert_non_null(strstr(r.p, "# TYPE process_open_fds gauge\nprocess_open_fds 9\n"));
+	assert_non_null(strstr(r.p, "# TYPE process_max_fds gauge\nprocess_max_fds 1024\n"));
+	assert_non_null(strstr(r.p, "\nprocess_virtual_memory_bytes 104857600\n"));
+	assert_non_null(strstr(r.p, "\nprocess_resident_memory_bytes 10485760\n"));
+	assert_non_null(strstr(r.p, "\nprocess_start_time_seconds 1700012345\n"));
+	free(r.p);
+	assert_int_equal(tcx_expo_render(s, NULL, &st, TCX_VAR_OM, &r), 0);
+	assert_non_null(strstr(r.p, "# TYPE process_cpu_seconds counter\n"
+	                            "process_cpu_seconds_total 3.25\n"));
+	assert_non_null(strstr(r.p, "\nprocess_start_time_seconds 1700012345\n"));
+	free(r.p);
+	p->ok = 0;
+	assert_int_equal(tcx_expo_render(s, NULL, &st, TCX_VAR_TEXT, &r), 0);
+	assert_null(strstr(r.p, "process_"));
+	free(r.p);
+
+	/* this process */
+	tcx_process_stats_read(p);
+	assert_true(p->ok);
+	assert_true(getrlimit(RLIMIT_NOFILE, &rl) == 0);
+	assert_int_equal(p->max_fds, rl.rlim_cur);
+	assert_true(p->open_fds >= 3 && p->open_fds < rl.rlim_cur);
+	assert_true(p->resident_bytes > 0 && p->virtual_bytes >= p->resident_bytes);
+	assert_true(p->start_time_seconds > now - 600 && p->start_time_seconds <= now + 1);
+	assert_true(p->cpu_seconds >= 0 && p->cpu_seconds < 600);
 	tcx_snapshot_unref(s);
 }
 
@@ -365,9 +426,10 @@ static void test_expo_refcount(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_negotiation),      cmocka_unit_test(test_variants_and_gzip),
-	        cmocka_unit_test(test_selfstats),        cmocka_unit_test(test_gzip_large),
-	        cmocka_unit_test(test_variant_lifetime), cmocka_unit_test(test_expo_refcount),
+	        cmocka_unit_test(test_negotiation),   cmocka_unit_test(test_variants_and_gzip),
+	        cmocka_unit_test(test_selfstats),     cmocka_unit_test(test_process_stats),
+	        cmocka_unit_test(test_gzip_large),    cmocka_unit_test(test_variant_lifetime),
+	        cmocka_unit_test(test_expo_refcount),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

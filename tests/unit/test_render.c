@@ -17,6 +17,15 @@
 #include "collectors/collect.h"
 #include "collectors/tc_parse.h"
 #include "build.h"
+#include "revision.h"
+#ifdef HAVE_SNMP
+#include <net-snmp/net-snmp-config.h>
+#include <net-snmp/version.h>
+#define NETSNMP_VERSION netsnmp_get_version()
+#else
+#define NETSNMP_VERSION "none"
+#endif
+#include <microhttpd.h>
 
 static void config_err(void *arg, const char *msg)
 {
@@ -203,7 +212,17 @@ static void test_prometheus_filters_targets_meta(void **state)
 	assert_contains(out, "# TYPE tc_exporter_netlink_dropped_total counter\n"
 	                     "tc_exporter_netlink_dropped_total{cause=\"sender\"} 2\n"
 	                     "tc_exporter_netlink_dropped_total{cause=\"length\"} 0\n");
-	assert_contains(out, "tc_exporter_build_info{version=\"" PACKAGE_VERSION "\"} 1\n");
+	{
+		char want[512];
+
+		snprintf(want, sizeof(want),
+		         "tc_exporter_build_info{version=\"%s\",revision=\"%s\",libmnl_version=\"%"
+		         "s\","
+		         "libmicrohttpd_version=\"%s\",netsnmp_version=\"%s\"} 1\n",
+		         PACKAGE_VERSION, TCX_REVISION, TCX_LIBMNL_VERSION, MHD_get_version(),
+		         NETSNMP_VERSION);
+		assert_contains(out, want);
+	}
 	assert_null(strstr(out, "# EOF"));
 	/* Every line is a comment or a sample ending in a number. */
 	for (char *line = out; *line;) {
@@ -325,6 +344,39 @@ static void test_families(void **state)
 	assert_int_equal(count_lines(out, "tc_action_hw_"), 0);
 	assert_int_equal(count_lines(out, "# HELP tc_action_hw_"), 0);
 	assert_int_equal(count_lines(out, "tc_action_bytes_total{"), 3);
+	free(out);
+	tcx_snapshot_unref(s);
+}
+
+/* hw left out of families is auto: the hw_* families only while some row has
+ * hardware counters or some filter is in_hw; hw: on exports them anyway. */
+static void test_families_hw_default(void **state)
+{
+	char conf[1024];
+	struct tcx_snapshot *s = make_snapshot(yaml);
+	char *out = render(s, TCX_FMT_PROMETHEUS);
+
+	assert_int_equal(count_lines(out, "tc_action_hw_bytes_total{"), 3);
+	assert_int_equal(count_lines(out, "tc_action_hw_packets_total{"), 3);
+	free(out);
+	s->actions[0].hw_bytes = s->actions[0].hw_packets = 0; /* filter 1 is in_hw */
+	s->filters[1].flags = TCX_FLAG_SKIP_SW;
+	out = render(s, TCX_FMT_OPENMETRICS);
+	assert_int_equal(count_lines(out, "tc_action_hw_"), 0);
+	assert_int_equal(count_lines(out, "tc_action_bytes_total{"), 3);
+	free(out);
+	s->actions[2].hw_packets = 1; /* hardware counters alone */
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_int_equal(count_lines(out, "tc_action_hw_packets_total{"), 3);
+	free(out);
+	tcx_snapshot_unref(s);
+
+	snprintf(conf, sizeof(conf), "%sfamilies: {hw: on}\n", yaml);
+	s = make_snapshot(conf);
+	s->actions[0].hw_bytes = s->actions[0].hw_packets = 0;
+	s->filters[1].flags = TCX_FLAG_SKIP_SW;
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_int_equal(count_lines(out, "tc_action_hw_bytes_total{"), 3);
 	free(out);
 	tcx_snapshot_unref(s);
 }
@@ -938,6 +990,7 @@ int main(void)
 	        cmocka_unit_test(test_timestamps_in_full),
 	        cmocka_unit_test(test_aggregates),
 	        cmocka_unit_test(test_families),
+	        cmocka_unit_test(test_families_hw_default),
 	        cmocka_unit_test(test_max_series),
 	};
 

@@ -484,6 +484,18 @@ static void test_everything(void **state)
 	assert_string_equal(wc->users[1].name, "bob");
 	assert_string_equal(wc->users[1].hash, fx->bob);
 	assert_int_equal(tcx_webconfig_check_password(wc, "bob", BOB_PW), 1);
+	/* the headers, kept for every response, in the file's order */
+	assert_int_equal(wc->n_headers, 5);
+	assert_string_equal(wc->headers[0].name, "Strict-Transport-Security");
+	assert_string_equal(wc->headers[0].value, "max-age=31536000");
+	assert_string_equal(wc->headers[1].name, "X-Frame-Options");
+	assert_string_equal(wc->headers[1].value, "deny");
+	assert_string_equal(wc->headers[2].name, "X-Content-Type-Options");
+	assert_string_equal(wc->headers[2].value, "nosniff");
+	assert_string_equal(wc->headers[3].name, "X-XSS-Protection");
+	assert_string_equal(wc->headers[3].value, "1; mode=block");
+	assert_string_equal(wc->headers[4].name, "Content-Security-Policy");
+	assert_string_equal(wc->headers[4].value, "default-src 'self'");
 	tcx_webconfig_unref(wc);
 
 	/* rate_limit spelled as disabled in other ways */
@@ -491,8 +503,14 @@ static void test_everything(void **state)
 	tcx_webconfig_unref(wc);
 	wc = load_ok(fx, "rl.yml", "rate_limit:\n  burst: 3\n");
 	tcx_webconfig_unref(wc);
-	wc = load_ok(fx, "rl.yml", "http_server_config:\n  http2: true\n  headers:\n");
+	wc = load_ok(fx, "rl.yml", "http_server_config:\n  http2: false\n  headers:\n");
 	assert_no_tls(wc);
+	assert_int_equal(wc->n_headers, 0);
+	tcx_webconfig_unref(wc);
+	wc = load_ok(fx, "h.yml",
+	             "http_server_config:\n  headers: {X-Frame-Options: sameorigin}\n");
+	assert_int_equal(wc->n_headers, 1);
+	assert_string_equal(wc->headers[0].value, "sameorigin");
 	tcx_webconfig_unref(wc);
 }
 
@@ -613,6 +631,22 @@ static void test_wrong_types(void **state)
 	              "    X-Frame-Options: [deny]\n",
 	              "{W}:2:10: invalid boolean 'maybe' for 'http2'\n"
 	              "{W}:4:22: 'X-Frame-Options' must be a scalar, got a sequence\n");
+	/* what exporter-toolkit allows of the headers; http2, which
+	 * tcexporter cannot honour */
+	expect_errors(fx, "bad.yml",
+	              "http_server_config:\n"
+	              "  http2: true\n"
+	              "  headers:\n"
+	              "    X-Frame-Options: DENY\n"
+	              "    X-Content-Type-Options: sniff\n"
+	              "    X-XSS-Protection: \"1\\r\\nSet-Cookie: a=b\"\n",
+	              "{W}:2:10: 'http2: true' is not supported by tcexporter (it serves HTTP/1.1 "
+	              "only); remove it or set http2: false\n"
+	              "{W}:4:22: invalid value 'DENY' for X-Frame-Options (expected deny or "
+	              "sameorigin)\n"
+	              "{W}:5:29: invalid value 'sniff' for X-Content-Type-Options (expected "
+	              "nosniff)\n"
+	              "{W}:6:23: invalid value for X-XSS-Protection: a header value is one line\n");
 	expect_errors(fx, "bad.yml", "http_server_config: [http2]\n",
 	              "{W}:1:21: 'http_server_config' must be a mapping, got a sequence\n");
 	expect_errors(fx, "bad.yml", "rate_limit:\n  interval: soon\n  burst: -1\n",
