@@ -69,6 +69,9 @@ targets:
   - {block: 22}
   - {all: true, netns: $ns}
   - {dev: tcxmon-absent}
+# hw_* are exported only with hardware counters by default (hw: auto), and
+# this kernel offloads nothing: the dashboard's hardware panels need them.
+families: {hw: on}
 labels: [tenant, rule]
 cookies:
   "74637862656e63680000000000000000": [acme, dns]
