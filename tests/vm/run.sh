@@ -11,6 +11,11 @@
 # matchall is terse plus a full re-dump of each matchall pref
 # ("terse+repair": a terse dump silently skips matchall filters on 6.1 and
 # 6.12), and a u32 pref aborts the terse dump, which is then redone in full.
+# Case c10_churn runs the daemon instead, with `aggregate`, while flower
+# filters are replaced make-before-break (issue #11's software-switch case;
+# see cases.sh): no aggregate may go down from one scrape to the next, and
+# each must end at what was sent within 0.5% (exact only with the final
+# counters of the deletion notifications).
 #
 # One boot runs every case (about 10 s of boot under TCG, the rest is tc
 # and tcexporter under emulation). Results come back through a 9p share;
