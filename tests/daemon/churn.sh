@@ -57,17 +57,19 @@ args=()
 for i in "${!ports[@]}"; do args+=("${ports[$i]}:${sizes[$i]}:10"); done
 calib=$(udp_raw a1 "${args[@]}")
 tc -s -j filter show dev a0 ingress >"$WORK/calib.json"
-"$PYTHON" - "$WORK/calib.json" "$calib" <<'PY' || fail "the kernel's counters are not what was sent (above)"
+"$PYTHON" - "$WORK/calib.json" "$calib" "${ports[*]}" "${cookies[*]}" <<'PY' ||
 import json, sys
 sent = json.loads(sys.argv[2])
 got = {}
 for f in json.load(open(sys.argv[1])):
     for a in f.get("options", {}).get("actions", []):
         got[a["cookie"]] = (a["stats"]["packets"], a["stats"]["bytes"])
-want = {"c%d" % (i + 1): (v["packets"], v["bytes"]) for i, (_, v) in enumerate(sorted(sent.items()))}
+want = {c: (sent[p]["packets"], sent[p]["bytes"])
+        for p, c in zip(sys.argv[3].split(), sys.argv[4].split())}
 if got != want:
     raise SystemExit("tc -s: %r, the sender sent %r (cookie: packets, bytes)" % (got, want))
 PY
+	fail "the kernel's counters are not what was sent (above)"
 
 read -r port port_prom < <(free_ports 2)
 cat >"$WORK/churn.yaml" <<EOF
