@@ -19,6 +19,9 @@
 # the bytes are counted by filters that are deleted before a collection sees
 # their last counters: only the final counters of the deletion notifications
 # (RTM_DELTFILTER, which a by-handle delete sends) make the sums exact.
+# The kernel gives the new filter of every other round the identity of the
+# one deleted the round before: the same pref, u32 handle (800::800, the
+# lowest free) and action index (the lowest free), with counters from 0.
 # At the end, once a collection and a scrape saw the last counters, for each
 # aggregate, from Prometheus: the last value minus the value before the run
 # must be what the sender sent within 0.5%, and resets() over the run 0. The

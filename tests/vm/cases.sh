@@ -401,7 +401,9 @@ c10_churn() {
 	# CHURN_SECONDS. Each round (one every 200 ms, or back to back when tc is
 	# slower), one tc -batch, adds each filter at the other pref of its pair
 	# (handle 1, as the kernel would pick), then deletes the old one by
-	# handle. Meanwhile UDP datagrams to the three destinations leave through
+	# handle: the new filter of every other round has the identity (pref,
+	# handle, cookie) of the one deleted the round before, and a terse dump
+	# carries no action index to tell them apart. Meanwhile UDP datagrams to the three destinations leave through
 	# d10's egress (a dummy: the egress hook runs within the write, so a
 	# datagram written is a datagram counted, by exactly one filter: gact
 	# pass ends the classification), each counted when written, three every
