@@ -62,28 +62,10 @@ families: {hw: auto}
 http: {listen: "127.0.0.1:$port"}
 EOF
 
-# send DPORT COUNT: COUNT UDP packets of the same size into a0 (from a1).
-cat >"$WORK/send.py" <<'PY'
-import socket, struct, sys
-
-def csum(b):
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    s = (s >> 16) + (s & 0xffff)
-    return ~(s + (s >> 16)) & 0xffff
-
-dport, count = int(sys.argv[1]), int(sys.argv[2])
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind(("a1", 0))
-udp = struct.pack("!HHHH", 40000, dport, 8 + 4, 0) + b"test"
-ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 1, 0, 64, 17, 0,
-                 socket.inet_aton("198.51.100.2"), socket.inet_aton("198.51.100.1"))
-ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
-for _ in range(count):
-    s.send(b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x01\x08\x00" + ip + udp)
-PY
 declare -A sent=([dns]=0 [web]=0)
+# send DPORT COUNT: COUNT UDP packets of the same size into a0 (from a1).
 send() {
-	"$PYTHON" "$WORK/send.py" "$1" "$2"
+	udp_raw a1 "$1:32:$2" >/dev/null
 	case $1 in 1001 | 1002) sent[dns]=$((sent[dns] + $2)) ;; 1003) sent[web]=$((sent[web] + $2)) ;; esac
 }
 
@@ -94,42 +76,24 @@ wait_http 200 10 "$url"
 # A real Prometheus scrapes the daemon every second (OpenMetrics, as it
 # negotiates) for the whole run: at the end, its resets() of every aggregate
 # must be 0 and its latest values what was sent.
-cat >"$WORK/p.yml" <<YAML
-global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1m}
-scrape_configs:
-  - job_name: agg
-    static_configs: [{targets: ["127.0.0.1:$port"]}]
-YAML
-bg_start prometheus prometheus --config.file="$WORK/p.yml" --storage.tsdb.path="$WORK/tsdb" \
-	--web.listen-address="127.0.0.1:$port_prom" --log.level=warn
-prom=http://127.0.0.1:$port_prom
-wait_http 200 60 "$prom/-/ready"
-# prom.py BASE SECONDS DNS WEB: waits until Prometheus's latest packets of
+start_prometheus "$port_prom" "127.0.0.1:$port"
+# prom_check.py BASE SECONDS DNS WEB: waits until Prometheus's latest packets of
 # acme/dns and beta/web are DNS and WEB (the aggregates exist, but hold
 # nothing yet: 0 0), with the target up and no scrape error; then resets()
 # of every aggregate over the run must be 0.
-cat >"$WORK/prom.py" <<'PY'
-import json, sys, time, urllib.parse, urllib.request
-base, secs, want = sys.argv[1], float(sys.argv[2]), {"dns": int(sys.argv[3]), "web": int(sys.argv[4])}
-def query(q):
-    url = base + "/api/v1/query?" + urllib.parse.urlencode({"query": q})
-    with urllib.request.urlopen(url, timeout=5) as r:
-        d = json.load(r)
-    if d.get("status") != "success":
-        raise SystemExit("%s: %s" % (url, d))
-    return d["data"]["result"]
-deadline, got, errs = time.time() + secs, None, None
-while True:
-    with urllib.request.urlopen(base + "/api/v1/targets?state=active", timeout=5) as r:
-        t = json.load(r)["data"]["activeTargets"]
-    errs = [(x["health"], x["lastError"]) for x in t if x["health"] != "up" or x["lastError"]]
-    got = {r["metric"]["rule"]: int(float(r["value"][1]))
-           for r in query("tc_action_packets_total")}
-    if got == want and not errs and t:
-        break
-    if time.time() > deadline:
-        raise SystemExit("Prometheus: packets %r, expected %r; scrape errors %r" % (got, want, errs))
-    time.sleep(0.5)
+cat >"$WORK/prom_check.py" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ["TCX_TESTLIB"])
+import prom
+p, secs, want = prom.Prom(sys.argv[1]), float(sys.argv[2]), {"dns": int(sys.argv[3]), "web": int(sys.argv[4])}
+got = {}
+def ready():
+    global got
+    got = {k[0]: int(v) for k, v in p.values("tc_action_packets_total", ["rule"]).items()}
+    return got == want and p.healthy()
+prom.wait(secs, ready, lambda: "Prometheus: packets %r, expected %r; targets %r" % (
+    got, want, p.target_errors()))
+query = p.query
 res = query("resets(tc_action_packets_total[10m]) > 0 or resets(tc_action_bytes_total[10m]) > 0")
 if res:
     raise SystemExit("Prometheus saw resets: %r" % res)
@@ -139,7 +103,7 @@ created = query("tc_action_packets_created")
 if len(created) != 2:
     raise SystemExit("Prometheus has %d tc_action_packets_created series, expected 2" % len(created))
 PY
-"$PYTHON" "$WORK/prom.py" "$prom" 60 0 0 >/dev/null || fail "Prometheus does not scrape the daemon"
+"$PYTHON" "$WORK/prom_check.py" "$PROM" 60 0 0 >/dev/null || fail "Prometheus does not scrape the daemon"
 
 # scrape_checked NAME: the text exposition into $WORK/NAME.prom, checked: the tc_action
 # series carry tenant and rule only, and no aggregate went down since the
@@ -266,7 +230,7 @@ mark_log
 kill -HUP "$TCX_PID"
 wait_log 10 'configuration reloaded'
 settle
-"$PYTHON" "$WORK/send.py" 1003 4 # cookie 03 is acme/dns's now
+udp_raw a1 1003:32:4 >/dev/null # cookie 03 is acme/dns's now
 sent[dns]=$((sent[dns] + 4))
 settle
 scrape_checked s3b
@@ -276,7 +240,7 @@ scrape_checked s3b
 	fail "acme/dns after the move: $(value s3b tc_action_packets_total acme dns), expected ${sent[dns]}"
 
 note "Prometheus: the sums sent, no resets() over the run, _created parsed"
-"$PYTHON" "$WORK/prom.py" "$prom" 20 "${sent[dns]}" "${sent[web]}" || fail "Prometheus's view (above)"
+"$PYTHON" "$WORK/prom_check.py" "$PROM" 20 "${sent[dns]}" "${sent[web]}" || fail "Prometheus's view (above)"
 
 note "every filter gone: the aggregates stay"
 tc filter del dev a0 ingress

@@ -14,6 +14,9 @@
 #     collected within an interval, as a target of its own (netns label),
 #     one that does not match is not; deleted, its rows disappear and it is
 #     released. --check-config warns of a glob that matches nothing yet.
+#   - `netns: "*"` with `aggregate`: a deleted namespace's rows disappear
+#     within an interval, the aggregate keeps what they counted (at every
+#     scrape after) and counts on with the other members' traffic.
 #   - `devices: {include, exclude}` on `all` targets (netns "*"), and an
 #     invalid regex (exit 2, FILE:LINE:COL, regerror()'s message).
 #
@@ -191,8 +194,9 @@ YAML
 	wait_metrics 5 "the first collection" has '^tc_exporter_build_info'
 	mkns "$in" 0c01
 	in_host=$HOST
-	wait_metrics 2 "$in's rows exported" has "$(rows "$in" 0c01)"
-	has "$(rows "$in" 0c01ff)" || fail "$in: x0's row is missing"
+	# (both rows at once: a collection may come while mkns is half done)
+	both() { has "$(rows "$in" 0c01)" && has "$(rows "$in" 0c01ff)"; }
+	wait_metrics 2 "$in's rows (of d0 and x0) exported" both
 	has '^tc_scrape_collector_success\{device="d0",parent="ingress",netns="'"$in"'"\} 1$' ||
 		fail "$in: no target of its own (netns label $in)"
 	if [ "$glob" = "*" ]; then
@@ -220,6 +224,58 @@ expect_empty match err
 
 follow "${P}g-*" "${P}g-1" "${P}other"
 follow "*" "${P}g-2" "${P}other"
+
+# ---- 2b. aggregates over namespaces --------------------------------------------------------
+note "netns: \"*\" with aggregate: a deleted namespace leaves its contribution"
+# Two namespaces whose d0 filters map to one aggregate (tenant acme), and
+# traffic counted in each (written out of their host ends, into d0); then
+# one namespace deleted: its rows (the per-filter tc_filter_flags_info, its
+# target's series) disappear within an interval, the aggregate keeps what
+# it counted at every scrape, and counts on with the other's traffic.
+mkns "${P}a-1" 0e01
+host_a=$HOST
+mkns "${P}a-2" 0e02
+host_b=$HOST
+ip link set "$host_a" up
+ip link set "$host_b" up
+cat >"$WORK/agg.yaml" <<YAML
+interval: 200ms
+http: {listen: ["127.0.0.1:$port"]}
+targets: [{all: true, netns: "*"}]
+labels: [tenant]
+cookies: {"0e01": [acme], "0e02": [acme]}
+unmapped: drop
+aggregate: {by: [tenant]}
+families: {flags: on}
+YAML
+start_tcx tcx "$WORK/agg.yaml"
+flags_of() { echo "^tc_filter_flags_info\{.*netns=\"$1\""; }
+wait_metrics 5 "both namespaces collected" has "$(flags_of "${P}a-1")"
+has "$(flags_of "${P}a-2")" || fail "${P}a-2 is not collected"
+udp_raw "$host_a" 9:100:5 >/dev/null
+udp_raw "$host_b" 9:100:7 >/dev/null
+# acme PACKETS BYTES: the aggregate's counters in the last scrape.
+acme() {
+	has '^tc_action_packets_total\{tenant="acme"\} '"$1"'$' &&
+		has '^tc_action_bytes_total\{tenant="acme"\} '"$2"'$'
+}
+wait_metrics 2 "acme counts the 12 packets (1200 bytes) of both namespaces" acme 12 1200
+[ "$(grep -c '^tc_action_packets_total{' "$WORK/now.prom")" = 1 ] ||
+	fail "not one aggregate: $(grep '^tc_action_packets_total{' "$WORK/now.prom")"
+ip netns del "${P}a-1"
+wait_metrics 2 "${P}a-1's rows gone after ip netns del" hasnt "netns=\"${P}a-1\""
+host_gone "$host_a" 5
+# Every scrape for 10 intervals: acme keeps 12 packets, 1200 bytes.
+for _ in $(seq 1 20); do
+	try_scrape now || fail "/metrics did not answer 200"
+	acme 12 1200 || fail "acme after ${P}a-1 was deleted: $(grep '^tc_action_[a-z]*_total{' "$WORK/now.prom")"
+	sleep 0.1
+done
+has "$(flags_of "${P}a-2")" || fail "${P}a-2's rows went with ${P}a-1"
+udp_raw "$host_b" 9:100:3 >/dev/null
+wait_metrics 2 "acme counts on from 12 with ${P}a-2's traffic" acme 15 1500
+stop_tcx "$TCX_PID" tcx 5
+ip netns del "${P}a-2"
 
 # ---- 3. devices: include/exclude -------------------------------------------------------------
 note "devices: include/exclude filter the all targets of netns \"*\" (--once)"

@@ -18,7 +18,9 @@
 # shellcheck disable=SC2034 # TCX_PID, BG_PID, STOP_MS are for the tests
 
 # The directory of this file (tests/lib), for the helpers next to it.
+# Exported: Python helpers import tests/lib/prom.py from it.
 TCX_TESTLIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export TCX_TESTLIB
 # shellcheck source=common.sh
 . "$TCX_TESTLIB/common.sh"
 
@@ -184,6 +186,34 @@ metric_value() {
 collections() {
 	scrape "$WORK/collections.txt" "$1"
 	metric_value "$WORK/collections.txt" tc_exporter_collections_total
+}
+
+# ---- Prometheus ------------------------------------------------------------------------
+
+# start_prometheus PORT TARGET...: a real Prometheus (2.42 on Debian 12) on
+# 127.0.0.1:PORT, scraping each TARGET (HOST:PORT, job "tcx") every second,
+# as it negotiates (OpenMetrics); its data in $WORK/tsdb. Waits until it is
+# ready; sets PROM to its base URL (for tests/lib/prom.py).
+start_prometheus() {
+	local port=$1 t targets=
+	shift
+	for t in "$@"; do targets="$targets${targets:+, }\"$t\""; done
+	cat >"$WORK/prometheus.yml" <<YAML
+global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1m}
+scrape_configs:
+  - job_name: tcx
+    static_configs: [{targets: [$targets]}]
+YAML
+	bg_start prometheus prometheus --config.file="$WORK/prometheus.yml" \
+		--storage.tsdb.path="$WORK/tsdb" --web.listen-address="127.0.0.1:$port" --log.level=warn
+	PROM=http://127.0.0.1:$port
+	wait_http 200 60 "$PROM/-/ready"
+}
+
+# udp_raw DEV ARGS...: tests/lib/udp_raw.py (UDP datagrams written raw out of
+# DEV, counted by the sender: see its header); its JSON on stdout.
+udp_raw() {
+	"$PYTHON" "$TCX_TESTLIB/udp_raw.py" "$@" || fail "sending traffic out of $1 failed"
 }
 
 # ---- the daemon ------------------------------------------------------------------------
