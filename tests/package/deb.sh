@@ -11,7 +11,9 @@
 # User=, says READY=1 on NOTIFY_SOCKET (Type=notify), logs "<6>" prefixes to
 # a journal stream, reloads with ExecReload and serves /metrics; `dpkg
 # --purge` removes every file, the user and group and the enablement, and
-# keeps a file of the user's in /etc/tcexporter. Root; the machine is left
+# keeps a file of the user's in /etc/tcexporter. The installed user enters a
+# named netns with the CAP_SYS_ADMIN of the drop-in netns.conf, and not
+# without. Root; the machine is left
 # as it was found whatever happens (the exit trap purges). 1 to 3 minutes.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,8 +33,18 @@ for f in /etc/tcexporter /etc/default/tcexporter /etc/snmp/snmpd.conf.d/tcexport
 done
 getent passwd tcexporter >/dev/null && skip "a user tcexporter exists; purging the package would delete it"
 getent group tcexporter >/dev/null && skip "a group tcexporter exists; purging the package would delete it"
-in_netns TCX_DEB_NS
+# A private network namespace, and mount namespace for a private /run/netns
+# (over the host's /run/netns when there is one, else over /run: the host's
+# is not written to, and postinst sees no running systemd to start the unit
+# in the host's namespace).
+in_netns TCX_DEB_NS -m -n --propagation private
 daemon_setup
+if [ -d /run/netns ]; then
+	mount -t tmpfs tcx-test-netns /run/netns || fail "cannot mount a private /run/netns"
+else
+	mount -t tmpfs tcx-test-run /run || fail "cannot mount a private /run for 'ip netns'"
+	mkdir /run/netns
+fi
 
 # ---- the machine as found, and the exit trap that restores it --------------------------
 # The trees the package writes to (its files, dpkg's and systemd's state).
@@ -147,6 +159,25 @@ rc=0
 [ "$(grep -c '^tc_action_packets_total{.*cookie="74637862656e6368' "$WORK/once.out")" = 3 ] ||
 	fail "--once did not print the 3 filters' actions"
 
+note "netns targets: setns(2) fails without CAP_SYS_ADMIN, works with netns.conf's"
+ip netns add tcxdeb
+printf 'targets:\n  - {all: true, netns: tcxdeb}\n' >"$WORK/netns.yaml"
+chmod 755 "$WORK" && chmod 644 "$WORK/netns.yaml"
+rc=0
+"${as_user[@]}" /usr/bin/tcexporter --once -c "$WORK/netns.yaml" >/dev/null 2>"$WORK/netns.err" || rc=$?
+[ "$rc" = 1 ] && grep -q "setns: Operation not permitted" "$WORK/netns.err" ||
+	fail "a netns target without CAP_SYS_ADMIN: exit $rc, expected 1 and EPERM: $(cat "$WORK/netns.err")"
+dropin=/usr/share/doc/tcexporter/examples/netns.conf
+for want in CapabilityBoundingSet=CAP_SYS_ADMIN AmbientCapabilities=CAP_SYS_ADMIN; do
+	grep -qx "$want" "$dropin" || fail "$dropin has no line $want"
+done
+rc=0
+setpriv --reuid tcexporter --regid tcexporter --clear-groups --inh-caps=-all,+sys_admin \
+	--ambient-caps=-all,+sys_admin --bounding-set=-all,+sys_admin --no-new-privs \
+	/usr/bin/tcexporter --once -c "$WORK/netns.yaml" >/dev/null 2>"$WORK/netns.err" || rc=$?
+[ "$rc" = 0 ] || fail "a netns target with CAP_SYS_ADMIN: exit $rc: $(cat "$WORK/netns.err")"
+ip netns del tcxdeb
+
 unit=/lib/systemd/system/tcexporter.service
 note "systemd-analyze verify and security (offline)"
 systemd-analyze verify "$unit" >"$WORK/verify.out" 2>&1 ||
@@ -164,7 +195,6 @@ ARGS=$(set -a && . /etc/default/tcexporter && echo "${ARGS:-}")
 # ARGS that name another configuration (the last --config wins), listening
 # on another port: /metrics there proves that ExecStart takes ARGS.
 port=$(free_ports 1)
-chmod 755 "$WORK"
 { cat /etc/tcexporter/tcexporter.yaml && echo "http: {listen: [\"127.0.0.1:$port\"]}"; } >"$WORK/args.yaml"
 chmod 644 "$WORK/args.yaml"
 sed -i "s|^ARGS=.*|ARGS=\"--config $WORK/args.yaml\"|" /etc/default/tcexporter
