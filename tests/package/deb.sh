@@ -103,7 +103,8 @@ fi
 grep -q '^PASS: tests/unit/test_parse' "$WORK/build.log" ||
 	fail "the package build did not run the unit tests (debian/rules: make check-unit)"
 debs=("$WORK"/tcexporter_*.deb)
-[ "${#debs[@]}" = 1 ] && [ -f "${debs[0]}" ] || fail "dpkg-buildpackage made no tcexporter_*.deb"
+[ "${#debs[@]}" = 1 ] || fail "dpkg-buildpackage made ${#debs[@]} tcexporter_*.deb, not 1"
+[ -f "${debs[0]}" ] || fail "dpkg-buildpackage made no tcexporter_*.deb"
 deb=${debs[0]}
 
 note "lintian: no error, no warning"
@@ -165,8 +166,9 @@ printf 'targets:\n  - {all: true, netns: tcxdeb}\n' >"$WORK/netns.yaml"
 chmod 755 "$WORK" && chmod 644 "$WORK/netns.yaml"
 rc=0
 "${as_user[@]}" /usr/bin/tcexporter --once -c "$WORK/netns.yaml" >/dev/null 2>"$WORK/netns.err" || rc=$?
-[ "$rc" = 1 ] && grep -q "setns: Operation not permitted" "$WORK/netns.err" ||
-	fail "a netns target without CAP_SYS_ADMIN: exit $rc, expected 1 and EPERM: $(cat "$WORK/netns.err")"
+[ "$rc" = 1 ] || fail "a netns target without CAP_SYS_ADMIN: exit $rc, expected 1: $(cat "$WORK/netns.err")"
+grep -q "setns: Operation not permitted" "$WORK/netns.err" ||
+	fail "a netns target without CAP_SYS_ADMIN did not fail with EPERM: $(cat "$WORK/netns.err")"
 dropin=/usr/share/doc/tcexporter/examples/netns.conf
 for want in CapabilityBoundingSet=CAP_SYS_ADMIN AmbientCapabilities=CAP_SYS_ADMIN; do
 	grep -qx "$want" "$dropin" || fail "$dropin has no line $want"
@@ -190,6 +192,7 @@ note "$(grep 'Overall exposure' "$WORK/security.out")"
 note "the daemon, started with the unit's ExecStart and ARGS, as its User="
 # The command line as systemd runs it: $ARGS is split on whitespace.
 exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+# shellcheck source=/dev/null
 ARGS=$(set -a && . /etc/default/tcexporter && echo "${ARGS:-}")
 [ -z "$ARGS" ] || fail "/etc/default/tcexporter sets ARGS=$ARGS: the conffile's default is empty"
 # ARGS that name another configuration (the last --config wins), listening
@@ -198,11 +201,12 @@ port=$(free_ports 1)
 { cat /etc/tcexporter/tcexporter.yaml && echo "http: {listen: [\"127.0.0.1:$port\"]}"; } >"$WORK/args.yaml"
 chmod 644 "$WORK/args.yaml"
 sed -i "s|^ARGS=.*|ARGS=\"--config $WORK/args.yaml\"|" /etc/default/tcexporter
+# shellcheck source=/dev/null
 ARGS=$(set -a && . /etc/default/tcexporter && echo "${ARGS:-}")
 # shellcheck disable=SC2206 # word splitting, as systemd does
 cmd=(${exec_start//\$ARGS/$ARGS})
-[ "${cmd[0]}" = /usr/bin/tcexporter ] && [ "${cmd[*]: -2}" = "--config $WORK/args.yaml" ] ||
-	fail "unexpected ExecStart with ARGS: ${cmd[*]}"
+[ "${cmd[0]}" = /usr/bin/tcexporter ] || fail "ExecStart does not run /usr/bin/tcexporter: ${cmd[*]}"
+[ "${cmd[*]: -2}" = "--config $WORK/args.yaml" ] || fail "ExecStart does not end with \$ARGS: ${cmd[*]}"
 user=$(sed -n 's/^User=//p' "$unit")
 [ "$user" = tcexporter ] || fail "the unit runs as User=$user, not tcexporter"
 # NOTIFY_SOCKET: a datagram socket that writes what it receives to a file.
