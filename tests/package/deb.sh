@@ -9,7 +9,9 @@
 # (exposure <= 2.0; this machine need not run systemd); the daemon started
 # with the unit's ExecStart (ARGS from /etc/default/tcexporter), as its
 # User=, says READY=1 on NOTIFY_SOCKET (Type=notify), logs "<6>" prefixes to
-# a journal stream, reloads with ExecReload and serves /metrics; `dpkg
+# a journal stream, reloads with ExecReload, serves /metrics, and is the
+# AgentX subagent of an snmpd configured as Debian's plus the package's
+# snmpd.conf.d lines uncommented (agentXPerms for its group, the view); `dpkg
 # --purge` removes every file, the user and group and the enablement, and
 # keeps a file of the user's in /etc/tcexporter. The installed user enters a
 # named netns with the CAP_SYS_ADMIN of the drop-in netns.conf, and not
@@ -17,12 +19,12 @@
 # as it was found whatever happens (the exit trap purges). 1 to 3 minutes.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
-. "$here/../lib/daemon.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/snmp.sh
+. "$here/../lib/snmp.sh"
 
 srcdir=${TCX_SRCDIR:-$here/../..}
 require_root
-require_cmd dpkg-buildpackage dh lintian systemd-analyze setpriv curl ip tc
+require_cmd dpkg-buildpackage dh lintian systemd-analyze setpriv curl ip tc snmpd snmpget
 find_python
 # What the test would replace, or purge along with its own: never.
 if dpkg-query -W -f='${db:Status-Status}' tcexporter 2>/dev/null | grep -qv '^not-installed$'; then
@@ -58,6 +60,7 @@ USER_FILE=/etc/tcexporter/local.yml
 _deb_exit() {
 	local rc=$?
 	set +e
+	stop_bg # (processes of the user tcexporter keep postrm from removing it)
 	if [ "$INSTALLED" = 1 ]; then
 		echo "(purging the package after a failure)" >&2
 		dpkg --purge tcexporter >"$WORK/purge-trap.out" 2>&1 || cat "$WORK/purge-trap.out" >&2
@@ -198,7 +201,25 @@ ARGS=$(set -a && . /etc/default/tcexporter && echo "${ARGS:-}")
 # ARGS that name another configuration (the last --config wins), listening
 # on another port: /metrics there proves that ExecStart takes ARGS.
 port=$(free_ports 1)
-{ cat /etc/tcexporter/tcexporter.yaml && echo "http: {listen: [\"127.0.0.1:$port\"]}"; } >"$WORK/args.yaml"
+# And the AgentX subagent, as that user, of a private snmpd configured as
+# Debian's (its communities see the view systemonly only) plus the
+# package's snmpd.conf.d lines uncommented: tcxActionRows answers.
+snmpd_config
+{
+	echo "agentAddress udp:$SNMPD_AGENT"
+	echo "agentXSocket unix:$AGENTX_SOCK"
+	echo "view systemonly included .1.3.6.1.2.1.1"
+	echo "view systemonly included .1.3.6.1.2.1.25.1"
+	echo "rocommunity public 127.0.0.1 -V systemonly"
+	sed -n 's/^#\([A-Za-z]\)/\1/p' "$snmpconf"
+} >"$WORK/snmpd/snmpd.conf"
+start_snmpd
+wait_snmpd 10
+{
+	cat /etc/tcexporter/tcexporter.yaml
+	echo "http: {listen: [\"127.0.0.1:$port\"]}"
+	echo "snmp: {enabled: true, agentx_socket: \"unix:$AGENTX_SOCK\", ping_interval: 1s}"
+} >"$WORK/args.yaml"
 chmod 644 "$WORK/args.yaml"
 sed -i "s|^ARGS=.*|ARGS=\"--config $WORK/args.yaml\"|" /etc/default/tcexporter
 # shellcheck source=/dev/null
@@ -233,6 +254,7 @@ wait_http 200 10 "http://127.0.0.1:$port/metrics"
 scrape "$WORK/metrics.txt" "http://127.0.0.1:$port/metrics"
 [ "$(grep -c '^tc_action_packets_total{.*cookie="74637862656e6368' "$WORK/metrics.txt")" = 3 ] ||
 	fail "/metrics does not hold the 3 filters' actions"
+wait_tcx_rows 10 3 >/dev/null
 grep -q '^<6>tcexporter: info: tcexporter started' "$WORK/tcx.err" ||
 	fail "no '<6>' priority prefix on a journal stream: $(head -n 3 "$WORK/tcx.err")"
 note "ExecReload"
