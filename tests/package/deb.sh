@@ -4,7 +4,8 @@
 # temporary directory (never writing into the tree); lintian reports no error
 # and no warning; `dpkg -i` installs the files where the README says, enables
 # the unit and makes the system user; the installed tcexporter collects with
-# the installed conffile (exit 0) as that user, with no capability; the unit
+# the installed conffile (exit 0) as that user, with no capability, in a user
+# namespace of its own (the unit's PrivateUsers=); the unit
 # passes `systemd-analyze verify` and `systemd-analyze security --offline`
 # (exposure <= 2.0; this machine need not run systemd); the daemon started
 # with the unit's ExecStart (ARGS from /etc/default/tcexporter), as its
@@ -153,9 +154,11 @@ getent group tcexporter >/dev/null || fail "dpkg -i made no group tcexporter"
 
 # ---- the installed program and unit -------------------------------------------------------
 u32_filters 3
-note "--once with the installed conffile, as the user tcexporter, no capability"
+note "--once with the installed conffile, as the unit runs it: its user, no capability, a user namespace"
+# The unit's User=, CapabilityBoundingSet= (empty), NoNewPrivileges= and
+# PrivateUsers= (a user namespace of its own).
 as_user=(setpriv --reuid tcexporter --regid tcexporter --clear-groups --inh-caps=-all
-	--bounding-set=-all --no-new-privs)
+	--bounding-set=-all --no-new-privs unshare -U)
 rc=0
 "${as_user[@]}" /usr/bin/tcexporter --once -c /etc/tcexporter/tcexporter.yaml \
 	>"$WORK/once.out" 2>"$WORK/once.err" || rc=$?
