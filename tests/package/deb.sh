@@ -129,6 +129,13 @@ for f in /usr/bin/tcexporter /usr/share/man/man8/tcexporter.8.gz \
 	/usr/share/doc/tcexporter/copyright /etc/snmp/snmpd.conf.d/tcexporter.conf; do
 	grep -qx "$f" "$WORK/files.lst" || fail "the package does not install $f"
 done
+# tcexporter(8)'s FILES: what an operator looks for.
+zcat /usr/share/man/man8/tcexporter.8.gz >"$WORK/man.8"
+while read -r f; do
+	[ -d "$f" ] || [ "$f" = /usr/share/doc/tcexporter/copyright ] ||
+		[ "$f" = /usr/share/doc/tcexporter/changelog.Debian.gz ] ||
+		grep -qxF ".I $f" "$WORK/man.8" || fail "tcexporter(8) does not list $f (FILES)"
+done < <(grep -E '^/(etc|lib|usr/share/(doc|snmp))/' "$WORK/files.lst")
 cmp -s /usr/share/doc/tcexporter/examples/tcexporter.yaml "$srcdir/config/tcexporter.yaml" ||
 	fail "examples/tcexporter.yaml is not config/tcexporter.yaml"
 cmp -s /etc/tcexporter/tcexporter.yaml /usr/share/doc/tcexporter/examples/tcexporter.yaml &&
