@@ -201,6 +201,17 @@ systemd-analyze verify "$unit" >"$WORK/verify.out" 2>&1 ||
 systemd-analyze security --offline=true --threshold=20 "$unit" >"$WORK/security.out" 2>&1 ||
 	{ tail -n 5 "$WORK/security.out" >&2; fail "exposure of $unit above 2.0"; }
 note "$(grep 'Overall exposure' "$WORK/security.out")"
+# With the drop-in (in a unit directory of the test's: /etc is not written
+# to): it parses cleanly, and grants CAP_SYS_ADMIN.
+mkdir -p "$WORK/units/tcexporter.service.d"
+cp "$unit" "$WORK/units/"
+cp "$dropin" "$WORK/units/tcexporter.service.d/"
+SYSTEMD_UNIT_PATH="$WORK/units:" systemd-analyze security --offline=true tcexporter.service \
+	>"$WORK/security-netns.out" 2>&1 || { cat "$WORK/security-netns.out" >&2; fail "systemd-analyze security with netns.conf failed"; }
+! grep -E 'netns.conf:[0-9]+:' "$WORK/security-netns.out" || fail "systemd complains about netns.conf (above)"
+grep -q '✗ CapabilityBoundingSet=~CAP_SYS_ADMIN ' "$WORK/security-netns.out" ||
+	fail "with netns.conf, the unit still has no CAP_SYS_ADMIN"
+note "with netns.conf: $(grep 'Overall exposure' "$WORK/security-netns.out")"
 
 note "the daemon, started with the unit's ExecStart and ARGS, as its User="
 # The command line as systemd runs it: $ARGS is split on whitespace.
