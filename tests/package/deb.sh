@@ -104,8 +104,13 @@ fi
 (cd "$WORK/src" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES \
 	dpkg-buildpackage -us -uc -b >"$WORK/build.log" 2>&1) ||
 	{ tail -n 40 "$WORK/build.log" >&2; fail "dpkg-buildpackage failed (last lines above)"; }
-grep -q '^PASS: tests/unit/test_parse' "$WORK/build.log" ||
-	fail "the package build did not run the unit tests (debian/rules: make check-unit)"
+case " ${DEB_BUILD_OPTIONS:-} " in
+*" nocheck "*) ;;
+*)
+	grep -q '^PASS: tests/unit/test_parse' "$WORK/build.log" ||
+		fail "the package build did not run the unit tests (debian/rules: make check-unit)"
+	;;
+esac
 debs=("$WORK"/tcexporter_*.deb)
 [ "${#debs[@]}" = 1 ] || fail "dpkg-buildpackage made ${#debs[@]} tcexporter_*.deb, not 1"
 [ -f "${debs[0]}" ] || fail "dpkg-buildpackage made no tcexporter_*.deb"
