@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent/log.h"
 #include "config/config.h"
@@ -47,6 +51,24 @@ static const char *level_name(int prio)
 	}
 }
 
+/* Whether stderr is the journal: systemd sets JOURNAL_STREAM to the
+ * "DEVICE:INODE" of the stream it connects to stderr, and a stderr that is
+ * still that stream takes sd-daemon(3)'s "<N>" priority prefixes. Checked
+ * at each line, which is rare: stderr may be redirected after startup. */
+static int stderr_is_journal(void)
+{
+	const char *env = getenv("JOURNAL_STREAM");
+	uintmax_t dev, ino;
+	struct stat st;
+	int end = 0;
+
+	if (!env || sscanf(env, "%ju:%ju%n", &dev, &ino, &end) != 2 || env[end])
+		return 0;
+	if (fstat(STDERR_FILENO, &st) < 0)
+		return 0;
+	return (uintmax_t)st.st_dev == dev && (uintmax_t)st.st_ino == ino;
+}
+
 void tcx_log(int prio, const char *fmt, ...)
 {
 	char msg[1024];
@@ -59,6 +81,8 @@ void tcx_log(int prio, const char *fmt, ...)
 	va_end(ap);
 	if (use_syslog)
 		syslog(prio, "%s", msg);
+	else if (stderr_is_journal())
+		fprintf(stderr, "<%d>tcexporter: %s: %s\n", prio, level_name(prio), msg);
 	else
 		fprintf(stderr, "tcexporter: %s: %s\n", level_name(prio), msg);
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Logging: one line per message, with a level, to stderr by default;
- * log_debug() messages are not logged. */
+ * log_debug() messages are not logged. When stderr is the journal (systemd's
+ * JOURNAL_STREAM), each line starts with its syslog priority as "<N>"
+ * (sd-daemon(3)), so that journalctl -p filters by level. */
 #ifndef TCX_LOG_H
 #define TCX_LOG_H
 

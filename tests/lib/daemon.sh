@@ -59,15 +59,23 @@ daemon_setup() {
 	T_START=$(date +%s%N)
 }
 
-_daemon_exit() {
-	local rc=$? p
-	trap - EXIT TERM INT HUP
+# stop_bg: stops every process of BG_PIDS (SIGTERM, then SIGKILL after 5 s).
+# The exit trap does; a test's own exit work that must come after it (e.g.
+# removing the user they run as) calls it first.
+stop_bg() {
+	local p
 	for p in "${BG_PIDS[@]}"; do
 		kill -TERM "$p" 2>/dev/null || true
 	done
 	for p in "${BG_PIDS[@]}"; do
 		wait_gone "$p" 5 || kill -KILL "$p" 2>/dev/null || true
 	done
+}
+
+_daemon_exit() {
+	local rc=$? p
+	trap - EXIT TERM INT HUP
+	stop_bg
 	if [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ -n "${WORK:-}" ]; then
 		# The logs tell what went wrong (snmpd logs to its stdout).
 		for p in "$WORK"/*.err "$WORK"/snmpd*.out; do
