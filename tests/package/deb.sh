@@ -50,10 +50,15 @@ else
 fi
 
 # ---- the machine as found, and the exit trap that restores it --------------------------
-# The trees the package writes to (its files, dpkg's and systemd's state).
+# The trees the package writes to (its files, dpkg's and systemd's state),
+# those that exist (/usr/share/tcexporter is the package's own).
 snapshot() {
-	find /etc /lib/systemd /usr/bin /usr/share/doc /usr/share/man/man8 /usr/share/snmp \
-		/var/lib/systemd /var/lib/dpkg/info -xdev 2>/dev/null | sort
+	local d trees=()
+	for d in /etc /lib/systemd /usr/bin /usr/share/doc /usr/share/man/man8 /usr/share/snmp \
+		/usr/share/tcexporter /var/lib/systemd /var/lib/dpkg/info; do
+		[ ! -e "$d" ] || trees+=("$d")
+	done
+	find "${trees[@]}" -xdev 2>/dev/null | sort
 }
 snapshot >"$WORK/before.lst"
 INSTALLED=0
@@ -131,7 +136,9 @@ for f in /usr/bin/tcexporter /usr/share/man/man8/tcexporter.8.gz \
 	/usr/share/snmp/mibs/TCEXPORTER-MIB.txt /lib/systemd/system/tcexporter.service \
 	/etc/default/tcexporter /etc/tcexporter/tcexporter.yaml \
 	/usr/share/doc/tcexporter/examples/tcexporter.yaml /usr/share/doc/tcexporter/examples/netns.conf \
-	/usr/share/doc/tcexporter/copyright /etc/snmp/snmpd.conf.d/tcexporter.conf; do
+	/usr/share/doc/tcexporter/copyright /etc/snmp/snmpd.conf.d/tcexporter.conf \
+	/usr/share/tcexporter/tcexporter-dashboard.json /usr/share/tcexporter/tcexporter.rules.yml \
+	/usr/share/tcexporter/tcexporter.rules.test.yml; do
 	grep -qx "$f" "$WORK/files.lst" || fail "the package does not install $f"
 done
 # tcexporter(8)'s FILES: what an operator looks for.
@@ -140,7 +147,7 @@ while read -r f; do
 	[ -d "$f" ] || [ "$f" = /usr/share/doc/tcexporter/copyright ] ||
 		[ "$f" = /usr/share/doc/tcexporter/changelog.Debian.gz ] ||
 		grep -qxF ".I $f" "$WORK/man.8" || fail "tcexporter(8) does not list $f (FILES)"
-done < <(grep -E '^/(etc|lib|usr/share/(doc|snmp))/' "$WORK/files.lst")
+done < <(grep -E '^/(etc|lib|usr/share/(doc|snmp|tcexporter))/' "$WORK/files.lst")
 cmp -s /usr/share/doc/tcexporter/examples/tcexporter.yaml "$srcdir/config/tcexporter.yaml" ||
 	fail "examples/tcexporter.yaml is not config/tcexporter.yaml"
 cmp -s /etc/tcexporter/tcexporter.yaml /usr/share/doc/tcexporter/examples/tcexporter.yaml &&
