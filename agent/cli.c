@@ -62,8 +62,11 @@ static void usage(FILE *out)
 	        "(the output still holds the others) or output could not be written, 2 for\n"
 	        "bad usage or a bad configuration.\n"
 	        "\n"
-	        "See tcexporter(8) and the example configuration %s/tcexporter/tcexporter.yaml.\n",
-	        TCX_MAX_LISTEN, SYSCONFDIR);
+	        "See tcexporter(8). The configuration that the systemd unit passes to --config:\n"
+	        "  %s/tcexporter/tcexporter.yaml\n"
+	        "an example with every key, commented:\n"
+	        "  %s/tcexporter.yaml\n",
+	        TCX_MAX_LISTEN, SYSCONFDIR, EXAMPLESDIR);
 }
 
 /* tcexporter VERSION (revision R, libmnl X, libmicrohttpd Y, net-snmp Z):

@@ -20,6 +20,10 @@ for opt in --help -h; do
 	expect_rc help 0
 	expect_grep help out '^Usage: tcexporter'
 	expect_grep help out -e '--once' # documents the options
+	# The example with every key is the one under examples/ (docdir), not
+	# the configuration in sysconfdir, which is the minimal one.
+	expect_grep help out -E '^  /.*/tcexporter/tcexporter\.yaml$'
+	expect_grep help out -E '^  /.*/examples/tcexporter\.yaml$'
 	expect_empty help err
 done
 
