@@ -3,10 +3,35 @@
  *
  * Each aggregate keeps `base`: what its members left in it (the last values
  * of members gone, the values before resets, the contributions of members
- * that moved away, folded final values). Each live member keeps its last
- * counters and an offset (the value it counts from: 0, or its value when it
- * moved in or was folded). An aggregate's value is then its base plus, over
- * its live members, last - offset: it never goes down. */
+ * that moved away, final values). Each member keeps the counters of the
+ * action it last saw (`last`, counted from `offset`: 0, or its value when
+ * the member moved in), and `pending`, what the action before it had
+ * counted when the dump showed it replaced. An aggregate's value is its base
+ * plus, over its members, pending + last - offset.
+ *
+ * Deletion notifications and dumps. The kernel reuses a deleted filter's
+ * identity (u32 gives the same handle, and the action the same index, to
+ * the next filter at that pref; flower handle 1 again), so a final cannot
+ * be matched to the action a dump saw by identity. Its order can: the
+ * collector drains the notifications before it dumps, the actions of one
+ * identity live one after the other, and the notifications come in the
+ * order of deletion. So when a pass folds the finals of an identity, every
+ * action deleted before the last dump's read of the row already had its
+ * final folded, except those deleted during that dump itself, just before
+ * the read; and the action the dump saw is deleted after them. Hence:
+ *   - a final counts whole, into base;
+ *   - it takes the place of the oldest value the member still counts for an
+ *     action that may be the deleted one: `pending` first, then `last`
+ *     (which the next dump sets again if that action still lives: a final
+ *     of an action deleted during the dump costs nothing);
+ *   - `pending`, and the last values of a member the dump no longer showed
+ *     (`gone`), stay counted until the next pass's finals: a final among
+ *     them replaces them, else they go into base (deleted without a final:
+ *     a whole pref, a chain, a qdisc, a device; or a replace).
+ * A value is then never counted twice; a value can be lost only where a
+ * notification is (lost, or of an action deleted during a dump taken while
+ * the action the dump saw was then deleted without one). An aggregate's
+ * published value never goes down (`shown`). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,16 +48,19 @@ struct member {
 	struct tcx_row_id id;
 	uint64_t hash;
 	uint32_t agg;
-	uint32_t index; /* the kernel's action index, 0 when the dump has none */
-	uint8_t seen;   /* in the pass under way */
-	uint8_t folded; /* its final counters were folded in: it counts nothing more */
-	struct tcx_counters last, offset;
+	uint32_t index;  /* the kernel's action index, 0 when the dump has none */
+	uint8_t seen;    /* in the pass under way */
+	uint8_t gone;    /* not in the last complete dump: goes after the next finals */
+	uint8_t pending; /* `pend` holds a replaced action's counters */
+	uint8_t fresh;   /* a final took last's place: the next dump counts whole */
+	struct tcx_counters last, offset, pend;
 };
 
 struct aggr {
 	uint64_t hash;
 	uint32_t key_off, key_len; /* its kept label values, each NUL-terminated */
 	struct tcx_counters base;
+	struct tcx_counters shown; /* published: never goes down */
 	double created;
 };
 
@@ -330,31 +358,51 @@ static void retire(struct tcx_agg *a, struct member *m, unsigned c, uint64_t fro
 	m->last.v[c] = from;
 }
 
+/* The member's pending counters leave it: into base when `keep`, else a
+ * final has taken their place. */
+static void unpend(struct tcx_agg *a, struct member *m, int keep)
+{
+	for (unsigned c = 0; keep && m->pending && c < TCX_CTR__MAX; c++)
+		a->g[m->agg].base.v[c] += m->pend.v[c];
+	memset(&m->pend, 0, sizeof(m->pend));
+	m->pending = 0;
+}
+
 /* A member seen in a pass with counters v, action index `index` and
- * aggregate agg. A new action index (full dumps carry it) is a new action
- * under the same identity, `tc filter replace` having made it: a reset, even
- * when its counters have grown past the old ones by now. */
+ * aggregate agg. Another action under its identity (a new action index, in
+ * full dumps; or bytes or packets lower) puts what the old one counted in
+ * `pending`; another counter lower alone is a reset of that counter. */
 static void member_see(struct tcx_agg *a, struct member *m, const struct tcx_counters *v,
                        uint32_t index, uint32_t agg)
 {
-	int replaced = index && m->index && index != m->index;
+	int replaced = !m->fresh && ((index && m->index && index != m->index) ||
+	                             v->v[TCX_CTR_BYTES] < m->last.v[TCX_CTR_BYTES] ||
+	                             v->v[TCX_CTR_PACKETS] < m->last.v[TCX_CTR_PACKETS]);
 
+	if (replaced) {
+		unpend(a, m, 1); /* not left by the finals: cannot be pending still */
+		for (unsigned c = 0; c < TCX_CTR__MAX; c++) {
+			m->pend.v[c] = m->last.v[c] - m->offset.v[c];
+			m->last.v[c] = m->offset.v[c] = 0;
+		}
+		m->pending = 1;
+	}
 	m->index = index;
 	for (unsigned c = 0; c < TCX_CTR__MAX; c++) {
 		uint64_t x = v->v[c];
 
-		if (replaced)
-			retire(a, m, c, 0);
-		else if (m->folded && x < m->last.v[c])
-			x = m->last.v[c]; /* a view from before the deletion: counted */
-		else if (x < m->last.v[c])
+		if (x < m->last.v[c])
 			retire(a, m, c, 0); /* reset: the value before it stays */
 		m->last.v[c] = x;
-		if (agg != m->agg)
-			retire(a, m, c, x); /* moves: counts from here in the new one */
+	}
+	if (agg != m->agg) { /* moves: counts from here in the new one */
+		unpend(a, m, 1);
+		for (unsigned c = 0; c < TCX_CTR__MAX; c++)
+			retire(a, m, c, m->last.v[c]);
 	}
 	m->agg = agg;
-	m->folded = 0;
+	m->fresh = 0;
+	m->gone = 0;
 	m->seen = 1;
 }
 
@@ -451,7 +499,7 @@ static int use_config(struct tcx_agg *a, struct tcx_config *cfg)
 }
 
 /* The snapshot's copy of the aggregates and their values now. */
-static struct tcx_aggregates *publish(const struct tcx_agg *a, const struct tcx_config *cfg)
+static struct tcx_aggregates *publish(struct tcx_agg *a, const struct tcx_config *cfg)
 {
 	struct tcx_aggregates *g = calloc(1, sizeof(*g));
 	size_t n = a->n_g ? a->n_g : 1;
@@ -489,7 +537,14 @@ static struct tcx_aggregates *publish(const struct tcx_agg *a, const struct tcx_
 	}
 	for (size_t i = 0; i < a->n_m; i++)
 		for (unsigned c = 0; c < TCX_CTR__MAX; c++)
-			g->c[a->m[i].agg].v[c] += a->m[i].last.v[c] - a->m[i].offset.v[c];
+			g->c[a->m[i].agg].v[c] +=
+			        a->m[i].pend.v[c] + a->m[i].last.v[c] - a->m[i].offset.v[c];
+	for (size_t i = 0; i < a->n_g; i++)
+		for (unsigned c = 0; c < TCX_CTR__MAX; c++) {
+			if (g->c[i].v[c] < a->g[i].shown.v[c])
+				g->c[i].v[c] = a->g[i].shown.v[c];
+			a->g[i].shown.v[c] = g->c[i].v[c];
+		}
 	for (size_t i = 0; i < a->n_g && !g->has_hw; i++)
 		g->has_hw = g->c[i].v[TCX_CTR_HW_BYTES] || g->c[i].v[TCX_CTR_HW_PACKETS];
 	return g;
@@ -529,14 +584,31 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 	}
 	if (use_config(a, s->cfg) < 0)
 		goto oom;
-	/* The finals first: a row of this dump with the identity of a deleted
-	 * one is then its successor, or a view from before the deletion. */
+	/* The finals first (drained before the dumps, in the order of
+	 * deletion), then what the last pass left pending and the members it
+	 * no longer showed, which no final has replaced: they go into base. */
 	for (size_t i = 0; finals && !a->sum_only && i < finals->n; i++)
 		if (tcx_agg_fold_final(a, &finals->f[i].id, &finals->f[i].c, finals->f[i].index) <
 		    0)
 			goto oom;
 	tcx_finals_free(finals);
 	finals = NULL;
+	n_before = a->n_m;
+	for (size_t i = 0; i < a->n_m; i++) {
+		struct member *m = &a->m[i];
+
+		unpend(a, m, 1);
+		if (m->gone) {
+			for (unsigned c = 0; c < TCX_CTR__MAX; c++)
+				retire(a, m, c, 0);
+			continue;
+		}
+		a->m[kept++] = *m;
+	}
+	a->n_m = kept;
+	if (kept != n_before && members_reindex(a, kept) < 0)
+		goto oom;
+	kept = 0;
 	if (!a->kept.builtin) {
 		set_agg = malloc((s->sets.n ? s->sets.n : 1) * sizeof(*set_agg));
 		if (!set_agg)
@@ -594,30 +666,17 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 		}
 		member_see(a, m, &v, ac->index, (uint32_t)agg);
 	}
-	/* Members not seen leave their last values (a folded one left them
-	 * already: its offset is its last value); the others stay, and so do
-	 * those of a target that failed in this pass: they are not known to be
-	 * gone, and would count again from 0 when it comes back. */
-	n_before = a->n_m;
+	/* Members not seen are gone: their last values stay counted until the
+	 * next pass's finals (a final of theirs may be on its way). Those of a
+	 * target that failed in this pass are not known to be gone, and would
+	 * count again from 0 when it comes back: they stay as they are. */
 	for (size_t i = 0; i < a->n_m; i++) {
 		struct member *m = &a->m[i];
 
-		if (!m->seen && (s->incomplete || in_failed_target(s, &m->id))) {
-			a->m[kept++] = *m;
-			continue;
-		}
-		if (!m->seen) {
-			for (unsigned c = 0; c < TCX_CTR__MAX; c++)
-				retire(a, m, c, 0);
-			continue;
-		}
+		if (!m->seen && !s->incomplete && !in_failed_target(s, &m->id))
+			m->gone = 1;
 		m->seen = 0;
-		a->m[kept++] = *m;
 	}
-	a->n_m = kept;
-	/* Members keep their places unless some left: the index still holds */
-	if (kept != n_before && members_reindex(a, kept) < 0)
-		goto oom;
 	free(set_agg);
 	if (!(s->aggs = publish(a, s->cfg)))
 		goto oom_done;
@@ -654,17 +713,18 @@ int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_row_id *id,
 {
 	uint64_t h = tcx_hash_bytes(0, id, sizeof(*id));
 	struct member *m;
-	int replaced;
+	int64_t agg;
 
 	if (!a->cfg)
 		return 0;
 	m = member_find(a, id, h);
-	if (!m) {
+	if (m) {
+		agg = m->agg;
+	} else {
 		/* A row no pass saw: it maps as its cookie says now. */
 		const char *user[TCX_MAX_LABELS];
 		struct tcx_label_buf lb;
 		enum tcx_map_kind mk = TCX_MAP_NONE;
-		int64_t agg;
 
 		for (size_t l = 0; l < a->cfg->n_labels; l++)
 			user[l] = "";
@@ -674,31 +734,28 @@ int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_row_id *id,
 		    (mk == TCX_MAP_NONE || mk == TCX_MAP_UNMAPPED))
 			return 0; /* never shown */
 		agg = agg_of(a, id, user, tcx_clock_s(CLOCK_REALTIME));
-		if (agg < 0 || !(m = member_add(a, id, h, (uint32_t)agg)))
+		if (agg < 0)
 			return -1;
 	}
-	/* Another action than the one last seen (replaced, or deleted and made
-	 * again): what the member counted stays, the final counts whole. */
-	replaced = index && m->index && index != m->index;
-	for (unsigned c = 0; c < TCX_CTR__MAX; c++) {
-		uint64_t x = final->v[c];
+	for (unsigned c = 0; c < TCX_CTR__MAX; c++)
+		a->g[agg].base.v[c] += final->v[c];
+	if (!m)
+		return 0;
+	/* It takes the place of the oldest value the member counts for an
+	 * action that may be the deleted one (see the top of the file). A
+	 * final of another index than last's is not last's. */
+	if (m->pending) {
+		unpend(a, m, 0);
+	} else if (!m->fresh && !(index && m->index && index != m->index)) {
+		for (unsigned c = 0; c < TCX_CTR__MAX; c++) {
+			/* What it counted before it moved in stays where it is. */
+			uint64_t before =
+			        m->offset.v[c] < final->v[c] ? m->offset.v[c] : final->v[c];
 
-		if (replaced) {
-			retire(a, m, c, 0);
-		} else if (m->folded) { /* folded before: only what it adds */
-			if (x > m->last.v[c]) {
-				a->g[m->agg].base.v[c] += x - m->last.v[c];
-				m->last.v[c] = m->offset.v[c] = x;
-			}
-			continue;
+			a->g[agg].base.v[c] -= before;
+			m->last.v[c] = m->offset.v[c] = 0;
 		}
-		if (x < m->last.v[c])
-			retire(a, m, c, 0); /* reset since the last pass */
-		m->last.v[c] = x;
-		retire(a, m, c, x);
+		m->fresh = 1;
 	}
-	if (index)
-		m->index = index;
-	m->folded = 1;
 	return 0;
 }

@@ -9,15 +9,17 @@
  * (struct tcx_row_id, the identity of tcx_snapshot_merge()):
  * - a member counts from 0 when it first appears (all of its counters);
  * - a member that disappears leaves its last seen values in its aggregate;
- * - a member whose counter goes down (a `tc filter replace` resets it) leaves
- *   the value before the reset in its aggregate and counts on from the new
- *   value;
+ * - a member whose bytes or packets go down (another action under its
+ *   identity: `tc filter replace`, or a filter made again) leaves the old
+ *   action's counters in its aggregate and counts on from the new values;
+ *   another counter that goes down alone leaves its value before the reset;
  * - a member that moves to another aggregate (a reloaded cookie map) leaves
  *   its contribution so far in the old one and counts in the new one from
  *   its current value;
- * - the final counters of a deleted filter (tcx_agg_fold_final()) are folded
- *   in once: neither the next dump, which no longer shows the row, nor one
- *   that still shows it (taken before the deletion) counts them again.
+ * - the final counters of a deleted filter (tcx_agg_fold_final(), drained
+ *   before the pass's dumps) count once, in the place of the last values
+ *   seen of its row (agg.c says how, with identities the kernel reuses);
+ * - the value published never goes down.
  * Memory: one member per live row, one entry per aggregate (an aggregate
  * stays for the life of the process; a gone member leaves nothing but its
  * contribution). Nothing here knows about an output format: after each pass
@@ -128,11 +130,12 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s);
 int tcx_agg_sum(struct tcx_snapshot *s);
 
 /* The final counters of a deleted row, from the kernel's deletion
- * notification: folded into the row's aggregate once (the configuration of
- * the last tcx_agg_update() says which; before the first, nothing is
- * folded). index is its action's index (0 when unknown): another than the
- * member's is another action under the same identity, whose final counts
- * whole. Returns 0, or -1 when out of memory. */
+ * notification, in the order of deletion: counted whole in the row's
+ * aggregate (the configuration of the last tcx_agg_update() says which;
+ * before the first, nothing is folded), in the place of the oldest values
+ * its member still counts for an action that may be this one (agg.c).
+ * index is its action's index (0 when unknown): another than the one last
+ * seen is not that action's final. Returns 0, or -1 when out of memory. */
 int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_row_id *id,
                        const struct tcx_counters *final, uint32_t index);
 

@@ -952,13 +952,12 @@ static const struct unit *final_unit(const struct units *us, const char *ns,
 	return NULL;
 }
 
-/* After the dumps: the deletion notifications of every namespace the pass
- * used, so that a filter deleted before its dump, or after it, is in the
- * finals (a drain before the dumps would miss the deletions between the two:
- * the dump no longer shows them, and the next pass's finals would count
- * their last seen values again). Only the rows of the pass's units are
- * kept (the notifications name every device of the namespace), their
- * device named as the pass's link dump names it, as their rows are. */
+/* Before the dumps: the deletion notifications of every namespace the pass
+ * uses, so that every action a dump shows was deleted after the finals
+ * folded before it (collectors/agg.c relies on that order). Only the rows
+ * of the pass's units are kept (the notifications name every device of the
+ * namespace), their device named as the pass's link dump names it, as
+ * their rows are. */
 static void drain_finals(struct pass *p, const struct units *us)
 {
 	struct tcx_collector *c = p->c;
@@ -1014,6 +1013,7 @@ struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg
 	for (size_t i = 0; i < cfg->n_targets; i++)
 		if (expand_config_target(&p, &us, &cfg->targets[i]) < 0)
 			goto oom;
+	drain_finals(&p, &us);
 	for (size_t i = 0; i < us.n; i++) {
 		struct unit *u = &us.u[i];
 		size_t mark_f = s->n_filters, mark_a = s->n_actions;
@@ -1037,7 +1037,6 @@ struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg
 		if (u->implicit && t->ok && t->n_filters == 0)
 			s->n_targets--;
 	}
-	drain_finals(&p, &us);
 	goto out;
 oom:
 	s->errors[TCX_ERR_NOMEM]++;

@@ -38,8 +38,8 @@
  * counts each, and says so once (ENOBUFS): the socket goes on, and the
  * notifications lost are the kernel's count (SO_MEMINFO), or the ENOBUFS
  * seen where it has none, plus those the drain could not read. The
- * collector (collect.c) drains every namespace after its dumps, and
- * tcx_agg_update() folds the final rows (agg.h). */
+ * collector (collect.c) drains every namespace before its dumps, and
+ * tcx_agg_update() folds the final rows (agg.c says why in that order). */
 #ifndef TCX_NOTIFY_H
 #define TCX_NOTIFY_H
 

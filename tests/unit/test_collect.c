@@ -80,7 +80,7 @@ struct fake {
 	union {
 		struct nlmsghdr h;
 		char b[2048];
-	} notes[8];
+	} notes[16];
 	int n_notes, next_note;
 	struct tcx_notify *notify;
 	char buf[16384];
@@ -1050,8 +1050,95 @@ static void test_final_folded_row_gone(void **state)
 	tcx_config_unref(cfg);
 }
 
-/* Deleted after the pass's dump, before its drain: the dump still shows the
- * row with fewer bytes than its final count; the final counts, once. */
+/* Make-before-break churn, as software switches replace a rule: the new
+ * filter is added at the other pref, then the old one deleted by handle. The
+ * kernel gives the next filter at a pref the handle and action index of the
+ * one deleted there, so every other round reuses an identity whole, and a
+ * pass may drain several finals of one identity; each counts once, and each
+ * new filter from 0. */
+static void test_final_identity_reused(void **state)
+{
+	struct fake k = {0};
+	struct tcx_config *cfg = config(agg_all);
+	struct tcx_collector *c = tcx_collector_new(&fake_ops, &k);
+	struct tcx_agg *a = tcx_agg_new();
+	struct funit *u;
+	/* the rounds between two passes, and each round's final */
+	static const int rounds[] = {1, 3, 2, 4};
+	uint64_t sum = 100, fin = 100, r = 0;
+
+	setup_eth0(&k);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
+	add_tp(u, 0, 10, "u32", 1);
+	u->tps[0].bytes = 100;
+	u->tps[0].index = 5;
+	assert_int_equal(agg_pass(c, a, cfg, NULL), 100);
+	for (size_t p = 0; p < sizeof(rounds) / sizeof(rounds[0]); p++) {
+		sum -= u->tps[0].bytes; /* the last seen: replaced by a final */
+		for (int n = 0; n < rounds[p]; n++, r++) {
+			add_tp(u, 0, r % 2 ? 10 : 20, "u32", 1); /* make */
+			u->tps[1].index = r % 2 ? 5 : 6;
+			u->tps[0].bytes = fin += 7;
+			sum += fin;
+			queue_deletion(&k, u, &u->tps[0], 0); /* break */
+			u->tps[0] = u->tps[1];
+			u->n_tps = 1;
+			u->tps[0].bytes = 1 + r;
+		}
+		sum += u->tps[0].bytes;
+		assert_int_equal(agg_pass(c, a, cfg, NULL), sum);
+	}
+	tcx_agg_free(a);
+	tcx_collector_free(c);
+	tcx_config_unref(cfg);
+}
+
+/* A filter deleted during a dump, before the dump read its identity, which
+ * then showed the next filter there (the kernel gave it the same handle):
+ * its final, drained by the next pass, takes the place of what the dump saw
+ * of the next one, which that pass's dump shows again. Counted once each,
+ * whether the dump saw the next one below the old one's count (a replace:
+ * pending) or past it. */
+static void test_final_during_dump(void **state)
+{
+	struct fake k = {0};
+	struct tcx_config *cfg = config(agg_all);
+	struct tcx_collector *c = tcx_collector_new(&fake_ops, &k);
+	struct tcx_agg *a = tcx_agg_new();
+	struct funit *u;
+	struct ftp old;
+
+	setup_eth0(&k);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
+	add_tp(u, 0, 10, "u32", 1);
+	u->tps[0].bytes = 100;
+	assert_int_equal(agg_pass(c, a, cfg, NULL), 100);
+	/* the next one seen below the old one's count */
+	u->tps[0].bytes = 40;
+	assert_int_equal(agg_pass(c, a, cfg, NULL), 140); /* 100 pending */
+	old = u->tps[0];
+	old.bytes = 120; /* its final: 20 bytes after the last pass */
+	queue_deletion(&k, u, &old, 0);
+	u->tps[0].bytes = 60;
+	assert_int_equal(agg_pass(c, a, cfg, NULL), 120 + 60);
+	/* the next one seen past the old one's count */
+	u->tps[0].bytes = 500;
+	assert_int_equal(agg_pass(c, a, cfg, NULL), 120 + 500);
+	/* ...it was a new one: the old one (at 500 when read) ended at 510,
+	 * and the dump saw the new one at 520 */
+	u->tps[0].bytes = 520;
+	assert_int_equal(agg_pass(c, a, cfg, NULL), 120 + 520);
+	old.bytes = 510;
+	queue_deletion(&k, u, &old, 0);
+	u->tps[0].bytes = 530;
+	assert_int_equal(agg_pass(c, a, cfg, NULL), 120 + 510 + 530);
+	tcx_agg_free(a);
+	tcx_collector_free(c);
+	tcx_config_unref(cfg);
+}
+
+/* Deleted after a pass's dump: the next pass drains its final before it
+ * dumps, and the final takes the place of what the dump saw. */
 static void test_final_folded_row_still_dumped(void **state)
 {
 	struct fake k = {0};
@@ -1067,11 +1154,11 @@ static void test_final_folded_row_still_dumped(void **state)
 	add_tp(u, 0, 20, "u32", 1);
 	u->tps[1].bytes = 1000;
 	first = agg_pass(c, a, cfg, NULL);
+	u->tps[1].bytes = 1200;
+	assert_int_equal(agg_pass(c, a, cfg, NULL), first + 200);
 
 	u->tps[1].bytes = 1500;
 	queue_deletion(&k, u, &u->tps[1], 0);
-	u->tps[1].bytes = 1200; /* what the dump saw before the deletion */
-	assert_int_equal(agg_pass(c, a, cfg, NULL), first + 500);
 	u->n_tps = 1;
 	assert_int_equal(agg_pass(c, a, cfg, NULL), first + 500);
 	assert_int_equal(agg_pass(c, a, cfg, NULL), first + 500);
@@ -1205,6 +1292,8 @@ int main(void)
 	        cmocka_unit_test(test_final_folded_row_still_dumped),
 	        cmocka_unit_test(test_final_folded_row_unseen),
 	        cmocka_unit_test(test_final_folded_row_made_again),
+	        cmocka_unit_test(test_final_identity_reused),
+	        cmocka_unit_test(test_final_during_dump),
 	        cmocka_unit_test(test_final_lost_counted),
 	};
 
