@@ -29,13 +29,7 @@ in_netns TCXD_FINAL_COUNTS_INSIDE -m -n --propagation private
 
 # ---- inside private mount and network namespaces -----------------------------------------
 daemon_setup
-# a /run/netns of our own: no other test sees the namespace made below
-if [ -d /run/netns ]; then
-	mount -t tmpfs tcx-test-netns /run/netns || fail "cannot mount a private /run/netns"
-else
-	mount -t tmpfs tcx-test-run /run || fail "cannot mount a private /run for 'ip netns'"
-	mkdir /run/netns
-fi
+private_netns_dir
 veth a0 a1
 veth mon0 mon1
 tc qdisc add dev a0 clsact

@@ -38,13 +38,7 @@ in_netns TCXD_NLPEER_INSIDE -m -n --propagation private
 compare=$here/../integration/compare_tc.py
 [ -f "$compare" ] || fail "$compare not found"
 daemon_setup
-# A private, empty /run/netns (this mount namespace only), as netns_once.sh.
-if [ -d /run/netns ]; then
-	mount -t tmpfs tcx-test-netns /run/netns || fail "cannot mount a private /run/netns"
-else
-	mount -t tmpfs tcx-test-run /run || fail "cannot mount a private /run for 'ip netns'"
-	mkdir /run/netns
-fi
+private_netns_dir
 
 # The peer: nobody's python in its own user+net namespace, reading commands
 # on stdin (a FIFO that root opened), answering one line each on stdout.

@@ -35,12 +35,7 @@ in_netns TCXD_NETNS_FOLLOW_INSIDE -m -n --propagation private
 
 # ---- inside private mount and network namespaces --------------------------------------
 daemon_setup
-if [ -d /run/netns ]; then
-	mount -t tmpfs tcx-test-netns /run/netns || fail "cannot mount a private /run/netns"
-else
-	mount -t tmpfs tcx-test-run /run || fail "cannot mount a private /run for 'ip netns'"
-	mkdir /run/netns
-fi
+private_netns_dir
 
 # Unique names (the /run/netns above is ours alone, but a name says whose
 # it is in `ip netns` listings and logs).

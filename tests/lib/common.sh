@@ -168,6 +168,20 @@ in_netns() {
 	fi
 }
 
+# private_netns_dir: a private, empty /run/netns in this mount namespace
+# (entered with in_netns VAR -m -n --propagation private), so that no other
+# test sees the named namespaces made here: a tmpfs over the host's
+# /run/netns, or over /run when the host has none (the host is not written
+# to).
+private_netns_dir() {
+	if [ -d /run/netns ]; then
+		mount -t tmpfs tcx-test-netns /run/netns || fail "cannot mount a private /run/netns"
+	else
+		mount -t tmpfs tcx-test-run /run || fail "cannot mount a private /run for 'ip netns'"
+		mkdir /run/netns
+	fi
+}
+
 # proc_state PID: the state letter of PID (R, S, Z...), empty when gone.
 proc_state() {
 	sed -n 's/^.*) \([A-Za-z]\).*/\1/p' "/proc/$1/stat" 2>/dev/null || true
