@@ -42,12 +42,7 @@ getent group tcexporter >/dev/null && skip "a group tcexporter exists; purging t
 # in the host's namespace).
 in_netns TCX_DEB_NS -m -n --propagation private
 daemon_setup
-if [ -d /run/netns ]; then
-	mount -t tmpfs tcx-test-netns /run/netns || fail "cannot mount a private /run/netns"
-else
-	mount -t tmpfs tcx-test-run /run || fail "cannot mount a private /run for 'ip netns'"
-	mkdir /run/netns
-fi
+private_netns_dir
 
 # ---- the machine as found, and the exit trap that restores it --------------------------
 # The trees the package writes to (its files, dpkg's and systemd's state),
@@ -95,9 +90,10 @@ PY
 
 note "a copy of the source tree, then dpkg-buildpackage -us -uc -b"
 mkdir "$WORK/src"
-if git -C "$srcdir" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	# Tracked and new files, as they are in the work tree (not the ignored
-	# build products).
+if [ "$(git -C "$srcdir" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$srcdir" && pwd -P)" ]; then
+	# A git checkout: its tracked and new files, as they are in the work
+	# tree (not the ignored build products). Not a dist tree that merely
+	# lies inside one (make distcheck in a build directory of a checkout).
 	(cd "$srcdir" && git ls-files -z -co --exclude-standard | tar -c --null -T - -f -) |
 		tar -x -C "$WORK/src" -f -
 else
