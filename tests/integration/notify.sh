@@ -47,11 +47,11 @@ for d in lo demo0 demo1 mon0 mon1; do ip link set "$d" up; done
 tc qdisc add dev demo0 clsact
 # Each filter mirrors what it matches to mon0, whose peer drops it.
 mirror=(action mirred egress mirror dev mon0)
-tc filter add dev demo0 ingress pref 10 protocol ip u32 match ip dst 192.0.2.1/32 \
+tc filter add dev demo0 ingress pref 10 protocol ip u32 match ip dport 10 0xffff \
 	"${mirror[@]}" cookie 0a01
-tc filter add dev demo0 ingress pref 20 protocol ip u32 match ip dst 192.0.2.2/32 \
+tc filter add dev demo0 ingress pref 20 protocol ip u32 match ip dport 20 0xffff \
 	"${mirror[@]}" cookie 0a02
-tc filter add dev demo0 ingress pref 30 protocol ip u32 match ip dst 192.0.2.3/32 \
+tc filter add dev demo0 ingress pref 30 protocol ip u32 match ip dport 30 0xffff \
 	"${mirror[@]}" cookie 0a03 "${mirror[@]}" cookie ff070102
 
 # The probe reads "drain" lines on a fifo and writes to a file.
@@ -98,25 +98,8 @@ print([f["options"]["fh"] for f in json.load(sys.stdin) if (f.get("options") or 
 }
 
 note "traffic: 7 packets through pref 10, 3 through pref 20, 5 through both actions of pref 30"
-cat >"$WORK/send.py" <<'PY'
-import socket, struct, sys
-
-def csum(b):
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    s = (s >> 16) + (s & 0xffff)
-    return ~(s + (s >> 16)) & 0xffff
-
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind(("demo1", 0))
-for dst, n, size in (("192.0.2.1", 7, 40), ("192.0.2.2", 3, 100), ("192.0.2.3", 5, 333)):
-    for i in range(n):
-        udp = struct.pack("!HHHH", 40000, 9, 8 + size, 0) + b"x" * size
-        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), i, 0, 64, 17, 0,
-                         socket.inet_aton("198.51.100.2"), socket.inet_aton(dst))
-        ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
-        s.send(b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x01\x08\x00" + ip + udp)
-PY
-"$PYTHON" "$WORK/send.py"
+"$PYTHON" "$here/../lib/udp_raw.py" demo1 10:40:7 20:100:3 30:333:5 >/dev/null ||
+	fail "sending traffic out of demo1 failed"
 sleep 0.3
 tc -s -j filter show dev demo0 ingress >"$WORK/before.json"
 h10=$(handle_of dev demo0 ingress pref 10)
