@@ -46,7 +46,11 @@ LIT=${P}lit
 # counting the calls, is in our namespace: it is destroyed with NAME's
 # namespace; its name is in HOST) and x0 (a veth
 # pair inside), each with a clsact and one u32 filter on ingress whose
-# action carries COOKIE (x0's: COOKIE followed by ff).
+# action carries COOKIE (x0's: COOKIE followed by ff). Both mirror to x0's
+# egress: the copies end at x1, which has no filter. (Mirroring x0's ingress
+# to x1 made a loop: every packet sent into d0 circled x1 -> x0 -> x1 for as
+# long as the namespace lived, some 400,000 packets a second, which starved
+# the daemon on a loaded machine.)
 HOST=
 N_HOST=0
 mkns() {
@@ -59,9 +63,9 @@ mkns() {
 	for d in d0 x0 x1; do ip -n "$ns" link set "$d" up; done
 	for d in d0 x0; do tc -n "$ns" qdisc add dev "$d" clsact; done
 	tc -n "$ns" filter add dev d0 ingress pref 1 protocol ip u32 match u32 0 0 \
-		action mirred egress mirror dev x1 cookie "$cookie"
+		action mirred egress mirror dev x0 cookie "$cookie"
 	tc -n "$ns" filter add dev x0 ingress pref 1 protocol ip u32 match u32 0 0 \
-		action mirred egress mirror dev x1 cookie "${cookie}ff"
+		action mirred egress mirror dev x0 cookie "${cookie}ff"
 	HOST=$h
 }
 
