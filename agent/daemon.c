@@ -231,7 +231,9 @@ static void *collector_main(void *arg)
 		}
 		tcx_snapshot_unref(s);
 
-		clock_gettime(CLOCK_REALTIME, &deadline);
+		/* On the monotonic clock (st->wake's): a wall clock stepped back
+		 * by NTP must not hold the next collection back as long. */
+		clock_gettime(CLOCK_MONOTONIC, &deadline);
 		deadline = tcx_ts_add(deadline, interval);
 		pthread_mutex_lock(&st->lock);
 		while (!st->stop && !st->collect_now &&
@@ -400,6 +402,7 @@ int tcx_daemon_main(const char *config_path, const struct tcx_http_override *htt
 {
 	struct daemon *d = calloc(1, sizeof(*d));
 	struct tcx_state *st;
+	pthread_condattr_t ca;
 	sigset_t set;
 	char err[300];
 	int ret = 0, sig;
@@ -424,7 +427,10 @@ int tcx_daemon_main(const char *config_path, const struct tcx_http_override *htt
 		return 2;
 	}
 	pthread_mutex_init(&st->lock, NULL);
-	pthread_cond_init(&st->wake, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&st->wake, &ca);
+	pthread_condattr_destroy(&ca);
 	st->last_reload_ok = 1;
 	st->last_reload_ts = tcx_clock_s(CLOCK_REALTIME);
 
