@@ -402,7 +402,6 @@ int tcx_daemon_main(const char *config_path, const struct tcx_http_override *htt
 {
 	struct daemon *d = calloc(1, sizeof(*d));
 	struct tcx_state *st;
-	pthread_condattr_t ca;
 	sigset_t set;
 	char err[300];
 	int ret = 0, sig;
@@ -427,10 +426,7 @@ int tcx_daemon_main(const char *config_path, const struct tcx_http_override *htt
 		return 2;
 	}
 	pthread_mutex_init(&st->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&st->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	tcx_cond_init_monotonic(&st->wake);
 	st->last_reload_ok = 1;
 	st->last_reload_ts = tcx_clock_s(CLOCK_REALTIME);
 

@@ -714,7 +714,6 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
 {
 	struct tcx_http *h = calloc(1, sizeof(*h));
 	struct server *from[TCX_MAX_LISTEN];
-	pthread_condattr_t ca;
 	int e;
 
 	if (!h) {
@@ -726,10 +725,7 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
 	h->max_connections = cfg->max_connections;
 	h->deadline_ms = (uint64_t)(cfg->timeout_s * 1000 + 0.5);
 	pthread_mutex_init(&h->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&h->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	tcx_cond_init_monotonic(&h->wake);
 	if ((e = pthread_create(&h->reaper, NULL, reaper, h)) != 0) {
 		snprintf(err, errlen, "cannot start a thread: %s", strerror(e));
 		tcx_http_stop(h);

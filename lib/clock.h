@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Time helpers for every part of the tree (header only, no dependencies):
- * clocks read in seconds or milliseconds, and timespec arithmetic. */
+ * clocks read in seconds or milliseconds, timespec arithmetic, and condition
+ * variables whose timed waits run on the monotonic clock. */
 #ifndef TCX_LIB_CLOCK_H
 #define TCX_LIB_CLOCK_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -48,6 +50,19 @@ static inline struct timespec tcx_ts_add(struct timespec ts, double s)
 		ts.tv_nsec -= 1000000000L;
 	}
 	return ts;
+}
+
+/* A condition variable whose timed waits end by CLOCK_MONOTONIC, not by the
+ * wall clock (which NTP or an operator may step): deadlines for it are read
+ * with clock_gettime(CLOCK_MONOTONIC). */
+static inline void tcx_cond_init_monotonic(pthread_cond_t *c)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(c, &ca);
+	pthread_condattr_destroy(&ca);
 }
 
 #endif
