@@ -20,9 +20,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "agent/buf.h"
+#include "lib/buf.h"
 #include "agent/daemon.h"
-#include "agent/http.h"
+#include "agent/http/http.h"
 #include "agent/log.h"
 #include "collectors/agg.h"
 #include "collectors/collect.h"
@@ -30,7 +30,7 @@
 #include "collectors/tc_parse.h"
 #include "lib/clock.h"
 #ifdef HAVE_SNMP
-#include "agent/snmp.h"
+#include "agent/snmp/subagent.h"
 #endif
 
 struct daemon {

@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "agent/expo.h"
+#include "agent/http/expo.h"
 #include "agent/selfstats.h"
-#include "agent/webconfig.h"
+#include "agent/http/webconfig.h"
 #include "config/config.h"
 
 /* What the threads share. Pointers are swapped under `lock`; readers take a

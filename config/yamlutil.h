@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* What the two YAML loaders share (config/config.c, agent/webconfig.c): a
+/* What the two YAML loaders share (config/config.c, agent/http/webconfig.c): a
  * document is built from libyaml's events into a compact tree (struct
  * tcx_ynode, in one arena) and walked with {key, handler} tables, each
  * top-level pair as soon as it is parsed; every problem is reported as

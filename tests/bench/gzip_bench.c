@@ -17,7 +17,7 @@
 #include <time.h>
 #include <zlib.h>
 
-#include "agent/expo.h"
+#include "agent/http/expo.h"
 #include "lib/clock.h"
 #include "tests/bench/synth.h"
 

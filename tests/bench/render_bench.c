@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "agent/expo.h"
-#include "agent/render.h"
+#include "agent/http/expo.h"
+#include "agent/render/render.h"
 #include "collectors/agg.h"
 #include "lib/clock.h"
 #include "tests/bench/synth.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the fuzz harnesses share (tests/fuzz/fuzz.h). */
-#include "agent/render.h"
+#include "agent/render/render.h"
 #include "tests/fuzz/fuzz.h"
 
 /* A check, not code under test: left out of the coverage that guides the

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/negotiate.h"
+#include "agent/http/negotiate.h"
 #include "tests/fuzz/fuzz.h"
 
 static char *header(const uint8_t *p, size_t len)

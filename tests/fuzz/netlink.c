@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/render.h"
+#include "agent/render/render.h"
 #include "collectors/collect.h"
 #include "collectors/nlmsg.h"
 #include "collectors/notify.h"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/webconfig.h"
+#include "agent/http/webconfig.h"
 #include "tests/fuzz/fuzz.h"
 
 static void count_err(void *arg, const char *msg)

@@ -17,8 +17,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "agent/buf.h"
-#include "agent/render.h"
+#include "lib/buf.h"
+#include "agent/render/render.h"
 #include "collectors/notify.h"
 
 static int drain_once(struct tcx_notify *n)

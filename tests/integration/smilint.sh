@@ -1,6 +1,6 @@
 #!/bin/bash
 # mibs/TCEXPORTER-MIB.txt passes `smilint -l 6` with no message at all, and
-# agent/mib.h has the MIB's OIDs: the subtree roots, every scalar and column
+# agent/snmp/mib.h has the MIB's OIDs: the subtree roots, every scalar and column
 # number, the enumeration values, and each table's accessible column range.
 #
 # smilint exits 0 even on errors, so any output is a failure. The IETF base
@@ -17,7 +17,7 @@ set -euo pipefail
 
 : "${TCX_SRCDIR:?TCX_SRCDIR must point at the source tree}"
 mib=$TCX_SRCDIR/mibs/TCEXPORTER-MIB.txt
-hdr=$TCX_SRCDIR/agent/mib.h
+hdr=$TCX_SRCDIR/agent/snmp/mib.h
 [ -f "$mib" ] || fail "$mib is missing"
 [ -f "$hdr" ] || fail "$hdr is missing"
 
@@ -55,8 +55,8 @@ out=$(lint "$mib" "$WORK/base")
 grep -q "failed to locate MIB module \`NET-SNMP-MIB'" <<<"$out" ||
 	fail "smilint found NET-SNMP-MIB without mibs/base/NET-SNMP-MIB.txt: it reads MIB modules outside the repository"
 
-# Parse the MIB (no MIB library needed) and compare with agent/mib.h.
-note "agent/mib.h against the MIB"
+# Parse the MIB (no MIB library needed) and compare with agent/snmp/mib.h.
+note "agent/snmp/mib.h against the MIB"
 "$PYTHON" - "$mib" "$hdr" "$TCX_SRCDIR/config/config.h" >"$WORK/oids" <<'PY'
 import re
 import sys
@@ -132,7 +132,7 @@ def cname(name):
         errors.append("MIB: %s does not start with tcx" % name)
     return snake(name[3:])
 
-# ---- agent/mib.h ----------------------------------------------------------
+# ---- agent/snmp/mib.h ----------------------------------------------------------
 h = open(hdr_path, encoding="utf-8").read()
 h = re.sub(r"/\*.*?\*/", " ", h, flags=re.S)
 h = re.sub(r"//[^\n]*", " ", h)
@@ -287,4 +287,4 @@ if command -v snmptranslate >/dev/null 2>&1; then
 else
 	note "snmptranslate not installed (apt-get install snmp): net-snmp cross-check skipped"
 fi
-echo "smilint: TCEXPORTER-MIB clean at -l 6; agent/mib.h matches $(wc -l <"$WORK/oids") OIDs"
+echo "smilint: TCEXPORTER-MIB clean at -l 6; agent/snmp/mib.h matches $(wc -l <"$WORK/oids") OIDs"

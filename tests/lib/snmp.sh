@@ -21,7 +21,7 @@
 # shellcheck source=daemon.sh
 . "$(dirname "${BASH_SOURCE[0]}")/daemon.sh"
 
-# The tcexporter subtree (TCEXPORTER-MIB, agent/mib.h).
+# The tcexporter subtree (TCEXPORTER-MIB, agent/snmp/mib.h).
 readonly TCX_OID=.1.3.6.1.4.1.8072.9999.9999.4242
 readonly TCX_SCALARS=$TCX_OID.1.1
 readonly TCX_ACTION_ENTRY=$TCX_OID.1.2.1

@@ -153,8 +153,8 @@ for f in /etc/default/tcexporter /etc/tcexporter/tcexporter.yaml /etc/snmp/snmpd
 		fail "$f is not a conffile"
 done
 grep -qE '^ARGS=' /etc/default/tcexporter || fail "/etc/default/tcexporter has no ARGS= line"
-# snmpd: all commented out, and the view holds the MIB's root (agent/mib.h).
-oid=.$(sed -n 's/^#define TCX_MIB_ROOT //p' "$srcdir/agent/mib.h" | tr -d ' ' | tr , .)
+# snmpd: all commented out, and the view holds the MIB's root (agent/snmp/mib.h).
+oid=.$(sed -n 's/^#define TCX_MIB_ROOT //p' "$srcdir/agent/snmp/mib.h" | tr -d ' ' | tr , .)
 snmpconf=/etc/snmp/snmpd.conf.d/tcexporter.conf
 ! grep -vE '^[[:space:]]*(#|$)' "$snmpconf" || fail "$snmpconf has lines that are not comments (above)"
 for want in '#master agentx' '#agentXPerms 0660 0755 root tcexporter' "#view systemonly included $oid"; do

@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 srcdir=${TCX_SRCDIR:-$here/../..}
 cd "$srcdir"
 [ -f config/config.c ] || fail "no source tree at $srcdir (TCX_SRCDIR=${TCX_SRCDIR:-unset})"
-mapfile -t sources < <(find agent collectors config tests -name '*.[ch]' | sort)
+mapfile -t sources < <(find agent collectors config lib tests -name '*.[ch]' | sort)
 [ "${#sources[@]}" -gt 0 ] || fail "no C files under $srcdir"
 headers=()
 for f in "${sources[@]}"; do

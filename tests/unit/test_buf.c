@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/buf.h"
+#include "lib/buf.h"
 
 static int calls;
 

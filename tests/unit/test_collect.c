@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/render.h"
+#include "agent/render/render.h"
 #include "collectors/agg.h"
 #include "collectors/collect.h"
 #include "collectors/notify.h"

@@ -13,8 +13,8 @@
 #include <time.h>
 #include <zlib.h>
 
-#include "agent/expo.h"
-#include "agent/render.h"
+#include "agent/http/expo.h"
+#include "agent/render/render.h"
 
 /* What Prometheus 2.42 sends (snmp-prometheus-http.md, section C). */
 #define PROM_ACCEPT                                                                                \

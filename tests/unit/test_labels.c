@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/buf.h"
-#include "agent/render.h"
-#include "agent/snmp_rows.h"
+#include "lib/buf.h"
+#include "agent/render/render.h"
+#include "agent/snmp/rows.h"
 #include "collectors/snapshot.h"
 #include "config/config.h"
 

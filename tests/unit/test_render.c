@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/expo.h"
-#include "agent/render.h"
+#include "agent/http/expo.h"
+#include "agent/render/render.h"
 #include "collectors/agg.h"
 #include "collectors/collect.h"
 #include "collectors/tc_parse.h"

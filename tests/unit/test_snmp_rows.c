@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/snmp_rows.h"
+#include "agent/snmp/rows.h"
 
 struct spec {
 	const char *dev;

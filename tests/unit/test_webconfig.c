@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of the web configuration (agent/webconfig.c): loading and
+/* Unit tests of the web configuration (agent/http/webconfig.c): loading and
  * validation, basic auth, and client certificates checked on real GnuTLS
  * sessions. Certificates come from tests/unit/webconfig/mkcerts.sh (openssl),
  * generated into a temporary directory; bcrypt hashes are made here with cost
@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <gnutls/gnutls.h>
 
-#include "agent/webconfig.h"
+#include "agent/http/webconfig.h"
 #include "lib/clock.h"
 
 #define ALICE_PW "wonderland"

@@ -48,11 +48,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/buf.h"
+#include "lib/buf.h"
 #include "agent/daemon.h"
-#include "agent/http.h"
+#include "agent/http/http.h"
 #include "agent/log.h"
-#include "agent/render.h"
+#include "agent/render/render.h"
 #include "build.h"
 #include "collectors/tc_parse.h"
 #include "lib/clock.h"

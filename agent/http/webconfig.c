@@ -18,7 +18,7 @@
 #include <gnutls/x509.h>
 #include <yaml.h>
 
-#include "agent/webconfig.h"
+#include "agent/http/webconfig.h"
 #include "config/yamlutil.h"
 
 #define CACHE_MAX   64         /* verified (user, password) pairs kept */

@@ -3,7 +3,7 @@
 #ifndef TCX_RENDER_H
 #define TCX_RENDER_H
 
-#include "agent/buf.h"
+#include "lib/buf.h"
 #include "collectors/snapshot.h"
 
 enum tcx_format {

@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "agent/buf.h"
+#include "lib/buf.h"
 #include "lib/grow.h"
 
 #define FD_BUFSZ (256 * 1024)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Expositions: what /metrics serves for one snapshot, in up to four variants
- * (agent/negotiate.h), and their rendering. No HTTP here: the server makes
+ * (agent/http/negotiate.h), and their rendering. No HTTP here: the server makes
  * its own response objects (struct tcx_expo). */
 #ifndef TCX_EXPO_H
 #define TCX_EXPO_H
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/negotiate.h"
+#include "agent/http/negotiate.h"
 #include "agent/selfstats.h"
 #include "collectors/snapshot.h"
 

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "agent/expo.h"
-#include "agent/render.h"
+#include "agent/http/expo.h"
+#include "agent/render/render.h"
 
 struct tcx_expo *tcx_expo_new(struct tcx_snapshot *snap, void (*resp_free)(void *),
                               const struct tcx_expo *prev)

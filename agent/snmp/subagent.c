@@ -4,7 +4,7 @@
  * One thread owns every net-snmp call (net-snmp is not thread-safe). It
  * sleeps in agent_check_and_process(); the collector wakes it through an
  * eventfd registered with register_readfd() when it publishes a snapshot,
- * and the thread then builds its rows (agent/snmp_rows.c) from it. Requests
+ * and the thread then builds its rows (agent/snmp/rows.c) from it. Requests
  * are answered by one handler over the whole tcxObjects subtree, with binary
  * searches over the rows: a walk costs O(n log n).
  *
@@ -28,11 +28,11 @@
 #include <net-snmp/agent/agent_callbacks.h>
 #include <net-snmp/agent/agent_sysORTable.h>
 
-#include "agent/buf.h"
+#include "lib/buf.h"
 #include "agent/log.h"
-#include "agent/mib.h"
-#include "agent/snmp.h"
-#include "agent/snmp_rows.h"
+#include "agent/snmp/mib.h"
+#include "agent/snmp/subagent.h"
+#include "agent/snmp/rows.h"
 #include "collectors/tc_parse.h"
 #include "lib/clock.h"
 
@@ -66,7 +66,7 @@ static oid mib_oid[] = {TCX_MIB_ROOT}; /* net-snmp takes it non-const */
 
 /* ---- time ------------------------------------------------------------------------------- */
 
-/* Now on the clock of the rows' times (agent/snmp_rows.h). */
+/* Now on the clock of the rows' times (agent/snmp/rows.h). */
 static uint64_t clock_now(void)
 {
 	return tcx_clock_ms(CLOCK_MONOTONIC) / 10;

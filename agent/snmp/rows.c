@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/snmp_rows.h"
+#include "agent/snmp/rows.h"
 
 /* One action identity (see tcx_snapshot_merge()): where it is (namespace,
  * device or block, parent) and which action it is (chain, protocol, pref,

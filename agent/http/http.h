@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The HTTP servers (agent/http.c): one libmicrohttpd daemon per listen
+/* The HTTP servers (agent/http/http.c): one libmicrohttpd daemon per listen
  * address, serving /metrics from the daemon's current exposition, / and
  * /healthz. */
 #ifndef TCX_HTTP_H
@@ -7,8 +7,8 @@
 
 #include <stddef.h>
 
-#include "agent/expo.h"
-#include "agent/webconfig.h"
+#include "agent/http/expo.h"
+#include "agent/http/webconfig.h"
 #include "config/config.h"
 
 struct tcx_http;

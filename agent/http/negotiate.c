@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "agent/negotiate.h"
+#include "agent/http/negotiate.h"
 
 /* The q of one list element ("type/sub;a=b;q=0.5"), 1 when absent. */
 static double elem_q(const char *params, size_t len)

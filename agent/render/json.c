@@ -2,7 +2,7 @@
 /* JSON lines: one object per action row (see tcexporter(8), "JSON OUTPUT"). */
 #include <stdio.h>
 
-#include "agent/render.h"
+#include "agent/render/render.h"
 #include "collectors/agg.h"
 #include "collectors/tc_parse.h"
 
