@@ -61,5 +61,172 @@ broken 'a path outside the source tree, or a MIB directory of the system (use mi
 	"$(grep -nE '\.\./shared|/work/|TCX_BASE_MIBS|(SMIPATH|MIBDIRS|-M ).*/(usr/share|var/lib)/(snmp|mibs)' \
 		"${scripts[@]}" | grep -vE '^[^:]+:[0-9]+:\s*#' || true)"
 
+note "no modules depend on each other in a circle, by include or by call"
+# A module is a .c with its .h; a .c without a .h of its own belongs to the
+# module whose header declares what it defines, a .h without a .c is a module
+# of its own. A depends on B when a file of A includes B's header, or A's
+# object uses a symbol B's object defines (nm of the built objects).
+builddir=${TCX_BUILDDIR:-}
+if [ -z "$builddir" ] || [ ! -f "$builddir/libtcexporter.a" ]; then
+	fail "no libtcexporter.a in TCX_BUILDDIR=${builddir:-unset}: the module check reads the built objects (make check sets it)"
+fi
+mapfile -t product < <(find agent collectors config lib -name '*.[ch]' | LC_ALL=C sort)
+product_h=()
+for f in "${product[@]}"; do
+	case $f in *.h) product_h+=("$f") ;; esac
+done
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# Product headers without comments, for which of them declares a symbol.
+awk '
+	FNR == 1 { inc = 0 }
+	{ line = $0; out = ""
+	  while (line != "") {
+		if (inc) { i = index(line, "*/"); if (!i) break
+			line = substr(line, i + 2); inc = 0; continue }
+		i = index(line, "/*"); j = index(line, "//")
+		if (j && (!i || j < i)) { out = out substr(line, 1, j - 1); break }
+		if (!i) { out = out line; break }
+		out = out substr(line, 1, i - 1) " "; line = substr(line, i + 2); inc = 1
+	  }
+	  print FILENAME "\t" out }' "${product_h[@]}" >"$work/headers"
+# The objects: DEF and USE lines (file, symbol) from nm.
+objs=() built=()
+for f in "${product[@]}"; do
+	case $f in *.c) ;; *) continue ;; esac
+	o=$builddir/${f%.c}.o
+	[ -f "$o" ] || o=$builddir/$(dirname "$f")/libtcexporter_a-$(basename "${f%.c}").o
+	if [ ! -f "$o" ]; then
+		note "$f: no object in $builddir (not configured in): its includes only"
+		continue
+	fi
+	[ ! "$f" -nt "$o" ] || fail "$o is older than $f: build first (make)"
+	printf '%s\t%s\n' "$o" "$f" >>"$work/objects"
+	objs+=("$o") built+=("$(basename "$o")")
+done
+nm -P -A "${objs[@]}" | awk -F'\t' '
+	NR == FNR { src[$1 ":"] = $2; next }
+	{ i = index($0, ": "); f = src[substr($0, 1, i)]; split(substr($0, i + 2), w, " ") }
+	w[2] == "U" { print "USE\t" f "\t" w[1]; next }
+	w[2] ~ /^[A-TV-Z]$/ { print "DEF\t" f "\t" w[1] }' "$work/objects" - >"$work/nm"
+while read -r m; do
+	case " ${built[*]} " in *" $m "*) ;; *) fail "libtcexporter.a holds $m, which no product source here made" ;; esac
+done < <(ar t "$builddir/libtcexporter.a")
+# Each file's module.
+for f in "${product[@]}"; do
+	case $f in
+	*.h) echo "$f	${f%.h}" ;;
+	*.c) if [ -f "${f%.c}.h" ]; then echo "$f	${f%.c}"; else
+		awk -F'\t' -v f="$f" -v self="${f%.c}" '
+			NR == FNR { if ($1 == "DEF" && $2 == f) sym[$3] = 1; next }
+			{ for (s in sym) if ($2 ~ ("(^|[^A-Za-z0-9_])" s "[ \t]*[(;[]") && !seen[$1, s]++)
+				n[$1]++ }
+			END { best = self; most = 0
+			      for (h in n) if (n[h] > most || (n[h] == most && h < best)) { most = n[h]; best = h }
+			      sub(/\.h$/, "", best); print f "\t" best }' "$work/nm" "$work/headers"
+	   fi ;;
+	esac
+done >"$work/modules"
+# The edges: FROM-module TO-module why.
+{
+	printf '%s\n' "${product[@]}" | awk '
+		NR == FNR { ours[$0] = 1; next }
+		/^[ \t]*#[ \t]*include[ \t]*"/ { h = $0; sub(/^[^"]*"/, "", h); sub(/".*/, "", h)
+			if (h in ours) print "INC\t" FILENAME "\t" h }' - "${product[@]}"
+	cat "$work/nm"
+} | awk -F'\t' '
+	FILENAME == ARGV[1] { mod[$1] = $2; next }
+	$1 == "DEF" { def[$3] = $2; next }
+	$1 == "INC" { print mod[$2] "\t" mod[$3] "\t" $2 " includes " $3; next }
+	$1 == "USE" { use[++n] = $2 "\t" $3 }
+	END { for (i = 1; i <= n; i++) { split(use[i], u, "\t")
+		if (u[2] in def) print mod[u[1]] "\t" mod[def[u[2]]] "\t" u[1] " uses " u[2] } }
+	' "$work/modules" - >"$work/edges"
+# The circles: strongly connected components (Tarjan), each printed as a
+# circle through all its modules (a closed walk where there is no simple
+# one), with why each step depends, and what files make a module where they
+# are more than its .c and .h.
+circles=$(awk -F'\t' '
+	FILENAME == ARGV[1] { files[$2] = files[$2] " " $1; n_files[$2]++
+		if ($1 != $2 ".c" && $1 != $2 ".h") odd[$2] = 1; next }
+	$1 == $2 { next }
+	{ node[$1] = node[$2] = 1
+	  if (!(($1, $2) in n_why)) adj[$1] = adj[$1] " " $2
+	  n_why[$1, $2]++
+	  kind = $3 ~ / includes / ? "inc" : "use"
+	  if (!(($1, $2, kind) in why)) why[$1, $2, kind] = $3 }
+	function sortw(ws, k,    i, j, x) {
+		for (i = 2; i <= k; i++) { x = ws[i]
+			for (j = i - 1; j >= 1 && ws[j] > x; j--) ws[j + 1] = ws[j]
+			ws[j + 1] = x }
+	}
+	function tarjan(v,    k, w, ws, i) {
+		idx[v] = low[v] = ++counter; stack[++sp] = v; on[v] = 1
+		k = split(adj[v], ws, " "); sortw(ws, k)
+		for (i = 1; i <= k; i++) { w = ws[i]
+			if (!(w in idx)) { tarjan(w); if (low[w] < low[v]) low[v] = low[w] }
+			else if (on[w] && idx[w] < low[v]) low[v] = idx[w] }
+		if (low[v] == idx[v]) { ncomp++
+			do { w = stack[sp--]; on[w] = 0; comp[w] = ncomp; size[ncomp]++ } while (w != v) }
+	}
+	# A simple circle from walk[1] through every module of component c, in
+	# walk[1..wl] (walk[wl] == walk[1]): 1, or 0 when there is none.
+	function simple(c, v, depth,    k, ws, i, w) {
+		if (depth == size[c]) { if ((v, walk[1]) in n_why) { walk[wl = depth + 1] = walk[1]; return 1 }
+			return 0 }
+		k = split(adj[v], ws, " "); sortw(ws, k)
+		for (i = 1; i <= k; i++) { w = ws[i]
+			if (comp[w] != c || inwalk[w]) continue
+			walk[depth + 1] = w; inwalk[w] = 1
+			if (simple(c, w, depth + 1)) return 1
+			inwalk[w] = 0 }
+		return 0
+	}
+	# The shortest path from a to the nearest module of component c whose
+	# want[] is set, in path[1..plen] (breadth first, neighbours by name).
+	function bfs(a, c,    q, h, t, v, k, ws, i, w, prev, rev, x, n) {
+		q[t = 1] = a; prev[a] = ""; h = 1
+		while (h <= t) { v = q[h++]
+			if (v != a && want[v]) break
+			k = split(adj[v], ws, " "); sortw(ws, k)
+			for (i = 1; i <= k; i++) { w = ws[i]
+				if (comp[w] == c && !(w in prev)) { prev[w] = v; q[++t] = w } } }
+		n = 0; for (x = v; x != a; x = prev[x]) rev[++n] = x
+		plen = 0; for (i = n; i >= 1; i--) path[++plen] = rev[i]
+	}
+	function closed_walk(c, s,    j, left, cur, k) {
+		for (j in want) delete want[j]
+		left = 0
+		for (j = 1; j <= nn; j++) if (comp[names[j]] == c && names[j] != s) { want[names[j]] = 1; left++ }
+		walk[wl = 1] = s; cur = s
+		while (left) { bfs(cur, c)
+			for (k = 1; k <= plen; k++) { walk[++wl] = path[k]
+				if (want[path[k]]) { want[path[k]] = 0; left-- } }
+			cur = walk[wl] }
+		want[s] = 1; bfs(cur, c); for (k = 1; k <= plen; k++) walk[++wl] = path[k]
+	}
+	END {
+		for (v in node) names[++nn] = v
+		sortw(names, nn)
+		for (i = 1; i <= nn; i++) if (!(names[i] in idx)) tarjan(names[i])
+		for (i = 1; i <= nn; i++) { c = comp[names[i]]
+			if (size[c] < 2 || done[c]++) continue
+			s = names[i]; for (j in inwalk) delete inwalk[j]
+			walk[1] = s; inwalk[s] = 1
+			if (size[c] > 8 || !simple(c, s, 1)) closed_walk(c, s)
+			line = walk[1]; for (k = 2; k <= wl; k++) line = line " -> " walk[k]
+			print line
+			for (k = 1; k < wl; k++) { a = walk[k]; b = walk[k + 1]
+				if (shown[a, b]++) continue
+				r = ""; m = n_why[a, b]
+				if ((a, b, "inc") in why) { r = why[a, b, "inc"]; m-- }
+				if ((a, b, "use") in why) { r = r (r ? "; " : "") why[a, b, "use"]; m-- }
+				print "    " a " -> " b ": " r (m ? " (and " m " more)" : "") }
+			for (j = 1; j <= nn; j++) if (comp[names[j]] == c && odd[names[j]])
+				print "    (" names[j] " is" files[names[j]] ")"
+		}
+	}' "$work/modules" "$work/edges")
+broken 'modules that depend on each other in a circle (by include or by call)' "$circles"
+
 [ "$bad" -eq 0 ] || fail "$bad rule(s) broken"
 echo "source rules: ${#sources[@]} files follow them"
