@@ -1,50 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The long-running exporter: one collector thread publishes snapshots, the
  * HTTP server (libmicrohttpd's threads) serves expositions of the current
- * one, and the main thread handles signals. */
+ * one (agent/state.h: what they share), and the main thread handles
+ * signals. */
 #ifndef TCX_DAEMON_H
 #define TCX_DAEMON_H
 
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdint.h>
-#include <time.h>
-
-#include "agent/http/expo.h"
-#include "agent/selfstats.h"
-#include "agent/http/webconfig.h"
 #include "config/config.h"
-
-/* What the threads share. Pointers are swapped under `lock`; readers take a
- * reference under it and use the object without the lock. */
-struct tcx_state {
-	pthread_mutex_t lock;
-	pthread_cond_t wake; /* the collector waits on it between passes */
-	struct tcx_config *cfg;
-	struct tcx_webconfig *web;    /* NULL: no TLS, no auth */
-	struct tcx_expo *expo;        /* NULL until the first pass is published */
-	struct timespec last_publish; /* CLOCK_MONOTONIC */
-	int stop;
-	int collect_now;
-	/* counters */
-	uint64_t collections_total;
-	uint64_t collection_errors_total[TCX_ERR__MAX];
-	atomic_uint_fast64_t http_requests[TCX_HTTP_CODES];
-	int last_reload_ok;
-	double last_reload_ts;
-};
 
 /* Run the daemon with the configuration file config_path (NULL: the built-in
  * configuration), its http section overridden by http_override (NULL: none)
  * at every load; logging is already set up. Returns the exit status. */
 int tcx_daemon_main(const char *config_path, const struct tcx_http_override *http_override);
-
-/* For the HTTP server. */
-struct tcx_expo *tcx_state_expo(struct tcx_state *st);
-struct tcx_webconfig *tcx_state_web(struct tcx_state *st);
-void tcx_state_selfstats(struct tcx_state *st, const struct tcx_snapshot *snap,
-                         struct tcx_selfstats *out);
-/* Seconds since the last publish, or -1 before the first. */
-double tcx_state_age(struct tcx_state *st, double *interval_s);
 
 #endif

@@ -49,7 +49,7 @@
 #include <unistd.h>
 
 #include "lib/buf.h"
-#include "agent/daemon.h"
+#include "agent/state.h"
 #include "agent/http/http.h"
 #include "agent/log.h"
 #include "agent/render/render.h"
