@@ -5,7 +5,7 @@
 #include <zlib.h>
 
 #include "agent/http/expo.h"
-#include "agent/render/render.h"
+#include "agent/render/prom.h"
 
 struct tcx_expo *tcx_expo_new(struct tcx_snapshot *snap, void (*resp_free)(void *),
                               const struct tcx_expo *prev)

@@ -2,8 +2,9 @@
 /* JSON lines: one object per action row (see tcexporter(8), "JSON OUTPUT"). */
 #include <stdio.h>
 
-#include "agent/render/render.h"
+#include "agent/render/json.h"
 #include "collectors/agg.h"
+#include "collectors/names.h"
 #include "collectors/tc_parse.h"
 
 static void key(struct tcx_buf *b, const char *k)

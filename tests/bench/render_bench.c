@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "agent/http/expo.h"
-#include "agent/render/render.h"
+#include "agent/render/prom.h"
 #include "collectors/agg.h"
 #include "lib/clock.h"
 #include "tests/bench/synth.h"

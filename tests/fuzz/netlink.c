@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/render/prom.h"
 #include "agent/render/render.h"
 #include "collectors/collect.h"
 #include "collectors/nlmsg.h"

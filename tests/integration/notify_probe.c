@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "lib/buf.h"
-#include "agent/render/render.h"
+#include "agent/render/json.h"
 #include "collectors/notify.h"
 
 static int drain_once(struct tcx_notify *n)

@@ -14,7 +14,7 @@
 #include <zlib.h>
 
 #include "agent/http/expo.h"
-#include "agent/render/render.h"
+#include "agent/render/prom.h"
 
 /* What Prometheus 2.42 sends (snmp-prometheus-http.md, section C). */
 #define PROM_ACCEPT                                                                                \

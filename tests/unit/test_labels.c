@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "lib/buf.h"
+#include "agent/render/prom.h"
 #include "agent/render/render.h"
 #include "agent/snmp/rows.h"
 #include "collectors/snapshot.h"

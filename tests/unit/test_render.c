@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "agent/http/expo.h"
+#include "agent/render/prom.h"
 #include "agent/render/render.h"
 #include "collectors/agg.h"
 #include "collectors/collect.h"
