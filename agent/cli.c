@@ -17,6 +17,7 @@
 #include "agent/http/webconfig.h"
 #include "collectors/agg.h"
 #include "collectors/collect.h"
+#include "collectors/nl.h"
 #include "collectors/tc_parse.h"
 #include "build.h"
 

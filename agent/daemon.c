@@ -27,6 +27,7 @@
 #include "agent/log.h"
 #include "collectors/agg.h"
 #include "collectors/collect.h"
+#include "collectors/nl.h"
 #include "build.h"
 #include "collectors/tc_parse.h"
 #include "lib/clock.h"

@@ -25,7 +25,7 @@
  * when the named namespace the source was opened in is no longer the one of
  * that name (its /run/netns entry was removed, or now holds another one): the
  * collector then closes the source, which releases the namespace, and opens
- * the name afresh. */
+ * the name afresh. The live one is collectors/nl.h's. */
 struct tcx_source_ops {
 	void *(*open)(void *opaque, const char *netns, int notify, char *err, size_t errlen);
 	int (*dump)(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char *err,
@@ -35,9 +35,6 @@ struct tcx_source_ops {
 	int (*gone)(void *src);
 	struct tcx_snapshot *(*drain)(void *src);
 };
-
-/* The live implementation: libmnl rtnetlink sockets, setns() for netns. */
-extern const struct tcx_source_ops tcx_netlink_source;
 
 struct tcx_collector;
 

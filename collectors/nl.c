@@ -22,11 +22,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "collectors/collect.h"
 #include "collectors/nl.h"
 #include "collectors/nlmsg.h"
 #include "collectors/notify.h"
@@ -197,37 +195,10 @@ static int nl_gone(void *src)
 	       now.st_ino != ours.st_ino;
 }
 
-ssize_t tcx_nl_recv(int fd, void *buf, size_t len, int flags, uint64_t dropped[TCX_NLDROP__MAX])
-{
-	struct sockaddr_nl from;
-	struct iovec iov = {.iov_base = buf, .iov_len = len};
-	struct msghdr msg = {
-	        .msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov, .msg_iovlen = 1};
-	ssize_t n;
-
-	for (;;) {
-		msg.msg_namelen = sizeof(from);
-		n = recvmsg(fd, &msg, flags);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (msg.msg_namelen != sizeof(from) || from.nl_family != AF_NETLINK)
-			return -EPROTO;
-		if (from.nl_pid == 0)
-			break;
-		dropped[TCX_NLDROP_SENDER]++;
-	}
-	if (msg.msg_flags & MSG_TRUNC)
-		return -ENOSPC; /* longer than the buffer (as libmnl reports it) */
-	return n;
-}
-
 /* One datagram of a reply into s->buf: its length, or -errno. */
 static ssize_t nl_read(struct nl_src *s)
 {
-	return tcx_nl_recv(mnl_socket_get_fd(s->sk), s->buf, sizeof(s->buf), 0, s->dropped);
+	return tcx_nlmsg_recv(mnl_socket_get_fd(s->sk), s->buf, sizeof(s->buf), 0, s->dropped);
 }
 
 /* Parse one chunk: 1 when the reply is complete, 0 for more, or -errno. */

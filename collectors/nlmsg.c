@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Walking received netlink messages (see nlmsg.h). */
+/* Receiving and walking netlink messages (see nlmsg.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "collectors/nlmsg.h"
 #include "collectors/tc_parse.h"
@@ -92,4 +94,31 @@ int tcx_nlmsg_reply(struct tcx_nlreply *r, const void *buf, size_t len)
 		         n < NLMSG_HDRLEN ? "is shorter than a header" : "runs past the end", left);
 	}
 	return -EBADMSG;
+}
+
+ssize_t tcx_nlmsg_recv(int fd, void *buf, size_t len, int flags, uint64_t dropped[TCX_NLDROP__MAX])
+{
+	struct sockaddr_nl from;
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct msghdr msg = {
+	        .msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov, .msg_iovlen = 1};
+	ssize_t n;
+
+	for (;;) {
+		msg.msg_namelen = sizeof(from);
+		n = recvmsg(fd, &msg, flags);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (msg.msg_namelen != sizeof(from) || from.nl_family != AF_NETLINK)
+			return -EPROTO;
+		if (from.nl_pid == 0)
+			break;
+		dropped[TCX_NLDROP_SENDER]++;
+	}
+	if (msg.msg_flags & MSG_TRUNC)
+		return -ENOSPC; /* longer than the buffer (as libmnl reports it) */
+	return n;
 }

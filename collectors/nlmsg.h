@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Walking the netlink messages of a received datagram. No I/O here: pure
+/* Receiving netlink datagrams from the kernel, and walking their messages.
+ * Every socket (the live source's, the notifications') receives through
+ * tcx_nlmsg_recv(), with its sender check; the rest is no I/O: pure
  * functions on (buf, len), so that a fuzz harness can call them too.
  *
  * Every loop over received messages goes through tcx_nlmsg_next(), which
@@ -15,8 +17,17 @@
 #include <linux/netlink.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "collectors/snapshot.h"
+
+/* One datagram from the kernel on netlink socket fd into buf: its length,
+ * or -errno (-EAGAIN with MSG_DONTWAIT in flags when none is queued,
+ * -ENOSPC when it is longer than len). Any process with CAP_NET_ADMIN over
+ * the namespace (in a namespace made with `unshare -Urn`, an unprivileged
+ * user) can send to our port: what does not come from the kernel (port 0)
+ * is dropped unread and counted in dropped[TCX_NLDROP_SENDER]. */
+ssize_t tcx_nlmsg_recv(int fd, void *buf, size_t len, int flags, uint64_t dropped[TCX_NLDROP__MAX]);
 
 /* The message at *off in buf[0, len), with *off moved past it (to the next
  * aligned message, or to len). NULL when no message starts there: at the

@@ -17,7 +17,6 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
-#include "collectors/nl.h"
 #include "collectors/nlmsg.h"
 #include "collectors/notify.h"
 #include "collectors/tc_parse.h"
@@ -50,7 +49,7 @@ static ssize_t sock_recv(void *ctx, void *buf, size_t len, uint64_t dropped[TCX_
 {
 	struct tcx_notify *n = ctx;
 
-	return tcx_nl_recv(mnl_socket_get_fd(n->sk), buf, len, 0, dropped);
+	return tcx_nlmsg_recv(mnl_socket_get_fd(n->sk), buf, len, 0, dropped);
 }
 
 struct tcx_notify *tcx_notify_new(const char *netns, tcx_notify_recv_fn recv, void *ctx)

@@ -29,7 +29,7 @@
  * configuration aggregates; non-blocking. A socket filter lets only
  * RTM_DELTFILTER messages into its queue, so that new filters, qdiscs and
  * actions cost neither queue room nor reads; the rest is walked as every
- * reply is (tcx_nl_recv()'s sender check, tcx_nlmsg_reply()) and parsed by
+ * reply is (tcx_nlmsg_recv()'s sender check, tcx_nlmsg_reply()) and parsed by
  * tcx_parse_filter(). The queue holds what the kernel sends between two
  * drains: 4 MiB are asked for, which the kernel doubles (8 MiB: 6553
  * deletions of u32 filters with one action, 1280 bytes each on 6.18),
@@ -61,7 +61,7 @@ struct tcx_notify *tcx_notify_open(const char *netns, char *err, size_t errlen);
  * datagram from the kernel into buf and returns its length, -EAGAIN when
  * none is queued, -ENOBUFS when the kernel dropped notifications, or
  * another -errno; it counts what it drops unread in dropped (as
- * tcx_nl_recv() does). Device names are then not looked up ("if7"). */
+ * tcx_nlmsg_recv() does). Device names are then not looked up ("if7"). */
 typedef ssize_t (*tcx_notify_recv_fn)(void *ctx, void *buf, size_t len,
                                       uint64_t dropped[TCX_NLDROP__MAX]);
 struct tcx_notify *tcx_notify_new(const char *netns, tcx_notify_recv_fn recv, void *ctx);

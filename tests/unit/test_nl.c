@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collectors/collect.h"
+#include "collectors/nl.h"
 
 #define N_ADDRS 1500 /* ~120 KB of reply: 4 datagrams or more */
 #define LO      1    /* lo's ifindex in a new namespace */
