@@ -13,7 +13,7 @@ void tcx_log_use_syslog(void);
 
 void tcx_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* A tcx_config_err_fn (config/config.h) for the command line and the
+/* A tcx_config_err_fn (config/errfn.h) for the command line and the
  * daemon: logs msg as an error and counts it in the int arg points to. */
 void tcx_log_config_error(void *arg, const char *msg);
 

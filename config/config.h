@@ -9,6 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/errfn.h"
+#include "lib/arena.h"
+
 #define TCX_COOKIE_MAX      16 /* TC_COOKIE_MAX_SIZE in <linux/pkt_cls.h> */
 #define TCX_MAX_LABELS      32 /* user labels per row */
 #define TCX_MAX_FIELDS      16 /* fields of one `fields` decoder */
@@ -147,13 +150,6 @@ struct tcx_families_cfg {
 	enum tcx_family_mode drops, overlimits; /* default on */
 };
 
-/* A bump allocator (config/yamlutil.h). */
-struct tcx_arena_block;
-struct tcx_arena {
-	struct tcx_arena_block *head;  /* the block being filled, newest first */
-	struct tcx_arena_block *spare; /* released, kept for the next one */
-};
-
 struct tcx_config {
 	atomic_uint refcnt;
 	char *path;        /* file it came from, "<default>" for the embedded one */
@@ -194,9 +190,6 @@ struct tcx_http_override {
 /* Apply o (NULL: nothing) to cfg, freshly loaded and not yet shared.
  * Returns 0, or -ENOMEM. */
 int tcx_config_override_http(struct tcx_config *cfg, const struct tcx_http_override *o);
-
-/* Error sink: each problem is reported once as "FILE:LINE:COL: message". */
-typedef void (*tcx_config_err_fn)(void *arg, const char *msg);
 
 /* Load a config from the file at path, or from buf (len bytes; name is for
  * messages and relative file names; buf NULL reads the file name). Returns

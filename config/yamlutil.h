@@ -24,7 +24,8 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "config/config.h" /* tcx_config_err_fn */
+#include "config/errfn.h"
+#include "lib/arena.h"
 
 #define TCX_YAML_MAX_KEYS  32 /* keys of one table given to tcx_yaml_walk() */
 #define TCX_YAML_MAX_DEPTH 64 /* nested collections in a document */
@@ -33,22 +34,6 @@
 #define TCX_YAML_MAX_FILE (128u << 20)
 
 struct tcx_yaml;
-
-/* ---- memory ----------------------------------------------------------------- */
-
-/* struct tcx_arena (config/config.h): a bump allocator, blocks that never
- * move, freed all at once. A mark taken with tcx_arena_mark() lets everything
- * allocated after it be released. */
-struct tcx_arena_mark {
-	struct tcx_arena_block *head;
-	size_t used;
-};
-
-/* size bytes aligned for any type, or NULL. */
-void *tcx_arena_alloc(struct tcx_arena *a, size_t size);
-struct tcx_arena_mark tcx_arena_mark(const struct tcx_arena *a);
-void tcx_arena_release(struct tcx_arena *a, struct tcx_arena_mark m);
-void tcx_arena_free(struct tcx_arena *a);
 
 /* ---- the document ------------------------------------------------------------ */
 

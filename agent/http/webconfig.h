@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/config.h" /* tcx_config_err_fn */
+#include "config/errfn.h"
 
 enum tcx_client_auth {
 	TCX_CLIENT_AUTH_NONE = 0,        /* NoClientCert (default) */
