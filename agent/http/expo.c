@@ -2,9 +2,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "agent/http/expo.h"
+#include "agent/render/gzip.h"
 #include "agent/render/prom.h"
 
 struct tcx_expo *tcx_expo_new(struct tcx_snapshot *snap, void (*resp_free)(void *),
@@ -89,46 +89,6 @@ int tcx_expo_prerender(struct tcx_expo *e, tcx_expo_make_fn make, void *arg)
 
 /* ---- rendering ------------------------------------------------------------------------- */
 
-/* gzip (RFC 1952) as the text is rendered: the render's buffer is a 256 KiB
- * window that each flush compresses into the output buffer. */
-struct gz_sink {
-	z_stream z;
-	struct tcx_buf *out;
-};
-
-static int gz_write(void *arg, const char *p, size_t len)
-{
-	struct gz_sink *g = arg;
-
-	g->z.next_in = (Bytef *)(uintptr_t)p;
-	g->z.avail_in = (uInt)len;
-	while (g->z.avail_in) {
-		if (tcx_buf_reserve(g->out, 65536) < 0)
-			return -ENOMEM;
-		g->z.next_out = (Bytef *)g->out->p + g->out->len;
-		g->z.avail_out = (uInt)(g->out->cap - g->out->len);
-		if (deflate(&g->z, Z_NO_FLUSH) == Z_STREAM_ERROR)
-			return -EIO;
-		g->out->len = g->out->cap - g->z.avail_out;
-	}
-	return 0;
-}
-
-static int gz_finish(struct gz_sink *g)
-{
-	int r;
-
-	do {
-		if (tcx_buf_reserve(g->out, 65536) < 0)
-			return -ENOMEM;
-		g->z.next_out = (Bytef *)g->out->p + g->out->len;
-		g->z.avail_out = (uInt)(g->out->cap - g->out->len);
-		r = deflate(&g->z, Z_FINISH);
-		g->out->len = g->out->cap - g->z.avail_out;
-	} while (r == Z_OK || r == Z_BUF_ERROR);
-	return r == Z_STREAM_END ? 0 : -EIO;
-}
-
 int tcx_expo_render(const struct tcx_snapshot *s, const struct tcx_rowlabels *labels,
                     const struct tcx_selfstats *st, enum tcx_variant v, struct tcx_rendered *out)
 {
@@ -137,25 +97,13 @@ int tcx_expo_render(const struct tcx_snapshot *s, const struct tcx_rowlabels *la
 
 	tcx_buf_init_mem(&b);
 	if (tcx_variant_is_gzip(v)) {
-		struct gz_sink g = {.out = &b};
+		struct tcx_gzip g;
 		struct tcx_buf text;
 
-		/* Level 1: the least CPU per byte of zlib's levels (level 3
-		 * is as fast, 6 three times slower), at a ratio of 29
-		 * (tests/bench/gzip_bench). */
-		if (deflateInit2(&g.z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		if (tcx_gzip_open(&g, &text, &b) < 0)
 			return -ENOMEM;
-		if (tcx_buf_init_sink(&text, gz_write, &g) < 0) {
-			deflateEnd(&g.z);
-			return -ENOMEM;
-		}
 		r = tcx_render_prometheus_ex(s, om, st, labels, &text);
-		if (!r)
-			r = tcx_buf_flush(&text);
-		if (!r)
-			r = gz_finish(&g);
-		deflateEnd(&g.z);
-		tcx_buf_free(&text);
+		r = tcx_gzip_close(&g, &text, r);
 	} else {
 		r = tcx_render_prometheus_ex(s, om, st, labels, &b);
 	}
