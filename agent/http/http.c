@@ -52,7 +52,7 @@
 #include "agent/state.h"
 #include "agent/http/http.h"
 #include "agent/log.h"
-#include "collectors/names.h"
+#include "agent/render/prom.h"
 #include "build.h"
 #include "collectors/tc_parse.h"
 #include "lib/clock.h"

@@ -3,8 +3,8 @@
 #include <stdio.h>
 
 #include "agent/render/json.h"
+#include "agent/render/prom.h"
 #include "collectors/agg.h"
-#include "collectors/names.h"
 #include "collectors/tc_parse.h"
 
 static void key(struct tcx_buf *b, const char *k)

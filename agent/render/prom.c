@@ -15,7 +15,6 @@
 #include "agent/selfstats.h"
 #include "collectors/agg.h"
 #include "collectors/collect.h"
-#include "collectors/names.h"
 #include "collectors/tc_parse.h"
 #include "build.h"
 #include "lib/clock.h"
@@ -23,6 +22,40 @@
 static const char *const err_causes[TCX_ERR__MAX] = {"malformed", "kernel", "notfound", "io",
                                                      "nomem"};
 static const char *const nldrop_causes[TCX_NLDROP__MAX] = {"sender", "length"};
+
+const char *tcx_mode_name(enum tcx_dump_mode m)
+{
+	switch (m) {
+	case TCX_MODE_TERSE:
+		return "terse";
+	case TCX_MODE_TERSE_REPAIR:
+		return "terse+repair";
+	case TCX_MODE_FULL:
+		return "full";
+	default:
+		return "none";
+	}
+}
+
+void tcx_flags_string(uint32_t flags, char *out, size_t outlen)
+{
+	static const char *const names[] = {"skip_hw", "skip_sw", "in_hw", "not_in_hw"};
+	size_t n = 0;
+
+	if (!outlen)
+		return;
+	for (unsigned i = 0; i < 4; i++) {
+		size_t len = strlen(names[i]);
+
+		if (!(flags & (1u << i)) || n + len + 2 > outlen)
+			continue;
+		if (n)
+			out[n++] = ',';
+		memcpy(out + n, names[i], len);
+		n += len;
+	}
+	out[n] = '\0';
+}
 
 /* ---- label sets ------------------------------------------------------------------------- */
 

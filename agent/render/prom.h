@@ -20,4 +20,8 @@ int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int openmetrics,
                              const struct tcx_selfstats *st, const struct tcx_rowlabels *labels,
                              struct tcx_buf *b);
 
+const char *tcx_mode_name(enum tcx_dump_mode m);
+/* "skip_hw,in_hw" style list of filter flags, "" for none. */
+void tcx_flags_string(uint32_t flags, char *out, size_t outlen);
+
 #endif
