@@ -104,6 +104,7 @@ for f in "${product[@]}"; do
 	printf '%s\t%s\n' "$o" "$f" >>"$work/objects"
 	objs+=("$o") built+=("$(basename "$o")")
 done
+[ "${#objs[@]}" -gt 0 ] || fail "no object of any product source in $builddir"
 nm -P -A "${objs[@]}" | awk -F'\t' '
 	NR == FNR { src[$1 ":"] = $2; next }
 	{ i = index($0, ": "); f = src[substr($0, 1, i)]; split(substr($0, i + 2), w, " ") }
