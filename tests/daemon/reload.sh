@@ -278,25 +278,10 @@ wait "$TCX_PID" || rc=$?
 note "SIGINT to exit: $((($(date +%s%N) - t0) / 1000000)) ms"
 
 note "NOTIFY_SOCKET: READY=1, RELOADING=1, STOPPING=1"
-cat >"$WORK/notify.py" <<'PY'
-import socket, sys, time
-# notify.py ADDR OUT: receives datagrams on the unix socket ADDR (@name:
-# abstract), one line per message in OUT ("\n" inside as "|").
-addr, out = sys.argv[1], sys.argv[2]
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind("\0" + addr[1:] if addr.startswith("@") else addr)
-open(out + ".bound", "w").close()
-with open(out, "a") as f:
-    while True:
-        d = s.recv(4096)
-        f.write(d.decode(errors="replace").replace("\n", "|") + "\n")
-        f.flush()
-PY
 for addr in "$WORK/notify.sock" "@tcx-test-notify-$$"; do
 	out=$WORK/notify.$(echo "$addr" | tr -dc 'a-z@').log
-	bg_start notify "$PYTHON" "$WORK/notify.py" "$addr" "$out"
-	npid=$BG_PID
-	wait_file "$out.bound" 10 "$npid" notify
+	notify_listen "$addr" "$out"
+	npid=$NOTIFY_PID
 	write_cfg "$port_n"
 	NOTIFY_SOCKET=$addr start_tcx tcx_notify "$cfg"
 	deadline=$((SECONDS + 15))

@@ -15,7 +15,7 @@
 # the test exits, whatever the reason (SIGTERM, then SIGKILL after 5 s); on
 # a failure the logs in $WORK are shown.
 # shellcheck shell=bash
-# shellcheck disable=SC2034 # TCX_PID, BG_PID, STOP_MS are for the tests
+# shellcheck disable=SC2034 # TCX_PID, BG_PID, STOP_MS, NOTIFY_PID are for the tests
 
 # The directory of this file (tests/lib), for the helpers next to it.
 # Exported: Python helpers import tests/lib/prom.py from it.
@@ -225,6 +225,16 @@ udp_raw() {
 }
 
 # ---- the daemon ------------------------------------------------------------------------
+
+# notify_listen ADDR OUT: a receiver of sd_notify(3) messages on the unix
+# socket ADDR (@name: abstract), as systemd's NOTIFY_SOCKET
+# (tests/lib/sd_notify.py: one line per message in OUT), started with
+# bg_start as "notify"; returns once it listens. Sets NOTIFY_PID.
+notify_listen() {
+	bg_start notify "$PYTHON" "$TCX_TESTLIB/sd_notify.py" "$1" "$2"
+	NOTIFY_PID=$BG_PID
+	wait_file "$2.bound" 10 "$NOTIFY_PID" notify
+}
 
 # start_tcx NAME CONFIG [EXTRA ARGS]: starts the daemon as NAME (bg_start;
 # the words of the array TCX_WRAP, e.g. valgrind, go in front) and sets

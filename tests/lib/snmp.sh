@@ -182,11 +182,12 @@ walk() {
 
 # ---- tcexporter ------------------------------------------------------------------------
 
-# tcx_config FILE HTTP_PORT PING_INTERVAL BODY: BODY (targets, labels,
-# cookies) plus interval 1s, the http and snmp sections.
+# tcx_config FILE HTTP_PORT PING_INTERVAL BODY [INTERVAL]: BODY (targets,
+# labels, cookies) plus interval INTERVAL (default 1s), the http and snmp
+# sections.
 tcx_config() {
 	{
-		echo "interval: 1s"
+		echo "interval: ${5:-1s}"
 		printf '%s\n' "$4"
 		printf 'http:\n  listen: ["127.0.0.1:%s"]\n' "$2"
 		printf 'snmp: {enabled: true, agentx_socket: "unix:%s", ping_interval: %s}\n' \
