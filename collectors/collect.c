@@ -445,15 +445,28 @@ static int units_from_qdisc(struct units *us, struct pass_ns *ns, const struct t
 	return unit_add(us, &u);
 }
 
-/* The dump units of the classes of device l: a filter attached to a class
- * (`tc filter add dev X parent 1:1`) is listed only by a dump with that class
- * as parent. One class dump lists the classes of every qdisc of the device.
- * The units are implicit (left out when they hold no filter): the
- * configuration names no class, and most classes hold none. */
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* The dump units of the inner classes of device l: a filter attached to a
+ * class (`tc filter add dev X parent 1:1`) is listed only by a dump with
+ * that class as parent. Only HTB and HFSC take filters on classes, and both
+ * consult those of a class with children only (classification ends at a
+ * leaf), so a leaf's filters can count nothing, and a dump per leaf would
+ * cost a netlink round trip for each of thousands of them. One class dump
+ * lists the classes of every qdisc of the device. The units are implicit
+ * (left out when they hold no filter), as the configuration names no class. */
 static int units_from_classes(struct pass *p, struct units *us, struct pass_ns *ns, struct link *l)
 {
 	uint64_t errors[TCX_ERR__MAX] = {0};
+	uint32_t *parents;
+	size_t n = 0;
 	char err[256];
+	int ret = 0;
 
 	if (!l->classes_listed) {
 		size_t mark = ns->n_classes;
@@ -472,17 +485,27 @@ static int units_from_classes(struct pass *p, struct units *us, struct pass_ns *
 		}
 		l->classes_listed = 1;
 	}
-	for (size_t i = 0; i < ns->n_classes; i++) {
-		struct unit u = {.ns = ns, .ifindex = l->ifindex, .implicit = 1};
+	if (!ns->n_classes)
+		return 0;
+	if (!(parents = malloc(ns->n_classes * sizeof(*parents))))
+		return -1;
+	for (size_t i = 0; i < ns->n_classes; i++)
+		if (ns->classes[i].ifindex == l->ifindex)
+			parents[n++] = ns->classes[i].parent;
+	qsort(parents, n, sizeof(*parents), cmp_u32);
+	for (size_t i = 0; i < ns->n_classes && ret == 0; i++) {
+		const struct tcx_qdisc *c = &ns->classes[i];
+		struct unit u = {
+		        .ns = ns, .ifindex = l->ifindex, .parent = c->handle, .implicit = 1};
 
-		if (ns->classes[i].ifindex != l->ifindex || !TC_H_MIN(ns->classes[i].handle))
+		if (c->ifindex != l->ifindex || !TC_H_MIN(c->handle) ||
+		    !bsearch(&c->handle, parents, n, sizeof(*parents), cmp_u32))
 			continue;
-		u.parent = ns->classes[i].handle;
 		snprintf(u.dev, sizeof(u.dev), "%s", l->name);
-		if (unit_add(us, &u) < 0)
-			return -1;
+		ret = unit_add(us, &u);
 	}
-	return 0;
+	free(parents);
+	return ret;
 }
 
 /* Only a qdisc with a handle has classes: the class units of each device

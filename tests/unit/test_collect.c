@@ -813,8 +813,9 @@ static void test_malformed_message_fails_its_target_only(void **state)
 }
 
 /* Filters attached to a class are only listed by a dump with the class as
- * parent: `all` and `dev` find them through one class dump of the device. A
- * class that holds no filter is no target. */
+ * parent: `all` and `dev` find them through one class dump of the device.
+ * Only inner classes are dumped: a leaf's filters are never consulted
+ * (HTB, HFSC). A class that holds no filter is no target. */
 static void test_filters_on_classes(void **state)
 {
 	static const char *yamls[] = {"targets: [{all: true}]\n", "targets: [{dev: eth0}]\n"};
@@ -826,6 +827,7 @@ static void test_filters_on_classes(void **state)
 		setup_htb(&k);
 		add_tp(q = add_unit(&k, 2, 0x10000), 0, 10, "u32", 2);
 		add_tp(c = add_unit(&k, 2, 0x10001), 0, 20, "u32", 3);
+		add_tp(add_unit(&k, 2, 0x10010), 0, 30, "u32", 1); /* on the leaf */
 		struct tcx_snapshot *s = collect(&k, yamls[y]);
 
 		assert_int_equal(k.class_reqs, 1);
