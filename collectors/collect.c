@@ -3,7 +3,8 @@
  *
  * Targets from the config are expanded into dump units (a device parent or a
  * shared block) per network namespace, using one link dump and one qdisc
- * dump per namespace; a netns glob, into each namespace it matches in
+ * dump per namespace, and one class dump per device whose root qdisc has a
+ * handle (filters can hang off its classes); a netns glob, into each namespace it matches in
  * /run/netns now. Each unit is then dumped with this strategy, which
  * loses no row whatever the classifiers are (see tc-netlink.md, section 1):
  *
@@ -89,6 +90,7 @@ void tcx_collector_free(struct tcx_collector *c)
 struct link {
 	uint32_t ifindex;
 	char name[IFNAMSIZ];
+	int classes_listed; /* its classes are in pass_ns.classes */
 };
 
 struct pass_ns {
@@ -99,6 +101,8 @@ struct pass_ns {
 	size_t n_links, cap_links;
 	struct tcx_qdisc *qdiscs;
 	size_t n_qdiscs, cap_qdiscs;
+	struct tcx_qdisc *classes; /* of the devices listed so far (link.classes_listed) */
+	size_t n_classes, cap_classes;
 	int listed; /* links and qdiscs were dumped */
 	char list_err[256];
 };
@@ -201,7 +205,7 @@ static int link_msg_cb(const struct nlmsghdr *nlh, void *arg)
 {
 	struct list_ctx *lc = arg;
 	struct pass_ns *ns = lc->ns;
-	struct link l;
+	struct link l = {0};
 
 	if (nlh->nlmsg_type != RTM_NEWLINK)
 		return MNL_CB_OK;
@@ -233,29 +237,57 @@ static int qdisc_msg_cb(const struct nlmsghdr *nlh, void *arg)
 	return MNL_CB_OK;
 }
 
-static int list_dump(struct pass *p, struct pass_ns *ns, uint16_t type, size_t hdrlen, mnl_cb_t cb,
-                     const char *what)
+/* A class has the layout of a qdisc: its id in handle, its parent in parent. */
+static int class_msg_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	struct list_ctx *lc = arg;
+	struct pass_ns *ns = lc->ns;
+	struct tcx_qdisc q;
+
+	if (nlh->nlmsg_type != RTM_NEWTCLASS)
+		return MNL_CB_OK;
+	if (tcx_parse_qdisc(nlh, &q, lc->err, sizeof(lc->err)) < 0) {
+		lc->bad++;
+		return MNL_CB_OK;
+	}
+	if (tcx_grow(&ns->classes, &ns->cap_classes, ns->n_classes + 1, sizeof(*ns->classes), 16) <
+	    0)
+		return MNL_CB_ERROR;
+	ns->classes[ns->n_classes++] = q;
+	return MNL_CB_OK;
+}
+
+/* Dump type (of device ifindex, 0 for every one) with cb; on failure, err
+ * says why and the error is counted in errors (by cause). */
+static int list_dump(struct pass *p, struct pass_ns *ns, uint16_t type, uint32_t ifindex,
+                     mnl_cb_t cb, const char *what, char *err, size_t errlen,
+                     uint64_t errors[TCX_ERR__MAX])
 {
 	char buf[64];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct list_ctx lc = {.ns = ns};
-	char err[256];
+	char kerr[256];
 	int ret;
 
 	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	mnl_nlmsg_put_extra_header(nlh, hdrlen);
-	ret = p->c->ops->dump(ns->src, nlh, cb, &lc, err, sizeof(err));
+	if (type == RTM_GETLINK) {
+		mnl_nlmsg_put_extra_header(nlh, sizeof(struct ifinfomsg));
+	} else {
+		struct tcmsg *tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
+
+		tcm->tcm_ifindex = (int)ifindex;
+	}
+	ret = p->c->ops->dump(ns->src, nlh, cb, &lc, kerr, sizeof(kerr));
 	if (ret < 0) {
-		snprintf(ns->list_err, sizeof(ns->list_err), "%s dump failed: %s%s%s", what,
-		         strerror(-ret), err[0] ? ": " : "", err);
-		p->s->errors[TCX_ERR_KERNEL]++;
+		snprintf(err, errlen, "%s dump failed: %s%s%s", what, strerror(-ret),
+		         kerr[0] ? ": " : "", kerr);
+		errors[TCX_ERR_KERNEL]++;
 		return -1;
 	}
 	if (lc.bad) {
-		p->s->errors[TCX_ERR_MALFORMED] += (uint64_t)lc.bad;
-		snprintf(ns->list_err, sizeof(ns->list_err), "malformed %s message: %s", what,
-		         lc.err);
+		errors[TCX_ERR_MALFORMED] += (uint64_t)lc.bad;
+		snprintf(err, errlen, "malformed %s message: %s", what, lc.err);
 		return -1;
 	}
 	return 0;
@@ -266,9 +298,11 @@ static int ns_list(struct pass *p, struct pass_ns *ns)
 	if (ns->listed)
 		return ns->list_err[0] ? -1 : 0;
 	ns->listed = 1;
-	if (list_dump(p, ns, RTM_GETLINK, sizeof(struct ifinfomsg), link_msg_cb, "link") < 0)
+	if (list_dump(p, ns, RTM_GETLINK, 0, link_msg_cb, "link", ns->list_err,
+	              sizeof(ns->list_err), p->s->errors) < 0)
 		return -1;
-	if (list_dump(p, ns, RTM_GETQDISC, sizeof(struct tcmsg), qdisc_msg_cb, "qdisc") < 0)
+	if (list_dump(p, ns, RTM_GETQDISC, 0, qdisc_msg_cb, "qdisc", ns->list_err,
+	              sizeof(ns->list_err), p->s->errors) < 0)
 		return -1;
 	return 0;
 }
@@ -411,6 +445,84 @@ static int units_from_qdisc(struct units *us, struct pass_ns *ns, const struct t
 	return unit_add(us, &u);
 }
 
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* The dump units of the inner classes of device l: a filter attached to a
+ * class (`tc filter add dev X parent 1:1`) is listed only by a dump with
+ * that class as parent. Only HTB and HFSC take filters on classes, and both
+ * consult those of a class with children only (classification ends at a
+ * leaf), so a leaf's filters can count nothing, and a dump per leaf would
+ * cost a netlink round trip for each of thousands of them. One class dump
+ * lists the classes of every qdisc of the device. The units are implicit
+ * (left out when they hold no filter), as the configuration names no class. */
+static int units_from_classes(struct pass *p, struct units *us, struct pass_ns *ns, struct link *l)
+{
+	uint64_t errors[TCX_ERR__MAX] = {0};
+	uint32_t *parents;
+	size_t n = 0;
+	char err[256];
+	int ret = 0;
+
+	if (!l->classes_listed) {
+		size_t mark = ns->n_classes;
+
+		if (list_dump(p, ns, RTM_GETTCLASS, l->ifindex, class_msg_cb, "class", err,
+		              sizeof(err), errors) < 0) {
+			/* One failed target, counted by set_error(); the
+			 * other malformed messages here. */
+			enum tcx_err_cause cause =
+			        errors[TCX_ERR_MALFORMED] ? TCX_ERR_MALFORMED : TCX_ERR_KERNEL;
+
+			p->s->errors[cause] += errors[cause] - 1;
+			ns->n_classes = mark;
+			l->classes_listed = -1;
+			return unit_error(us, ns, l->name, 0, 0, cause, err);
+		}
+		l->classes_listed = 1;
+	}
+	if (!ns->n_classes)
+		return 0;
+	if (!(parents = malloc(ns->n_classes * sizeof(*parents))))
+		return -1;
+	for (size_t i = 0; i < ns->n_classes; i++)
+		if (ns->classes[i].ifindex == l->ifindex)
+			parents[n++] = ns->classes[i].parent;
+	qsort(parents, n, sizeof(*parents), cmp_u32);
+	for (size_t i = 0; i < ns->n_classes && ret == 0; i++) {
+		const struct tcx_qdisc *c = &ns->classes[i];
+		struct unit u = {
+		        .ns = ns, .ifindex = l->ifindex, .parent = c->handle, .implicit = 1};
+
+		if (c->ifindex != l->ifindex || !TC_H_MIN(c->handle) ||
+		    !bsearch(&c->handle, parents, n, sizeof(*parents), cmp_u32))
+			continue;
+		snprintf(u.dev, sizeof(u.dev), "%s", l->name);
+		ret = unit_add(us, &u);
+	}
+	free(parents);
+	return ret;
+}
+
+/* Only a qdisc with a handle has classes: the class units of each device
+ * whose root qdisc has one (a classful qdisc can only sit under another). */
+static int units_from_device_classes(struct pass *p, struct units *us, struct pass_ns *ns,
+                                     uint32_t ifindex)
+{
+	const struct tcx_qdisc *root = qdisc_find(ns, ifindex, NULL, 0, 1);
+
+	if (!root || !root->handle)
+		return 0;
+	for (size_t i = 0; i < ns->n_links; i++)
+		if (ns->links[i].ifindex == ifindex)
+			return units_from_classes(p, us, ns, &ns->links[i]);
+	return 0;
+}
+
 static int expand_target(struct pass *p, struct units *us, const struct tcx_target_cfg *t,
                          struct pass_ns *ns)
 {
@@ -429,8 +541,12 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 			char dev[IFNAMSIZ];
 
 			dev_name(ns, ns->qdiscs[i].ifindex, dev);
-			if (tcx_config_device_wanted(p->cfg, dev) &&
-			    units_from_qdisc(us, ns, &ns->qdiscs[i], 1) < 0)
+			if (!tcx_config_device_wanted(p->cfg, dev))
+				continue;
+			if (units_from_qdisc(us, ns, &ns->qdiscs[i], 1) < 0)
+				return -1;
+			if (ns->qdiscs[i].parent == TC_H_ROOT &&
+			    units_from_device_classes(p, us, ns, ns->qdiscs[i].ifindex) < 0)
 				return -1;
 		}
 		return 0;
@@ -460,7 +576,7 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 			if (ns->qdiscs[i].ifindex == l->ifindex &&
 			    units_from_qdisc(us, ns, &ns->qdiscs[i], 0) < 0)
 				return -1;
-		return 0;
+		return units_from_device_classes(p, us, ns, l->ifindex);
 	}
 	u.parent = t->parent;
 	if (t->parent == TCX_PARENT_INGRESS || t->parent == TCX_PARENT_EGRESS ||
@@ -1046,6 +1162,7 @@ out:
 	for (size_t i = 0; i < p.n_ns; i++) {
 		free(p.ns[i]->links);
 		free(p.ns[i]->qdiscs);
+		free(p.ns[i]->classes);
 		free(p.ns[i]);
 	}
 	free(p.ns);

@@ -10,8 +10,11 @@
 #    u32 filters at one pref in chains 0 and 1 (and in egress), which the
 #    kernel lists under each of them, are each reported once, under their own
 #    chain; 4200 filters in one u32 hash table, which the kernel numbers
-#    800::fff from the 4096th on, give one series per identity; in both, the
-#    sums equal the kernel's own per-action totals (tc actions ls);
+#    800::fff from the 4096th on, give one series per identity; filters
+#    attached to HTB classes (parent 1:1) are collected, by `all` and by
+#    `dev`, each once under its own parent although a class shares its
+#    qdisc's u32 tables; in each, the sums equal the kernel's own per-action
+#    totals (tc actions ls);
 #  - families.hw: auto (the default) exports no hw_* series on a kernel that
 #    offloads nothing, hw: on does;
 #  - floats are printed in full: the snapshot's timestamp is within a second
@@ -223,3 +226,47 @@ check_sums many
 grep -qxF 'tc_exporter_merged_rows{row="action"} 105' "$WORK/many.out" ||
 	fail "many: merged action rows not counted as 105"
 expect_grep many err -F '105 filter and 105 action rows had the labels of an earlier row'
+
+note "filters attached to classes: each once, under its own parent, by all and by dev"
+tc qdisc del dev h0 clsact # the kernel's totals: of this case's actions only
+ip link add c0 type veth peer name c1
+for d in c0 c1; do ip link set "$d" up; done
+tc qdisc add dev c0 root handle 1: htb default 20
+tc class add dev c0 parent 1: classid 1:1 htb rate 10mbit
+tc class add dev c0 parent 1:1 classid 1:10 htb rate 5mbit ceil 10mbit
+tc class add dev c0 parent 1:1 classid 1:20 htb rate 5mbit ceil 10mbit
+# dport 53: the root's pref 10 sends it to inner class 1:1, whose pref 20
+# sends it to 1:10. dport 54: pref 30 at the root and at 1:1, which share
+# the qdisc's u32 tables (so each dump lists both filters).
+tc filter add dev c0 parent 1: pref 10 protocol ip u32 match ip dport 53 0xffff flowid 1:1 \
+	action mirred egress mirror dev sink cookie c1
+tc filter add dev c0 parent 1:1 pref 20 protocol ip u32 match ip dport 53 0xffff flowid 1:10 \
+	action mirred egress mirror dev sink cookie c2
+tc filter add dev c0 parent 1: pref 30 protocol ip u32 match ip dport 54 0xffff flowid 1:1 \
+	action mirred egress mirror dev sink cookie c3
+tc filter add dev c0 parent 1:1 pref 30 protocol ip u32 match ip dport 54 0xffff flowid 1:20 \
+	action mirred egress mirror dev sink cookie c4
+[ "$(tc filter show dev c0 parent 1: | grep -c 'cookie c4')" = 1 ] ||
+	fail "the kernel no longer lists a class's u32 filters under its qdisc's tp of the same pref"
+send_udp c0 192.0.2.2 53 3 # out of c0: through its HTB root
+send_udp c0 192.0.2.2 54 4
+echo "targets: [{dev: c0}]" >"$WORK/classes_dev.yaml"
+for name in classes_all classes_dev; do
+	if [ "$name" = classes_all ]; then
+		run_tcx "$name" --once
+	else
+		run_tcx "$name" --once --config "$WORK/$name.yaml"
+	fi
+	expect_rc "$name" 0
+	check_sums "$name"
+	for want in 'parent="1:",.*pref="10",.*cookie="c1"} 3' 'parent="1:1",.*pref="20",.*cookie="c2"} 3' \
+		'parent="1:",.*pref="30",.*cookie="c3"} 4' 'parent="1:1",.*pref="30",.*cookie="c4"} 4'; do
+		[ "$(grep -c "^tc_action_packets_total{device=\"c0\",$want\$" "$WORK/$name.out")" = 1 ] ||
+			fail "$name: not exactly one row matching $want"
+	done
+	[ "$(grep -c '^tc_action_packets_total{device="c0"' "$WORK/$name.out")" = 4 ] ||
+		fail "$name: $(grep -c '^tc_action_packets_total{device="c0"' "$WORK/$name.out") action rows of c0, expected 4"
+	# Classes without filters are no target of their own.
+	[ "$(grep -c '^tc_scrape_collector_success{device="c0",' "$WORK/$name.out")" = 2 ] ||
+		fail "$name: targets of c0 are not exactly its qdisc 1: and class 1:1"
+done

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,10 @@ struct fake {
 	int n_links;
 	struct fqdisc qdiscs[8];
 	int n_qdiscs;
+	struct fqdisc classes[8]; /* handle: the class id */
+	int n_classes;
+	int class_status; /* class dumps end with this status */
+	int class_reqs;
 	struct funit units[4];
 	int n_units;
 	uint32_t gone_ifindex;   /* listed, but gone by the time filters are dumped */
@@ -359,6 +364,24 @@ static int f_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char
 			   data);
 		}
 		return 0;
+	case RTM_GETTCLASS: {
+		const struct tcmsg *tcm = mnl_nlmsg_get_payload(req);
+
+		k->class_reqs++;
+		if (k->class_status)
+			return k->class_status;
+		for (int i = 0; i < k->n_classes; i++) {
+			const struct fqdisc *c = &k->classes[i];
+			struct nlmsghdr *nlh;
+
+			if (c->ifindex != (uint32_t)tcm->tcm_ifindex)
+				continue;
+			nlh = nlb_qdisc(k->buf, c->ifindex, c->handle, c->parent, c->kind, 0, 0);
+			nlh->nlmsg_type = RTM_NEWTCLASS;
+			cb(nlh, data);
+		}
+		return 0;
+	}
 	case RTM_GETTFILTER:
 		if (!(req->nlmsg_flags & NLM_F_DUMP))
 			return get_u32_root(k, req, cb, data);
@@ -501,6 +524,15 @@ static void setup_eth0(struct fake *k)
 {
 	add_link(k, 2, "eth0");
 	add_qdisc(k, 2, "clsact", 0, 0);
+}
+
+/* eth0 with an HTB root 1: and its classes 1:1 and 1:10 (1:1's child). */
+static void setup_htb(struct fake *k)
+{
+	add_link(k, 2, "eth0");
+	k->qdiscs[k->n_qdiscs++] = (struct fqdisc){2, 0x10000, TC_H_ROOT, "htb", 0, 0};
+	k->classes[k->n_classes++] = (struct fqdisc){2, 0x10001, TC_H_ROOT, "htb", 0, 0};
+	k->classes[k->n_classes++] = (struct fqdisc){2, 0x10010, 0x10001, "htb", 0, 0};
 }
 
 /* ---- tests --------------------------------------------------------------------------------- */
@@ -777,6 +809,56 @@ static void test_malformed_message_fails_its_target_only(void **state)
 	assert_unit_rows(s, e, 1);
 	assert_int_equal(s->n_actions, 2);
 	assert_int_equal(s->errors[TCX_ERR_MALFORMED], 1);
+	tcx_snapshot_unref(s);
+}
+
+/* Filters attached to a class are only listed by a dump with the class as
+ * parent: `all` and `dev` find them through one class dump of the device.
+ * Only inner classes are dumped: a leaf's filters are never consulted
+ * (HTB, HFSC). A class that holds no filter is no target. */
+static void test_filters_on_classes(void **state)
+{
+	static const char *yamls[] = {"targets: [{all: true}]\n", "targets: [{dev: eth0}]\n"};
+
+	for (size_t y = 0; y < 2; y++) {
+		struct fake k = {0};
+		struct funit *q, *c;
+
+		setup_htb(&k);
+		add_tp(q = add_unit(&k, 2, 0x10000), 0, 10, "u32", 2);
+		add_tp(c = add_unit(&k, 2, 0x10001), 0, 20, "u32", 3);
+		add_tp(add_unit(&k, 2, 0x10010), 0, 30, "u32", 1); /* on the leaf */
+		struct tcx_snapshot *s = collect(&k, yamls[y]);
+
+		assert_int_equal(k.class_reqs, 1);
+		assert_int_equal(s->n_targets, 2);
+		assert_string_equal(s->targets[0].parent_name, "1:");
+		assert_string_equal(s->targets[1].parent_name, "1:1");
+		assert_unit_rows(s, q, 0);
+		assert_unit_rows(s, c, 1);
+		tcx_snapshot_unref(s);
+	}
+}
+
+/* A class dump that fails fails the device's class units, as one target,
+ * and nothing else. */
+static void test_class_dump_failure(void **state)
+{
+	struct fake k = {.class_status = -EPERM};
+	struct funit *q;
+
+	setup_htb(&k);
+	add_tp(q = add_unit(&k, 2, 0x10000), 0, 10, "u32", 2);
+	add_tp(add_unit(&k, 2, 0x10001), 0, 20, "u32", 3);
+	struct tcx_snapshot *s = collect(&k, "targets: [{all: true}]\n");
+
+	assert_int_equal(s->n_targets, 2);
+	assert_true(s->targets[0].ok);
+	assert_unit_rows(s, q, 0);
+	assert_false(s->targets[1].ok);
+	assert_string_equal(s->targets[1].dev, "eth0");
+	assert_string_equal(s->targets[1].error, "class dump failed: Operation not permitted");
+	assert_int_equal(s->errors[TCX_ERR_KERNEL], 1);
 	tcx_snapshot_unref(s);
 }
 
@@ -1295,6 +1377,8 @@ int main(void)
 	        cmocka_unit_test(test_final_identity_reused),
 	        cmocka_unit_test(test_final_during_dump),
 	        cmocka_unit_test(test_final_lost_counted),
+	        cmocka_unit_test(test_filters_on_classes),
+	        cmocka_unit_test(test_class_dump_failure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
