@@ -17,7 +17,6 @@
 #include "agent/webconfig.h"
 #include "collectors/agg.h"
 #include "collectors/collect.h"
-#include "collectors/tc_parse.h"
 #include "build.h"
 
 struct cli_opts {

@@ -27,7 +27,6 @@
 #include "collectors/agg.h"
 #include "collectors/collect.h"
 #include "build.h"
-#include "collectors/tc_parse.h"
 #include "lib/clock.h"
 #ifdef HAVE_SNMP
 #include "agent/snmp.h"

@@ -4,7 +4,7 @@
 
 #include "agent/render.h"
 #include "collectors/agg.h"
-#include "collectors/tc_parse.h"
+#include "collectors/names.h"
 
 static void key(struct tcx_buf *b, const char *k)
 {

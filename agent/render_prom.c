@@ -15,7 +15,7 @@
 #include "agent/render.h"
 #include "collectors/agg.h"
 #include "collectors/collect.h"
-#include "collectors/tc_parse.h"
+#include "collectors/names.h"
 #include "build.h"
 #include "lib/clock.h"
 
@@ -35,26 +35,6 @@ const char *tcx_mode_name(enum tcx_dump_mode m)
 	default:
 		return "none";
 	}
-}
-
-void tcx_flags_string(uint32_t flags, char *out, size_t outlen)
-{
-	static const char *const names[] = {"skip_hw", "skip_sw", "in_hw", "not_in_hw"};
-	size_t n = 0;
-
-	if (!outlen)
-		return;
-	for (unsigned i = 0; i < 4; i++) {
-		size_t len = strlen(names[i]);
-
-		if (!(flags & (1u << i)) || n + len + 2 > outlen)
-			continue;
-		if (n)
-			out[n++] = ',';
-		memcpy(out + n, names[i], len);
-		n += len;
-	}
-	out[n] = '\0';
 }
 
 int tcx_format_parse(const char *name, enum tcx_format *fmt)

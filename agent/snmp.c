@@ -33,7 +33,7 @@
 #include "agent/mib.h"
 #include "agent/snmp.h"
 #include "agent/snmp_rows.h"
-#include "collectors/tc_parse.h"
+#include "collectors/names.h"
 #include "lib/clock.h"
 
 struct tcx_snmp {

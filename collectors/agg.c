@@ -37,7 +37,7 @@
 #include <string.h>
 
 #include "collectors/agg.h"
-#include "collectors/tc_parse.h"
+#include "collectors/names.h"
 #include "lib/clock.h"
 #include "lib/grow.h"
 #include "lib/hash.h"

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collectors/agg.h"
+#include "collectors/names.h"
 #include "collectors/snapshot.h"
 #include "lib/grow.h"
 #include "lib/hash.h"
@@ -70,6 +72,37 @@ struct tcx_filter *tcx_snapshot_add_filter(struct tcx_snapshot *s)
 struct tcx_action *tcx_snapshot_add_action(struct tcx_snapshot *s)
 {
 	ADD_ROW(s, actions, n_actions, cap_actions, 256);
+}
+
+void tcx_target_init(struct tcx_target *t, const char *netns, const char *dev, uint32_t ifindex,
+                     uint32_t block, uint32_t parent)
+{
+	snprintf(t->netns, sizeof(t->netns), "%s", netns);
+	snprintf(t->dev, sizeof(t->dev), "%s", dev);
+	t->ifindex = ifindex;
+	t->block = block;
+	t->parent = parent;
+	if (block)
+		snprintf(t->parent_name, sizeof(t->parent_name), "block");
+	else
+		tcx_format_parent(parent, t->parent_name, sizeof(t->parent_name));
+	t->ok = 1;
+}
+
+const char *tcx_describe_target(const struct tcx_target *t, int with_netns, char *out,
+                                size_t outlen)
+{
+	int n;
+
+	if (t->block)
+		n = snprintf(out, outlen, "block %u", t->block);
+	else if (t->dev[0])
+		n = snprintf(out, outlen, "dev %s parent %s", t->dev, t->parent_name);
+	else
+		n = snprintf(out, outlen, "all");
+	if (with_netns && t->netns[0] && n >= 0 && (size_t)n < outlen)
+		snprintf(out + n, outlen - (size_t)n, " netns %s", t->netns);
+	return out;
 }
 
 int tcx_snapshot_kind(struct tcx_snapshot *s, const char *kind)

@@ -159,6 +159,17 @@ void tcx_snapshot_unref(struct tcx_snapshot *s);
 struct tcx_target *tcx_snapshot_add_target(struct tcx_snapshot *s);
 struct tcx_filter *tcx_snapshot_add_filter(struct tcx_snapshot *s);
 struct tcx_action *tcx_snapshot_add_action(struct tcx_snapshot *s);
+/* Fill the identity of a dump unit (a device parent, or a shared block when
+ * block is not 0) and mark it collected: the collector's targets and those
+ * of deletion notifications (notify.c) are made alike. */
+void tcx_target_init(struct tcx_target *t, const char *netns, const char *dev, uint32_t ifindex,
+                     uint32_t block, uint32_t parent);
+/* A target for people (log lines, the landing page): "block 22", "dev eth0
+ * parent ingress" or "all", then " netns NAME" when with_netns and it has
+ * one. Returns out; TCX_TARGET_DESC_MAX holds any target. */
+#define TCX_TARGET_DESC_MAX 128
+const char *tcx_describe_target(const struct tcx_target *t, int with_netns, char *out,
+                                size_t outlen);
 /* Intern a kind string; returns its index, or -1 when the table is full. */
 int tcx_snapshot_kind(struct tcx_snapshot *s, const char *kind);
 /* Drop the rows added after the given marks (a failed target keeps none). */

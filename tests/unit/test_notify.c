@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "collectors/notify.h"
-#include "collectors/tc_parse.h"
+#include "collectors/names.h"
 #include "tests/unit/nlbuild.h"
 
 #define IFI   7

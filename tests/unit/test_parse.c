@@ -42,6 +42,7 @@ enum { TCA_IPT_TABLE = 1, TCA_IPT_HOOK, TCA_IPT_INDEX, TCA_IPT_CNT, TCA_IPT_TM, 
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectors/names.h"
 #include "collectors/tc_parse.h"
 #include "tests/unit/nlbuild.h"
 

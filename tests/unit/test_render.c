@@ -15,7 +15,7 @@
 #include "agent/render.h"
 #include "collectors/agg.h"
 #include "collectors/collect.h"
-#include "collectors/tc_parse.h"
+#include "collectors/names.h"
 #include "build.h"
 #include "revision.h"
 #ifdef HAVE_SNMP
