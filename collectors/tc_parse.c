@@ -293,51 +293,55 @@ static const struct act_info *act_lookup(const char *kind)
 
 /* ---- action statistics (TCA_ACT_STATS) -------------------------------------- */
 
+/* A row's counters, each read from its source in table t. */
 struct stats_ctx {
-	struct tcx_action *act;
+	const struct tcx_counter_table *t;
+	uint64_t *c;   /* the row's counters, indexed as t */
 	uint16_t prev; /* type of the previous attribute, for PKT64 */
 };
 
 static int stats_cb(const struct nlattr *a, void *data, struct perr *pe)
 {
 	struct stats_ctx *sc = data;
-	struct gnet_stats_basic b;
-	struct gnet_stats_queue q;
-	uint64_t pkt64 = 0;
 	uint16_t t = attr_type(a);
+	uint8_t st[32]; /* the attribute's struct, zero-filled past a short payload */
+	int pkt64 = 0;
 
-	switch (t) {
-	case TCA_STATS_BASIC:
-		attr_struct(a, &b, sizeof(b));
-		sc->act->bytes = b.bytes;
-		sc->act->packets = b.packets;
-		break;
-	case TCA_STATS_BASIC_HW:
-		attr_struct(a, &b, sizeof(b));
-		sc->act->hw_bytes = b.bytes;
-		sc->act->hw_packets = b.packets;
-		break;
-	case TCA_STATS_PKT64:
+	if (t == TCA_STATS_PKT64) {
 		/* Emitted after BASIC and after BASIC_HW when packets > U32_MAX. */
-		if (attr_u64(a, "TCA_STATS_PKT64", &pkt64, pe) < 0)
+		uint64_t v = 0;
+
+		if (attr_u64(a, "TCA_STATS_PKT64", &v, pe) < 0)
 			return -1;
-		if (sc->prev == TCA_STATS_BASIC)
-			sc->act->packets = pkt64;
-		else if (sc->prev == TCA_STATS_BASIC_HW)
-			sc->act->hw_packets = pkt64;
-		else
+		for (unsigned k = 0; k < sc->t->n; k++)
+			if (sc->t->def[k].src.pkt64 && sc->t->def[k].src.attr == sc->prev) {
+				sc->c[k] = v;
+				pkt64 = 1;
+			}
+		if (!pkt64)
 			return fail(pe,
 			            "TCA_STATS_PKT64 follows attribute %u, not a basic stats "
 			            "attribute",
 			            sc->prev);
-		break;
-	case TCA_STATS_QUEUE:
-		attr_struct(a, &q, sizeof(q));
-		sc->act->drops = q.drops;
-		sc->act->overlimits = q.overlimits;
-		break;
-	default: /* rate estimators, pad, app, future attributes */
-		break;
+	} else {
+		/* rate estimators, pad, app, future attributes: no counter */
+		int copied = 0;
+
+		for (unsigned k = 0; k < sc->t->n; k++) {
+			const struct tcx_counter_src *src = &sc->t->def[k].src;
+			uint32_t v32;
+
+			if (src->attr != t || src->offset + src->size > sizeof(st))
+				continue;
+			if (!copied++)
+				attr_struct(a, st, sizeof(st));
+			if (src->size == 8) {
+				memcpy(&sc->c[k], st + src->offset, 8);
+			} else {
+				memcpy(&v32, st + src->offset, 4);
+				sc->c[k] = v32;
+			}
+		}
 	}
 	sc->prev = t;
 	return 0;
@@ -418,7 +422,7 @@ static int action_cb(const struct nlattr *nest, void *data, struct perr *pe)
 			return -1;
 	}
 	if (stats) {
-		struct stats_ctx sc = {.act = act};
+		struct stats_ctx sc = {.t = &tcx_action_counters, .c = act->c};
 
 		if (attr_nested(stats, "TCA_ACT_STATS", stats_cb, &sc, pe) < 0)
 			return -1;
