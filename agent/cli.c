@@ -18,7 +18,6 @@
 #include "collectors/agg.h"
 #include "collectors/collect.h"
 #include "collectors/nl.h"
-#include "collectors/tc_parse.h"
 #include "build.h"
 
 struct cli_opts {

@@ -29,7 +29,6 @@
 #include "collectors/collect.h"
 #include "collectors/nl.h"
 #include "build.h"
-#include "collectors/tc_parse.h"
 #include "lib/clock.h"
 #ifdef HAVE_SNMP
 #include "agent/snmp/subagent.h"

@@ -37,12 +37,10 @@
 #include <string.h>
 
 #include "collectors/agg.h"
-#include "collectors/tc_parse.h"
+#include "collectors/names.h"
 #include "lib/clock.h"
 #include "lib/grow.h"
 #include "lib/hash.h"
-
-_Static_assert(sizeof(struct tcx_row_id) % 8 == 0, "tcx_row_id is hashed in 8-byte words");
 
 struct member {
 	struct tcx_row_id id;
@@ -100,69 +98,6 @@ struct tcx_agg {
 };
 
 /* ---- identities -------------------------------------------------------------------------- */
-
-static void copy_name(char *dst, size_t size, const char *src)
-{
-	size_t n = strnlen(src, size - 1);
-
-	memcpy(dst, src, n); /* the rest stays zero */
-}
-
-void tcx_row_id_of(const struct tcx_snapshot *s, size_t i, struct tcx_row_id *id)
-{
-	const struct tcx_action *a = &s->actions[i];
-	const struct tcx_filter *f = &s->filters[a->filter];
-	const struct tcx_target *t = &s->targets[f->target];
-
-	memset(id, 0, sizeof(*id));
-	copy_name(id->netns, sizeof(id->netns), t->netns);
-	if (!t->block)
-		copy_name(id->dev, sizeof(id->dev), t->dev);
-	copy_name(id->parent, sizeof(id->parent), t->parent_name);
-	copy_name(id->kind, sizeof(id->kind), tcx_kind_name(s, f->kind));
-	copy_name(id->action, sizeof(id->action), tcx_kind_name(s, a->kind));
-	id->block = t->block;
-	id->chain = f->chain;
-	id->handle = f->handle;
-	id->pref = f->pref;
-	id->protocol = f->protocol;
-	id->order = a->order;
-	id->cookie_len = a->cookie_len;
-	memcpy(id->cookie, a->cookie, a->cookie_len);
-}
-
-void tcx_counters_of(const struct tcx_action *a, struct tcx_counters *c)
-{
-	c->v[TCX_CTR_BYTES] = a->bytes;
-	c->v[TCX_CTR_PACKETS] = a->packets;
-	c->v[TCX_CTR_HW_BYTES] = a->hw_bytes;
-	c->v[TCX_CTR_HW_PACKETS] = a->hw_packets;
-	c->v[TCX_CTR_DROPS] = a->drops;
-	c->v[TCX_CTR_OVERLIMITS] = a->overlimits;
-}
-
-int tcx_finals_add(struct tcx_finals **fs, const struct tcx_snapshot *s, size_t i)
-{
-	struct tcx_final *f;
-
-	if (!*fs && !(*fs = calloc(1, sizeof(**fs))))
-		return -1;
-	if (tcx_grow(&(*fs)->f, &(*fs)->cap, (*fs)->n + 1, sizeof(*(*fs)->f), 16) < 0)
-		return -1;
-	f = &(*fs)->f[(*fs)->n++];
-	tcx_row_id_of(s, i, &f->id);
-	tcx_counters_of(&s->actions[i], &f->c);
-	f->index = s->actions[i].index;
-	return 0;
-}
-
-void tcx_finals_free(struct tcx_finals *fs)
-{
-	if (!fs)
-		return;
-	free(fs->f);
-	free(fs);
-}
 
 /* The value of built-in label b of a row, as the row's own label has it
  * ("" where the row has no such label); tmp holds 64 bytes. */
@@ -316,7 +251,7 @@ static struct member *member_find(const struct tcx_agg *a, const struct tcx_row_
 		if (a->mi.slot[k].check != (uint32_t)(h >> 32))
 			continue;
 		m = &a->m[a->mi.slot[k].pos - 1];
-		if (m->hash == h && !memcmp(&m->id, id, sizeof(*id)))
+		if (m->hash == h && tcx_row_id_equal(&m->id, id))
 			return m;
 	}
 	return NULL;
@@ -362,33 +297,31 @@ static void retire(struct tcx_agg *a, struct member *m, unsigned c, uint64_t fro
  * final has taken their place. */
 static void unpend(struct tcx_agg *a, struct member *m, int keep)
 {
-	for (unsigned c = 0; keep && m->pending && c < TCX_CTR__MAX; c++)
+	for (unsigned c = 0; keep && m->pending && c < TCX_ACT_CTR__MAX; c++)
 		a->g[m->agg].base.v[c] += m->pend.v[c];
 	memset(&m->pend, 0, sizeof(m->pend));
 	m->pending = 0;
 }
 
 /* A member seen in a pass with counters v, action index `index` and
- * aggregate agg. Another action under its identity (a new action index, in
- * full dumps; or bytes or packets lower) puts what the old one counted in
- * `pending`; another counter lower alone is a reset of that counter. */
+ * aggregate agg. Another action under its identity (tcx_action_replaced())
+ * puts what the old one counted in `pending`; another counter lower alone
+ * is a reset of that counter. */
 static void member_see(struct tcx_agg *a, struct member *m, const struct tcx_counters *v,
                        uint32_t index, uint32_t agg)
 {
-	int replaced = !m->fresh && ((index && m->index && index != m->index) ||
-	                             v->v[TCX_CTR_BYTES] < m->last.v[TCX_CTR_BYTES] ||
-	                             v->v[TCX_CTR_PACKETS] < m->last.v[TCX_CTR_PACKETS]);
+	int replaced = !m->fresh && tcx_action_replaced(m->last.v, m->index, v->v, index);
 
 	if (replaced) {
 		unpend(a, m, 1); /* not left by the finals: cannot be pending still */
-		for (unsigned c = 0; c < TCX_CTR__MAX; c++) {
+		for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++) {
 			m->pend.v[c] = m->last.v[c] - m->offset.v[c];
 			m->last.v[c] = m->offset.v[c] = 0;
 		}
 		m->pending = 1;
 	}
 	m->index = index;
-	for (unsigned c = 0; c < TCX_CTR__MAX; c++) {
+	for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++) {
 		uint64_t x = v->v[c];
 
 		if (x < m->last.v[c])
@@ -397,7 +330,7 @@ static void member_see(struct tcx_agg *a, struct member *m, const struct tcx_cou
 	}
 	if (agg != m->agg) { /* moves: counts from here in the new one */
 		unpend(a, m, 1);
-		for (unsigned c = 0; c < TCX_CTR__MAX; c++)
+		for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++)
 			retire(a, m, c, m->last.v[c]);
 	}
 	m->agg = agg;
@@ -436,17 +369,6 @@ void tcx_agg_free(struct tcx_agg *a)
 		return;
 	agg_clear(a);
 	free(a);
-}
-
-void tcx_aggregates_free(struct tcx_aggregates *g)
-{
-	if (!g)
-		return;
-	free(g->value);
-	free(g->text);
-	free(g->c);
-	free(g->created);
-	free(g);
 }
 
 /* The names of cfg's kept user labels, each NUL-terminated, into *buf (made
@@ -536,17 +458,18 @@ static struct tcx_aggregates *publish(struct tcx_agg *a, const struct tcx_config
 		g->created[i] = a->g[i].created;
 	}
 	for (size_t i = 0; i < a->n_m; i++)
-		for (unsigned c = 0; c < TCX_CTR__MAX; c++)
+		for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++)
 			g->c[a->m[i].agg].v[c] +=
 			        a->m[i].pend.v[c] + a->m[i].last.v[c] - a->m[i].offset.v[c];
 	for (size_t i = 0; i < a->n_g; i++)
-		for (unsigned c = 0; c < TCX_CTR__MAX; c++) {
+		for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++) {
 			if (g->c[i].v[c] < a->g[i].shown.v[c])
 				g->c[i].v[c] = a->g[i].shown.v[c];
 			a->g[i].shown.v[c] = g->c[i].v[c];
 		}
-	for (size_t i = 0; i < a->n_g && !g->has_hw; i++)
-		g->has_hw = g->c[i].v[TCX_CTR_HW_BYTES] || g->c[i].v[TCX_CTR_HW_PACKETS];
+	for (size_t i = 0; i < a->n_g; i++)
+		for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++)
+			g->nonzero |= (uint32_t)(g->c[i].v[c] != 0) << c;
 	return g;
 }
 
@@ -599,7 +522,7 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 
 		unpend(a, m, 1);
 		if (m->gone) {
-			for (unsigned c = 0; c < TCX_CTR__MAX; c++)
+			for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++)
 				retire(a, m, c, 0);
 			continue;
 		}
@@ -648,11 +571,11 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 				set_agg[ac->labels] = agg;
 		}
 		if (a->sum_only) { /* no members: the row as it is */
-			for (unsigned c = 0; c < TCX_CTR__MAX; c++)
+			for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++)
 				a->g[agg].base.v[c] += v.v[c];
 			continue;
 		}
-		h = tcx_hash_bytes(0, &id, sizeof(id));
+		h = tcx_row_id_hash(&id);
 		m = member_find(a, &id, h);
 		if (m && m->seen)
 			continue; /* the same identity twice (two targets overlap): once */
@@ -711,7 +634,7 @@ int tcx_agg_sum(struct tcx_snapshot *s)
 int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_row_id *id,
                        const struct tcx_counters *final, uint32_t index)
 {
-	uint64_t h = tcx_hash_bytes(0, id, sizeof(*id));
+	uint64_t h = tcx_row_id_hash(id);
 	struct member *m;
 	int64_t agg;
 
@@ -737,7 +660,7 @@ int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_row_id *id,
 		if (agg < 0)
 			return -1;
 	}
-	for (unsigned c = 0; c < TCX_CTR__MAX; c++)
+	for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++)
 		a->g[agg].base.v[c] += final->v[c];
 	if (!m)
 		return 0;
@@ -747,7 +670,7 @@ int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_row_id *id,
 	if (m->pending) {
 		unpend(a, m, 0);
 	} else if (!m->fresh && !(index && m->index && index != m->index)) {
-		for (unsigned c = 0; c < TCX_CTR__MAX; c++) {
+		for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++) {
 			/* What it counted before it moved in stays where it is. */
 			uint64_t before =
 			        m->offset.v[c] < final->v[c] ? m->offset.v[c] : final->v[c];

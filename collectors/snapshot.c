@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectors/agg.h"
+#include "collectors/names.h"
 #include "collectors/snapshot.h"
 #include "lib/grow.h"
 #include "lib/hash.h"
@@ -72,6 +73,37 @@ struct tcx_action *tcx_snapshot_add_action(struct tcx_snapshot *s)
 	ADD_ROW(s, actions, n_actions, cap_actions, 256);
 }
 
+void tcx_target_init(struct tcx_target *t, const char *netns, const char *dev, uint32_t ifindex,
+                     uint32_t block, uint32_t parent)
+{
+	snprintf(t->netns, sizeof(t->netns), "%s", netns);
+	snprintf(t->dev, sizeof(t->dev), "%s", dev);
+	t->ifindex = ifindex;
+	t->block = block;
+	t->parent = parent;
+	if (block)
+		snprintf(t->parent_name, sizeof(t->parent_name), "block");
+	else
+		tcx_format_parent(parent, t->parent_name, sizeof(t->parent_name));
+	t->ok = 1;
+}
+
+const char *tcx_describe_target(const struct tcx_target *t, int with_netns, char *out,
+                                size_t outlen)
+{
+	int n;
+
+	if (t->block)
+		n = snprintf(out, outlen, "block %u", t->block);
+	else if (t->dev[0])
+		n = snprintf(out, outlen, "dev %s parent %s", t->dev, t->parent_name);
+	else
+		n = snprintf(out, outlen, "all");
+	if (with_netns && t->netns[0] && n >= 0 && (size_t)n < outlen)
+		snprintf(out + n, outlen - (size_t)n, " netns %s", t->netns);
+	return out;
+}
+
 int tcx_snapshot_kind(struct tcx_snapshot *s, const char *kind)
 {
 	/* Dumps repeat the same one or two kinds: try the last two first. */
@@ -120,6 +152,8 @@ void tcx_snapshot_seal(struct tcx_snapshot *s)
 		s->cap_actions = s->n_actions;
 	}
 }
+
+_Static_assert(sizeof(struct tcx_row_id) % 8 == 0, "tcx_row_id is hashed in 8-byte words");
 
 /* ---- series identity ---------------------------------------------------------------- */
 
@@ -204,12 +238,9 @@ int tcx_snapshot_merge(struct tcx_snapshot *s)
 		for (; at.slot[k]; k = (k + 1) & at.mask) {
 			first = &s->actions[at.slot[k] - 1];
 			if (same_action(first, canon[first->filter], a, fa)) {
-				first->bytes += a->bytes;
-				first->packets += a->packets;
-				first->hw_bytes += a->hw_bytes;
-				first->hw_packets += a->hw_packets;
-				first->drops += a->drops;
-				first->overlimits += a->overlimits;
+				for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++)
+					first->c[c] = tcx_counter_add(&tcx_action_counters.def[c],
+					                              first->c[c], a->c[c]);
 				a->merged = 1;
 				s->merged_actions++;
 				break;
@@ -228,6 +259,71 @@ out:
 	free(at.slot);
 	free(canon);
 	return ret;
+}
+
+/* A name into a zeroed field of size bytes, cut to size - 1. */
+static void copy_name(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n); /* the rest stays zero */
+}
+
+void tcx_row_id_of(const struct tcx_snapshot *s, size_t i, struct tcx_row_id *id)
+{
+	const struct tcx_action *a = &s->actions[i];
+	const struct tcx_filter *f = &s->filters[a->filter];
+	const struct tcx_target *t = &s->targets[f->target];
+
+	memset(id, 0, sizeof(*id));
+	copy_name(id->netns, sizeof(id->netns), t->netns);
+	if (!t->block)
+		copy_name(id->dev, sizeof(id->dev), t->dev);
+	copy_name(id->parent, sizeof(id->parent), t->parent_name);
+	copy_name(id->kind, sizeof(id->kind), tcx_kind_name(s, f->kind));
+	copy_name(id->action, sizeof(id->action), tcx_kind_name(s, a->kind));
+	id->block = t->block;
+	id->chain = f->chain;
+	id->handle = f->handle;
+	id->pref = f->pref;
+	id->protocol = f->protocol;
+	id->order = a->order;
+	id->cookie_len = a->cookie_len;
+	memcpy(id->cookie, a->cookie, a->cookie_len);
+}
+
+int tcx_finals_add(struct tcx_finals **fs, const struct tcx_snapshot *s, size_t i)
+{
+	struct tcx_final *f;
+
+	if (!*fs && !(*fs = calloc(1, sizeof(**fs))))
+		return -1;
+	if (tcx_grow(&(*fs)->f, &(*fs)->cap, (*fs)->n + 1, sizeof(*(*fs)->f), 16) < 0)
+		return -1;
+	f = &(*fs)->f[(*fs)->n++];
+	tcx_row_id_of(s, i, &f->id);
+	tcx_counters_of(&s->actions[i], &f->c);
+	f->index = s->actions[i].index;
+	return 0;
+}
+
+void tcx_finals_free(struct tcx_finals *fs)
+{
+	if (!fs)
+		return;
+	free(fs->f);
+	free(fs);
+}
+
+void tcx_aggregates_free(struct tcx_aggregates *g)
+{
+	if (!g)
+		return;
+	free(g->value);
+	free(g->text);
+	free(g->c);
+	free(g->created);
+	free(g);
 }
 
 /* ---- label sets ------------------------------------------------------------------------ */

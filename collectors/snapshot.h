@@ -7,9 +7,12 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
+#include "collectors/counters.h"
 #include "config/config.h"
+#include "lib/hash.h"
 
 #define TCX_KIND_MAX  16 /* IFNAMSIZ: kinds are short kernel strings */
 #define TCX_MAX_KINDS 255
@@ -70,9 +73,7 @@ struct tcx_action {
 	uint8_t drop;    /* dropped by `unmapped: drop` */
 	uint8_t merged;  /* added to an earlier action of the same identity: not shown */
 	uint32_t labels; /* its label set, set by tcx_snapshot_classify() */
-	uint64_t bytes, packets;
-	uint64_t hw_bytes, hw_packets;
-	uint32_t drops, overlimits;
+	uint64_t c[TCX_ACT_CTR__MAX]; /* its counters (tcx_action_counters) */
 };
 
 /* Why a netlink message or target failed, counted by cause. */
@@ -159,10 +160,23 @@ void tcx_snapshot_unref(struct tcx_snapshot *s);
 struct tcx_target *tcx_snapshot_add_target(struct tcx_snapshot *s);
 struct tcx_filter *tcx_snapshot_add_filter(struct tcx_snapshot *s);
 struct tcx_action *tcx_snapshot_add_action(struct tcx_snapshot *s);
+/* Fill the identity of a dump unit (a device parent, or a shared block when
+ * block is not 0) and mark it collected: the collector's targets and those
+ * of deletion notifications (notify.c) are made alike. */
+void tcx_target_init(struct tcx_target *t, const char *netns, const char *dev, uint32_t ifindex,
+                     uint32_t block, uint32_t parent);
+/* A target for people (log lines, the landing page): "block 22", "dev eth0
+ * parent ingress" or "all", then " netns NAME" when with_netns and it has
+ * one. Returns out; TCX_TARGET_DESC_MAX holds any target. */
+#define TCX_TARGET_DESC_MAX 128
+const char *tcx_describe_target(const struct tcx_target *t, int with_netns, char *out,
+                                size_t outlen);
 /* Intern a kind string; returns its index, or -1 when the table is full. */
 int tcx_snapshot_kind(struct tcx_snapshot *s, const char *kind);
 /* Drop the rows added after the given marks (a failed target keeps none). */
 void tcx_snapshot_truncate(struct tcx_snapshot *s, size_t n_filters, size_t n_actions);
+/* ---- row identity ---------------------------------------------------------------- */
+
 /* Series identity. A filter is identified by its target, chain, protocol,
  * pref, kind and handle: the labels of tc_filter_flags_info. An action by
  * its filter's identity, its order, its kind and its cookie: the labels of
@@ -171,9 +185,108 @@ void tcx_snapshot_truncate(struct tcx_snapshot *s, size_t n_filters, size_t n_ac
  * tcx_snapshot_merge() keeps the first row of each identity and adds the
  * counters of the others to it (u32 gives every filter past the 4095th of a
  * hash table the same handle, 800::fff), counting them in merged_filters and
- * merged_actions. Call it once the rows are complete. Returns 0, or -1 when
- * out of memory (then nothing is merged, and the snapshot is incomplete). */
+ * merged_actions. Within one snapshot, it compares targets and kinds by
+ * their index (two targets are two dump units, even where they print
+ * alike). Call it once the rows are complete. Returns 0, or -1 when out of
+ * memory (then nothing is merged, and the snapshot is incomplete). */
 int tcx_snapshot_merge(struct tcx_snapshot *s);
+
+/* An action row's identity by value, as its labels say it: what outlives
+ * the snapshot (indices into its tables do not), for aggregation members,
+ * the final rows of deleted filters and SNMP rows. Zero it before filling
+ * it in: ids are compared and hashed as bytes. */
+struct tcx_row_id {
+	char netns[64];
+	char dev[IFNAMSIZ];        /* "" for a block */
+	char parent[24];           /* as the parent label: "ingress", "1:", "block" */
+	char kind[TCX_KIND_MAX];   /* classifier */
+	char action[TCX_KIND_MAX]; /* action kind */
+	uint32_t block, chain, handle;
+	uint16_t pref, protocol, order;
+	uint8_t cookie_len;
+	uint8_t cookie[TCX_COOKIE_MAX];
+	uint8_t pad[5]; /* zero: the size is a multiple of 8 */
+};
+
+/* The identity of action row i of s. */
+void tcx_row_id_of(const struct tcx_snapshot *s, size_t i, struct tcx_row_id *id);
+
+static inline uint64_t tcx_row_id_hash(const struct tcx_row_id *id)
+{
+	return tcx_hash_bytes(0, id, sizeof(*id));
+}
+
+static inline int tcx_row_id_equal(const struct tcx_row_id *a, const struct tcx_row_id *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+/* An action row's counters by value, indexed as tcx_action_counters. */
+struct tcx_counters {
+	uint64_t v[TCX_ACT_CTR__MAX];
+};
+
+static inline void tcx_counters_of(const struct tcx_action *a, struct tcx_counters *c)
+{
+	memcpy(c->v, a->c, sizeof(c->v));
+}
+
+/* Is the action seen now (counters now, action index `index`) another
+ * action than the one seen last under its identity (was, was_index)? Its
+ * action index changed (both known: full dumps), or a counter that only
+ * grows went down (bytes, packets): `tc filter replace`, or a filter made
+ * again. Another counter that goes down alone was reset, the action is the
+ * same. */
+static inline int tcx_action_replaced(const uint64_t *was, uint32_t was_index, const uint64_t *now,
+                                      uint32_t index)
+{
+	return (index && was_index && index != was_index) ||
+	       tcx_counters_replaced(&tcx_action_counters, was, now);
+}
+
+/* The final rows of deleted filters that a pass drained (s->finals), by
+ * value: identity, counters and action index (0 when unknown). */
+struct tcx_final {
+	struct tcx_row_id id;
+	struct tcx_counters c;
+	uint32_t index;
+};
+
+struct tcx_finals {
+	struct tcx_final *f;
+	size_t n, cap;
+};
+
+/* Append action row i of s (a drained snapshot) to *fs, made when NULL.
+ * Returns 0, or -1 when out of memory. */
+int tcx_finals_add(struct tcx_finals **fs, const struct tcx_snapshot *s, size_t i);
+void tcx_finals_free(struct tcx_finals *fs);
+
+/* With `aggregate`: one snapshot's aggregates (collectors/agg.h makes
+ * them), immutable: what the renderers read. */
+struct tcx_aggregates {
+	size_t n;        /* aggregates */
+	size_t n_labels; /* kept labels, each aggregate has a value for each */
+	/* The kept labels in output order: the built-in ones first (in the
+	 * order of enum tcx_builtin_label), then the user ones. */
+	const char *names[TCX_BL__MAX + TCX_MAX_LABELS];
+	/* The label is left out of an aggregate whose value is empty (device
+	 * and parent for a block, block for a device, netns outside one), as
+	 * the same labels are on the rows. */
+	uint8_t optional[TCX_BL__MAX + TCX_MAX_LABELS];
+	uint32_t *value; /* n * n_labels offsets into text */
+	char *text;
+	struct tcx_counters *c; /* n */
+	double *created;        /* n: when it first appeared in this process (Unix time) */
+	uint32_t nonzero;       /* bit k: some aggregate has counter k not 0 */
+};
+
+static inline const char *tcx_aggregate_value(const struct tcx_aggregates *g, size_t i, size_t k)
+{
+	return g->text + g->value[i * g->n_labels + k];
+}
+
+void tcx_aggregates_free(struct tcx_aggregates *g);
 
 /* Is the action row shown (neither dropped by policy nor merged)? */
 static inline int tcx_action_shown(const struct tcx_action *a)

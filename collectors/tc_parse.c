@@ -293,51 +293,55 @@ static const struct act_info *act_lookup(const char *kind)
 
 /* ---- action statistics (TCA_ACT_STATS) -------------------------------------- */
 
+/* A row's counters, each read from its source in table t. */
 struct stats_ctx {
-	struct tcx_action *act;
+	const struct tcx_counter_table *t;
+	uint64_t *c;   /* the row's counters, indexed as t */
 	uint16_t prev; /* type of the previous attribute, for PKT64 */
 };
 
 static int stats_cb(const struct nlattr *a, void *data, struct perr *pe)
 {
 	struct stats_ctx *sc = data;
-	struct gnet_stats_basic b;
-	struct gnet_stats_queue q;
-	uint64_t pkt64 = 0;
 	uint16_t t = attr_type(a);
+	uint8_t st[32]; /* the attribute's struct, zero-filled past a short payload */
+	int pkt64 = 0;
 
-	switch (t) {
-	case TCA_STATS_BASIC:
-		attr_struct(a, &b, sizeof(b));
-		sc->act->bytes = b.bytes;
-		sc->act->packets = b.packets;
-		break;
-	case TCA_STATS_BASIC_HW:
-		attr_struct(a, &b, sizeof(b));
-		sc->act->hw_bytes = b.bytes;
-		sc->act->hw_packets = b.packets;
-		break;
-	case TCA_STATS_PKT64:
+	if (t == TCA_STATS_PKT64) {
 		/* Emitted after BASIC and after BASIC_HW when packets > U32_MAX. */
-		if (attr_u64(a, "TCA_STATS_PKT64", &pkt64, pe) < 0)
+		uint64_t v = 0;
+
+		if (attr_u64(a, "TCA_STATS_PKT64", &v, pe) < 0)
 			return -1;
-		if (sc->prev == TCA_STATS_BASIC)
-			sc->act->packets = pkt64;
-		else if (sc->prev == TCA_STATS_BASIC_HW)
-			sc->act->hw_packets = pkt64;
-		else
+		for (unsigned k = 0; k < sc->t->n; k++)
+			if (sc->t->def[k].src.pkt64 && sc->t->def[k].src.attr == sc->prev) {
+				sc->c[k] = v;
+				pkt64 = 1;
+			}
+		if (!pkt64)
 			return fail(pe,
 			            "TCA_STATS_PKT64 follows attribute %u, not a basic stats "
 			            "attribute",
 			            sc->prev);
-		break;
-	case TCA_STATS_QUEUE:
-		attr_struct(a, &q, sizeof(q));
-		sc->act->drops = q.drops;
-		sc->act->overlimits = q.overlimits;
-		break;
-	default: /* rate estimators, pad, app, future attributes */
-		break;
+	} else {
+		/* rate estimators, pad, app, future attributes: no counter */
+		int copied = 0;
+
+		for (unsigned k = 0; k < sc->t->n; k++) {
+			const struct tcx_counter_src *src = &sc->t->def[k].src;
+			uint32_t v32;
+
+			if (src->attr != t || src->offset + src->size > sizeof(st))
+				continue;
+			if (!copied++)
+				attr_struct(a, st, sizeof(st));
+			if (src->size == 8) {
+				memcpy(&sc->c[k], st + src->offset, 8);
+			} else {
+				memcpy(&v32, st + src->offset, 4);
+				sc->c[k] = v32;
+			}
+		}
 	}
 	sc->prev = t;
 	return 0;
@@ -418,7 +422,7 @@ static int action_cb(const struct nlattr *nest, void *data, struct perr *pe)
 			return -1;
 	}
 	if (stats) {
-		struct stats_ctx sc = {.act = act};
+		struct stats_ctx sc = {.t = &tcx_action_counters, .c = act->c};
 
 		if (attr_nested(stats, "TCA_ACT_STATS", stats_cb, &sc, pe) < 0)
 			return -1;
@@ -649,136 +653,4 @@ int tcx_parse_status(const struct nlmsghdr *nlh, int *status, char *msg, size_t 
 	/* A malformed ack TLV list loses only the message text. */
 	attr_walk((const char *)nlh + off, nlh->nlmsg_len - off, "ext ack", extack_cb, &out, &pe);
 	return 0;
-}
-
-/* ---- formatting ------------------------------------------------------------------------ */
-
-/* Lower-case hex without leading zeros; returns the length. */
-static size_t put_hex(char *out, uint32_t v)
-{
-	static const char hexd[] = "0123456789abcdef";
-	char tmp[8];
-	size_t n = 0, i = 0;
-
-	do {
-		tmp[n++] = hexd[v & 15];
-		v >>= 4;
-	} while (v);
-	while (n)
-		out[i++] = tmp[--n];
-	return i;
-}
-
-void tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t outlen)
-{
-	char b[32];
-	size_t n = 0;
-
-	if (kind[0] == 'u' && strcmp(kind, "u32") == 0) {
-		/* As iproute2 prints u32 handles: htid:hash:node, empty parts
-		 * left out ("800:", "800::800"). */
-		uint32_t htid = handle >> 20, hash = (handle >> 12) & 0xff, node = handle & 0xfff;
-
-		if (!handle) {
-			memcpy(b, "none", 4);
-			n = 4;
-		}
-		if (htid) {
-			n += put_hex(b + n, htid);
-			b[n++] = ':';
-		}
-		if (hash)
-			n += put_hex(b + n, hash);
-		if (node) {
-			b[n++] = ':';
-			n += put_hex(b + n, node);
-		}
-	} else {
-		b[n++] = '0';
-		b[n++] = 'x';
-		n += put_hex(b + n, handle);
-	}
-	if (!outlen)
-		return;
-	if (n >= outlen)
-		n = outlen - 1;
-	memcpy(out, b, n);
-	out[n] = '\0';
-}
-
-void tcx_format_parent(uint32_t parent, char *out, size_t outlen)
-{
-	switch (parent) {
-	case 0:
-		snprintf(out, outlen, "root");
-		return;
-	case TC_H_ROOT:
-		snprintf(out, outlen, "root");
-		return;
-	case TCX_PARENT_INGRESS:
-	case TC_H_INGRESS:
-		snprintf(out, outlen, "ingress");
-		return;
-	case TCX_PARENT_EGRESS:
-		snprintf(out, outlen, "egress");
-		return;
-	default:
-		break;
-	}
-	if (TC_H_MIN(parent))
-		snprintf(out, outlen, "%x:%x", TC_H_MAJ(parent) >> 16, TC_H_MIN(parent));
-	else
-		snprintf(out, outlen, "%x:", TC_H_MAJ(parent) >> 16);
-}
-
-void tcx_target_init(struct tcx_target *t, const char *netns, const char *dev, uint32_t ifindex,
-                     uint32_t block, uint32_t parent)
-{
-	snprintf(t->netns, sizeof(t->netns), "%s", netns);
-	snprintf(t->dev, sizeof(t->dev), "%s", dev);
-	t->ifindex = ifindex;
-	t->block = block;
-	t->parent = parent;
-	if (block)
-		snprintf(t->parent_name, sizeof(t->parent_name), "block");
-	else
-		tcx_format_parent(parent, t->parent_name, sizeof(t->parent_name));
-	t->ok = 1;
-}
-
-const char *tcx_describe_target(const struct tcx_target *t, int with_netns, char *out,
-                                size_t outlen)
-{
-	int n;
-
-	if (t->block)
-		n = snprintf(out, outlen, "block %u", t->block);
-	else if (t->dev[0])
-		n = snprintf(out, outlen, "dev %s parent %s", t->dev, t->parent_name);
-	else
-		n = snprintf(out, outlen, "all");
-	if (with_netns && t->netns[0] && n >= 0 && (size_t)n < outlen)
-		snprintf(out + n, outlen - (size_t)n, " netns %s", t->netns);
-	return out;
-}
-
-/* The names iproute2 prints (lib/ll_proto.c), for the common protocols. */
-static const struct {
-	uint16_t id;
-	const char *name;
-} proto_names[] = {
-        {0x0001, "802_3"},   {0x0002, "ax25"},    {0x0003, "all"},      {0x0004, "802_2"},
-        {0x0060, "loop"},    {0x0800, "ip"},      {0x0805, "x25"},      {0x0806, "arp"},
-        {0x8035, "rarp"},    {0x809b, "atalk"},   {0x8100, "802.1Q"},   {0x86dd, "ipv6"},
-        {0x8847, "mpls_uc"}, {0x8848, "mpls_mc"}, {0x8863, "ppp_disc"}, {0x8864, "ppp_ses"},
-        {0x88a8, "802.1ad"}, {0x88cc, "LLDP"},    {0x6558, "teb"},
-};
-
-const char *tcx_protocol_name(uint16_t proto, char *buf, size_t buflen)
-{
-	for (size_t i = 0; i < sizeof(proto_names) / sizeof(proto_names[0]); i++)
-		if (proto_names[i].id == proto)
-			return proto_names[i].name;
-	snprintf(buf, buflen, "0x%04x", proto);
-	return buf;
 }

@@ -61,20 +61,4 @@ int tcx_parse_link(const struct nlmsghdr *nlh, uint32_t *ifindex, char name[IFNA
 #define TCX_MAX_ERRNO 4095 /* the kernel's MAX_ERRNO */
 int tcx_parse_status(const struct nlmsghdr *nlh, int *status, char *msg, size_t msglen);
 
-/* Formatting helpers, shared with the renderers and tests. */
-void tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t outlen);
-void tcx_format_parent(uint32_t parent, char *out, size_t outlen);
-/* Fill the identity of a dump unit (a device parent, or a shared block when
- * block is not 0) and mark it collected: the collector's targets and those
- * of deletion notifications (notify.c) are made alike. */
-void tcx_target_init(struct tcx_target *t, const char *netns, const char *dev, uint32_t ifindex,
-                     uint32_t block, uint32_t parent);
-/* A target for people (log lines, the landing page): "block 22", "dev eth0
- * parent ingress" or "all", then " netns NAME" when with_netns and it has
- * one. Returns out; TCX_TARGET_DESC_MAX holds any target. */
-#define TCX_TARGET_DESC_MAX 128
-const char *tcx_describe_target(const struct tcx_target *t, int with_netns, char *out,
-                                size_t outlen);
-const char *tcx_protocol_name(uint16_t proto, char *buf, size_t buflen);
-
 #endif

@@ -1465,10 +1465,15 @@ static void resolve_aggregate(struct ctx *c)
 	}
 }
 
-/* on or off (true/false, yes/no), or auto where allowed. */
-static int family_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, int auto_ok,
-                        enum tcx_family_mode *out)
+/* A `families:` switch (collectors/counters.h): on or off (true/false,
+ * yes/no), or auto where its default is. */
+static int family_value(struct tcx_yaml *y, const void *row, void *obj, tcx_ynode_t *k,
+                        tcx_ynode_t *v)
 {
+	const struct tcx_family_switch *sw = row;
+	struct ctx *c = (struct ctx *)y;
+	int auto_ok = sw->dflt == TCX_FAM_AUTO;
+	enum tcx_family_mode *out = &c->cfg->families.mode[sw - tcx_family_switches];
 	const char *s;
 
 	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
@@ -1490,37 +1495,15 @@ static int family_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, int auto_
 	return 0;
 }
 
-static int fam_hw(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-{
-	return family_value(c, k, v, 1, &c->cfg->families.hw);
-}
-
-static int fam_flags(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-{
-	return family_value(c, k, v, 0, &c->cfg->families.flags);
-}
-
-static int fam_drops(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-{
-	return family_value(c, k, v, 0, &c->cfg->families.drops);
-}
-
-static int fam_overlimits(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-{
-	return family_value(c, k, v, 0, &c->cfg->families.overlimits);
-}
-
-static const struct key_handler families_keys[] = {
-        {"hw", fam_hw},
-        {"flags", fam_flags},
-        {"drops", fam_drops},
-        {"overlimits", fam_overlimits},
-};
-
+/* Its keys are the switches the counter tables declare. */
 static int top_families(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	return section(c, k, v, families_keys, sizeof(families_keys) / sizeof(families_keys[0]),
-	               " in families");
+	const struct tcx_yaml_keys keys = {&tcx_family_switches[1], TCX_SW__MAX - 1,
+	                                   sizeof(tcx_family_switches[0]), family_value, NULL};
+
+	if (tcx_yaml_expect(&c->y, k, v, YAML_MAPPING_NODE))
+		return -1;
+	return tcx_yaml_walk(&c->y, v, &keys, " in families", NULL);
 }
 
 static int top_max_series(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "collectors/counters.h"
 #include "config/errfn.h"
 #include "lib/arena.h"
 
@@ -137,17 +138,9 @@ struct tcx_aggregate_cfg {
 	uint32_t user;    /* bit i: labels[i] is kept */
 };
 
-/* The `families:` section. DEFAULT is what a key left out means. */
-enum tcx_family_mode {
-	TCX_FAM_DEFAULT = 0,
-	TCX_FAM_ON,
-	TCX_FAM_OFF,
-	TCX_FAM_AUTO, /* hw only: while some row has hardware counters or in_hw */
-};
+/* The `families:` section: each switch as set (collectors/counters.h). */
 struct tcx_families_cfg {
-	enum tcx_family_mode hw;                /* default auto */
-	enum tcx_family_mode flags;             /* default on, off with `aggregate` */
-	enum tcx_family_mode drops, overlimits; /* default on */
+	enum tcx_family_mode mode[TCX_SW__MAX];
 };
 
 struct tcx_config {

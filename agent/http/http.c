@@ -54,7 +54,6 @@
 #include "agent/log.h"
 #include "agent/render/prom.h"
 #include "build.h"
-#include "collectors/tc_parse.h"
 #include "lib/clock.h"
 
 /* One connection (its socket context). */

@@ -3,9 +3,8 @@
 #include <stdio.h>
 
 #include "agent/render/json.h"
-#include "agent/render/prom.h"
 #include "collectors/agg.h"
-#include "collectors/tc_parse.h"
+#include "collectors/names.h"
 
 static void key(struct tcx_buf *b, const char *k)
 {
@@ -29,8 +28,7 @@ static void kv_u64(struct tcx_buf *b, const char *k, uint64_t v)
 /* With `aggregate`: one object per aggregate, its kept labels and counters. */
 static int render_aggregates(const struct tcx_aggregates *g, struct tcx_buf *b)
 {
-	static const char *const keys[TCX_CTR__MAX] = {"bytes",      "packets", "hw_bytes",
-	                                               "hw_packets", "drops",   "overlimits"};
+	const struct tcx_counter_table *ctr = &tcx_action_counters;
 
 	for (size_t i = 0; i < g->n; i++) {
 		tcx_buf_put(b, "{\"aggregate\":{", 14);
@@ -47,8 +45,8 @@ static int render_aggregates(const struct tcx_aggregates *g, struct tcx_buf *b)
 			tcx_buf_json_string(b, v);
 		}
 		tcx_buf_putc(b, '}');
-		for (unsigned c = 0; c < TCX_CTR__MAX; c++)
-			kv_u64(b, keys[c], g->c[i].v[c]);
+		for (unsigned c = 0; c < ctr->n; c++)
+			kv_u64(b, ctr->def[c].key, g->c[i].v[c]);
 		tcx_buf_put(b, "}\n", 2);
 	}
 	return b->err ? -b->err : 0;
@@ -57,6 +55,7 @@ static int render_aggregates(const struct tcx_aggregates *g, struct tcx_buf *b)
 int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 {
 	const struct tcx_config *cfg = s->cfg;
+	const struct tcx_counter_table *ctr = &tcx_action_counters;
 	char tmp[64], hex[2 * TCX_COOKIE_MAX + 1];
 
 	if (s->aggs)
@@ -108,12 +107,8 @@ int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 			tcx_buf_json_string(b, tcx_labelset_value(s, a->labels, l));
 		}
 		tcx_buf_putc(b, '}');
-		kv_u64(b, "bytes", a->bytes);
-		kv_u64(b, "packets", a->packets);
-		kv_u64(b, "hw_bytes", a->hw_bytes);
-		kv_u64(b, "hw_packets", a->hw_packets);
-		kv_u64(b, "drops", a->drops);
-		kv_u64(b, "overlimits", a->overlimits);
+		for (unsigned c = 0; c < ctr->n; c++)
+			kv_u64(b, ctr->def[c].key, a->c[c]);
 		tcx_buf_put(b, "}\n", 2);
 	}
 	return b->err ? -b->err : 0;

@@ -15,7 +15,7 @@
 #include "agent/selfstats.h"
 #include "collectors/agg.h"
 #include "collectors/collect.h"
-#include "collectors/tc_parse.h"
+#include "collectors/names.h"
 #include "build.h"
 #include "lib/clock.h"
 
@@ -35,26 +35,6 @@ const char *tcx_mode_name(enum tcx_dump_mode m)
 	default:
 		return "none";
 	}
-}
-
-void tcx_flags_string(uint32_t flags, char *out, size_t outlen)
-{
-	static const char *const names[] = {"skip_hw", "skip_sw", "in_hw", "not_in_hw"};
-	size_t n = 0;
-
-	if (!outlen)
-		return;
-	for (unsigned i = 0; i < 4; i++) {
-		size_t len = strlen(names[i]);
-
-		if (!(flags & (1u << i)) || n + len + 2 > outlen)
-			continue;
-		if (n)
-			out[n++] = ',';
-		memcpy(out + n, names[i], len);
-		n += len;
-	}
-	out[n] = '\0';
 }
 
 /* ---- label sets ------------------------------------------------------------------------- */
@@ -106,7 +86,7 @@ static void target_labels(struct tcx_buf *b, const struct tcx_target *t)
  * (handle, then order, action and cookie), the first action of a filter
  * sharing its filter's handle; and the user labels, once per label set. A
  * sample line is then the family's name and three copies. Each action row is
- * written six times, once per counter family; its own labels cost about 90
+ * written once per counter family; its own labels cost about 90
  * bytes, and 20 more for where they are. */
 
 /* Label text is copied in blocks of this many bytes (put_slice()). */
@@ -345,32 +325,42 @@ fail:
 	return NULL;
 }
 
-enum action_field { F_BYTES, F_PACKETS, F_DROPS, F_OVERLIMITS, F_HW_BYTES, F_HW_PACKETS, F__MAX };
-
 /* A render pass: the rows' labels (given, or its own), and what it writes
  * of the row families (tc_action_* and tc_filter_flags_info). */
 struct render {
 	const struct tcx_snapshot *s;
 	const struct tcx_rowlabels *l;
-	struct tcx_rowlabels *own; /* built here: freed with the pass */
-	struct tcx_buf row;        /* scratch for one-off label sets */
-	int on[F__MAX];            /* the tc_action_* families written (`families:`) */
-	int flags_on;              /* tc_filter_flags_info is written */
-	size_t max_rows;           /* action rows (or aggregates) written, the first ones */
-	size_t max_filters;        /* filters written to tc_filter_flags_info */
-	uint64_t series_dropped;   /* series left out past max_series */
+	struct tcx_rowlabels *own;    /* built here: freed with the pass */
+	struct tcx_buf row;           /* scratch for one-off label sets */
+	uint8_t on[TCX_ACT_CTR__MAX]; /* the tc_action_* families written (`families:`) */
+	int flags_on;                 /* tc_filter_flags_info is written */
+	size_t max_rows;              /* action rows (or aggregates) written, the first ones */
+	size_t max_filters;           /* filters written to tc_filter_flags_info */
+	uint64_t series_dropped;      /* series left out past max_series */
 };
 
-/* Does the snapshot have hardware counters, or a filter in hardware? */
-static int has_hw(const struct tcx_snapshot *s)
+/* Is switch sw, set to auto, on: does some row (or aggregate) have a
+ * counter of the switch that is not 0, or (auto_in_hw) a filter in
+ * hardware? */
+static int auto_on(const struct tcx_snapshot *s, enum tcx_switch_id sw)
 {
-	if (s->aggs && s->aggs->has_hw)
+	const struct tcx_counter_table *t = &tcx_action_counters;
+	uint32_t mask = 0;
+
+	for (unsigned k = 0; k < t->n; k++)
+		mask |= (uint32_t)(t->def[k].sw == sw) << k;
+	if (s->aggs && (s->aggs->nonzero & mask))
 		return 1;
-	for (size_t i = 0; i < s->n_actions; i++)
-		if (tcx_action_shown(&s->actions[i]) &&
-		    (s->actions[i].hw_bytes || s->actions[i].hw_packets))
-			return 1;
-	for (size_t i = 0; i < s->n_filters; i++)
+	for (size_t i = 0; mask && i < s->n_actions; i++) {
+		const struct tcx_action *a = &s->actions[i];
+
+		if (!tcx_action_shown(a))
+			continue;
+		for (unsigned k = 0; k < t->n; k++)
+			if ((mask & (1u << k)) && a->c[k])
+				return 1;
+	}
+	for (size_t i = 0; tcx_family_switches[sw].auto_in_hw && i < s->n_filters; i++)
 		if (!s->filters[i].merged && (s->filters[i].flags & TCX_FLAG_IN_HW))
 			return 1;
 	return 0;
@@ -383,21 +373,28 @@ static void plan(struct render *r)
 {
 	const struct tcx_snapshot *s = r->s;
 	const struct tcx_config *cfg = s->cfg;
-	struct tcx_families_cfg fam = {0};
+	const struct tcx_counter_table *t = &tcx_action_counters;
+	int aggregated = s->aggs != NULL;
 	size_t k = 0, rows = 0, filters = 0;
 	uint64_t max = cfg ? cfg->max_series : 0;
+	/* each switch: 1 on, 0 off, -1 auto and not looked at yet */
+	int sw_on[TCX_SW__MAX];
 
-	if (cfg)
-		fam = cfg->families;
-	r->on[F_BYTES] = r->on[F_PACKETS] = 1;
-	r->on[F_DROPS] = fam.drops != TCX_FAM_OFF;
-	r->on[F_OVERLIMITS] = fam.overlimits != TCX_FAM_OFF;
-	/* hw: auto unless set */
-	r->on[F_HW_BYTES] = r->on[F_HW_PACKETS] =
-	        fam.hw == TCX_FAM_ON || (fam.hw != TCX_FAM_OFF && has_hw(s));
-	r->flags_on = fam.flags == TCX_FAM_ON || (fam.flags == TCX_FAM_DEFAULT && !s->aggs);
-	for (unsigned f = 0; f < F__MAX; f++)
-		k += (size_t)r->on[f];
+	for (unsigned sw = 0; sw < TCX_SW__MAX; sw++) {
+		enum tcx_family_mode m = tcx_switch_mode(
+		        sw, cfg ? cfg->families.mode[sw] : TCX_FAM_DEFAULT, aggregated);
+
+		sw_on[sw] = m == TCX_FAM_ON ? 1 : m == TCX_FAM_OFF ? 0 : -1;
+	}
+	for (unsigned c = 0; c < t->n; c++) {
+		enum tcx_switch_id sw = t->def[c].sw;
+
+		if (sw_on[sw] < 0)
+			sw_on[sw] = auto_on(s, sw);
+		r->on[c] = (uint8_t)sw_on[sw];
+		k += r->on[c];
+	}
+	r->flags_on = sw_on[TCX_SW_FLAGS] > 0;
 	if (s->aggs) {
 		rows = s->aggs->n;
 	} else {
@@ -500,51 +497,6 @@ static void sample1(struct render *r, struct tcx_buf *b, const char *name, const
 	sample(b, name, r->row.p, r->row.len, v);
 }
 
-static const struct {
-	const char *name;
-	const char *help;
-} action_families[] = {
-        [F_BYTES] = {"tc_action_bytes_total",
-                     "Bytes that passed through the action (software and hardware)."},
-        [F_PACKETS] = {"tc_action_packets_total",
-                       "Packets that passed through the action (software and hardware)."},
-        [F_DROPS] = {"tc_action_drops_total", "Packets the action dropped."},
-        [F_OVERLIMITS] = {"tc_action_overlimits_total", "Overlimit events of the action."},
-        [F_HW_BYTES] = {"tc_action_hw_bytes_total",
-                        "Bytes counted by hardware offload (a subset of tc_action_bytes_total)."},
-        [F_HW_PACKETS] = {"tc_action_hw_packets_total",
-                          "Packets counted by hardware offload (a subset of "
-                          "tc_action_packets_total)."},
-};
-
-/* Each family's counter (collectors/agg.h). */
-static const enum tcx_counter family_counter[F__MAX] = {
-        [F_BYTES] = TCX_CTR_BYTES,       [F_PACKETS] = TCX_CTR_PACKETS,
-        [F_DROPS] = TCX_CTR_DROPS,       [F_OVERLIMITS] = TCX_CTR_OVERLIMITS,
-        [F_HW_BYTES] = TCX_CTR_HW_BYTES, [F_HW_PACKETS] = TCX_CTR_HW_PACKETS,
-};
-
-static uint64_t action_value(const struct tcx_action *a, enum action_field f)
-{
-	switch (f) {
-	case F_BYTES:
-		return a->bytes;
-	case F_PACKETS:
-		return a->packets;
-	case F_DROPS:
-		return a->drops;
-	case F_OVERLIMITS:
-		return a->overlimits;
-	case F_HW_BYTES:
-		return a->hw_bytes;
-	case F_HW_PACKETS:
-		return a->hw_packets;
-	case F__MAX:
-		break;
-	}
-	return 0;
-}
-
 /* A slice of the label text. */
 struct slice {
 	const char *p;
@@ -612,14 +564,55 @@ static inline void action_slices(const struct render *r, size_t i, struct slice 
 	lb[2] = (struct slice){l->arena.p + l->set_off[set], l->set_off[set + 1] - l->set_off[set]};
 }
 
+/* The end of a sample line: the value and the newline, after "} " (the
+ * line's start is in place, p its end). */
+static inline void put_value(struct tcx_buf *b, char *p, uint64_t v)
+{
+	*p++ = '}';
+	*p++ = ' ';
+	p += tcx_fmt_u64(p, v);
+	*p++ = '\n';
+	b->len = (size_t)(p - b->p);
+}
+
+/* The samples of one family of a counter table: counter k of each row. sl[0]
+ * is the family's name and brace; the rest is theirs. */
+typedef void counter_samples_fn(const struct render *r, int om, const struct tcx_counter_def *d,
+                                unsigned k, struct slice *sl, struct tcx_buf *b);
+
+/* The families of counter table t, in their order of the exposition
+ * (expo), those that are on: each its HELP and TYPE, then its samples. The
+ * table is read per family; samples() writes the rows. */
+static void counter_families(const struct render *r, int om, const struct tcx_counter_table *t,
+                             const uint8_t *on, counter_samples_fn *samples, struct tcx_buf *b)
+{
+	static const char *const types[] = {
+	        [TCX_METRIC_COUNTER] = "counter", [TCX_METRIC_GAUGE] = "gauge"};
+
+	for (unsigned x = 0; x < t->n; x++) {
+		struct slice sl[4]; /* NAME{, then the labels */
+		struct padded_name name;
+		unsigned k = 0;
+
+		while (k < t->n && t->def[k].expo != x)
+			k++;
+		if (k == t->n || !on[k])
+			continue;
+		padded_name(&name, t->def[k].family);
+		sl[0] = name.s;
+		family_header(b, t->def[k].family, types[t->def[k].type], t->def[k].help, om);
+		samples(r, om, &t->def[k], k, sl, b);
+	}
+}
+
 /* With `aggregate`: one series per aggregate, and in OpenMetrics when it
  * first appeared (NAME_created). */
-static void render_aggregates(const struct render *r, int om, unsigned f, struct slice *sl,
-                              struct tcx_buf *b)
+static void aggregate_samples(const struct render *r, int om, const struct tcx_counter_def *d,
+                              unsigned k, struct slice *sl, struct tcx_buf *b)
 {
 	const struct tcx_aggregates *g = r->s->aggs;
 	const struct tcx_rowlabels *l = r->l;
-	const char *name = action_families[f].name;
+	const char *name = d->family;
 	size_t stem = strlen(name) - 6; /* without _total */
 
 	for (size_t i = 0; i < r->max_rows; i++) {
@@ -629,11 +622,7 @@ static void render_aggregates(const struct render *r, int om, unsigned f, struct
 		sl[1] = (struct slice){l->arena.p + l->agg_off[i], l->ts_off[i] - l->agg_off[i]};
 		if (!(p = put_slices(b, sl, 2, 24)))
 			return;
-		*p++ = '}';
-		*p++ = ' ';
-		p += tcx_fmt_u64(p, g->c[i].v[family_counter[f]]);
-		*p++ = '\n';
-		b->len = (size_t)(p - b->p);
+		put_value(b, p, g->c[i].v[k]);
 		if (om) {
 			tcx_buf_put(b, name, stem);
 			tcx_buf_put(b, "_created{", 9);
@@ -645,40 +634,30 @@ static void render_aggregates(const struct render *r, int om, unsigned f, struct
 	}
 }
 
-static void render_actions(const struct render *r, int om, struct tcx_buf *b)
+/* One series per action row shown, the first max_rows. */
+static void action_samples(const struct render *r, int om, const struct tcx_counter_def *d,
+                           unsigned k, struct slice *sl, struct tcx_buf *b)
 {
 	const struct tcx_snapshot *s = r->s;
+	size_t written = 0;
 
-	for (unsigned f = F_BYTES; f < F__MAX; f++) {
-		struct slice sl[4]; /* NAME{, then the labels */
-		struct padded_name name;
-		size_t written = 0;
+	for (size_t i = 0; i < s->n_actions && written < r->max_rows; i++) {
+		char *p;
 
-		if (!r->on[f])
+		if (!tcx_action_shown(&s->actions[i]))
 			continue;
-		padded_name(&name, action_families[f].name);
-		sl[0] = name.s;
-		family_header(b, action_families[f].name, "counter", action_families[f].help, om);
-		if (s->aggs) {
-			render_aggregates(r, om, f, sl, b);
-			continue;
-		}
-		for (size_t i = 0; i < s->n_actions && written < r->max_rows; i++) {
-			char *p;
-
-			if (!tcx_action_shown(&s->actions[i]))
-				continue;
-			written++;
-			action_slices(r, i, sl + 1);
-			if (!(p = put_slices(b, sl, 4, 24)))
-				return;
-			*p++ = '}';
-			*p++ = ' ';
-			p += tcx_fmt_u64(p, action_value(&s->actions[i], f));
-			*p++ = '\n';
-			b->len = (size_t)(p - b->p);
-		}
+		written++;
+		action_slices(r, i, sl + 1);
+		if (!(p = put_slices(b, sl, 4, 24)))
+			return;
+		put_value(b, p, s->actions[i].c[k]);
 	}
+}
+
+static void render_actions(const struct render *r, int om, struct tcx_buf *b)
+{
+	counter_families(r, om, &tcx_action_counters, r->on,
+	                 r->s->aggs ? aggregate_samples : action_samples, b);
 }
 
 /* An upper bound of the output, so that a growing buffer is sized once. */
@@ -692,12 +671,12 @@ static size_t estimate(const struct render *r)
 		struct slice lb[3];
 
 		action_slices(r, i, lb);
-		est += 6 * (48 + lb[0].n + lb[1].n + lb[2].n);
+		est += TCX_ACT_CTR__MAX * (48 + lb[0].n + lb[1].n + lb[2].n);
 	}
 	for (size_t i = 0; i < s->n_filters; i++)
 		est += 160 + l->flt[i].tp_len + l->flt[i].len;
 	for (size_t i = 0; s->aggs && i < s->aggs->n; i++)
-		est += 6 * 2 * (80 + l->agg_off[i + 1] - l->agg_off[i]);
+		est += TCX_ACT_CTR__MAX * 2 * (80 + l->agg_off[i + 1] - l->agg_off[i]);
 	return est;
 }
 

@@ -21,7 +21,5 @@ int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int openmetrics,
                              struct tcx_buf *b);
 
 const char *tcx_mode_name(enum tcx_dump_mode m);
-/* "skip_hw,in_hw" style list of filter flags, "" for none. */
-void tcx_flags_string(uint32_t flags, char *out, size_t outlen);
 
 #endif

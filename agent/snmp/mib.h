@@ -12,7 +12,11 @@
  * check them against it: tcxFooBar is TCX_COL_FOO_BAR (a column),
  * TCX_SCALAR_FOO_BAR (a scalar) or TCX_MIB_FOO_BAR (a subtree);
  * TCX_<TABLE>_MIN_COL/MAX_COL bound a table's accessible columns; an
- * enumeration value name(n) of tcxFooBar is TCX_FOO_BAR_NAME. */
+ * enumeration value name(n) of tcxFooBar is TCX_FOO_BAR_NAME. The columns
+ * of counters are not here but in their counter table (collectors/
+ * counters.h): tcx<Object><Key> is the column snmp_col of the counter of
+ * that key (tcxActionHwBytes: "hw_bytes"), and a table with such columns
+ * has no MAX_COL, its highest column being its own or a counter's. */
 #ifndef TCX_MIB_H
 #define TCX_MIB_H
 
@@ -44,7 +48,9 @@ enum {
 	TCX_LAST_COLLECTION_STATUS_FAILED = 3,
 };
 
-/* Columns of tcxActionEntry, INDEX { tcxActionIndex }. */
+/* Columns of tcxActionEntry, INDEX { tcxActionIndex }; 15 to 20 are the
+ * counters (tcx_action_counters), and the highest column is this table's
+ * or a counter's (agent/snmp.c). */
 enum {
 	TCX_COL_ACTION_INDEX = 1,               /* Unsigned32, not-accessible */
 	TCX_COL_ACTION_NETNS = 2,               /* SnmpAdminString (SIZE(0..63)) */
@@ -60,15 +66,8 @@ enum {
 	TCX_COL_ACTION_ORDER = 12,              /* Unsigned32 (1..32) */
 	TCX_COL_ACTION_KIND = 13,               /* DisplayString (SIZE(0..15)) */
 	TCX_COL_ACTION_COOKIE = 14,             /* OCTET STRING (SIZE(0..16)) */
-	TCX_COL_ACTION_BYTES = 15,              /* Counter64 */
-	TCX_COL_ACTION_PACKETS = 16,            /* Counter64 */
-	TCX_COL_ACTION_HW_BYTES = 17,           /* Counter64 */
-	TCX_COL_ACTION_HW_PACKETS = 18,         /* Counter64 */
-	TCX_COL_ACTION_DROPS = 19,              /* Counter32 */
-	TCX_COL_ACTION_OVERLIMITS = 20,         /* Counter32 */
 	TCX_COL_ACTION_DISCONTINUITY_TIME = 21, /* TimeStamp */
 	TCX_ACTION_MIN_COL = TCX_COL_ACTION_NETNS,
-	TCX_ACTION_MAX_COL = TCX_COL_ACTION_DISCONTINUITY_TIME,
 };
 
 /* Columns of tcxLabelEntry, INDEX { tcxActionIndex, tcxLabelNumber }. */

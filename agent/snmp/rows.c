@@ -5,19 +5,15 @@
 
 #include "agent/snmp/rows.h"
 
-/* One action identity (see tcx_snapshot_merge()): where it is (namespace,
- * device or block, parent) and which action it is (chain, protocol, pref,
- * classifier, handle, order, action kind, cookie). Kinds go by name: the
- * index of a kind differs from one snapshot to the next. */
+/* One action identity (struct tcx_row_id) seen so far, and its index. */
 struct tcx_snmp_id {
-	char *key; /* NULL: empty slot */
-	size_t keylen;
+	struct tcx_row_id id;
 	uint64_t hash;
-	uint32_t index;
 	uint64_t discontinuity;
-	uint32_t act_index; /* the kernel's action index when known, to see replacements */
+	uint64_t c[TCX_ACT_CTR__MAX]; /* its counters when last seen, to see replacements */
+	uint32_t index;
+	uint32_t act_index; /* the kernel's action index when known, likewise */
 	uint32_t generation;
-	uint64_t bytes, packets;
 };
 
 void tcx_snmp_ids_init(struct tcx_snmp_ids *ids)
@@ -28,87 +24,46 @@ void tcx_snmp_ids_init(struct tcx_snmp_ids *ids)
 
 void tcx_snmp_ids_free(struct tcx_snmp_ids *ids)
 {
-	for (size_t i = 0; i < ids->n_slots; i++)
-		free(ids->slots[i].key);
+	free(ids->e);
 	free(ids->slots);
 	memset(ids, 0, sizeof(*ids));
 }
 
-static uint64_t fnv1a(const void *p, size_t n)
-{
-	const unsigned char *s = p;
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	while (n--) {
-		h ^= *s++;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-static size_t make_key(const struct tcx_snapshot *s, const struct tcx_action *a, char *key)
-{
-	const struct tcx_filter *f = &s->filters[a->filter];
-	const struct tcx_target *t = &s->targets[f->target];
-	size_t n = 0, l;
-	uint32_t nums[6] = {t->block,  t->parent, f->chain, (uint32_t)f->protocol << 16 | f->pref,
-	                    f->handle, a->order};
-
-	const char *strs[4] = {t->netns, t->dev, tcx_kind_name(s, f->kind),
-	                       tcx_kind_name(s, a->kind)};
-
-	for (unsigned i = 0; i < 4; i++) {
-		l = strlen(strs[i]) + 1;
-		memcpy(key + n, strs[i], l);
-		n += l;
-	}
-	memcpy(key + n, nums, sizeof(nums));
-	n += sizeof(nums);
-	key[n++] = (char)a->cookie_len;
-	memcpy(key + n, a->cookie, a->cookie_len);
-	return n + a->cookie_len;
-}
-
-#define KEY_MAX (64 + IFNAMSIZ + 2 * TCX_KIND_MAX + 6 * 4 + 1 + TCX_COOKIE_MAX)
-
-static struct tcx_snmp_id *slot_for(struct tcx_snmp_ids *ids, const char *key, size_t len,
-                                    uint64_t h)
+/* The slot of id (hash h) in the index: its entry's, or the empty one it
+ * would take. */
+static uint32_t *slot_for(const struct tcx_snmp_ids *ids, const struct tcx_row_id *id, uint64_t h)
 {
 	size_t mask = ids->n_slots - 1, i = h & mask;
 
 	for (;; i = (i + 1) & mask) {
-		struct tcx_snmp_id *e = &ids->slots[i];
+		uint32_t *slot = &ids->slots[i];
 
-		if (!e->key || (e->hash == h && e->keylen == len && !memcmp(e->key, key, len)))
-			return e;
+		if (!*slot ||
+		    (ids->e[*slot - 1].hash == h && tcx_row_id_equal(&ids->e[*slot - 1].id, id)))
+			return slot;
 	}
 }
 
-/* Rehash into a table of n_slots, keeping entries of the current generation
- * only when prune is set. */
-static int rehash(struct tcx_snmp_ids *ids, size_t n_slots, int prune)
+/* Index the entries anew in n_slots slots, keeping those of the current
+ * generation only when prune is set. */
+static int reindex(struct tcx_snmp_ids *ids, size_t n_slots, int prune)
 {
-	struct tcx_snmp_id *old = ids->slots, *nslots = calloc(n_slots, sizeof(*nslots));
-	size_t old_n = ids->n_slots;
+	uint32_t *slots = calloc(n_slots, sizeof(*slots));
+	size_t kept = 0;
 
-	if (!nslots)
+	if (!slots)
 		return -ENOMEM;
-	ids->slots = nslots;
+	free(ids->slots);
+	ids->slots = slots;
 	ids->n_slots = n_slots;
-	ids->n_used = 0;
-	for (size_t i = 0; i < old_n; i++) {
-		struct tcx_snmp_id *e = &old[i];
-
-		if (!e->key)
+	for (size_t i = 0; i < ids->n; i++) {
+		if (prune && ids->e[i].generation != ids->generation)
 			continue;
-		if (prune && e->generation != ids->generation) {
-			free(e->key);
-			continue;
-		}
-		*slot_for(ids, e->key, e->keylen, e->hash) = *e;
-		ids->n_used++;
+		ids->e[kept] = ids->e[i];
+		*slot_for(ids, &ids->e[kept].id, ids->e[kept].hash) = (uint32_t)kept + 1;
+		kept++;
 	}
-	free(old);
+	ids->n = kept;
 	return 0;
 }
 
@@ -122,7 +77,6 @@ static int cmp_index(const void *a, const void *b)
 int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uint64_t now,
                         const struct tcx_snmp_rows *prev, struct tcx_snmp_rows *out)
 {
-	char key[KEY_MAX];
 	int first = ids->generation == 0;
 
 	memset(out, 0, sizeof(*out));
@@ -133,38 +87,43 @@ int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uin
 	for (size_t i = 0; i < snap->n_actions; i++) {
 		const struct tcx_action *a = &snap->actions[i];
 		struct tcx_snmp_id *e;
-		size_t len;
+		struct tcx_row_id id;
+		uint32_t *slot;
 		uint64_t h;
 
 		if (!tcx_action_shown(a))
 			continue;
-		if ((ids->n_used + 1) * 2 > ids->n_slots &&
-		    rehash(ids, ids->n_slots ? ids->n_slots * 2 : 1024, 0) < 0)
+		if ((ids->n + 1) * 2 > ids->n_slots &&
+		    reindex(ids, ids->n_slots ? ids->n_slots * 2 : 1024, 0) < 0)
 			goto oom;
-		len = make_key(snap, a, key);
-		h = fnv1a(key, len);
-		e = slot_for(ids, key, len, h);
-		if (!e->key) {
-			e->key = malloc(len);
-			if (!e->key)
-				goto oom;
-			memcpy(e->key, key, len);
-			e->keylen = len;
+		tcx_row_id_of(snap, i, &id);
+		h = tcx_row_id_hash(&id);
+		slot = slot_for(ids, &id, h);
+		if (!*slot) {
+			if (ids->n == ids->cap) {
+				size_t cap = ids->cap ? 2 * ids->cap : 1024;
+				void *p = realloc(ids->e, cap * sizeof(*ids->e));
+
+				if (!p)
+					goto oom;
+				ids->e = p;
+				ids->cap = cap;
+			}
+			e = &ids->e[ids->n];
+			*slot = (uint32_t)++ids->n;
+			e->id = id;
 			e->hash = h;
 			e->index = ids->next_index++;
 			/* A row that appears after the first collection starts
 			 * its counters then. */
 			e->discontinuity = first ? 0 : now;
-			ids->n_used++;
-		} else if (e->generation == ids->generation) {
+		} else if ((e = &ids->e[*slot - 1])->generation == ids->generation) {
 			continue; /* the same identity twice: never, once merged */
-		} else if (a->bytes < e->bytes || a->packets < e->packets ||
-		           (a->index && e->act_index && a->index != e->act_index)) {
+		} else if (tcx_action_replaced(e->c, e->act_index, a->c, a->index)) {
 			/* Replaced under the same identity: new counters. */
 			e->discontinuity = now;
 		}
-		e->bytes = a->bytes;
-		e->packets = a->packets;
+		memcpy(e->c, a->c, sizeof(e->c));
 		e->act_index = a->index;
 		e->generation = ids->generation;
 		out->rows[out->n++] =
@@ -173,8 +132,8 @@ int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uin
 	/* Identities gone from a complete snapshot are forgotten; after a failed
 	 * target they are kept, so that its rows keep their indices when it
 	 * comes back. */
-	if (!tcx_snapshot_failed_targets(snap) && ids->n_used > out->n &&
-	    rehash(ids, ids->n_slots, 1) < 0)
+	if (!tcx_snapshot_failed_targets(snap) && ids->n > out->n &&
+	    reindex(ids, ids->n_slots, 1) < 0)
 		goto oom;
 	qsort(out->rows, out->n, sizeof(*out->rows), cmp_index);
 	out->snap = tcx_snapshot_ref(snap);

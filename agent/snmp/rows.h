@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The SNMP view of a snapshot, kept apart from net-snmp so that it can be
- * tested without an agent: stable surrogate indices per action identity,
+ * tested without an agent: stable surrogate indices per action identity
+ * (struct tcx_row_id, collectors/snapshot.h),
  * discontinuity times, and ordered lookups for GET and GETNEXT.
  *
  * Times (a row's last reset, the table's last change, a build) are kept on
@@ -17,11 +18,13 @@
 
 #include "collectors/snapshot.h"
 
-/* Identities seen so far and the indices given to them; lives as long as the
- * agent. An index is never given twice. */
+/* Identities seen so far (struct tcx_row_id) and the indices given to
+ * them; lives as long as the agent. An index is never given twice. */
 struct tcx_snmp_ids {
-	struct tcx_snmp_id *slots; /* open addressing */
-	size_t n_slots, n_used;
+	struct tcx_snmp_id *e; /* the identities */
+	size_t n, cap;
+	uint32_t *slots; /* open addressing: e's position + 1, 0 for none */
+	size_t n_slots;
 	uint32_t next_index; /* the next index to give, starting at 1 */
 	uint32_t generation;
 };

@@ -33,7 +33,7 @@
 #include "agent/snmp/mib.h"
 #include "agent/snmp/subagent.h"
 #include "agent/snmp/rows.h"
-#include "collectors/tc_parse.h"
+#include "collectors/names.h"
 #include "lib/clock.h"
 
 struct tcx_snmp {
@@ -42,6 +42,7 @@ struct tcx_snmp {
 	atomic_int stop;
 	char *socket;
 	int ping_interval;
+	unsigned action_max_col;                    /* tcxActionEntry's highest column */
 	struct tcx_snapshot *(*current)(void *arg); /* a reference to the latest snapshot */
 	void *current_arg;
 	/* owned by the thread */
@@ -212,6 +213,40 @@ static void set_timestamp(struct tcx_snmp *sn, netsnmp_variable_list *v, uint64_
 	set_u32(v, ASN_TIMETICKS, tcx_snmp_timestamp(t, sn->uptime_offset));
 }
 
+/* The counter of table t in column col, of a row's counters c. */
+static void counter_value(const struct tcx_counter_table *t, const uint64_t *c, unsigned col,
+                          netsnmp_variable_list *v)
+{
+	for (unsigned k = 0; k < t->n; k++) {
+		if (t->def[k].snmp_col != col)
+			continue;
+		switch (t->def[k].snmp) {
+		case TCX_SNMP_COUNTER64:
+			set_c64(v, c[k]);
+			break;
+		case TCX_SNMP_COUNTER32:
+			set_u32(v, ASN_COUNTER, (uint32_t)c[k]);
+			break;
+		case TCX_SNMP_GAUGE32:
+			set_u32(v, ASN_GAUGE, c[k] > UINT32_MAX ? UINT32_MAX : (uint32_t)c[k]);
+			break;
+		case TCX_SNMP_NONE:
+			break;
+		}
+		return;
+	}
+}
+
+/* The highest column of a table whose own highest is col, and whose
+ * counters are those of t. */
+static unsigned max_col(unsigned col, const struct tcx_counter_table *t)
+{
+	for (unsigned k = 0; k < t->n; k++)
+		if (t->def[k].snmp && t->def[k].snmp_col > col)
+			col = t->def[k].snmp_col;
+	return col;
+}
+
 static void action_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, unsigned col,
                          netsnmp_variable_list *v)
 {
@@ -266,28 +301,11 @@ static void action_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, un
 	case TCX_COL_ACTION_COOKIE:
 		snmp_set_var_typed_value(v, ASN_OCTET_STR, a->cookie, a->cookie_len);
 		break;
-	case TCX_COL_ACTION_BYTES:
-		set_c64(v, a->bytes);
-		break;
-	case TCX_COL_ACTION_PACKETS:
-		set_c64(v, a->packets);
-		break;
-	case TCX_COL_ACTION_HW_BYTES:
-		set_c64(v, a->hw_bytes);
-		break;
-	case TCX_COL_ACTION_HW_PACKETS:
-		set_c64(v, a->hw_packets);
-		break;
-	case TCX_COL_ACTION_DROPS:
-		set_u32(v, ASN_COUNTER, a->drops);
-		break;
-	case TCX_COL_ACTION_OVERLIMITS:
-		set_u32(v, ASN_COUNTER, a->overlimits);
-		break;
 	case TCX_COL_ACTION_DISCONTINUITY_TIME:
 		set_timestamp(sn, v, row->discontinuity);
 		break;
 	default:
+		counter_value(&tcx_action_counters, a->c, col, v);
 		break;
 	}
 }
@@ -362,7 +380,7 @@ static int do_get(struct tcx_snmp *sn, netsnmp_variable_list *v)
 		size_t k = N_OID(action_oid);
 		const struct tcx_snmp_row *row;
 
-		if (n != k + 2 || o[k] < TCX_ACTION_MIN_COL || o[k] > TCX_ACTION_MAX_COL ||
+		if (n != k + 2 || o[k] < TCX_ACTION_MIN_COL || o[k] > sn->action_max_col ||
 		    o[k + 1] > UINT32_MAX ||
 		    !(row = tcx_snmp_rows_find(&sn->rows, (uint32_t)o[k + 1])))
 			return -1;
@@ -452,9 +470,9 @@ static int do_getnext(struct tcx_snmp *sn, netsnmp_variable_list *v)
 		}
 	}
 	/* the action table */
-	if (table_cursor(o, n, action_oid, N_OID(action_oid), TCX_ACTION_MAX_COL, 1, &col, idx) ==
+	if (table_cursor(o, n, action_oid, N_OID(action_oid), sn->action_max_col, 1, &col, idx) ==
 	            0 &&
-	    tcx_snmp_next(&sn->rows, TCX_ACTION_MIN_COL, TCX_ACTION_MAX_COL, col, idx[0], &ncol,
+	    tcx_snmp_next(&sn->rows, TCX_ACTION_MIN_COL, sn->action_max_col, col, idx[0], &ncol,
 	                  &row)) {
 		oid tail[2] = {ncol, row->index};
 
@@ -613,6 +631,7 @@ struct tcx_snmp *tcx_snmp_start(const struct tcx_snmp_cfg *cfg,
 	sn->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	sn->socket = cfg->agentx_socket ? strdup(cfg->agentx_socket) : NULL;
 	sn->ping_interval = cfg->ping_interval_s;
+	sn->action_max_col = max_col(TCX_COL_ACTION_DISCONTINUITY_TIME, &tcx_action_counters);
 	sn->current = current;
 	sn->current_arg = arg;
 	tcx_snmp_ids_init(&sn->ids);

@@ -69,8 +69,8 @@ struct tcx_snapshot *tcx_bench_snapshot(size_t n, struct tcx_config **cfg)
 			a->cookie[14] = 0;
 			a->cookie[15] = (uint8_t)(i % 100);
 		}
-		a->bytes = i * 1500;
-		a->packets = i;
+		a->c[TCX_ACT_BYTES] = i * 1500;
+		a->c[TCX_ACT_PACKETS] = i;
 	}
 	tcx_snapshot_classify(s);
 	return s;

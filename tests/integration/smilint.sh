@@ -1,7 +1,9 @@
 #!/bin/bash
 # mibs/TCEXPORTER-MIB.txt passes `smilint -l 6` with no message at all, and
 # agent/snmp/mib.h has the MIB's OIDs: the subtree roots, every scalar and column
-# number, the enumeration values, and each table's accessible column range.
+# number, the enumeration values, and each table's accessible column range;
+# but for the counter columns, which the counter tables of
+# collectors/counters.h give (their number and SNMP type).
 #
 # smilint exits 0 even on errors, so any output is a failure. The IETF base
 # modules the MIB imports (SNMPv2-SMI, IF-MIB, ...) are not in Debian; they
@@ -57,11 +59,12 @@ grep -q "failed to locate MIB module \`NET-SNMP-MIB'" <<<"$out" ||
 
 # Parse the MIB (no MIB library needed) and compare with agent/snmp/mib.h.
 note "agent/snmp/mib.h against the MIB"
-"$PYTHON" - "$mib" "$hdr" "$TCX_SRCDIR/config/config.h" >"$WORK/oids" <<'PY'
+"$PYTHON" - "$mib" "$hdr" "$TCX_SRCDIR/config/config.h" "$TCX_SRCDIR/collectors/counters.h" \
+	>"$WORK/oids" <<'PY'
 import re
 import sys
 
-mib_path, hdr_path, cfg_path = sys.argv[1:4]
+mib_path, hdr_path, cfg_path, ctr_path = sys.argv[1:5]
 errors = []
 
 # OIDs of the symbols this MIB may hang from (imported, not parsed here).
@@ -176,9 +179,50 @@ for body in re.findall(r"\benum\b[^{;]*\{(.*?)\}", h, re.S):
         consts[n] = val
         nxt = val + 1
 
+# ---- collectors/counters.h: the counter columns -------------------------------
+# Each TCX_<OBJECT>_COUNTERS(C) list: C(ID, .key = "k", ..., .snmp_col = N,
+# .snmp = TCX_SNMP_TYPE, ...) is column tcx<Object><Key> of tcx<Object>Entry.
+SNMP_SYNTAX = {"TCX_SNMP_COUNTER64": "Counter64", "TCX_SNMP_COUNTER32": "Counter32",
+               "TCX_SNMP_GAUGE32": "Gauge32"}
+ctr = open(ctr_path, encoding="utf-8").read()
+ctr = re.sub(r"/\*.*?\*/", " ", ctr, flags=re.S)
+ctr = re.sub(r"\\\n", " ", ctr)
+counter_cols = {}  # MIB column -> (snmp_col, syntax, where)
+for obj, body in re.findall(r"^#define\s+TCX_(\w+)_COUNTERS\(C\)(.*)$", ctr, re.M):
+    entry = "tcx" + obj.title().replace("_", "") + "Entry"
+    for cid, fields in re.findall(r"\bC\(\s*(\w+)\s*,(.*?)\)\s*(?=\bC\(|$)", body):
+        key = re.search(r'\.key\s*=\s*"(\w+)"', fields)
+        col = re.search(r"\.snmp_col\s*=\s*(\d+)", fields)
+        typ = re.search(r"\.snmp\s*=\s*(\w+)", fields)
+        where = "counters.h: TCX_%s_COUNTERS %s" % (obj, cid)
+        if not key:
+            errors.append("%s has no .key" % where)
+            continue
+        if not col or not typ:
+            continue  # not in SNMP
+        name = entry[:-len("Entry")] + "".join(w.title() for w in key.group(1).split("_"))
+        if typ.group(1) not in SNMP_SYNTAX:
+            errors.append("%s: unknown SNMP type %s" % (where, typ.group(1)))
+            continue
+        counter_cols[name] = (int(col.group(1)), SNMP_SYNTAX[typ.group(1)], where, entry)
+if not counter_cols:
+    errors.append("counters.h: no counter with an SNMP column found")
+
 # ---- compare ----------------------------------------------------------------
 def dotted(o):
     return "." + ".".join(map(str, o)) if o else "?"
+
+for name, (col, syntax, where, entry) in sorted(counter_cols.items()):
+    if name not in columns or objtypes[name]["parent"] != entry:
+        errors.append("%s: %s, column %d of %s, is not in the MIB" % (where, name, col, entry))
+        continue
+    if defs[name]["arc"] != col:
+        errors.append("%s: snmp_col %d, but %s is column %d in the MIB"
+                      % (where, col, name, defs[name]["arc"]))
+    got = re.search(r"SYNTAX\s+(\w+)", objtypes[name]["body"])
+    if not got or got.group(1) != syntax:
+        errors.append("%s: %s, but %s is %s in the MIB"
+                      % (where, syntax, name, got.group(1) if got else "?"))
 
 want_macros = {"TCX_MIB_ROOT": module}
 for n in [d for d in defs if d != module and defs[d]["kind"] == "OBJECT IDENTIFIER"]:
@@ -203,14 +247,18 @@ want = {}  # C constant -> (value, what)
 for n in sorted(scalars):
     want["TCX_SCALAR_" + cname(n)] = (defs[n]["arc"], n)
 for n in sorted(columns):
-    want["TCX_COL_" + cname(n)] = (defs[n]["arc"], n)
+    if n not in counter_cols:
+        want["TCX_COL_" + cname(n)] = (defs[n]["arc"], n)
 for e in sorted(entries):
     cols = [c for c in columns if objtypes[c]["parent"] == e]
     acc = [defs[c]["arc"] for c in cols if access(c) != "not-accessible"]
     t = cname(re.sub(r"Entry$", "", e))
     if acc:
         want["TCX_%s_MIN_COL" % t] = (min(acc), "lowest accessible column of " + e)
-        want["TCX_%s_MAX_COL" % t] = (max(acc), "highest accessible column of " + e)
+        # A table with counter columns has no MAX_COL: the agent takes the
+        # highest of its own columns and its counters'.
+        if not any(c in counter_cols for c in cols):
+            want["TCX_%s_MAX_COL" % t] = (max(acc), "highest accessible column of " + e)
 for n in sorted(objtypes):
     m = re.search(r"SYNTAX\s+INTEGER\s*\{(.*?)\}", objtypes[n]["body"], re.S)
     if m:
@@ -263,8 +311,9 @@ for n in sorted(defs, key=lambda n: defs[n]["oid"] or []):
 if errors:
     sys.stderr.write("\n".join(errors) + "\n")
     sys.exit(1)
-sys.stderr.write("mib.h: %d macros and %d constants agree with %d MIB definitions\n"
-                 % (len(macros), len(consts), len(defs)))
+sys.stderr.write("mib.h: %d macros and %d constants, counters.h: %d counter columns agree "
+                 "with %d MIB definitions\n"
+                 % (len(macros), len(consts), len(counter_cols), len(defs)))
 PY
 
 # When net-snmp is installed, its parser must agree with ours on every OID.

@@ -40,10 +40,10 @@ broken 'a clsact parent written as a number (use TCX_PARENT_INGRESS/EGRESS)' \
 	"$(grep -niE '0x[fF]{7}[23]|\<(TC_)?PARENT_(INGRESS|EGRESS)\>' "${sources[@]}" |
 		grep -vE '^config/config\.h:' || true)"
 
-note "a target is described by tcx_describe_target() (collectors/tc_parse.c) only"
+note "a target is described by tcx_describe_target() (collectors/snapshot.c) only"
 broken 'a target described by hand (use tcx_describe_target())' \
 	"$(grep -nE '"(target )?(dev %s parent %s|block %u)' "${sources[@]}" |
-		grep -vE '^(collectors/tc_parse\.c|tests/)' || true)"
+		grep -vE '^(collectors/snapshot\.c|tests/)' || true)"
 
 note "configuration errors are logged by tcx_log_config_error() (agent/log.c) only"
 broken 'a config error callback of its own (use tcx_log_config_error())' \

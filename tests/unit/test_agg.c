@@ -72,9 +72,9 @@ static struct tcx_snapshot *snap(struct tcx_config *cfg, const struct row *rows,
 		a->kind = (uint8_t)tcx_snapshot_kind(s, "gact");
 		a->cookie_len = 1;
 		a->cookie[0] = rows[i].cookie;
-		a->bytes = rows[i].bytes;
-		a->packets = rows[i].bytes / 10;
-		a->drops = rows[i].drops;
+		a->c[TCX_ACT_BYTES] = rows[i].bytes;
+		a->c[TCX_ACT_PACKETS] = rows[i].bytes / 10;
+		a->c[TCX_ACT_DROPS] = rows[i].drops;
 		a->index = rows[i].index;
 	}
 	assert_int_equal(tcx_snapshot_merge(s), 0);
@@ -106,7 +106,7 @@ static long find(const struct tcx_aggregates *g, const char *v0, const char *v1)
 
 /* Counter c of aggregate (v0, v1) in s, which must exist. */
 static uint64_t value(const struct tcx_snapshot *s, const char *v0, const char *v1,
-                      enum tcx_counter c)
+                      enum tcx_action_counter c)
 {
 	long i = find(s->aggs, v0, v1);
 
@@ -121,7 +121,7 @@ static uint64_t bytes_after(struct tcx_agg *a, struct tcx_config *cfg, const str
                             size_t n, const char *v0, const char *v1)
 {
 	struct tcx_snapshot *s = pass(a, cfg, rows, n);
-	uint64_t v = value(s, v0, v1, TCX_CTR_BYTES);
+	uint64_t v = value(s, v0, v1, TCX_ACT_BYTES);
 
 	tcx_snapshot_unref(s);
 	return v;
@@ -135,7 +135,7 @@ static void fold(struct tcx_agg *a, struct tcx_config *cfg, const struct row *r,
 
 	tcx_row_id_of(s, 0, &id);
 	tcx_counters_of(&s->actions[0], &c);
-	c.v[TCX_CTR_BYTES] = bytes;
+	c.v[TCX_ACT_BYTES] = bytes;
 	assert_int_equal(tcx_agg_fold_final(a, &id, &c, s->actions[0].index), 0);
 	tcx_snapshot_unref(s);
 }
@@ -155,11 +155,13 @@ static void test_sums_and_labels(void **state)
 	assert_int_equal(g->n_labels, 2);
 	assert_string_equal(g->names[0], "tenant");
 	assert_string_equal(g->names[1], "rule");
-	assert_int_equal(value(s, "a", "r1", TCX_CTR_BYTES), 150);
-	assert_int_equal(value(s, "a", "r1", TCX_CTR_PACKETS), 15);
-	assert_int_equal(value(s, "a", "r1", TCX_CTR_DROPS), 3);
-	assert_int_equal(value(s, "b", "r2", TCX_CTR_BYTES), 7);
-	assert_int_equal(g->has_hw, 0);
+	assert_int_equal(value(s, "a", "r1", TCX_ACT_BYTES), 150);
+	assert_int_equal(value(s, "a", "r1", TCX_ACT_PACKETS), 15);
+	assert_int_equal(value(s, "a", "r1", TCX_ACT_DROPS), 3);
+	assert_int_equal(value(s, "b", "r2", TCX_ACT_BYTES), 7);
+	/* no hardware counters, no overlimits */
+	assert_int_equal(g->nonzero,
+	                 1u << TCX_ACT_BYTES | 1u << TCX_ACT_PACKETS | 1u << TCX_ACT_DROPS);
 	created = g->created[find(g, "a", "r1")];
 	assert_true(created > 1e9);
 	tcx_snapshot_unref(s);
@@ -195,10 +197,10 @@ static void test_sum(void **state)
 
 	assert_int_equal(tcx_agg_sum(s), 0);
 	assert_int_equal(s->aggs->n, 2);
-	assert_int_equal(value(s, "a", "r1", TCX_CTR_BYTES), 150);
-	assert_int_equal(value(s, "a", "r1", TCX_CTR_DROPS), 3);
-	assert_int_equal(value(s, "b", "r2", TCX_CTR_PACKETS), 0);
-	assert_int_equal(value(s, "b", "r2", TCX_CTR_BYTES), 7);
+	assert_int_equal(value(s, "a", "r1", TCX_ACT_BYTES), 150);
+	assert_int_equal(value(s, "a", "r1", TCX_ACT_DROPS), 3);
+	assert_int_equal(value(s, "b", "r2", TCX_ACT_PACKETS), 0);
+	assert_int_equal(value(s, "b", "r2", TCX_ACT_BYTES), 7);
 	tcx_snapshot_unref(s);
 	tcx_config_unref(cfg);
 }
@@ -213,7 +215,7 @@ static void test_by_nothing(void **state)
 
 	assert_int_equal(s->aggs->n, 1);
 	assert_int_equal(s->aggs->n_labels, 0);
-	assert_int_equal(s->aggs->c[0].v[TCX_CTR_BYTES], 150);
+	assert_int_equal(s->aggs->c[0].v[TCX_ACT_BYTES], 150);
 	tcx_snapshot_unref(s);
 	tcx_agg_free(a);
 	tcx_config_unref(cfg);
@@ -248,7 +250,7 @@ static void test_target_fails(void **state)
 	assert_int_equal(bytes_after(a, cfg, r100, 1, "a", "r1"), 100);
 	s->targets[0].ok = 0;
 	assert_int_equal(tcx_agg_update(a, s), 0);
-	assert_int_equal(value(s, "a", "r1", TCX_CTR_BYTES), 100);
+	assert_int_equal(value(s, "a", "r1", TCX_ACT_BYTES), 100);
 	tcx_snapshot_unref(s);
 	assert_int_equal(bytes_after(a, cfg, r120, 1, "a", "r1"), 120);
 	/* an incomplete pass (out of memory) the same */
@@ -275,9 +277,9 @@ static void test_member_resets(void **state)
 	assert_int_equal(bytes_after(a, cfg, r100, 1, "a", "r1"), 100);
 	assert_int_equal(bytes_after(a, cfg, r10, 1, "a", "r1"), 110);
 	s = pass(a, cfg, r30, 1);
-	assert_int_equal(value(s, "a", "r1", TCX_CTR_BYTES), 130);
+	assert_int_equal(value(s, "a", "r1", TCX_ACT_BYTES), 130);
 	/* drops: 5 of the replaced action, then 9 and (reset) 1 */
-	assert_int_equal(value(s, "a", "r1", TCX_CTR_DROPS), 5 + 9 + 1);
+	assert_int_equal(value(s, "a", "r1", TCX_ACT_DROPS), 5 + 9 + 1);
 	tcx_snapshot_unref(s);
 	tcx_agg_free(a);
 	tcx_config_unref(cfg);
@@ -318,12 +320,12 @@ static void test_member_moves(void **state)
 
 	assert_int_equal(bytes_after(a, cfg, r100, 1, "a", "r1"), 100);
 	s = pass(a, cfg2, r130, 1);
-	assert_int_equal(value(s, "a", "r1", TCX_CTR_BYTES), 130);
-	assert_int_equal(value(s, "b", "r2", TCX_CTR_BYTES), 0);
+	assert_int_equal(value(s, "a", "r1", TCX_ACT_BYTES), 130);
+	assert_int_equal(value(s, "b", "r2", TCX_ACT_BYTES), 0);
 	tcx_snapshot_unref(s);
 	s = pass(a, cfg2, r150, 1);
-	assert_int_equal(value(s, "a", "r1", TCX_CTR_BYTES), 130);
-	assert_int_equal(value(s, "b", "r2", TCX_CTR_BYTES), 20);
+	assert_int_equal(value(s, "a", "r1", TCX_ACT_BYTES), 130);
+	assert_int_equal(value(s, "b", "r2", TCX_ACT_BYTES), 20);
 	tcx_snapshot_unref(s);
 	tcx_agg_free(a);
 	tcx_config_unref(cfg2);
@@ -430,8 +432,8 @@ static void test_builtin_labels(void **state)
 	assert_string_equal(s->aggs->names[1], "pref");
 	assert_int_equal(s->aggs->optional[0], 1);
 	assert_int_equal(s->aggs->optional[1], 0);
-	assert_int_equal(value(s, "v0", "10", TCX_CTR_BYTES), 150);
-	assert_int_equal(value(s, "v0", "20", TCX_CTR_BYTES), 1);
+	assert_int_equal(value(s, "v0", "10", TCX_ACT_BYTES), 150);
+	assert_int_equal(value(s, "v0", "20", TCX_ACT_BYTES), 1);
 	tcx_snapshot_unref(s);
 	s = pass(a, cfg2, rows, N(rows));
 	/* every built-in label but pref (block and netns empty here) */

@@ -506,8 +506,8 @@ static void assert_unit_rows(const struct tcx_snapshot *s, const struct funit *u
 					continue;
 				found++;
 				assert_string_equal(tcx_kind_name(s, f->kind), tp->kind);
-				assert_int_equal(act->bytes, fbytes(tp, i));
-				assert_int_equal(act->packets, (uint64_t)i + 1);
+				assert_int_equal(act->c[TCX_ACT_BYTES], fbytes(tp, i));
+				assert_int_equal(act->c[TCX_ACT_PACKETS], (uint64_t)i + 1);
 				assert_int_equal(act->cookie_len, 4);
 				assert_int_equal(act->cookie[2], (uint8_t)i);
 			}
@@ -1093,7 +1093,7 @@ static uint64_t agg_pass(struct tcx_collector *c, struct tcx_agg *a, struct tcx_
 	assert_null(s->finals); /* folded, and freed */
 	assert_non_null(s->aggs);
 	assert_int_equal(s->aggs->n, 1);
-	v = s->aggs->c[0].v[TCX_CTR_BYTES];
+	v = s->aggs->c[0].v[TCX_ACT_BYTES];
 	if (lost)
 		*lost = s->notifications_lost;
 	tcx_snapshot_unref(s);

@@ -849,10 +849,10 @@ static void test_aggregate_families(void **state)
 	assert_int_equal(cfg->aggregate.mode, TCX_AGG_BY);
 	assert_int_equal(cfg->aggregate.builtin, 1u << TCX_BL_DEVICE);
 	assert_int_equal(cfg->aggregate.user, 1u << 0 | 1u << 2);
-	assert_int_equal(cfg->families.hw, TCX_FAM_AUTO);
-	assert_int_equal(cfg->families.flags, TCX_FAM_ON);
-	assert_int_equal(cfg->families.drops, TCX_FAM_OFF);
-	assert_int_equal(cfg->families.overlimits, TCX_FAM_DEFAULT);
+	assert_int_equal(cfg->families.mode[TCX_SW_HW], TCX_FAM_AUTO);
+	assert_int_equal(cfg->families.mode[TCX_SW_FLAGS], TCX_FAM_ON);
+	assert_int_equal(cfg->families.mode[TCX_SW_DROPS], TCX_FAM_OFF);
+	assert_int_equal(cfg->families.mode[TCX_SW_OVERLIMITS], TCX_FAM_DEFAULT);
 	assert_int_equal(cfg->max_series, 1000);
 	tcx_config_unref(cfg);
 
@@ -868,7 +868,7 @@ static void test_aggregate_families(void **state)
 	cfg = load_ok("interval: 5s\n");
 	assert_int_equal(cfg->aggregate.mode, TCX_AGG_NONE);
 	assert_int_equal(cfg->max_series, 0);
-	assert_int_equal(cfg->families.hw, TCX_FAM_DEFAULT);
+	assert_int_equal(cfg->families.mode[TCX_SW_HW], TCX_FAM_DEFAULT);
 	tcx_config_unref(cfg);
 }
 

@@ -69,8 +69,8 @@ static struct tcx_snapshot *small_snapshot(void)
 	f->n_actions = 1;
 	a->kind = (uint8_t)tcx_snapshot_kind(s, "gact");
 	a->order = 1;
-	a->bytes = 1234;
-	a->packets = 5;
+	a->c[TCX_ACT_BYTES] = 1234;
+	a->c[TCX_ACT_PACKETS] = 5;
 	return s;
 }
 
@@ -235,7 +235,7 @@ static void add_rows(struct tcx_snapshot *s, uint32_t n)
 		a->filter = (uint32_t)s->n_filters - 1;
 		a->kind = 1;
 		a->order = 1;
-		a->bytes = (uint64_t)i * 7919;
+		a->c[TCX_ACT_BYTES] = (uint64_t)i * 7919;
 	}
 }
 

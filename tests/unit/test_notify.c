@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "collectors/notify.h"
-#include "collectors/tc_parse.h"
+#include "collectors/names.h"
 #include "tests/unit/nlbuild.h"
 
 #define IFI   7
@@ -168,17 +168,17 @@ static void test_final_rows(void **state)
 	assert_int_equal(s->actions[0].index, 3);
 	assert_int_equal(s->actions[0].cookie_len, 2);
 	assert_memory_equal(s->actions[0].cookie, "\x0a\x0b", 2);
-	assert_int_equal(s->actions[0].bytes, 1000);
-	assert_int_equal(s->actions[0].packets, 10);
+	assert_int_equal(s->actions[0].c[TCX_ACT_BYTES], 1000);
+	assert_int_equal(s->actions[0].c[TCX_ACT_PACKETS], 10);
 	assert_int_equal(s->actions[1].order, 2);
 	assert_string_equal(tcx_kind_name(s, s->actions[1].kind), "gact");
 	assert_int_equal(s->actions[1].cookie_len, 4);
 	assert_memory_equal(s->actions[1].cookie, "\xff\x07\x01\x02", 4);
-	assert_int_equal(s->actions[1].bytes, 6000000000ULL);
-	assert_int_equal(s->actions[1].packets, 5000000000ULL);
+	assert_int_equal(s->actions[1].c[TCX_ACT_BYTES], 6000000000ULL);
+	assert_int_equal(s->actions[1].c[TCX_ACT_PACKETS], 5000000000ULL);
 	assert_int_equal(s->actions[2].filter, 1);
 	assert_int_equal(s->actions[2].cookie_len, 0);
-	assert_int_equal(s->actions[2].bytes, 77);
+	assert_int_equal(s->actions[2].c[TCX_ACT_BYTES], 77);
 	tcx_snapshot_unref(s);
 }
 
@@ -250,8 +250,8 @@ static void test_malformed(void **state)
 	assert_int_equal(s->filters[0].pref, 12);
 	assert_int_equal(s->n_actions, 2);
 	assert_int_equal(s->actions[0].filter, 0);
-	assert_int_equal(s->actions[0].bytes, 30);
-	assert_int_equal(s->actions[1].packets, 4);
+	assert_int_equal(s->actions[0].c[TCX_ACT_BYTES], 30);
+	assert_int_equal(s->actions[1].c[TCX_ACT_PACKETS], 4);
 	tcx_snapshot_unref(s);
 }
 
@@ -279,8 +279,8 @@ static void test_lost(void **state)
 	assert_int_equal(s->notifications_lost, 1);
 	assert_int_equal(s->errors[TCX_ERR_IO], 0);
 	assert_int_equal(s->n_filters, 2);
-	assert_int_equal(s->actions[0].bytes, 100);
-	assert_int_equal(s->actions[2].bytes, 200);
+	assert_int_equal(s->actions[0].c[TCX_ACT_BYTES], 100);
+	assert_int_equal(s->actions[2].c[TCX_ACT_BYTES], 200);
 	assert_string_equal(s->targets[0].netns, "");
 	tcx_snapshot_unref(s);
 
@@ -295,7 +295,7 @@ static void test_lost(void **state)
 	assert_int_equal(s->errors[TCX_ERR_IO], 0);
 	assert_int_equal(s->n_filters, 1);
 	assert_int_equal(s->filters[0].pref, 12);
-	assert_int_equal(s->actions[0].bytes, 300);
+	assert_int_equal(s->actions[0].c[TCX_ACT_BYTES], 300);
 	tcx_snapshot_unref(s);
 	tcx_notify_close(n);
 }

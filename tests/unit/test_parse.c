@@ -42,6 +42,7 @@ enum { TCA_IPT_TABLE = 1, TCA_IPT_HOOK, TCA_IPT_INDEX, TCA_IPT_CNT, TCA_IPT_TM, 
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectors/names.h"
 #include "collectors/tc_parse.h"
 #include "tests/unit/nlbuild.h"
 
@@ -120,12 +121,12 @@ static void test_terse_flower(void **state)
 	assert_int_equal(a->index, 0); /* a terse dump carries no index */
 	assert_int_equal(a->cookie_len, 16);
 	assert_memory_equal(a->cookie, cookie16, 16);
-	assert_int_equal(a->bytes, 1000);
-	assert_int_equal(a->packets, 10);
-	assert_int_equal(a->hw_bytes, 400);
-	assert_int_equal(a->hw_packets, 4);
-	assert_int_equal(a->drops, 2);
-	assert_int_equal(a->overlimits, 1);
+	assert_int_equal(a->c[TCX_ACT_BYTES], 1000);
+	assert_int_equal(a->c[TCX_ACT_PACKETS], 10);
+	assert_int_equal(a->c[TCX_ACT_HW_BYTES], 400);
+	assert_int_equal(a->c[TCX_ACT_HW_PACKETS], 4);
+	assert_int_equal(a->c[TCX_ACT_DROPS], 2);
+	assert_int_equal(a->c[TCX_ACT_OVERLIMITS], 1);
 	assert_true(tcx_cls_supports_terse("flower"));
 	assert_false(tcx_cls_supports_terse("u32"));
 	assert_false(tcx_cls_supports_terse("matchall"));
@@ -157,12 +158,12 @@ static void test_full_u32_several_actions(void **state)
 	assert_int_equal(f->s->actions[0].index, 17);
 	assert_int_equal(f->s->actions[0].cookie_len, 1);
 	assert_int_equal(f->s->actions[0].cookie[0], 0xaa);
-	assert_int_equal(f->s->actions[0].bytes, 84);
-	assert_int_equal(f->s->actions[0].hw_bytes, 0);
+	assert_int_equal(f->s->actions[0].c[TCX_ACT_BYTES], 84);
+	assert_int_equal(f->s->actions[0].c[TCX_ACT_HW_BYTES], 0);
 	assert_int_equal(f->s->actions[1].order, 2);
 	assert_int_equal(f->s->actions[1].index, 18);
 	assert_int_equal(f->s->actions[1].cookie_len, 0);
-	assert_int_equal(f->s->actions[1].packets, 2);
+	assert_int_equal(f->s->actions[1].c[TCX_ACT_PACKETS], 2);
 
 	char h[32];
 	tcx_format_handle("u32", f->s->filters[0].handle, h, sizeof(h));
@@ -185,7 +186,7 @@ static void test_full_matchall(void **state)
 	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
 	assert_int_equal(f->s->filters[0].flags, TCX_FLAG_IN_HW);
 	assert_int_equal(f->s->actions[0].index, 9);
-	assert_int_equal(f->s->actions[0].bytes, 5);
+	assert_int_equal(f->s->actions[0].c[TCX_ACT_BYTES], 5);
 	assert_string_equal(f->key.kind, "matchall");
 	char h[32];
 	tcx_format_handle("matchall", 1, h, sizeof(h));
@@ -316,7 +317,7 @@ static void test_pedit_ex_index(void **state)
 	assert_int_equal(f->s->n_actions, 1);
 	assert_string_equal(tcx_kind_name(f->s, f->s->actions[0].kind), "pedit");
 	assert_int_equal(f->s->actions[0].index, 7);
-	assert_int_equal(f->s->actions[0].bytes, 84);
+	assert_int_equal(f->s->actions[0].c[TCX_ACT_BYTES], 84);
 }
 
 /* A parameters attribute too short to hold the index is malformed: the
@@ -386,10 +387,10 @@ static void test_pkt64_pairs_with_preceding(void **state)
 	mnl_attr_nest_end(nlh, opt);
 
 	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
-	assert_true(f->s->actions[0].packets == 5000000000ULL);
-	assert_true(f->s->actions[0].hw_packets == 4300000000ULL);
-	assert_true(f->s->actions[0].bytes == 1ULL << 40);
-	assert_true(f->s->actions[0].hw_bytes == 1ULL << 39);
+	assert_true(f->s->actions[0].c[TCX_ACT_PACKETS] == 5000000000ULL);
+	assert_true(f->s->actions[0].c[TCX_ACT_HW_PACKETS] == 4300000000ULL);
+	assert_true(f->s->actions[0].c[TCX_ACT_BYTES] == 1ULL << 40);
+	assert_true(f->s->actions[0].c[TCX_ACT_HW_BYTES] == 1ULL << 39);
 }
 
 static void test_pkt64_after_basic_only(void **state)
@@ -404,8 +405,8 @@ static void test_pkt64_after_basic_only(void **state)
 	mnl_attr_nest_end(nlh, acts);
 	mnl_attr_nest_end(nlh, opt);
 	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
-	assert_true(f->s->actions[0].packets == 4294967296ULL);
-	assert_int_equal(f->s->actions[0].hw_packets, 7);
+	assert_true(f->s->actions[0].c[TCX_ACT_PACKETS] == 4294967296ULL);
+	assert_int_equal(f->s->actions[0].c[TCX_ACT_HW_PACKETS], 7);
 }
 
 static void test_pkt64_orphan_rejected(void **state)
@@ -492,8 +493,8 @@ static void test_unknown_and_pad_attributes(void **state)
 
 	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
 	assert_int_equal(f->s->n_actions, 1);
-	assert_int_equal(f->s->actions[0].bytes, 77);
-	assert_int_equal(f->s->actions[0].packets, 7);
+	assert_int_equal(f->s->actions[0].c[TCX_ACT_BYTES], 77);
+	assert_int_equal(f->s->actions[0].c[TCX_ACT_PACKETS], 7);
 }
 
 static void test_short_and_long_structs(void **state)
@@ -519,10 +520,10 @@ static void test_short_and_long_structs(void **state)
 	mnl_attr_nest_end(nlh, opt);
 
 	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
-	assert_int_equal(f->s->actions[0].bytes, 4242);
-	assert_int_equal(f->s->actions[0].packets, 0);
-	assert_int_equal(f->s->actions[0].drops, 5);
-	assert_int_equal(f->s->actions[0].overlimits, 6);
+	assert_int_equal(f->s->actions[0].c[TCX_ACT_BYTES], 4242);
+	assert_int_equal(f->s->actions[0].c[TCX_ACT_PACKETS], 0);
+	assert_int_equal(f->s->actions[0].c[TCX_ACT_DROPS], 5);
+	assert_int_equal(f->s->actions[0].c[TCX_ACT_OVERLIMITS], 6);
 }
 
 static struct nlmsghdr *one_action_msg(struct fx *f)

@@ -45,8 +45,8 @@ static struct tcx_snapshot *snap_of(const struct spec *sp, size_t n, int fail_se
 		f->n_actions = 1;
 		a->filter = (uint32_t)i;
 		a->order = 1;
-		a->bytes = sp[i].bytes;
-		a->packets = sp[i].bytes / 100;
+		a->c[TCX_ACT_BYTES] = sp[i].bytes;
+		a->c[TCX_ACT_PACKETS] = sp[i].bytes / 100;
 		a->index = sp[i].act_index;
 	}
 	return s;
@@ -282,7 +282,7 @@ static void test_scale(void **state)
 	assert_int_equal(r2.n, N - 1);
 	assert_int_equal(r2.rows[0].index, 2);
 	assert_int_equal(r2.rows[N - 2].index, N);
-	assert_int_equal(ids.n_used, N - 1);
+	assert_int_equal(ids.n, N - 1);
 	tcx_snmp_rows_free(&r1);
 	tcx_snmp_rows_free(&r2);
 	tcx_snmp_ids_free(&ids);
@@ -308,7 +308,7 @@ static void test_rows_that_differ_in_cookie_or_kind(void **state)
 	assert_int_equal(tcx_snmp_rows_build(&ids, s, 0, NULL, &r), 0);
 	assert_int_equal(r.n, 3);
 	for (size_t i = 0; i < 3; i++)
-		assert_int_equal(r.snap->actions[r.rows[i].action].bytes, 100 * (i + 1));
+		assert_int_equal(r.snap->actions[r.rows[i].action].c[TCX_ACT_BYTES], 100 * (i + 1));
 	tcx_snmp_rows_free(&r);
 	tcx_snmp_ids_free(&ids);
 	tcx_snapshot_unref(s);

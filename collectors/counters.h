@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The counters tcexporter exports, each defined once: one table per object
+ * type (struct tcx_counter_table), one row per counter. A row says what
+ * every stage needs: where the kernel gives the counter (the decoder), its
+ * width (the merge of rows of one identity), whether it going down means
+ * another object (aggregation, SNMP discontinuities), its JSON key, its
+ * family, HELP and type (the text formats), its `families:` switch (the
+ * configuration and the renderers) and its SNMP column and type. Rows keep
+ * their counters in an array indexed by the table (struct tcx_action's
+ * c[]), and each stage walks the table, so a new counter is one line of
+ * the list below, plus its object in mibs/TCEXPORTER-MIB.txt and its lines
+ * in tcexporter(8).
+ *
+ * The lists are X-macros, C(ID, fields...): ID makes the enumerator
+ * (TCX_ACT_<ID>), the fields are the designated initializers of its struct
+ * tcx_counter_def (counters.c). */
+#ifndef TCX_COUNTERS_H
+#define TCX_COUNTERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The value of a `families:` switch. DEFAULT is what a key left out means
+ * (the switch's dflt). */
+enum tcx_family_mode {
+	TCX_FAM_DEFAULT = 0,
+	TCX_FAM_ON,
+	TCX_FAM_OFF,
+	TCX_FAM_AUTO, /* on while some row has a non-zero counter of the switch */
+};
+
+/* The `families:` switches, in the order the configuration lists them:
+ * S(ID, fields of struct tcx_family_switch). */
+#define TCX_FAMILY_SWITCHES(S)                                                                     \
+	S(HW, .name = "hw", .dflt = TCX_FAM_AUTO, .auto_in_hw = 1)                                 \
+	S(FLAGS, .name = "flags", .dflt = TCX_FAM_ON, .dflt_aggregated = TCX_FAM_OFF)              \
+	S(DROPS, .name = "drops", .dflt = TCX_FAM_ON)                                              \
+	S(OVERLIMITS, .name = "overlimits", .dflt = TCX_FAM_ON)
+
+struct tcx_family_switch {
+	const char *name; /* first: the configuration's key table reads it */
+	/* What DEFAULT means: ON, or AUTO (then `auto` may be set too), and
+	 * with `aggregate` when not DEFAULT. */
+	enum tcx_family_mode dflt, dflt_aggregated;
+	/* AUTO is also on while a filter is in hardware (TCX_FLAG_IN_HW). */
+	uint8_t auto_in_hw;
+};
+
+#define TCX_SW_ID(id, ...) TCX_SW_##id,
+enum tcx_switch_id {
+	TCX_SW_NONE = 0, /* a family that is always written */
+	TCX_FAMILY_SWITCHES(TCX_SW_ID) TCX_SW__MAX,
+};
+#undef TCX_SW_ID
+
+/* tcx_family_switches[TCX_SW_x] (the first, TCX_SW_NONE, has no name). */
+extern const struct tcx_family_switch tcx_family_switches[TCX_SW__MAX];
+
+/* What mode `set` (as configured) of switch sw means: ON, OFF or AUTO. */
+enum tcx_family_mode tcx_switch_mode(enum tcx_switch_id sw, enum tcx_family_mode set,
+                                     int aggregated);
+
+enum tcx_metric_type {
+	TCX_METRIC_COUNTER = 0, /* its family ends in _total */
+	TCX_METRIC_GAUGE,
+};
+
+enum tcx_snmp_type {
+	TCX_SNMP_NONE = 0, /* not in the object's SNMP table */
+	TCX_SNMP_COUNTER64,
+	TCX_SNMP_COUNTER32,
+	TCX_SNMP_GAUGE32,
+};
+
+/* Where the kernel gives a counter: a field of an attribute of the
+ * object's statistics (TCA_STATS_BASIC: struct gnet_stats_basic, ...). */
+struct tcx_counter_src {
+	uint16_t attr;  /* TCA_STATS_* */
+	uint8_t offset; /* of the field in the attribute's struct */
+	uint8_t size;   /* of the field: 4 or 8 bytes */
+	uint8_t pkt64;  /* a TCA_STATS_PKT64 right after attr holds it in 64 bits */
+};
+
+struct tcx_counter_def {
+	const char *key;    /* JSON key */
+	const char *family; /* the Prometheus family */
+	const char *help;
+	enum tcx_metric_type type;
+	uint8_t width;         /* bits the kernel counts in: sums wrap there */
+	uint8_t replace;       /* lower than last seen: another object, same identity */
+	uint8_t expo;          /* the family's place among the table's in the exposition */
+	enum tcx_switch_id sw; /* TCX_SW_NONE: always written */
+	uint16_t snmp_col;     /* its column in the object's SNMP table */
+	enum tcx_snmp_type snmp;
+	struct tcx_counter_src src;
+};
+
+struct tcx_counter_table {
+	const struct tcx_counter_def *def;
+	unsigned n;
+};
+
+/* ---- the counters of a TC action, in the order of the JSON keys ---------------- */
+
+#define TCX_ACTION_COUNTERS(C)                                                                     \
+	C(BYTES, .key = "bytes", .family = "tc_action_bytes_total",                                \
+	  .help = "Bytes that passed through the action (software and hardware).", .width = 64,    \
+	  .replace = 1, .expo = 0, .snmp_col = 15, .snmp = TCX_SNMP_COUNTER64,                     \
+	  .src = {TCA_STATS_BASIC, offsetof(struct gnet_stats_basic, bytes), 8})                   \
+	C(PACKETS, .key = "packets", .family = "tc_action_packets_total",                          \
+	  .help = "Packets that passed through the action (software and hardware).", .width = 64,  \
+	  .replace = 1, .expo = 1, .snmp_col = 16, .snmp = TCX_SNMP_COUNTER64,                     \
+	  .src = {TCA_STATS_BASIC, offsetof(struct gnet_stats_basic, packets), 4, .pkt64 = 1})     \
+	C(HW_BYTES, .key = "hw_bytes", .family = "tc_action_hw_bytes_total",                       \
+	  .help = "Bytes counted by hardware offload (a subset of tc_action_bytes_total).",        \
+	  .width = 64, .expo = 4, .sw = TCX_SW_HW, .snmp_col = 17, .snmp = TCX_SNMP_COUNTER64,     \
+	  .src = {TCA_STATS_BASIC_HW, offsetof(struct gnet_stats_basic, bytes), 8})                \
+	C(HW_PACKETS, .key = "hw_packets", .family = "tc_action_hw_packets_total",                 \
+	  .help = "Packets counted by hardware offload (a subset of tc_action_packets_total).",    \
+	  .width = 64, .expo = 5, .sw = TCX_SW_HW, .snmp_col = 18, .snmp = TCX_SNMP_COUNTER64,     \
+	  .src = {TCA_STATS_BASIC_HW, offsetof(struct gnet_stats_basic, packets), 4, .pkt64 = 1})  \
+	C(DROPS, .key = "drops", .family = "tc_action_drops_total",                                \
+	  .help = "Packets the action dropped.", .width = 32, .expo = 2, .sw = TCX_SW_DROPS,       \
+	  .snmp_col = 19, .snmp = TCX_SNMP_COUNTER32,                                              \
+	  .src = {TCA_STATS_QUEUE, offsetof(struct gnet_stats_queue, drops), 4})                   \
+	C(OVERLIMITS, .key = "overlimits", .family = "tc_action_overlimits_total",                 \
+	  .help = "Overlimit events of the action.", .width = 32, .expo = 3,                       \
+	  .sw = TCX_SW_OVERLIMITS, .snmp_col = 20, .snmp = TCX_SNMP_COUNTER32,                     \
+	  .src = {TCA_STATS_QUEUE, offsetof(struct gnet_stats_queue, overlimits), 4})
+
+#define TCX_ACT_ID(id, ...) TCX_ACT_##id,
+enum tcx_action_counter { TCX_ACTION_COUNTERS(TCX_ACT_ID) TCX_ACT_CTR__MAX };
+#undef TCX_ACT_ID
+
+extern const struct tcx_counter_table tcx_action_counters;
+
+/* ---- using a table ------------------------------------------------------------- */
+
+/* a + b in the counter's width (the kernel's counter wraps there). */
+static inline uint64_t tcx_counter_add(const struct tcx_counter_def *d, uint64_t a, uint64_t b)
+{
+	return d->width < 64 ? (a + b) & ((UINT64_C(1) << d->width) - 1) : a + b;
+}
+
+/* Is `now` another object than `was` under the same identity: a counter
+ * marked `replace` (bytes, packets) went down? Both hold t->n counters. */
+int tcx_counters_replaced(const struct tcx_counter_table *t, const uint64_t *was,
+                          const uint64_t *now);
+
+#endif
