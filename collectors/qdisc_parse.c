@@ -12,7 +12,7 @@
  *   holds, a long one its known prefix; unknown attributes skipped.
  *
  * The message is refused, with the reason, only when it cannot be read: a
- * bad length, no TCA_KIND, a stray TCA_STATS_PKT64, a nested statistic
+ * bad length, no TCA_KIND or an empty one, a stray TCA_STATS_PKT64, a nested statistic
  * shorter than its type, a cake tin outside 1..8. */
 #include <linux/gen_stats.h>
 #include <linux/pkt_sched.h>
@@ -258,6 +258,8 @@ int tcx_parse_qdisc_msg(const struct nlmsghdr *nlh, struct tcx_qdisc_msg *m, cha
 		                     m->is_class ? "class" : "qdisc");
 	if (tcx_attr_str(tb[TCA_KIND], "TCA_KIND", m->kind, sizeof(m->kind), &pe) < 0)
 		return -1;
+	if (!m->kind[0])
+		return tcx_perr_fail(&pe, "TCA_KIND is empty");
 	if (tb[TCA_INGRESS_BLOCK] &&
 	    tcx_attr_u32(tb[TCA_INGRESS_BLOCK], "TCA_INGRESS_BLOCK", &m->ingress_block, &pe) < 0)
 		return -1;

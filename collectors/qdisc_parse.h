@@ -47,10 +47,10 @@ struct tcx_qdisc_msg {
 
 /* Decode one qdisc or class message into m. Returns 0, or -1 with the
  * reason in err when the message is malformed (its row is to be dropped and
- * counted): a length that runs past its container, no TCA_KIND, a
- * TCA_STATS_PKT64 that follows no basic stats, a nested statistic shorter
- * than its type, a cake tin numbered outside 1..8. A kind without a table
- * keeps its generic counters, with no per-kind statistics. */
+ * counted): a length that runs past its container, no TCA_KIND or an empty
+ * one, a TCA_STATS_PKT64 that follows no basic stats, a nested statistic
+ * shorter than its type, a cake tin numbered outside 1..8. A kind without a
+ * table keeps its generic counters, with no per-kind statistics. */
 int tcx_parse_qdisc_msg(const struct nlmsghdr *nlh, struct tcx_qdisc_msg *m, char *err,
                         size_t errlen);
 

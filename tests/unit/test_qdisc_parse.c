@@ -903,6 +903,9 @@ static void test_malformed(void **state)
 	mnl_attr_put(nlh, TCA_KIND, 3, "htb");
 	assert_int_equal(parse(f, nlh), -1);
 	assert_non_null(strstr(f->err, "TCA_KIND: string is not NUL-terminated"));
+	nlh = nlb_tcobj(f->buf.b, 0, IFI, 0x10000, TC_H_ROOT, ""); /* fuzzing found it */
+	assert_int_equal(parse(f, nlh), -1);
+	assert_string_equal(f->err, "TCA_KIND is empty");
 	nlh = nlb_tcobj(f->buf.b, 0, IFI, 0x10000, TC_H_ROOT, "a_kind_of_16_chars");
 	assert_int_equal(parse(f, nlh), -1);
 	assert_non_null(strstr(f->err, "TCA_KIND: string of 18 bytes"));
