@@ -5,14 +5,18 @@
  * tests/unit/nlbuild.c. `make fuzz-seeds` writes them into
  * tests/fuzz/corpus/netlink; tests/fuzz/replay.sh checks that it holds them. */
 #include <errno.h>
+#include <linux/gen_stats.h>
 #include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectors/uapi_pkt_sched.h"
 #include "config/config.h" /* TCX_PARENT_INGRESS, TCX_PARENT_EGRESS */
 #include "tests/unit/nlbuild.h"
+#include "tests/unit/nlbuild_qdisc.h"
 
 #define ETH0   2
 #define ETH1   3
@@ -254,6 +258,160 @@ static void seed_targets(struct seed *s)
 	link_ack(s);
 }
 
+/* A qdisc or class (is_class) of kind with generic counters and, when xs
+ * is not NULL, its statistics struct. */
+static void tcobj(struct seed *s, int is_class, uint32_t ifindex, uint32_t handle, uint32_t parent,
+                  const char *kind, const struct nlb_qstats *st, const void *xs, size_t xs_len)
+{
+	struct nlmsghdr *nlh = nlb_tcobj(scratch.b, is_class, ifindex, handle, parent, kind);
+
+	nlb_qstats(nlh, st, xs, xs_len);
+	put(s, nlh);
+}
+
+/* cake's nested statistics: a qdisc with tins tins, or a class (a flow). */
+static void cake(struct seed *s, int is_class, uint32_t ifindex, uint32_t handle, uint32_t parent,
+                 int tins, const struct nlb_qstats *st)
+{
+	struct nlmsghdr *nlh = nlb_tcobj(scratch.b, is_class, ifindex, handle, parent, "cake");
+	struct nlattr *s2 = nlb_qstats_begin(nlh, st);
+	struct nlattr *app = mnl_attr_nest_start(nlh, TCA_STATS_APP), *nest;
+
+	if (is_class) {
+		mnl_attr_put_u32(nlh, TCA_CAKE_STATS_DEFICIT, (uint32_t)-300);
+		mnl_attr_put_u32(nlh, TCA_CAKE_STATS_DROPPING, 1);
+		mnl_attr_put_u32(nlh, TCA_CAKE_STATS_COBALT_COUNT, 3);
+		mnl_attr_put_u32(nlh, TCA_CAKE_STATS_P_DROP, 1u << 30);
+		mnl_attr_put_u32(nlh, TCA_CAKE_STATS_BLUE_TIMER_US, 2000);
+		mnl_attr_put_u32(nlh, TCA_CAKE_STATS_DROP_NEXT_US, (uint32_t)-150);
+	} else {
+		mnl_attr_put_u64(nlh, TCA_CAKE_STATS_CAPACITY_ESTIMATE64, 125000000);
+		mnl_attr_put_u32(nlh, TCA_CAKE_STATS_MEMORY_LIMIT, 4 << 20);
+		mnl_attr_put_u32(nlh, TCA_CAKE_STATS_MEMORY_USED, 9000);
+		mnl_attr_put_u32(nlh, TCA_CAKE_STATS_AVG_NETOFF, 14);
+		mnl_attr_put_u32(nlh, TCA_CAKE_STATS_MAX_NETLEN, 1500);
+		mnl_attr_put_u32(nlh, TCA_CAKE_STATS_MIN_NETLEN, 60);
+		nest = mnl_attr_nest_start(nlh, TCA_CAKE_STATS_TIN_STATS);
+		for (int t = 1; t <= tins; t++) {
+			struct nlattr *tin = mnl_attr_nest_start(nlh, (uint16_t)t);
+
+			mnl_attr_put_u64(nlh, TCA_CAKE_TIN_STATS_THRESHOLD_RATE64, 100000u * t);
+			mnl_attr_put_u64(nlh, TCA_CAKE_TIN_STATS_SENT_BYTES64, 1ULL << (30 + t));
+			mnl_attr_put_u32(nlh, TCA_CAKE_TIN_STATS_BACKLOG_BYTES, 1514u * t);
+			mnl_attr_put_u32(nlh, TCA_CAKE_TIN_STATS_TARGET_US, 5000);
+			mnl_attr_put_u32(nlh, TCA_CAKE_TIN_STATS_SENT_PACKETS, 1000u * t);
+			mnl_attr_put_u32(nlh, TCA_CAKE_TIN_STATS_DROPPED_PACKETS, 7u * t);
+			mnl_attr_put_u32(nlh, TCA_CAKE_TIN_STATS_ECN_MARKED_PACKETS, 3u * t);
+			mnl_attr_put_u32(nlh, TCA_CAKE_TIN_STATS_PEAK_DELAY_US, 900u * t);
+			mnl_attr_put_u32(nlh, TCA_CAKE_TIN_STATS_WAY_MISSES, 11u * t);
+			mnl_attr_put_u32(nlh, TCA_CAKE_TIN_STATS_BULK_FLOWS, (uint32_t)t);
+			mnl_attr_nest_end(nlh, tin);
+		}
+		mnl_attr_nest_end(nlh, nest);
+	}
+	mnl_attr_nest_end(nlh, app);
+	nlb_qstats_end(nlh, s2, st, NULL, 0);
+	put(s, nlh);
+}
+
+/* Qdiscs and classes with their statistics, one of each kind with a table
+ * (in the qdisc dump's reply, where the collector skips the classes), an
+ * old kernel's clsact (TCA_STATS only) and a kind with no table. The
+ * qdiscs with a handle get empty filter dumps. */
+static void seed_qdiscs(struct seed *s)
+{
+	static const struct nlb_qstats big = {.bytes = 1ULL << 40,
+	                                      .packets = 0x100000007ULL,
+	                                      .qlen = 12,
+	                                      .backlog = 18000,
+	                                      .drops = 5,
+	                                      .requeues = 2,
+	                                      .overlimits = 9};
+	static const struct nlb_qstats small = {.bytes = 3000, .packets = 2, .qlen = 1};
+	const struct tc_htb_xstats htb = {
+	        .lends = 10, .borrows = 20, .giants = 0, .tokens = -2000, .ctokens = 1500};
+	const struct tc_hfsc_stats hfsc = {
+	        .work = 1 << 20, .rtwork = 1 << 19, .period = 4, .level = 1};
+	const struct tc_fq_codel_xstats fqc_q = {.type = TCA_FQ_CODEL_XSTATS_QDISC,
+	                                         .qdisc_stats = {.maxpacket = 1514,
+	                                                         .drop_overlimit = 3,
+	                                                         .ecn_mark = 4,
+	                                                         .new_flow_count = 50,
+	                                                         .new_flows_len = 1,
+	                                                         .old_flows_len = 2,
+	                                                         .ce_mark = 0,
+	                                                         .memory_usage = 4096,
+	                                                         .drop_overmemory = 0}};
+	const struct tc_fq_codel_xstats fqc_c = {.type = TCA_FQ_CODEL_XSTATS_CLASS,
+	                                         .class_stats = {.deficit = -20,
+	                                                         .ldelay = 3000,
+	                                                         .count = 2,
+	                                                         .lastcount = 1,
+	                                                         .dropping = 1,
+	                                                         .drop_next = -100}};
+	const struct tcx_fq_qd_stats fq = {.gc_flows = 8,
+	                                   .throttled = 30,
+	                                   .time_next_delayed_flow = 4000000,
+	                                   .flows = 6,
+	                                   .inactive_flows = 2,
+	                                   .unthrottle_latency_ns = 20000,
+	                                   .fastpath_packets = 1000,
+	                                   .band_drops = {1, 2, 3},
+	                                   .band_pkt_count = {0, 4, 0}};
+	const struct tc_fq_pie_xstats fqp = {
+	        .packets_in = 100, .dropped = 2, .new_flow_count = 9, .memory_usage = 3000};
+	const struct tc_codel_xstats codel = {
+	        .maxpacket = 1514, .count = 1, .ldelay = 4500, .drop_next = 2000, .dropping = 1};
+	const struct tc_pie_xstats pie = {
+	        .prob = UINT64_MAX / 10, .delay = 12000, .packets_in = 77, .maxq = 40};
+	const struct tc_red_xstats red = {.early = 5, .pdrop = 1, .marked = 3};
+	const struct tc_choke_xstats choke = {.early = 5, .pdrop = 1, .matched = 2};
+	const struct tc_sfb_xstats sfb = {
+	        .earlydrop = 1, .maxqlen = 4, .maxprob = 900, .avgprob = 30};
+	const struct tc_sfq_xstats sfq = {.allot = -1514};
+
+	s->data[s->len++] = CFG_ALL;
+	links(s, 1);
+	/* eth0: htb 1: with an fq_codel leaf and handle-less children of each kind */
+	tcobj(s, 0, ETH0, 0x10000, ROOT, "htb", &big, NULL, 0);
+	tcobj(s, 0, ETH0, 0, 0x10010, "fq_codel", &small, &fqc_q, sizeof(fqc_q));
+	tcobj(s, 0, ETH0, 0, 0x10011, "fq", &small, &fq, sizeof(fq));
+	tcobj(s, 0, ETH0, 0, 0x10012, "fq", &small, &fq, 104); /* Linux 6.1's */
+	tcobj(s, 0, ETH0, 0, 0x10013, "fq_pie", &small, &fqp, sizeof(fqp));
+	tcobj(s, 0, ETH0, 0, 0x10014, "codel", &small, &codel, sizeof(codel));
+	tcobj(s, 0, ETH0, 0, 0x10015, "pie", &small, &pie, sizeof(pie));
+	tcobj(s, 0, ETH0, 0, 0x10016, "red", &small, &red, sizeof(red));
+	tcobj(s, 0, ETH0, 0, 0x10017, "choke", &small, &choke, sizeof(choke));
+	tcobj(s, 0, ETH0, 0, 0x10018, "sfb", &small, &sfb, sizeof(sfb));
+	tcobj(s, 0, ETH0, 0, 0x10019, "sfq", &small, NULL, 0);
+	cake(s, 0, ETH0, 0, 0x1001a, 4, &big);
+	tcobj(s, 0, ETH0, 0, 0x1001b, "newkind", &small, &red, sizeof(red));
+	/* eth1: an old kernel's clsact, with TCA_STATS alone */
+	{
+		struct nlmsghdr *nlh =
+		        nlb_qdisc(scratch.b, ETH1, 0xFFFF0000U, CLSACT, "clsact", 0, 0);
+		struct tc_stats old = {.bytes = 640, .packets = 10, .drops = 1};
+
+		mnl_attr_put(nlh, TCA_STATS, sizeof(old), &old);
+		put(s, nlh);
+	}
+	/* classes */
+	tcobj(s, 1, ETH0, 0x10001, ROOT, "htb", &big, &htb, sizeof(htb));
+	tcobj(s, 1, ETH0, 0x10010, 0x10001, "htb", &small, &htb, sizeof(htb));
+	tcobj(s, 1, ETH0, 0x20001, 0x20000, "hfsc", &small, &hfsc, sizeof(hfsc));
+	tcobj(s, 1, ETH0, 0x30001, 0x30000, "fq_codel", &small, &fqc_c, sizeof(fqc_c));
+	tcobj(s, 1, ETH0, 0x40001, 0x40000, "sfq", &small, &sfq, sizeof(sfq));
+	cake(s, 1, ETH0, 0x50123, 0x50000, 0, &small);
+	done(s, 0);
+	/* the filter dumps: eth0 1:, eth1 ingress and egress, all empty */
+	done(s, 0);
+	link_ack(s);
+	done(s, 0);
+	link_ack(s);
+	done(s, 0);
+	link_ack(s);
+}
+
 static const struct {
 	const char *name;
 	void (*make)(struct seed *s);
@@ -261,6 +419,7 @@ static const struct {
         {"all", seed_all},       {"repair", seed_repair},
         {"blocks", seed_blocks}, {"list-error", seed_list_error},
         {"labels", seed_labels}, {"targets", seed_targets},
+        {"qdiscs", seed_qdiscs},
 };
 
 int main(int argc, char **argv)

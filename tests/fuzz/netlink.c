@@ -22,10 +22,16 @@
  * RTM_DELTFILTER (the kernel lays both out alike); its final rows are
  * checked and rendered as JSON.
  *
+ * Every qdisc and class message in the input, wherever it is, also goes to
+ * the qdisc and class decoder (collectors/qdisc_parse.c) in a buffer of
+ * exactly its length: a refusal must say why, and a decoded message must
+ * point only at rows its kind's table has.
+ *
  * With FUZZ_TRACE set in the environment, each request and the status of
  * its reply, then the Prometheus text, go to stderr (for writing seeds). */
 #include <errno.h>
 #include <libmnl/libmnl.h>
+#include <math.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <stdio.h>
@@ -37,6 +43,7 @@
 #include "collectors/collect.h"
 #include "collectors/nlmsg.h"
 #include "collectors/notify.h"
+#include "collectors/qdisc_parse.h"
 #include "collectors/tc_parse.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -273,6 +280,74 @@ static void deletions(const uint8_t *replies, size_t len, struct tcx_config *cfg
 	tcx_notify_close(n);
 }
 
+/* ---- qdisc and class messages: collectors/qdisc_parse.c ------------------------------------ */
+
+static uint32_t rows_mask(unsigned n)
+{
+	return n >= 32 ? 0xffffffffu : (1u << n) - 1;
+}
+
+static void check_values(const struct tcx_xstat *rows, unsigned n, const uint64_t *vals,
+                         uint32_t present)
+{
+	FUZZ_CHECK(!(present & ~rows_mask(n)));
+	for (unsigned i = 0; i < n; i++) {
+		if (!(present & (1u << i)))
+			continue;
+		FUZZ_CHECK(isfinite(tcx_xstat_value(&rows[i], vals[i])));
+		if (rows[i].flags & TCX_XSTAT_POSITIVE)
+			FUZZ_CHECK(tcx_xstat_value(&rows[i], vals[i]) > 0);
+	}
+}
+
+static void check_qdisc_msg(const struct tcx_qdisc_msg *m)
+{
+	const struct tcx_xstats_table *t = m->xt;
+
+	FUZZ_CHECK(memchr(m->kind, '\0', sizeof(m->kind)) && m->kind[0]);
+	FUZZ_CHECK(!(m->stats_present & ~rows_mask(TCX_QSTAT__MAX)));
+	FUZZ_CHECK(m->n_tins <= TCX_XSTATS_TINS);
+	if (!t) {
+		FUZZ_CHECK(m->xs_present == 0 && m->n_tins == 0);
+	} else {
+		FUZZ_CHECK(t == tcx_xstats_lookup(m->kind, m->is_class));
+		FUZZ_CHECK(m->n_tins == 0 || t->tins_attr);
+		check_values(t->fields, t->n_fields, m->xs, m->xs_present);
+	}
+	for (unsigned i = 0; i < TCX_XSTATS_TINS; i++)
+		if (i < m->n_tins)
+			check_values(t->tin_fields, t->n_tin_fields, m->tin[i], m->tin_present[i]);
+		else
+			FUZZ_CHECK(m->tin_present[i] == 0);
+}
+
+static void qdisc_msgs(const uint8_t *p, size_t len)
+{
+	const struct nlmsghdr *nlh;
+	size_t off = 0;
+
+	while ((nlh = tcx_nlmsg_next(p, len, &off))) {
+		struct tcx_qdisc_msg m;
+		char err[256] = "";
+		void *msg;
+
+		if (nlh->nlmsg_type != RTM_NEWQDISC && nlh->nlmsg_type != RTM_DELQDISC &&
+		    nlh->nlmsg_type != RTM_NEWTCLASS && nlh->nlmsg_type != RTM_DELTCLASS)
+			continue;
+		msg = malloc(nlh->nlmsg_len);
+		FUZZ_CHECK(msg);
+		memcpy(msg, nlh, nlh->nlmsg_len);
+		if (tcx_parse_qdisc_msg(msg, &m, err, sizeof(err)) < 0)
+			FUZZ_CHECK(err[0]);
+		else
+			check_qdisc_msg(&m);
+		if (getenv("FUZZ_TRACE"))
+			fprintf(stderr, "%s %08x kind %s: %s\n", m.is_class ? "class" : "qdisc",
+			        m.handle, m.kind, err[0] ? err : "decoded");
+		free(msg);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct feed f;
@@ -298,6 +373,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(labels);
 	tcx_collector_free(c);
 	deletions(feed, size - 1, config(data[0] % N_CONFIGS));
+	qdisc_msgs(feed, size - 1);
 	free(feed);
 	check_snapshot(s);
 	for (size_t i = 0; i < s->n_targets && getenv("FUZZ_TRACE"); i++)

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The per-kind statistics of qdiscs and classes (TCA_STATS_APP): one table
+ * per kind and object, each row one family. collectors/xstats.c holds the
+ * tables and their naming rule; collectors/qdisc_parse.c decodes a message
+ * with them. No I/O, nothing allocated. */
+#ifndef TCX_XSTATS_H
+#define TCX_XSTATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TCX_XSTATS_MAX  32 /* rows of the longest table (a uint32_t mask) */
+#define TCX_XSTATS_TINS 8  /* cake's TC_CAKE_MAX_TINS */
+
+enum tcx_xstat_type {
+	TCX_XSTAT_COUNTER, /* an event count: the family ends in _total */
+	TCX_XSTAT_GAUGE,   /* a level, a maximum, a setting or a time */
+};
+
+/* Row flags. */
+#define TCX_XSTAT_SIGNED   0x1 /* two's complement: raw holds it sign-extended */
+#define TCX_XSTAT_POSITIVE 0x2 /* present only when above 0 (tc prints it so) */
+
+/* One field of a kind's statistics. Its value is raw / div, where raw is the
+ * kernel's integer (read as uint64_t, sign-extended when TCX_XSTAT_SIGNED):
+ * div is 1 for a plain count or size, and turns a time into seconds or a
+ * fixed-point probability into a ratio from 0 to 1. When div is 1 the value
+ * is the integer raw itself, exactly (int64_t when signed). */
+struct tcx_xstat {
+	const char *family; /* the full name: tc_qdisc_fq_codel_ecn_mark_total */
+	const char *help;
+	const char *unit;        /* for people: "seconds", "bytes", "packets", ... or "" */
+	const char *label;       /* NULL, or the label of an array element ("band") */
+	const char *label_value; /* its value ("0") */
+	double div;
+	uint16_t src;  /* byte offset in the struct, or attribute type (nested tables) */
+	uint8_t size;  /* 4 or 8 bytes */
+	uint8_t type;  /* enum tcx_xstat_type */
+	uint8_t flags; /* TCX_XSTAT_* */
+};
+
+enum tcx_xstats_layout {
+	TCX_XSTATS_STRUCT, /* a C struct: fields by offset; a short one has fewer */
+	TCX_XSTATS_NESTED, /* nested attributes: fields by type (cake) */
+};
+
+struct tcx_xstats_table {
+	const char *kind; /* TCA_KIND */
+	uint8_t is_class; /* of RTM_NEWTCLASS messages; else of RTM_NEWQDISC */
+	uint8_t layout;   /* enum tcx_xstats_layout */
+	/* STRUCT: when has_type, the struct opens with a u32 that must equal
+	 * type (fq_codel's qdisc and class variants); otherwise no statistics
+	 * are decoded. */
+	uint8_t has_type;
+	uint32_t type;
+	const struct tcx_xstat *fields;
+	uint8_t n_fields;
+	/* NESTED: the attribute holding one nest per tin (types 1..8, tin
+	 * label = type - 1), each decoded with tin_fields; 0 when none. */
+	uint16_t tins_attr;
+	const char *tin_label;
+	const struct tcx_xstat *tin_fields;
+	uint8_t n_tin_fields;
+};
+
+/* The table for a kind's qdisc (is_class 0) or class (1) messages, or NULL. */
+const struct tcx_xstats_table *tcx_xstats_lookup(const char *kind, int is_class);
+
+/* Every table, for what lists the families (documentation, renderers). */
+extern const struct tcx_xstats_table *const tcx_xstats_tables[];
+extern const size_t tcx_xstats_n_tables;
+
+/* raw / div, signed when the field is. */
+double tcx_xstat_value(const struct tcx_xstat *f, uint64_t raw);
+
+#endif
