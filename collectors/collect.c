@@ -34,6 +34,7 @@
 
 #include "collectors/agg.h"
 #include "collectors/collect.h"
+#include "collectors/qdisc_parse.h"
 #include "collectors/tc_parse.h"
 #include "lib/clock.h"
 #include "lib/grow.h"
@@ -90,7 +91,26 @@ void tcx_collector_free(struct tcx_collector *c)
 struct link {
 	uint32_t ifindex;
 	char name[IFNAMSIZ];
-	int classes_listed; /* its classes are in pass_ns.classes */
+	int classes_listed;              /* 1: its classes are in pass_ns.classes; -1: failed */
+	int want_rows;                   /* its qdisc and class rows go in the snapshot */
+	size_t class_rows, n_class_rows; /* in pass_ns.sc */
+	char class_err[256];
+};
+
+/* What discovery keeps of a qdisc or a class (handle: the class id). */
+struct qinfo {
+	uint32_t ifindex, handle, parent;
+	char kind[TCX_KIND_MAX];
+	uint32_t ingress_block, egress_block;
+};
+
+/* Qdisc or class rows staged while listing, their qdev the ifindex, until
+ * the pass knows which devices its targets name. */
+struct stage {
+	struct tcx_qrow *rows;
+	size_t n, cap;
+	uint64_t *x; /* their xvals */
+	size_t nx, capx;
 };
 
 struct pass_ns {
@@ -99,11 +119,12 @@ struct pass_ns {
 	char open_err[256];
 	struct link *links;
 	size_t n_links, cap_links;
-	struct tcx_qdisc *qdiscs;
+	struct qinfo *qdiscs;
 	size_t n_qdiscs, cap_qdiscs;
-	struct tcx_qdisc *classes; /* of the devices listed so far (link.classes_listed) */
+	struct qinfo *classes; /* of the devices listed so far (link.classes_listed) */
 	size_t n_classes, cap_classes;
-	int listed; /* links and qdiscs were dumped */
+	struct stage sq, sc; /* their rows */
+	int listed;          /* links and qdiscs were dumped */
 	char list_err[256];
 };
 
@@ -197,6 +218,7 @@ static void *ns_source(struct tcx_collector *c, const char *name, int notify, ch
 
 struct list_ctx {
 	struct pass_ns *ns;
+	struct tcx_snapshot *s;
 	int bad;
 	char err[256];
 };
@@ -219,41 +241,73 @@ static int link_msg_cb(const struct nlmsghdr *nlh, void *arg)
 	return MNL_CB_OK;
 }
 
-static int qdisc_msg_cb(const struct nlmsghdr *nlh, void *arg)
+/* Stage m's row in st. Returns 0, or -1 when out of memory. */
+static int stage_row(struct tcx_snapshot *s, struct stage *st, const struct tcx_qdisc_msg *m)
 {
-	struct list_ctx *lc = arg;
-	struct pass_ns *ns = lc->ns;
-	struct tcx_qdisc q;
+	const struct tcx_xstats_table *xt = m->xt;
+	size_t nx = xt ? xt->n_fields + (size_t)m->n_tins * (1 + xt->n_tin_fields) : 0;
+	int kind = tcx_snapshot_kind(s, m->kind);
+	struct tcx_qrow *r;
+	uint64_t *x;
 
-	if (nlh->nlmsg_type != RTM_NEWQDISC)
-		return MNL_CB_OK;
-	if (tcx_parse_qdisc(nlh, &q, lc->err, sizeof(lc->err)) < 0) {
-		lc->bad++;
-		return MNL_CB_OK;
+	if (kind < 0 || tcx_grow(&st->rows, &st->cap, st->n + 1, sizeof(*st->rows), 64) < 0 ||
+	    tcx_grow(&st->x, &st->capx, st->nx + nx, sizeof(*st->x), 256) < 0)
+		return -1;
+	r = &st->rows[st->n++];
+	*r = (struct tcx_qrow){.qdev = m->ifindex,
+	                       .handle = m->handle,
+	                       .parent = m->parent,
+	                       .labels = TCX_LABELSET_NONE,
+	                       .kind = (uint8_t)kind,
+	                       .n_tins = m->n_tins,
+	                       .stats_present = m->stats_present,
+	                       .xs_present = m->xs_present,
+	                       .xs = (uint32_t)st->nx,
+	                       .xt = xt};
+	for (unsigned i = 0; i < TCX_QSTAT__MAX; i++)
+		if (m->stats_present & 1u << i)
+			r->c[i] = m->stats[i];
+	x = st->x + st->nx;
+	st->nx += nx;
+	if (!xt)
+		return 0;
+	memcpy(x, m->xs, xt->n_fields * sizeof(*x));
+	x += xt->n_fields;
+	for (unsigned t = 0; t < m->n_tins; t++) {
+		*x++ = m->tin_present[t];
+		memcpy(x, m->tin[t], xt->n_tin_fields * sizeof(*x));
+		x += xt->n_tin_fields;
 	}
-	if (tcx_grow(&ns->qdiscs, &ns->cap_qdiscs, ns->n_qdiscs + 1, sizeof(*ns->qdiscs), 16) < 0)
-		return MNL_CB_ERROR;
-	ns->qdiscs[ns->n_qdiscs++] = q;
-	return MNL_CB_OK;
+	return 0;
 }
 
-/* A class has the layout of a qdisc: its id in handle, its parent in parent. */
-static int class_msg_cb(const struct nlmsghdr *nlh, void *arg)
+/* A qdisc or a class: kept for discovery, its row staged. A message that
+ * cannot be read drops that row alone, counted as malformed. */
+static int tcobj_msg_cb(const struct nlmsghdr *nlh, void *arg)
 {
 	struct list_ctx *lc = arg;
 	struct pass_ns *ns = lc->ns;
-	struct tcx_qdisc q;
+	struct tcx_qdisc_msg m;
+	struct qinfo **arr;
+	size_t *n, *cap;
+	char err[256];
 
-	if (nlh->nlmsg_type != RTM_NEWTCLASS)
+	if (nlh->nlmsg_type != RTM_NEWQDISC && nlh->nlmsg_type != RTM_NEWTCLASS)
 		return MNL_CB_OK;
-	if (tcx_parse_qdisc(nlh, &q, lc->err, sizeof(lc->err)) < 0) {
-		lc->bad++;
+	if (tcx_parse_qdisc_msg(nlh, &m, err, sizeof(err)) < 0) {
+		if (!lc->s->errors[TCX_ERR_MALFORMED]++ || !lc->err[0])
+			snprintf(lc->err, sizeof(lc->err), "%s", err);
 		return MNL_CB_OK;
 	}
-	if (tcx_grow(&ns->classes, &ns->cap_classes, ns->n_classes + 1, sizeof(*ns->classes), 16) <
-	    0)
+	arr = m.is_class ? &ns->classes : &ns->qdiscs;
+	n = m.is_class ? &ns->n_classes : &ns->n_qdiscs;
+	cap = m.is_class ? &ns->cap_classes : &ns->cap_qdiscs;
+	if (tcx_grow(arr, cap, *n + 1, sizeof(**arr), 16) < 0 ||
+	    stage_row(lc->s, m.is_class ? &ns->sc : &ns->sq, &m) < 0)
 		return MNL_CB_ERROR;
-	ns->classes[ns->n_classes++] = q;
+	(*arr)[(*n)++] =
+	        (struct qinfo){m.ifindex, m.handle, m.parent, "", m.ingress_block, m.egress_block};
+	snprintf((*arr)[*n - 1].kind, sizeof((*arr)[*n - 1].kind), "%s", m.kind);
 	return MNL_CB_OK;
 }
 
@@ -265,7 +319,7 @@ static int list_dump(struct pass *p, struct pass_ns *ns, uint16_t type, uint32_t
 {
 	char buf[64];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct list_ctx lc = {.ns = ns};
+	struct list_ctx lc = {.ns = ns, .s = p->s};
 	char kerr[256];
 	int ret;
 
@@ -301,10 +355,18 @@ static int ns_list(struct pass *p, struct pass_ns *ns)
 	if (list_dump(p, ns, RTM_GETLINK, 0, link_msg_cb, "link", ns->list_err,
 	              sizeof(ns->list_err), p->s->errors) < 0)
 		return -1;
-	if (list_dump(p, ns, RTM_GETQDISC, 0, qdisc_msg_cb, "qdisc", ns->list_err,
+	if (list_dump(p, ns, RTM_GETQDISC, 0, tcobj_msg_cb, "qdisc", ns->list_err,
 	              sizeof(ns->list_err), p->s->errors) < 0)
 		return -1;
 	return 0;
+}
+
+/* The qdiscs and classes of device ifindex go in the snapshot. */
+static void want_rows(struct pass_ns *ns, uint32_t ifindex)
+{
+	for (size_t i = 0; i < ns->n_links; i++)
+		if (ns->links[i].ifindex == ifindex)
+			ns->links[i].want_rows = 1;
 }
 
 static const struct link *link_by_name(const struct pass_ns *ns, const char *name)
@@ -323,11 +385,11 @@ static const struct link *link_by_index(const struct pass_ns *ns, uint32_t ifind
 	return NULL;
 }
 
-static const struct tcx_qdisc *qdisc_find(const struct pass_ns *ns, uint32_t ifindex,
-                                          const char *kind, uint32_t handle, int root)
+static const struct qinfo *qdisc_find(const struct pass_ns *ns, uint32_t ifindex, const char *kind,
+                                      uint32_t handle, int root)
 {
 	for (size_t i = 0; i < ns->n_qdiscs; i++) {
-		const struct tcx_qdisc *q = &ns->qdiscs[i];
+		const struct qinfo *q = &ns->qdiscs[i];
 
 		if (q->ifindex != ifindex)
 			continue;
@@ -408,7 +470,7 @@ static void dev_name(const struct pass_ns *ns, uint32_t ifindex, char name[IFNAM
 /* The dump units for one qdisc. Those found by `all` are implicit: left out
  * of the snapshot when they hold no filter. Those of a named device stay, so
  * that what the operator named always reports its state. */
-static int units_from_qdisc(struct units *us, struct pass_ns *ns, const struct tcx_qdisc *q,
+static int units_from_qdisc(struct units *us, struct pass_ns *ns, const struct qinfo *q,
                             int implicit)
 {
 	struct unit u = {.ns = ns, .ifindex = q->ifindex, .implicit = implicit};
@@ -452,6 +514,29 @@ static int cmp_u32(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+/* List the classes of device l once a pass, into ns->classes and its rows
+ * into ns->sc (l->class_rows on). Returns 0, or -1 with the reason in
+ * l->class_err (counted once). */
+static int list_classes(struct pass *p, struct pass_ns *ns, struct link *l)
+{
+	size_t n = ns->n_classes, nr = ns->sc.n, nx = ns->sc.nx;
+
+	if (l->classes_listed)
+		return l->classes_listed < 0 ? -1 : 0;
+	if (list_dump(p, ns, RTM_GETTCLASS, l->ifindex, tcobj_msg_cb, "class", l->class_err,
+	              sizeof(l->class_err), p->s->errors) < 0) {
+		ns->n_classes = n;
+		ns->sc.n = nr;
+		ns->sc.nx = nx;
+		l->classes_listed = -1;
+		return -1;
+	}
+	l->classes_listed = 1;
+	l->class_rows = nr;
+	l->n_class_rows = ns->sc.n - nr;
+	return 0;
+}
+
 /* The dump units of the inner classes of device l: a filter attached to a
  * class (`tc filter add dev X parent 1:1`) is listed only by a dump with
  * that class as parent. Only HTB and HFSC take filters on classes, and both
@@ -462,29 +547,12 @@ static int cmp_u32(const void *x, const void *y)
  * (left out when they hold no filter), as the configuration names no class. */
 static int units_from_classes(struct pass *p, struct units *us, struct pass_ns *ns, struct link *l)
 {
-	uint64_t errors[TCX_ERR__MAX] = {0};
 	uint32_t *parents;
 	size_t n = 0;
-	char err[256];
 	int ret = 0;
 
-	if (!l->classes_listed) {
-		size_t mark = ns->n_classes;
-
-		if (list_dump(p, ns, RTM_GETTCLASS, l->ifindex, class_msg_cb, "class", err,
-		              sizeof(err), errors) < 0) {
-			/* One failed target, counted by set_error(); the
-			 * other malformed messages here. */
-			enum tcx_err_cause cause =
-			        errors[TCX_ERR_MALFORMED] ? TCX_ERR_MALFORMED : TCX_ERR_KERNEL;
-
-			p->s->errors[cause] += errors[cause] - 1;
-			ns->n_classes = mark;
-			l->classes_listed = -1;
-			return unit_error(us, ns, l->name, 0, 0, cause, err);
-		}
-		l->classes_listed = 1;
-	}
+	if (list_classes(p, ns, l) < 0)
+		return 0; /* its qdev says why: collect_rows() */
 	if (!ns->n_classes)
 		return 0;
 	if (!(parents = malloc(ns->n_classes * sizeof(*parents))))
@@ -494,7 +562,7 @@ static int units_from_classes(struct pass *p, struct units *us, struct pass_ns *
 			parents[n++] = ns->classes[i].parent;
 	qsort(parents, n, sizeof(*parents), cmp_u32);
 	for (size_t i = 0; i < ns->n_classes && ret == 0; i++) {
-		const struct tcx_qdisc *c = &ns->classes[i];
+		const struct qinfo *c = &ns->classes[i];
 		struct unit u = {
 		        .ns = ns, .ifindex = l->ifindex, .parent = c->handle, .implicit = 1};
 
@@ -513,7 +581,7 @@ static int units_from_classes(struct pass *p, struct units *us, struct pass_ns *
 static int units_from_device_classes(struct pass *p, struct units *us, struct pass_ns *ns,
                                      uint32_t ifindex)
 {
-	const struct tcx_qdisc *root = qdisc_find(ns, ifindex, NULL, 0, 1);
+	const struct qinfo *root = qdisc_find(ns, ifindex, NULL, 0, 1);
 
 	if (!root || !root->handle)
 		return 0;
@@ -543,6 +611,7 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 			dev_name(ns, ns->qdiscs[i].ifindex, dev);
 			if (!tcx_config_device_wanted(p->cfg, dev))
 				continue;
+			want_rows(ns, ns->qdiscs[i].ifindex);
 			if (units_from_qdisc(us, ns, &ns->qdiscs[i], 1) < 0)
 				return -1;
 			if (ns->qdiscs[i].parent == TC_H_ROOT &&
@@ -570,6 +639,7 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 	}
 	u.ifindex = l->ifindex;
 	snprintf(u.dev, sizeof(u.dev), "%s", l->name);
+	want_rows(ns, l->ifindex);
 	if (!t->has_parent) {
 		/* Every parent of the device that has filters. */
 		for (size_t i = 0; i < ns->n_qdiscs; i++)
@@ -581,7 +651,7 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 	u.parent = t->parent;
 	if (t->parent == TCX_PARENT_INGRESS || t->parent == TCX_PARENT_EGRESS ||
 	    t->parent == TC_H_INGRESS) {
-		const struct tcx_qdisc *q = qdisc_find(ns, l->ifindex, "clsact", 0, 0);
+		const struct qinfo *q = qdisc_find(ns, l->ifindex, "clsact", 0, 0);
 
 		if (!q && t->parent != TCX_PARENT_EGRESS)
 			q = qdisc_find(ns, l->ifindex, "ingress", 0, 0);
@@ -1004,6 +1074,117 @@ out:
 	free(tps);
 }
 
+/* ---- qdisc and class rows ---------------------------------------------------------------- */
+
+/* The classes of fq_codel, sfq and cake are their flows' hash buckets, which
+ * come and go with the traffic: not exported. */
+static int flow_kind(const char *kind)
+{
+	return strcmp(kind, "fq_codel") == 0 || strcmp(kind, "sfq") == 0 ||
+	       strcmp(kind, "cake") == 0;
+}
+
+/* Append staged row r (of st) to the snapshot's rows as a row of qdev. */
+static int put_row(struct tcx_snapshot *s, struct tcx_qrow **rows, size_t *n, size_t *cap,
+                   const struct stage *st, const struct tcx_qrow *r, uint32_t qdev)
+{
+	size_t nx = r->xt ? r->xt->n_fields + (size_t)r->n_tins * (1 + r->xt->n_tin_fields) : 0;
+
+	if (tcx_grow(rows, cap, *n + 1, sizeof(**rows), 64) < 0 ||
+	    tcx_grow(&s->xvals, &s->cap_xvals, s->n_xvals + nx, sizeof(*s->xvals), 256) < 0)
+		return -1;
+	memcpy(s->xvals + s->n_xvals, st->x + r->xs, nx * sizeof(*s->xvals));
+	(*rows)[*n] = *r;
+	(*rows)[*n].qdev = qdev;
+	(*rows)[*n].xs = (uint32_t)s->n_xvals;
+	(*n)++;
+	s->n_xvals += nx;
+	return 0;
+}
+
+/* The rows of the devices wanted in ns: its qdiscs (from the listing's
+ * qdisc dump, which lists a device's qdiscs together), then its classes (one
+ * class dump per device with a root qdisc that is not noqueue). */
+static int collect_rows_ns(struct pass *p, struct pass_ns *ns)
+{
+	struct tcx_snapshot *s = p->s;
+	uint32_t *flows = NULL;
+	int ret = -1;
+
+	for (size_t i = 0, end; i < ns->sq.n; i = end) {
+		uint32_t ifindex = ns->sq.rows[i].qdev;
+		const struct qinfo *root = qdisc_find(ns, ifindex, NULL, 0, 1);
+		struct link *l = NULL;
+		struct tcx_qdev *d;
+		size_t n_flows = 0;
+
+		for (end = i + 1; end < ns->sq.n && ns->sq.rows[end].qdev == ifindex; end++)
+			;
+		for (size_t k = 0; k < ns->n_links; k++)
+			if (ns->links[k].ifindex == ifindex)
+				l = &ns->links[k];
+		if (!l || !l->want_rows)
+			continue;
+		l->want_rows = 0; /* once */
+		if (tcx_grow(&s->qdevs, &s->cap_qdevs, s->n_qdevs + 1, sizeof(*d), 16) < 0)
+			goto out;
+		d = memset(&s->qdevs[s->n_qdevs++], 0, sizeof(*d));
+		snprintf(d->netns, sizeof(d->netns), "%s", ns->name);
+		snprintf(d->dev, sizeof(d->dev), "%s", l->name);
+		d->ifindex = ifindex;
+		d->ok = 1;
+		d->first_qdisc = (uint32_t)s->n_qdiscs;
+		d->first_class = (uint32_t)s->n_classes;
+		free(flows);
+		if (!(flows = malloc((end - i) * sizeof(*flows))))
+			goto out;
+		for (size_t k = i; k < end; k++) {
+			const struct tcx_qrow *r = &ns->sq.rows[k];
+
+			if (put_row(s, &s->qdiscs, &s->n_qdiscs, &s->cap_qdiscs, &ns->sq, r,
+			            (uint32_t)(s->n_qdevs - 1)) < 0)
+				goto out;
+			if (flow_kind(tcx_kind_name(s, r->kind)))
+				flows[n_flows++] = TC_H_MAJ(r->handle);
+		}
+		qsort(flows, n_flows, sizeof(*flows), cmp_u32);
+		d->n_qdiscs = (uint32_t)(s->n_qdiscs - d->first_qdisc);
+		if (!root || strcmp(root->kind, "noqueue") == 0)
+			continue;
+		if (list_classes(p, ns, l) < 0) {
+			d->ok = 0;
+			snprintf(d->error, sizeof(d->error), "%s", l->class_err);
+			continue;
+		}
+		for (size_t k = l->class_rows; k < l->class_rows + l->n_class_rows; k++) {
+			const struct tcx_qrow *r = &ns->sc.rows[k];
+			uint32_t major = TC_H_MAJ(r->handle);
+
+			if (bsearch(&major, flows, n_flows, sizeof(*flows), cmp_u32))
+				continue;
+			if (put_row(s, &s->classes, &s->n_classes, &s->cap_classes, &ns->sc, r,
+			            (uint32_t)(s->n_qdevs - 1)) < 0)
+				goto out;
+		}
+		d->n_classes = (uint32_t)(s->n_classes - d->first_class);
+	}
+	ret = 0;
+out:
+	free(flows);
+	return ret;
+}
+
+static void collect_rows(struct pass *p)
+{
+	for (size_t i = 0; i < p->n_ns; i++) {
+		if (collect_rows_ns(p, p->ns[i]) < 0) {
+			p->s->errors[TCX_ERR_NOMEM]++;
+			p->s->incomplete = 1;
+			return;
+		}
+	}
+}
+
 /* ---- the pass ------------------------------------------------------------------------------ */
 
 static struct pass_ns *pass_ns_get(struct pass *p, const char *name)
@@ -1159,10 +1340,15 @@ oom:
 	s->incomplete = 1;
 out:
 	u32_attribute(&p);
+	collect_rows(&p);
 	for (size_t i = 0; i < p.n_ns; i++) {
 		free(p.ns[i]->links);
 		free(p.ns[i]->qdiscs);
 		free(p.ns[i]->classes);
+		free(p.ns[i]->sq.rows);
+		free(p.ns[i]->sq.x);
+		free(p.ns[i]->sc.rows);
+		free(p.ns[i]->sc.x);
 		free(p.ns[i]);
 	}
 	free(p.ns);

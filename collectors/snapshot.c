@@ -44,6 +44,10 @@ void tcx_snapshot_unref(struct tcx_snapshot *s)
 	free(s->targets);
 	free(s->filters);
 	free(s->actions);
+	free(s->qdevs);
+	free(s->qdiscs);
+	free(s->classes);
+	free(s->xvals);
 	labelsets_free(&s->sets);
 	tcx_aggregates_free(s->aggs);
 	tcx_finals_free(s->finals);

@@ -109,6 +109,48 @@ struct tcx_labelsets {
 	size_t text_len, text_cap;
 };
 
+/* The generic counters of a qdisc or a class, as tc -s prints them. */
+enum tcx_qstat {
+	TCX_QSTAT_BYTES,           /* counter: TCA_STATS_BASIC (u64) */
+	TCX_QSTAT_PACKETS,         /* counter: TCA_STATS_PKT64, else BASIC's u32 */
+	TCX_QSTAT_DROPS,           /* counter: TCA_STATS_QUEUE */
+	TCX_QSTAT_OVERLIMITS,      /* counter */
+	TCX_QSTAT_REQUEUES,        /* counter (not in the old TCA_STATS) */
+	TCX_QSTAT_BACKLOG_BYTES,   /* gauge: TCA_STATS_QUEUE backlog */
+	TCX_QSTAT_BACKLOG_PACKETS, /* gauge: TCA_STATS_QUEUE qlen */
+	TCX_QSTAT__MAX
+};
+
+/* A device whose qdiscs and classes the pass collected (by an `all` or a
+ * `dev` target). Its rows are contiguous in qdiscs[] and classes[]. */
+struct tcx_qdev {
+	char netns[64];
+	char dev[IFNAMSIZ];
+	uint32_t ifindex;
+	int ok; /* 0: its classes could not be dumped (error says why) */
+	char error[256];
+	uint32_t first_qdisc, n_qdiscs, first_class, n_classes;
+};
+
+struct tcx_xstats_table;
+
+/* A qdisc or a class. Its per-kind statistics (xt's fields) are in
+ * xvals[xs ...]: xt->n_fields values, then for each of n_tins tins its
+ * present mask and xt->n_tin_fields values. */
+struct tcx_qrow {
+	uint32_t qdev;   /* index into qdevs[] */
+	uint32_t handle; /* qdisc 1: = 0x10000; class 1:10 = 0x10010 */
+	uint32_t parent; /* TC_H_ROOT, TC_H_INGRESS (ingress, clsact), a class */
+	uint32_t labels; /* a class's label set (`classes:`); TCX_LABELSET_NONE */
+	uint8_t kind;    /* index into kinds[] */
+	uint8_t n_tins;
+	uint8_t stats_present; /* bit (1 << enum tcx_qstat) */
+	uint32_t xs_present;   /* bit i: xvals[xs + i] */
+	uint32_t xs;
+	const struct tcx_xstats_table *xt; /* NULL: no per-kind statistics */
+	uint64_t c[TCX_QSTAT__MAX];
+};
+
 struct tcx_aggregates;
 struct tcx_finals;
 
@@ -124,6 +166,15 @@ struct tcx_snapshot {
 	size_t n_filters, cap_filters;
 	struct tcx_action *actions;
 	size_t n_actions, cap_actions;
+	/* Qdiscs and classes, by device (tcx_qdev). */
+	struct tcx_qdev *qdevs;
+	size_t n_qdevs, cap_qdevs;
+	struct tcx_qrow *qdiscs;
+	size_t n_qdiscs, cap_qdiscs;
+	struct tcx_qrow *classes;
+	size_t n_classes, cap_classes;
+	uint64_t *xvals;
+	size_t n_xvals, cap_xvals;
 
 	char kinds[TCX_MAX_KINDS][TCX_KIND_MAX];
 	unsigned n_kinds;

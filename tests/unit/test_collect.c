@@ -836,12 +836,20 @@ static void test_filters_on_classes(void **state)
 		assert_string_equal(s->targets[1].parent_name, "1:1");
 		assert_unit_rows(s, q, 0);
 		assert_unit_rows(s, c, 1);
+		/* The rows of the qdisc and both classes, from the same dumps. */
+		assert_int_equal(s->n_qdevs, 1);
+		assert_true(s->qdevs[0].ok);
+		assert_int_equal(s->n_qdiscs, 1);
+		assert_int_equal(s->qdiscs[0].handle, 0x10000);
+		assert_int_equal(s->n_classes, 2);
+		assert_int_equal(s->classes[1].handle, 0x10010);
+		assert_int_equal(s->classes[1].parent, 0x10001);
 		tcx_snapshot_unref(s);
 	}
 }
 
-/* A class dump that fails fails the device's class units, as one target,
- * and nothing else. */
+/* A class dump that fails fails the device's classes, counted once: its
+ * qdiscs, its qdisc's filters and every other device are still collected. */
 static void test_class_dump_failure(void **state)
 {
 	struct fake k = {.class_status = -EPERM};
@@ -852,12 +860,16 @@ static void test_class_dump_failure(void **state)
 	add_tp(add_unit(&k, 2, 0x10001), 0, 20, "u32", 3);
 	struct tcx_snapshot *s = collect(&k, "targets: [{all: true}]\n");
 
-	assert_int_equal(s->n_targets, 2);
+	assert_int_equal(s->n_targets, 1);
 	assert_true(s->targets[0].ok);
 	assert_unit_rows(s, q, 0);
-	assert_false(s->targets[1].ok);
-	assert_string_equal(s->targets[1].dev, "eth0");
-	assert_string_equal(s->targets[1].error, "class dump failed: Operation not permitted");
+	assert_int_equal(s->n_qdevs, 1);
+	assert_false(s->qdevs[0].ok);
+	assert_string_equal(s->qdevs[0].dev, "eth0");
+	assert_string_equal(s->qdevs[0].error, "class dump failed: Operation not permitted");
+	assert_int_equal(s->qdevs[0].n_qdiscs, 1);
+	assert_int_equal(s->n_qdiscs, 1);
+	assert_int_equal(s->n_classes, 0);
 	assert_int_equal(s->errors[TCX_ERR_KERNEL], 1);
 	tcx_snapshot_unref(s);
 }
