@@ -35,7 +35,10 @@ enum tcx_family_mode {
 	S(HW, .name = "hw", .dflt = TCX_FAM_AUTO, .auto_in_hw = 1)                                 \
 	S(FLAGS, .name = "flags", .dflt = TCX_FAM_ON, .dflt_aggregated = TCX_FAM_OFF)              \
 	S(DROPS, .name = "drops", .dflt = TCX_FAM_ON)                                              \
-	S(OVERLIMITS, .name = "overlimits", .dflt = TCX_FAM_ON)
+	S(OVERLIMITS, .name = "overlimits", .dflt = TCX_FAM_ON)                                    \
+	S(QDISC, .name = "qdisc", .dflt = TCX_FAM_ON)                                              \
+	S(CLASS, .name = "class", .dflt = TCX_FAM_ON)                                              \
+	S(XSTATS, .name = "xstats", .dflt = TCX_FAM_ON)
 
 struct tcx_family_switch {
 	const char *name; /* first: the configuration's key table reads it */
@@ -134,6 +137,45 @@ enum tcx_action_counter { TCX_ACTION_COUNTERS(TCX_ACT_ID) TCX_ACT_CTR__MAX };
 
 extern const struct tcx_counter_table tcx_action_counters;
 
+/* ---- the counters of a qdisc or a class (obj: "qdisc" or "class") ------------- */
+
+#define TCX_QUEUE_COUNTERS(C, obj, sw_)                                                            \
+	C(BYTES, .key = "bytes", .family = "tc_" obj "_bytes_total",                               \
+	  .help = "Bytes the " obj " sent.", .width = 64, .replace = 1, .expo = 0, .sw = sw_,      \
+	  .snmp_col = 8, .snmp = TCX_SNMP_COUNTER64,                                               \
+	  .src = {TCA_STATS_BASIC, offsetof(struct gnet_stats_basic, bytes), 8})                   \
+	C(PACKETS, .key = "packets", .family = "tc_" obj "_packets_total",                         \
+	  .help = "Packets the " obj " sent.", .width = 64, .replace = 1, .expo = 1, .sw = sw_,    \
+	  .snmp_col = 9, .snmp = TCX_SNMP_COUNTER64,                                               \
+	  .src = {TCA_STATS_BASIC, offsetof(struct gnet_stats_basic, packets), 4, .pkt64 = 1})     \
+	C(DROPS, .key = "drops", .family = "tc_" obj "_drops_total",                               \
+	  .help = "Packets the " obj " dropped.", .width = 32, .expo = 2, .sw = sw_,               \
+	  .snmp_col = 10, .snmp = TCX_SNMP_COUNTER32,                                              \
+	  .src = {TCA_STATS_QUEUE, offsetof(struct gnet_stats_queue, drops), 4})                   \
+	C(OVERLIMITS, .key = "overlimits", .family = "tc_" obj "_overlimits_total",                \
+	  .help = "Overlimit events of the " obj " (a packet held back or dropped over its "       \
+	          "limit).",                                                                       \
+	  .width = 32, .expo = 3, .sw = sw_, .snmp_col = 11, .snmp = TCX_SNMP_COUNTER32,           \
+	  .src = {TCA_STATS_QUEUE, offsetof(struct gnet_stats_queue, overlimits), 4})              \
+	C(REQUEUES, .key = "requeues", .family = "tc_" obj "_requeues_total",                      \
+	  .help = "Packets the " obj " put back in its queue (the device was busy).", .width = 32, \
+	  .expo = 4, .sw = sw_, .snmp_col = 12, .snmp = TCX_SNMP_COUNTER32,                        \
+	  .src = {TCA_STATS_QUEUE, offsetof(struct gnet_stats_queue, requeues), 4})                \
+	C(BACKLOG_BYTES, .key = "backlog_bytes", .family = "tc_" obj "_backlog_bytes",             \
+	  .help = "Bytes in the " obj "'s queue now.", .type = TCX_METRIC_GAUGE, .width = 32,      \
+	  .expo = 5, .sw = sw_, .snmp_col = 13, .snmp = TCX_SNMP_GAUGE32,                          \
+	  .src = {TCA_STATS_QUEUE, offsetof(struct gnet_stats_queue, backlog), 4})                 \
+	C(BACKLOG_PACKETS, .key = "backlog_packets", .family = "tc_" obj "_backlog_packets",       \
+	  .help = "Packets in the " obj "'s queue now.", .type = TCX_METRIC_GAUGE, .width = 32,    \
+	  .expo = 6, .sw = sw_, .snmp_col = 14, .snmp = TCX_SNMP_GAUGE32,                          \
+	  .src = {TCA_STATS_QUEUE, offsetof(struct gnet_stats_queue, qlen), 4})
+
+#define TCX_QSTAT_ID(id, ...) TCX_QSTAT_##id,
+enum tcx_qstat { TCX_QUEUE_COUNTERS(TCX_QSTAT_ID, "", 0) TCX_QSTAT__MAX };
+#undef TCX_QSTAT_ID
+
+extern const struct tcx_counter_table tcx_qdisc_counters, tcx_class_counters;
+
 /* ---- using a table ------------------------------------------------------------- */
 
 /* a + b in the counter's width (the kernel's counter wraps there). */
@@ -146,5 +188,20 @@ static inline uint64_t tcx_counter_add(const struct tcx_counter_def *d, uint64_t
  * marked `replace` (bytes, packets) went down? Both hold t->n counters. */
 int tcx_counters_replaced(const struct tcx_counter_table *t, const uint64_t *was,
                           const uint64_t *now);
+
+struct nlattr;
+struct tcx_perr;
+
+/* Reading a statistics nest (TCA_STATS2, TCA_ACT_STATS) into the counters
+ * of table t: tcx_stats_cb() is the nest's tcx_attr_cb. present gets bit k
+ * for each counter k read; app, the TCA_STATS_APP attribute if any. */
+struct tcx_stats_ctx {
+	const struct tcx_counter_table *t;
+	uint64_t *c; /* indexed as t */
+	uint32_t present;
+	const struct nlattr *app;
+	uint16_t prev; /* the previous attribute's type, for PKT64 (pads skipped) */
+};
+int tcx_stats_cb(const struct nlattr *a, void *data, struct tcx_perr *pe);
 
 #endif

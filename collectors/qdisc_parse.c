@@ -26,63 +26,6 @@
 
 /* ---- generic counters ----------------------------------------------------------------- */
 
-struct stats2_ctx {
-	struct tcx_qdisc_msg *m;
-	const struct nlattr *app;
-	uint16_t prev; /* the previous attribute's type, for PKT64 */
-};
-
-static int stats2_cb(const struct nlattr *a, void *data, struct tcx_perr *pe)
-{
-	struct stats2_ctx *sc = data;
-	struct tcx_qdisc_msg *m = sc->m;
-	struct gnet_stats_basic b;
-	struct gnet_stats_queue q;
-	uint64_t pkt64;
-	uint16_t t = tcx_attr_type(a);
-
-	switch (t) {
-	case TCA_STATS_BASIC:
-		tcx_attr_struct(a, &b, sizeof(b));
-		m->stats[TCX_QSTAT_BYTES] = b.bytes;
-		m->stats[TCX_QSTAT_PACKETS] = b.packets;
-		m->stats_present |= BIT(TCX_QSTAT_BYTES) | BIT(TCX_QSTAT_PACKETS);
-		break;
-	case TCA_STATS_PKT64:
-		/* After BASIC (when packets > U32_MAX), and after BASIC_HW
-		 * for the hardware's share, which qdiscs do not report. */
-		if (tcx_attr_u64(a, "TCA_STATS_PKT64", &pkt64, pe) < 0)
-			return -1;
-		if (sc->prev == TCA_STATS_BASIC)
-			m->stats[TCX_QSTAT_PACKETS] = pkt64;
-		else if (sc->prev != TCA_STATS_BASIC_HW)
-			return tcx_perr_fail(
-			        pe, "TCA_STATS_PKT64 follows attribute %u, not basic stats",
-			        sc->prev);
-		break;
-	case TCA_STATS_QUEUE:
-		tcx_attr_struct(a, &q, sizeof(q));
-		m->stats[TCX_QSTAT_DROPS] = q.drops;
-		m->stats[TCX_QSTAT_OVERLIMITS] = q.overlimits;
-		m->stats[TCX_QSTAT_REQUEUES] = q.requeues;
-		m->stats[TCX_QSTAT_BACKLOG_BYTES] = q.backlog;
-		m->stats[TCX_QSTAT_BACKLOG_PACKETS] = q.qlen;
-		m->stats_present |= BIT(TCX_QSTAT_DROPS) | BIT(TCX_QSTAT_OVERLIMITS) |
-		                    BIT(TCX_QSTAT_REQUEUES) | BIT(TCX_QSTAT_BACKLOG_BYTES) |
-		                    BIT(TCX_QSTAT_BACKLOG_PACKETS);
-		break;
-	case TCA_STATS_APP:
-		sc->app = a;
-		break;
-	case TCA_STATS_PAD:
-		return 0; /* nla_put_64bit's alignment: transparent to PKT64 */
-	default:          /* rate estimators, BASIC_HW, future attributes */
-		break;
-	}
-	sc->prev = t;
-	return 0;
-}
-
 /* The old struct, from kernels without TCA_STATS2: no requeues. */
 static void stats_compat(struct tcx_qdisc_msg *m, const struct nlattr *a)
 {
@@ -229,7 +172,7 @@ int tcx_parse_qdisc_msg(const struct nlmsghdr *nlh, struct tcx_qdisc_msg *m, cha
 {
 	struct tcx_perr pe = {err, errlen};
 	const struct nlattr *tb[TCA_MAX + 1] = {NULL};
-	struct stats2_ctx sc = {.m = m};
+	struct tcx_stats_ctx sc = {.t = &tcx_qdisc_counters, .c = m->stats};
 	const struct nlattr *app;
 	const struct tcmsg *tcm;
 
@@ -267,8 +210,9 @@ int tcx_parse_qdisc_msg(const struct nlmsghdr *nlh, struct tcx_qdisc_msg *m, cha
 	    tcx_attr_u32(tb[TCA_EGRESS_BLOCK], "TCA_EGRESS_BLOCK", &m->egress_block, &pe) < 0)
 		return -1;
 	if (tb[TCA_STATS2]) {
-		if (tcx_attr_nested(tb[TCA_STATS2], "TCA_STATS2", stats2_cb, &sc, &pe) < 0)
+		if (tcx_attr_nested(tb[TCA_STATS2], "TCA_STATS2", tcx_stats_cb, &sc, &pe) < 0)
 			return -1;
+		m->stats_present = (uint8_t)sc.present;
 	} else if (tb[TCA_STATS]) {
 		stats_compat(m, tb[TCA_STATS]);
 	}

@@ -9,20 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "collectors/counters.h"
 #include "collectors/snapshot.h" /* TCX_KIND_MAX */
 #include "collectors/xstats.h"
 
 /* The generic counters, as tc -s prints them. */
-enum tcx_qstat {
-	TCX_QSTAT_BYTES,           /* counter: TCA_STATS_BASIC (u64) */
-	TCX_QSTAT_PACKETS,         /* counter: TCA_STATS_PKT64, else BASIC's u32 */
-	TCX_QSTAT_DROPS,           /* counter: TCA_STATS_QUEUE */
-	TCX_QSTAT_OVERLIMITS,      /* counter */
-	TCX_QSTAT_REQUEUES,        /* counter (not in the old TCA_STATS) */
-	TCX_QSTAT_BACKLOG_BYTES,   /* gauge: TCA_STATS_QUEUE backlog */
-	TCX_QSTAT_BACKLOG_PACKETS, /* gauge: TCA_STATS_QUEUE qlen */
-	TCX_QSTAT__MAX
-};
 
 /* One decoded message. Values are defined only where their present bit is
  * set: the decoder clears the masks, not the value arrays. */

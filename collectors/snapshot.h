@@ -109,18 +109,6 @@ struct tcx_labelsets {
 	size_t text_len, text_cap;
 };
 
-/* The generic counters of a qdisc or a class, as tc -s prints them. */
-enum tcx_qstat {
-	TCX_QSTAT_BYTES,           /* counter: TCA_STATS_BASIC (u64) */
-	TCX_QSTAT_PACKETS,         /* counter: TCA_STATS_PKT64, else BASIC's u32 */
-	TCX_QSTAT_DROPS,           /* counter: TCA_STATS_QUEUE */
-	TCX_QSTAT_OVERLIMITS,      /* counter */
-	TCX_QSTAT_REQUEUES,        /* counter (not in the old TCA_STATS) */
-	TCX_QSTAT_BACKLOG_BYTES,   /* gauge: TCA_STATS_QUEUE backlog */
-	TCX_QSTAT_BACKLOG_PACKETS, /* gauge: TCA_STATS_QUEUE qlen */
-	TCX_QSTAT__MAX
-};
-
 /* A device whose qdiscs and classes the pass collected (by an `all` or a
  * `dev` target). Its rows are contiguous in qdiscs[] and classes[]. */
 struct tcx_qdev {

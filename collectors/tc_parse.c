@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "collectors/nlattr.h"
 #include "collectors/tc_parse.h"
 
 #ifndef TCA_INGRESS_BLOCK
@@ -57,146 +58,6 @@
 #endif
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
-
-/* ---- attribute walking --------------------------------------------------- */
-
-struct perr {
-	char *buf;
-	size_t len;
-};
-
-static int fail(struct perr *pe, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(struct perr *pe, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (pe->buf && pe->len) {
-		va_start(ap, fmt);
-		vsnprintf(pe->buf, pe->len, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
-static inline uint16_t attr_type(const struct nlattr *a)
-{
-	return a->nla_type & NLA_TYPE_MASK;
-}
-
-static inline const void *attr_data(const struct nlattr *a)
-{
-	return (const char *)a + NLA_HDRLEN;
-}
-
-static inline size_t attr_len(const struct nlattr *a)
-{
-	return a->nla_len - NLA_HDRLEN;
-}
-
-typedef int (*attr_cb)(const struct nlattr *a, void *data, struct perr *pe);
-
-/* Call cb for each attribute in [p, p+len). `what` names the container. */
-static int attr_walk(const void *p, size_t len, const char *what, attr_cb cb, void *data,
-                     struct perr *pe)
-{
-	const char *cur = p, *end = cur + len;
-
-	while (cur < end) {
-		const struct nlattr *a = (const void *)cur;
-		size_t left = (size_t)(end - cur);
-
-		if (left < NLA_HDRLEN)
-			return fail(pe, "%s: %zu trailing bytes, too short for an attribute", what,
-			            left);
-		if (a->nla_len < NLA_HDRLEN || a->nla_len > left)
-			return fail(pe, "%s: attribute %u has length %u, outside 4..%zu", what,
-			            attr_type(a), a->nla_len, left);
-		if (cb(a, data, pe) < 0)
-			return -1;
-		cur += NLA_ALIGN(a->nla_len);
-	}
-	return 0;
-}
-
-static int attr_nested(const struct nlattr *a, const char *what, attr_cb cb, void *data,
-                       struct perr *pe)
-{
-	return attr_walk(attr_data(a), attr_len(a), what, cb, data, pe);
-}
-
-/* The attributes of a container by type: tb[type] for types below n (the
- * last one of a type wins), others skipped. */
-struct attr_tb {
-	const struct nlattr **tb;
-	size_t n;
-};
-
-static int attr_tb_cb(const struct nlattr *a, void *data, struct perr *pe)
-{
-	const struct attr_tb *t = data;
-
-	if (attr_type(a) < t->n)
-		t->tb[attr_type(a)] = a;
-	return 0;
-}
-
-/* A message: its fixed header of hdrlen bytes (NULL after fail() when the
- * message is too short for it), and its attributes walked with cb. */
-static const void *msg_walk(const struct nlmsghdr *nlh, size_t hdrlen, const char *what, attr_cb cb,
-                            void *data, struct perr *pe)
-{
-	size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(hdrlen);
-
-	if (nlh->nlmsg_len < NLMSG_HDRLEN + hdrlen) {
-		fail(pe, "%s message of %u bytes, too short for its header", what, nlh->nlmsg_len);
-		return NULL;
-	}
-	if (attr_walk((const char *)nlh + off, nlh->nlmsg_len > off ? nlh->nlmsg_len - off : 0,
-	              what, cb, data, pe) < 0)
-		return NULL;
-	return (const char *)nlh + NLMSG_HDRLEN;
-}
-
-static int attr_u32(const struct nlattr *a, const char *name, uint32_t *v, struct perr *pe)
-{
-	if (attr_len(a) < sizeof(*v))
-		return fail(pe, "%s: payload of %zu bytes, expected 4", name, attr_len(a));
-	memcpy(v, attr_data(a), sizeof(*v));
-	return 0;
-}
-
-static int attr_u64(const struct nlattr *a, const char *name, uint64_t *v, struct perr *pe)
-{
-	if (attr_len(a) < sizeof(*v))
-		return fail(pe, "%s: payload of %zu bytes, expected 8", name, attr_len(a));
-	memcpy(v, attr_data(a), sizeof(*v));
-	return 0;
-}
-
-/* A NUL-terminated string that fits in out (at most outlen-1 characters). */
-static int attr_str(const struct nlattr *a, const char *name, char *out, size_t outlen,
-                    struct perr *pe)
-{
-	const char *s = attr_data(a);
-	size_t n = attr_len(a);
-	const char *nul = memchr(s, '\0', n);
-
-	if (!nul)
-		return fail(pe, "%s: string is not NUL-terminated", name);
-	if ((size_t)(nul - s) >= outlen)
-		return fail(pe, "%s: string of %zu bytes, longer than %zu", name, (size_t)(nul - s),
-		            outlen - 1);
-	memcpy(out, s, (size_t)(nul - s) + 1);
-	return 0;
-}
-
-/* Copy a kernel struct: a shorter payload leaves the tail zeroed, a longer
- * one is cut. */
-static void attr_struct(const struct nlattr *a, void *out, size_t size)
-{
-	memset(out, 0, size);
-	memcpy(out, attr_data(a), MIN(attr_len(a), size));
-}
 
 /* ---- classifier and action tables ------------------------------------------ */
 
@@ -293,60 +154,6 @@ static const struct act_info *act_lookup(const char *kind)
 
 /* ---- action statistics (TCA_ACT_STATS) -------------------------------------- */
 
-/* A row's counters, each read from its source in table t. */
-struct stats_ctx {
-	const struct tcx_counter_table *t;
-	uint64_t *c;   /* the row's counters, indexed as t */
-	uint16_t prev; /* type of the previous attribute, for PKT64 */
-};
-
-static int stats_cb(const struct nlattr *a, void *data, struct perr *pe)
-{
-	struct stats_ctx *sc = data;
-	uint16_t t = attr_type(a);
-	uint8_t st[32]; /* the attribute's struct, zero-filled past a short payload */
-	int pkt64 = 0;
-
-	if (t == TCA_STATS_PKT64) {
-		/* Emitted after BASIC and after BASIC_HW when packets > U32_MAX. */
-		uint64_t v = 0;
-
-		if (attr_u64(a, "TCA_STATS_PKT64", &v, pe) < 0)
-			return -1;
-		for (unsigned k = 0; k < sc->t->n; k++)
-			if (sc->t->def[k].src.pkt64 && sc->t->def[k].src.attr == sc->prev) {
-				sc->c[k] = v;
-				pkt64 = 1;
-			}
-		if (!pkt64)
-			return fail(pe,
-			            "TCA_STATS_PKT64 follows attribute %u, not a basic stats "
-			            "attribute",
-			            sc->prev);
-	} else {
-		/* rate estimators, pad, app, future attributes: no counter */
-		int copied = 0;
-
-		for (unsigned k = 0; k < sc->t->n; k++) {
-			const struct tcx_counter_src *src = &sc->t->def[k].src;
-			uint32_t v32;
-
-			if (src->attr != t || src->offset + src->size > sizeof(st))
-				continue;
-			if (!copied++)
-				attr_struct(a, st, sizeof(st));
-			if (src->size == 8) {
-				memcpy(&sc->c[k], st + src->offset, 8);
-			} else {
-				memcpy(&v32, st + src->offset, 4);
-				sc->c[k] = v32;
-			}
-		}
-	}
-	sc->prev = t;
-	return 0;
-}
-
 /* ---- one action (a nest whose type is the action's order) -------------------- */
 
 struct parms_ctx {
@@ -354,19 +161,20 @@ struct parms_ctx {
 	struct tcx_action *act;
 };
 
-static int parms_cb(const struct nlattr *a, void *data, struct perr *pe)
+static int parms_cb(const struct nlattr *a, void *data, struct tcx_perr *pe)
 {
 	struct parms_ctx *pc = data;
-	uint16_t t = attr_type(a);
+	uint16_t t = tcx_attr_type(a);
 
 	if (!t || (t != pc->info->parms[0] && t != pc->info->parms[1]))
 		return 0;
-	if (attr_len(a) < sizeof(pc->act->index))
-		return fail(pe,
-		            "action %u: %s parameters (attribute %u) of %zu bytes, too short for "
-		            "the action index",
-		            pc->act->order, pc->info->kind, t, attr_len(a));
-	memcpy(&pc->act->index, attr_data(a), sizeof(pc->act->index));
+	if (tcx_attr_len(a) < sizeof(pc->act->index))
+		return tcx_perr_fail(
+		        pe,
+		        "action %u: %s parameters (attribute %u) of %zu bytes, too short for "
+		        "the action index",
+		        pc->act->order, pc->info->kind, t, tcx_attr_len(a));
+	memcpy(&pc->act->index, tcx_attr_data(a), sizeof(pc->act->index));
 	return 0;
 }
 
@@ -376,7 +184,7 @@ struct acts_ctx {
 	uint32_t n;
 };
 
-static int action_cb(const struct nlattr *nest, void *data, struct perr *pe)
+static int action_cb(const struct nlattr *nest, void *data, struct tcx_perr *pe)
 {
 	struct acts_ctx *ac = data;
 	const struct nlattr *tb[TCA_ACT_MAX + 1] = {NULL};
@@ -385,46 +193,48 @@ static int action_cb(const struct nlattr *nest, void *data, struct perr *pe)
 	char kind[TCX_KIND_MAX];
 	int k;
 
-	if (attr_nested(nest, "action", attr_tb_cb, &(struct attr_tb){tb, TCA_ACT_MAX + 1}, pe) < 0)
+	if (tcx_attr_nested(nest, "action", tcx_attr_tb_cb,
+	                    &(struct tcx_attr_tb){tb, TCA_ACT_MAX + 1}, pe) < 0)
 		return -1;
 	cookie = tb[TCA_ACT_COOKIE];
 	index = tb[TCA_ACT_INDEX];
 	options = tb[TCA_ACT_OPTIONS];
 	stats = tb[TCA_ACT_STATS];
 	if (!tb[TCA_ACT_KIND])
-		return fail(pe, "action %u: no TCA_ACT_KIND", attr_type(nest));
-	if (attr_str(tb[TCA_ACT_KIND], "TCA_ACT_KIND", kind, sizeof(kind), pe) < 0)
+		return tcx_perr_fail(pe, "action %u: no TCA_ACT_KIND", tcx_attr_type(nest));
+	if (tcx_attr_str(tb[TCA_ACT_KIND], "TCA_ACT_KIND", kind, sizeof(kind), pe) < 0)
 		return -1;
-	if (cookie && attr_len(cookie) > TCX_COOKIE_MAX)
-		return fail(pe, "action %u: cookie of %zu bytes, more than %d", attr_type(nest),
-		            attr_len(cookie), TCX_COOKIE_MAX);
+	if (cookie && tcx_attr_len(cookie) > TCX_COOKIE_MAX)
+		return tcx_perr_fail(pe, "action %u: cookie of %zu bytes, more than %d",
+		                     tcx_attr_type(nest), tcx_attr_len(cookie), TCX_COOKIE_MAX);
 	k = tcx_snapshot_kind(ac->snap, kind);
 	if (k < 0)
-		return fail(pe, "more than %d distinct classifier and action kinds", TCX_MAX_KINDS);
+		return tcx_perr_fail(pe, "more than %d distinct classifier and action kinds",
+		                     TCX_MAX_KINDS);
 	act = tcx_snapshot_add_action(ac->snap);
 	if (!act)
-		return fail(pe, "out of memory");
+		return tcx_perr_fail(pe, "out of memory");
 	act->filter = ac->filter;
-	act->order = attr_type(nest);
+	act->order = tcx_attr_type(nest);
 	act->kind = (uint8_t)k;
 	ac->n++;
 	if (cookie) {
-		act->cookie_len = (uint8_t)attr_len(cookie);
-		memcpy(act->cookie, attr_data(cookie), act->cookie_len);
+		act->cookie_len = (uint8_t)tcx_attr_len(cookie);
+		memcpy(act->cookie, tcx_attr_data(cookie), act->cookie_len);
 	}
 	if (index) {
-		if (attr_u32(index, "TCA_ACT_INDEX", &act->index, pe) < 0)
+		if (tcx_attr_u32(index, "TCA_ACT_INDEX", &act->index, pe) < 0)
 			return -1;
 	} else if (options) {
 		struct parms_ctx pc = {.info = act_lookup(kind), .act = act};
 
-		if (pc.info && attr_nested(options, "TCA_ACT_OPTIONS", parms_cb, &pc, pe) < 0)
+		if (pc.info && tcx_attr_nested(options, "TCA_ACT_OPTIONS", parms_cb, &pc, pe) < 0)
 			return -1;
 	}
 	if (stats) {
-		struct stats_ctx sc = {.t = &tcx_action_counters, .c = act->c};
+		struct tcx_stats_ctx sc = {.t = &tcx_action_counters, .c = act->c};
 
-		if (attr_nested(stats, "TCA_ACT_STATS", stats_cb, &sc, pe) < 0)
+		if (tcx_attr_nested(stats, "TCA_ACT_STATS", tcx_stats_cb, &sc, pe) < 0)
 			return -1;
 	}
 	return 0;
@@ -438,15 +248,15 @@ struct opts_ctx {
 	struct acts_ctx acts;
 };
 
-static int options_cb(const struct nlattr *a, void *data, struct perr *pe)
+static int options_cb(const struct nlattr *a, void *data, struct tcx_perr *pe)
 {
 	struct opts_ctx *oc = data;
-	uint16_t t = attr_type(a);
+	uint16_t t = tcx_attr_type(a);
 
 	if (t == oc->cls->act_attr)
-		return attr_nested(a, "actions", action_cb, &oc->acts, pe);
+		return tcx_attr_nested(a, "actions", action_cb, &oc->acts, pe);
 	if (oc->cls->flags_attr && t == oc->cls->flags_attr) {
-		if (attr_u32(a, "classifier flags", &oc->f->flags, pe) < 0)
+		if (tcx_attr_u32(a, "classifier flags", &oc->f->flags, pe) < 0)
 			return -1;
 		oc->f->has_flags = 1;
 	}
@@ -459,7 +269,7 @@ enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_sn
                                        uint32_t target, struct tcx_tp_key *key, char *err,
                                        size_t errlen)
 {
-	struct perr pe = {err, errlen};
+	struct tcx_perr pe = {err, errlen};
 	const struct nlattr *tb[TCA_MAX + 1] = {NULL};
 	const struct tcmsg *tcm;
 	size_t mark_f, mark_a;
@@ -468,18 +278,18 @@ enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_sn
 
 	if (nlh->nlmsg_type != RTM_NEWTFILTER && nlh->nlmsg_type != RTM_DELTFILTER)
 		return TCX_PARSE_SKIP;
-	tcm = msg_walk(nlh, sizeof(*tcm), "filter", attr_tb_cb, &(struct attr_tb){tb, TCA_MAX + 1},
-	               &pe);
+	tcm = tcx_msg_walk(nlh, sizeof(*tcm), "filter", tcx_attr_tb_cb,
+	                   &(struct tcx_attr_tb){tb, TCA_MAX + 1}, &pe);
 	if (!tcm)
 		return TCX_PARSE_ERROR;
 	memset(key, 0, sizeof(*key));
 	if (!tb[TCA_KIND]) {
-		fail(&pe, "filter message without TCA_KIND");
+		tcx_perr_fail(&pe, "filter message without TCA_KIND");
 		return TCX_PARSE_ERROR;
 	}
-	if (attr_str(tb[TCA_KIND], "TCA_KIND", key->kind, sizeof(key->kind), &pe) < 0)
+	if (tcx_attr_str(tb[TCA_KIND], "TCA_KIND", key->kind, sizeof(key->kind), &pe) < 0)
 		return TCX_PARSE_ERROR;
-	if (tb[TCA_CHAIN] && attr_u32(tb[TCA_CHAIN], "TCA_CHAIN", &key->chain, &pe) < 0)
+	if (tb[TCA_CHAIN] && tcx_attr_u32(tb[TCA_CHAIN], "TCA_CHAIN", &key->chain, &pe) < 0)
 		return TCX_PARSE_ERROR;
 	key->pref = (uint16_t)(TC_H_MAJ(tcm->tcm_info) >> 16);
 	key->protocol = ntohs((uint16_t)TC_H_MIN(tcm->tcm_info));
@@ -491,14 +301,15 @@ enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_sn
 
 	k = tcx_snapshot_kind(snap, key->kind);
 	if (k < 0) {
-		fail(&pe, "more than %d distinct classifier and action kinds", TCX_MAX_KINDS);
+		tcx_perr_fail(&pe, "more than %d distinct classifier and action kinds",
+		              TCX_MAX_KINDS);
 		return TCX_PARSE_ERROR;
 	}
 	mark_f = snap->n_filters;
 	mark_a = snap->n_actions;
 	f = tcx_snapshot_add_filter(snap);
 	if (!f) {
-		fail(&pe, "out of memory");
+		tcx_perr_fail(&pe, "out of memory");
 		return TCX_PARSE_ERROR;
 	}
 	f->target = target;
@@ -515,7 +326,8 @@ enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_sn
 
 		/* An unknown classifier keeps its filter row; where its actions
 		 * live is not known, so it has none. */
-		if (cls && attr_nested(tb[TCA_OPTIONS], "TCA_OPTIONS", options_cb, &oc, &pe) < 0) {
+		if (cls &&
+		    tcx_attr_nested(tb[TCA_OPTIONS], "TCA_OPTIONS", options_cb, &oc, &pe) < 0) {
 			tcx_snapshot_truncate(snap, mark_f, mark_a);
 			return TCX_PARSE_ERROR;
 		}
@@ -528,17 +340,17 @@ enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_sn
 
 /* ---- qdiscs and links ----------------------------------------------------------- */
 
-static int qdisc_cb(const struct nlattr *a, void *data, struct perr *pe)
+static int qdisc_cb(const struct nlattr *a, void *data, struct tcx_perr *pe)
 {
 	struct tcx_qdisc *q = data;
 
-	switch (attr_type(a)) {
+	switch (tcx_attr_type(a)) {
 	case TCA_KIND:
-		return attr_str(a, "TCA_KIND", q->kind, sizeof(q->kind), pe);
+		return tcx_attr_str(a, "TCA_KIND", q->kind, sizeof(q->kind), pe);
 	case TCA_INGRESS_BLOCK:
-		return attr_u32(a, "TCA_INGRESS_BLOCK", &q->ingress_block, pe);
+		return tcx_attr_u32(a, "TCA_INGRESS_BLOCK", &q->ingress_block, pe);
 	case TCA_EGRESS_BLOCK:
-		return attr_u32(a, "TCA_EGRESS_BLOCK", &q->egress_block, pe);
+		return tcx_attr_u32(a, "TCA_EGRESS_BLOCK", &q->egress_block, pe);
 	default:
 		return 0;
 	}
@@ -546,53 +358,53 @@ static int qdisc_cb(const struct nlattr *a, void *data, struct perr *pe)
 
 int tcx_parse_qdisc(const struct nlmsghdr *nlh, struct tcx_qdisc *q, char *err, size_t errlen)
 {
-	struct perr pe = {err, errlen};
+	struct tcx_perr pe = {err, errlen};
 	const struct tcmsg *tcm;
 
 	memset(q, 0, sizeof(*q));
-	tcm = msg_walk(nlh, sizeof(*tcm), "qdisc", qdisc_cb, q, &pe);
+	tcm = tcx_msg_walk(nlh, sizeof(*tcm), "qdisc", qdisc_cb, q, &pe);
 	if (!tcm)
 		return -1;
 	q->ifindex = (uint32_t)tcm->tcm_ifindex;
 	q->handle = tcm->tcm_handle;
 	q->parent = tcm->tcm_parent;
 	if (!q->kind[0])
-		return fail(&pe, "qdisc message without TCA_KIND");
+		return tcx_perr_fail(&pe, "qdisc message without TCA_KIND");
 	return 0;
 }
 
-static int link_cb(const struct nlattr *a, void *data, struct perr *pe)
+static int link_cb(const struct nlattr *a, void *data, struct tcx_perr *pe)
 {
-	if (attr_type(a) == IFLA_IFNAME)
-		return attr_str(a, "IFLA_IFNAME", data, IFNAMSIZ, pe);
+	if (tcx_attr_type(a) == IFLA_IFNAME)
+		return tcx_attr_str(a, "IFLA_IFNAME", data, IFNAMSIZ, pe);
 	return 0;
 }
 
 int tcx_parse_link(const struct nlmsghdr *nlh, uint32_t *ifindex, char name[IFNAMSIZ], char *err,
                    size_t errlen)
 {
-	struct perr pe = {err, errlen};
+	struct tcx_perr pe = {err, errlen};
 	const struct ifinfomsg *ifi;
 
 	name[0] = '\0';
-	ifi = msg_walk(nlh, sizeof(*ifi), "link", link_cb, name, &pe);
+	ifi = tcx_msg_walk(nlh, sizeof(*ifi), "link", link_cb, name, &pe);
 	if (!ifi)
 		return -1;
 	*ifindex = (uint32_t)ifi->ifi_index;
 	if (!name[0])
-		return fail(&pe, "link %u without IFLA_IFNAME", *ifindex);
+		return tcx_perr_fail(&pe, "link %u without IFLA_IFNAME", *ifindex);
 	return 0;
 }
 
 /* ---- NLMSG_DONE / NLMSG_ERROR ------------------------------------------------------ */
 
-static int extack_cb(const struct nlattr *a, void *data, struct perr *pe)
+static int extack_cb(const struct nlattr *a, void *data, struct tcx_perr *pe)
 {
-	struct perr *msg = data;
+	struct tcx_perr *msg = data;
 
-	if (attr_type(a) == NLMSGERR_ATTR_MSG) {
-		const char *s = attr_data(a);
-		size_t n = strnlen(s, attr_len(a));
+	if (tcx_attr_type(a) == NLMSGERR_ATTR_MSG) {
+		const char *s = tcx_attr_data(a);
+		size_t n = strnlen(s, tcx_attr_len(a));
 
 		if (msg->len) {
 			n = MIN(n, msg->len - 1);
@@ -605,7 +417,7 @@ static int extack_cb(const struct nlattr *a, void *data, struct perr *pe)
 
 int tcx_parse_status(const struct nlmsghdr *nlh, int *status, char *msg, size_t msglen)
 {
-	struct perr out = {msg, msglen}, pe = {NULL, 0};
+	struct tcx_perr out = {msg, msglen}, pe = {NULL, 0};
 	size_t off, hdr;
 
 	if (msglen)
@@ -651,6 +463,7 @@ int tcx_parse_status(const struct nlmsghdr *nlh, int *status, char *msg, size_t 
 	if (nlh->nlmsg_len <= off)
 		return 0;
 	/* A malformed ack TLV list loses only the message text. */
-	attr_walk((const char *)nlh + off, nlh->nlmsg_len - off, "ext ack", extack_cb, &out, &pe);
+	tcx_attr_walk((const char *)nlh + off, nlh->nlmsg_len - off, "ext ack", extack_cb, &out,
+	              &pe);
 	return 0;
 }
