@@ -13,10 +13,11 @@
  *
  * The lists are X-macros, C(ID, fields...): ID makes the enumerator
  * (TCX_ACT_<ID>), the fields are the designated initializers of its struct
- * tcx_counter_def (counters.c). */
+ * tcx_counter_def. */
 #ifndef TCX_COUNTERS_H
 #define TCX_COUNTERS_H
 
+#include <linux/gen_stats.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,8 +79,14 @@ struct tcx_counter_src {
 	uint16_t attr;  /* TCA_STATS_* */
 	uint8_t offset; /* of the field in the attribute's struct */
 	uint8_t size;   /* of the field: 4 or 8 bytes */
-	uint8_t pkt64;  /* a TCA_STATS_PKT64 right after attr holds it in 64 bits */
 };
+
+/* Field FIELD of struct TYPE, the payload of attribute ATTR. */
+#define TCX_SRC(ATTR, TYPE, FIELD)                                                                 \
+	{                                                                                          \
+		.attr = (ATTR), .offset = offsetof(struct TYPE, FIELD),                            \
+		.size = sizeof(((struct TYPE *)0)->FIELD)                                          \
+	}
 
 struct tcx_counter_def {
 	const char *key;    /* JSON key */
@@ -93,6 +100,7 @@ struct tcx_counter_def {
 	uint16_t snmp_col;     /* its column in the object's SNMP table */
 	enum tcx_snmp_type snmp;
 	struct tcx_counter_src src;
+	uint8_t pkt64; /* a TCA_STATS_PKT64 right after src.attr holds it in 64 bits */
 };
 
 struct tcx_counter_table {
@@ -106,33 +114,39 @@ struct tcx_counter_table {
 	C(BYTES, .key = "bytes", .family = "tc_action_bytes_total",                                \
 	  .help = "Bytes that passed through the action (software and hardware).", .width = 64,    \
 	  .replace = 1, .expo = 0, .snmp_col = 15, .snmp = TCX_SNMP_COUNTER64,                     \
-	  .src = {TCA_STATS_BASIC, offsetof(struct gnet_stats_basic, bytes), 8})                   \
+	  .src = TCX_SRC(TCA_STATS_BASIC, gnet_stats_basic, bytes))                                \
 	C(PACKETS, .key = "packets", .family = "tc_action_packets_total",                          \
 	  .help = "Packets that passed through the action (software and hardware).", .width = 64,  \
 	  .replace = 1, .expo = 1, .snmp_col = 16, .snmp = TCX_SNMP_COUNTER64,                     \
-	  .src = {TCA_STATS_BASIC, offsetof(struct gnet_stats_basic, packets), 4, .pkt64 = 1})     \
+	  .src = TCX_SRC(TCA_STATS_BASIC, gnet_stats_basic, packets), .pkt64 = 1)                  \
 	C(HW_BYTES, .key = "hw_bytes", .family = "tc_action_hw_bytes_total",                       \
 	  .help = "Bytes counted by hardware offload (a subset of tc_action_bytes_total).",        \
 	  .width = 64, .expo = 4, .sw = TCX_SW_HW, .snmp_col = 17, .snmp = TCX_SNMP_COUNTER64,     \
-	  .src = {TCA_STATS_BASIC_HW, offsetof(struct gnet_stats_basic, bytes), 8})                \
+	  .src = TCX_SRC(TCA_STATS_BASIC_HW, gnet_stats_basic, bytes))                             \
 	C(HW_PACKETS, .key = "hw_packets", .family = "tc_action_hw_packets_total",                 \
 	  .help = "Packets counted by hardware offload (a subset of tc_action_packets_total).",    \
 	  .width = 64, .expo = 5, .sw = TCX_SW_HW, .snmp_col = 18, .snmp = TCX_SNMP_COUNTER64,     \
-	  .src = {TCA_STATS_BASIC_HW, offsetof(struct gnet_stats_basic, packets), 4, .pkt64 = 1})  \
+	  .src = TCX_SRC(TCA_STATS_BASIC_HW, gnet_stats_basic, packets), .pkt64 = 1)               \
 	C(DROPS, .key = "drops", .family = "tc_action_drops_total",                                \
 	  .help = "Packets the action dropped.", .width = 32, .expo = 2, .sw = TCX_SW_DROPS,       \
 	  .snmp_col = 19, .snmp = TCX_SNMP_COUNTER32,                                              \
-	  .src = {TCA_STATS_QUEUE, offsetof(struct gnet_stats_queue, drops), 4})                   \
+	  .src = TCX_SRC(TCA_STATS_QUEUE, gnet_stats_queue, drops))                                \
 	C(OVERLIMITS, .key = "overlimits", .family = "tc_action_overlimits_total",                 \
 	  .help = "Overlimit events of the action.", .width = 32, .expo = 3,                       \
 	  .sw = TCX_SW_OVERLIMITS, .snmp_col = 20, .snmp = TCX_SNMP_COUNTER32,                     \
-	  .src = {TCA_STATS_QUEUE, offsetof(struct gnet_stats_queue, overlimits), 4})
+	  .src = TCX_SRC(TCA_STATS_QUEUE, gnet_stats_queue, overlimits))
 
 #define TCX_ACT_ID(id, ...) TCX_ACT_##id,
 enum tcx_action_counter { TCX_ACTION_COUNTERS(TCX_ACT_ID) TCX_ACT_CTR__MAX };
 #undef TCX_ACT_ID
 
-extern const struct tcx_counter_table tcx_action_counters;
+/* The tables are in the header: the compiler sees them whole, and unrolls
+ * and folds a walk of one (tcx_counters_replaced(), the decoder's). */
+#define TCX_ACT_DEF(id, ...) [TCX_ACT_##id] = {__VA_ARGS__},
+static const struct tcx_counter_def tcx_action_defs[TCX_ACT_CTR__MAX] = {
+        TCX_ACTION_COUNTERS(TCX_ACT_DEF)};
+#undef TCX_ACT_DEF
+static const struct tcx_counter_table tcx_action_counters = {tcx_action_defs, TCX_ACT_CTR__MAX};
 
 /* ---- using a table ------------------------------------------------------------- */
 
@@ -142,9 +156,31 @@ static inline uint64_t tcx_counter_add(const struct tcx_counter_def *d, uint64_t
 	return d->width < 64 ? (a + b) & ((UINT64_C(1) << d->width) - 1) : a + b;
 }
 
+/* Per row, a table's walks are unrolled: the table is known, the walk of a
+ * row folds to what its counters need. */
+
 /* Is `now` another object than `was` under the same identity: a counter
  * marked `replace` (bytes, packets) went down? Both hold t->n counters. */
-int tcx_counters_replaced(const struct tcx_counter_table *t, const uint64_t *was,
-                          const uint64_t *now);
+static inline int tcx_counters_replaced(const struct tcx_counter_table *t, const uint64_t *was,
+                                        const uint64_t *now)
+{
+	int lower = 0;
+
+#pragma GCC unroll 32
+	for (unsigned k = 0; k < t->n; k++)
+		lower |= t->def[k].replace && now[k] < was[k];
+	return lower;
+}
+
+/* Bit k set: c[k] is not 0 (c holds t->n counters). */
+static inline uint32_t tcx_counters_nonzero(const struct tcx_counter_table *t, const uint64_t *c)
+{
+	uint32_t bits = 0;
+
+#pragma GCC unroll 32
+	for (unsigned k = 0; k < t->n; k++)
+		bits |= (uint32_t)(c[k] != 0) << k;
+	return bits;
+}
 
 #endif

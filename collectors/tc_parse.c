@@ -293,47 +293,49 @@ static const struct act_info *act_lookup(const char *kind)
 
 /* ---- action statistics (TCA_ACT_STATS) -------------------------------------- */
 
-/* A row's counters, each read from its source in table t. */
+/* A row's counters, each read from its source in a counter table. */
 struct stats_ctx {
-	const struct tcx_counter_table *t;
-	uint64_t *c;   /* the row's counters, indexed as t */
+	uint64_t *c;   /* the row's counters, indexed as the table */
 	uint16_t prev; /* type of the previous attribute, for PKT64 */
 };
 
-static int stats_cb(const struct nlattr *a, void *data, struct perr *pe)
+/* One attribute of a statistics nest into the counters of table t that it
+ * holds. Inlined with a table known at compile time, the walk of the
+ * table folds to the few counters of each attribute type. */
+static inline int stats_attr(const struct tcx_counter_table *t, struct stats_ctx *sc,
+                             const struct nlattr *a, struct perr *pe)
 {
-	struct stats_ctx *sc = data;
-	uint16_t t = attr_type(a);
+	uint16_t type = attr_type(a);
 	uint8_t st[32]; /* the attribute's struct, zero-filled past a short payload */
-	int pkt64 = 0;
+	int found = 0;
 
-	if (t == TCA_STATS_PKT64) {
+	if (type == TCA_STATS_PKT64) {
 		/* Emitted after BASIC and after BASIC_HW when packets > U32_MAX. */
 		uint64_t v = 0;
 
 		if (attr_u64(a, "TCA_STATS_PKT64", &v, pe) < 0)
 			return -1;
-		for (unsigned k = 0; k < sc->t->n; k++)
-			if (sc->t->def[k].src.pkt64 && sc->t->def[k].src.attr == sc->prev) {
+#pragma GCC unroll 32
+		for (unsigned k = 0; k < t->n; k++)
+			if (t->def[k].pkt64 && t->def[k].src.attr == sc->prev) {
 				sc->c[k] = v;
-				pkt64 = 1;
+				found = 1;
 			}
-		if (!pkt64)
+		if (!found)
 			return fail(pe,
 			            "TCA_STATS_PKT64 follows attribute %u, not a basic stats "
 			            "attribute",
 			            sc->prev);
 	} else {
 		/* rate estimators, pad, app, future attributes: no counter */
-		int copied = 0;
-
-		for (unsigned k = 0; k < sc->t->n; k++) {
-			const struct tcx_counter_src *src = &sc->t->def[k].src;
+#pragma GCC unroll 32
+		for (unsigned k = 0; k < t->n; k++) {
+			const struct tcx_counter_src *src = &t->def[k].src;
 			uint32_t v32;
 
-			if (src->attr != t || src->offset + src->size > sizeof(st))
+			if (src->attr != type || src->offset + src->size > sizeof(st))
 				continue;
-			if (!copied++)
+			if (!found++)
 				attr_struct(a, st, sizeof(st));
 			if (src->size == 8) {
 				memcpy(&sc->c[k], st + src->offset, 8);
@@ -343,8 +345,13 @@ static int stats_cb(const struct nlattr *a, void *data, struct perr *pe)
 			}
 		}
 	}
-	sc->prev = t;
+	sc->prev = type;
 	return 0;
+}
+
+static int stats_cb(const struct nlattr *a, void *data, struct perr *pe)
+{
+	return stats_attr(&tcx_action_counters, data, a, pe);
 }
 
 /* ---- one action (a nest whose type is the action's order) -------------------- */
@@ -422,7 +429,7 @@ static int action_cb(const struct nlattr *nest, void *data, struct perr *pe)
 			return -1;
 	}
 	if (stats) {
-		struct stats_ctx sc = {.t = &tcx_action_counters, .c = act->c};
+		struct stats_ctx sc = {.c = act->c};
 
 		if (attr_nested(stats, "TCA_ACT_STATS", stats_cb, &sc, pe) < 0)
 			return -1;
