@@ -468,8 +468,7 @@ static struct tcx_aggregates *publish(struct tcx_agg *a, const struct tcx_config
 			a->g[i].shown.v[c] = g->c[i].v[c];
 		}
 	for (size_t i = 0; i < a->n_g; i++)
-		for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++)
-			g->nonzero |= (uint32_t)(g->c[i].v[c] != 0) << c;
+		g->nonzero |= tcx_counters_nonzero(&tcx_action_counters, g->c[i].v);
 	return g;
 }
 

@@ -13,12 +13,16 @@
  *
  * The lists are X-macros, C(ID, fields...): ID makes the enumerator
  * (TCX_ACT_<ID>), the fields are the designated initializers of its struct
- * tcx_counter_def (counters.c). */
+ * tcx_counter_def. */
 #ifndef TCX_COUNTERS_H
 #define TCX_COUNTERS_H
 
+#include <linux/gen_stats.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "collectors/nlattr.h"
 
 /* The value of a `families:` switch. DEFAULT is what a key left out means
  * (the switch's dflt). */
@@ -81,8 +85,14 @@ struct tcx_counter_src {
 	uint16_t attr;  /* TCA_STATS_* */
 	uint8_t offset; /* of the field in the attribute's struct */
 	uint8_t size;   /* of the field: 4 or 8 bytes */
-	uint8_t pkt64;  /* a TCA_STATS_PKT64 right after attr holds it in 64 bits */
 };
+
+/* Field FIELD of struct TYPE, the payload of attribute ATTR. */
+#define TCX_SRC(ATTR, TYPE, FIELD)                                                                 \
+	{                                                                                          \
+		.attr = (ATTR), .offset = offsetof(struct TYPE, FIELD),                            \
+		.size = sizeof(((struct TYPE *)0)->FIELD)                                          \
+	}
 
 struct tcx_counter_def {
 	const char *key;    /* JSON key */
@@ -96,6 +106,7 @@ struct tcx_counter_def {
 	uint16_t snmp_col;     /* its column in the object's SNMP table */
 	enum tcx_snmp_type snmp;
 	struct tcx_counter_src src;
+	uint8_t pkt64; /* a TCA_STATS_PKT64 right after src.attr holds it in 64 bits */
 };
 
 struct tcx_counter_table {
@@ -109,33 +120,39 @@ struct tcx_counter_table {
 	C(BYTES, .key = "bytes", .family = "tc_action_bytes_total",                                \
 	  .help = "Bytes that passed through the action (software and hardware).", .width = 64,    \
 	  .replace = 1, .expo = 0, .snmp_col = 15, .snmp = TCX_SNMP_COUNTER64,                     \
-	  .src = {TCA_STATS_BASIC, offsetof(struct gnet_stats_basic, bytes), 8})                   \
+	  .src = TCX_SRC(TCA_STATS_BASIC, gnet_stats_basic, bytes))                                \
 	C(PACKETS, .key = "packets", .family = "tc_action_packets_total",                          \
 	  .help = "Packets that passed through the action (software and hardware).", .width = 64,  \
 	  .replace = 1, .expo = 1, .snmp_col = 16, .snmp = TCX_SNMP_COUNTER64,                     \
-	  .src = {TCA_STATS_BASIC, offsetof(struct gnet_stats_basic, packets), 4, .pkt64 = 1})     \
+	  .src = TCX_SRC(TCA_STATS_BASIC, gnet_stats_basic, packets), .pkt64 = 1)                  \
 	C(HW_BYTES, .key = "hw_bytes", .family = "tc_action_hw_bytes_total",                       \
 	  .help = "Bytes counted by hardware offload (a subset of tc_action_bytes_total).",        \
 	  .width = 64, .expo = 4, .sw = TCX_SW_HW, .snmp_col = 17, .snmp = TCX_SNMP_COUNTER64,     \
-	  .src = {TCA_STATS_BASIC_HW, offsetof(struct gnet_stats_basic, bytes), 8})                \
+	  .src = TCX_SRC(TCA_STATS_BASIC_HW, gnet_stats_basic, bytes))                             \
 	C(HW_PACKETS, .key = "hw_packets", .family = "tc_action_hw_packets_total",                 \
 	  .help = "Packets counted by hardware offload (a subset of tc_action_packets_total).",    \
 	  .width = 64, .expo = 5, .sw = TCX_SW_HW, .snmp_col = 18, .snmp = TCX_SNMP_COUNTER64,     \
-	  .src = {TCA_STATS_BASIC_HW, offsetof(struct gnet_stats_basic, packets), 4, .pkt64 = 1})  \
+	  .src = TCX_SRC(TCA_STATS_BASIC_HW, gnet_stats_basic, packets), .pkt64 = 1)               \
 	C(DROPS, .key = "drops", .family = "tc_action_drops_total",                                \
 	  .help = "Packets the action dropped.", .width = 32, .expo = 2, .sw = TCX_SW_DROPS,       \
 	  .snmp_col = 19, .snmp = TCX_SNMP_COUNTER32,                                              \
-	  .src = {TCA_STATS_QUEUE, offsetof(struct gnet_stats_queue, drops), 4})                   \
+	  .src = TCX_SRC(TCA_STATS_QUEUE, gnet_stats_queue, drops))                                \
 	C(OVERLIMITS, .key = "overlimits", .family = "tc_action_overlimits_total",                 \
 	  .help = "Overlimit events of the action.", .width = 32, .expo = 3,                       \
 	  .sw = TCX_SW_OVERLIMITS, .snmp_col = 20, .snmp = TCX_SNMP_COUNTER32,                     \
-	  .src = {TCA_STATS_QUEUE, offsetof(struct gnet_stats_queue, overlimits), 4})
+	  .src = TCX_SRC(TCA_STATS_QUEUE, gnet_stats_queue, overlimits))
 
 #define TCX_ACT_ID(id, ...) TCX_ACT_##id,
 enum tcx_action_counter { TCX_ACTION_COUNTERS(TCX_ACT_ID) TCX_ACT_CTR__MAX };
 #undef TCX_ACT_ID
 
-extern const struct tcx_counter_table tcx_action_counters;
+/* The tables are in the header: the compiler sees them whole, and unrolls
+ * and folds a walk of one (tcx_counters_replaced(), the decoder's). */
+#define TCX_ACT_DEF(id, ...) [TCX_ACT_##id] = {__VA_ARGS__},
+static const struct tcx_counter_def tcx_action_defs[TCX_ACT_CTR__MAX] = {
+        TCX_ACTION_COUNTERS(TCX_ACT_DEF)};
+#undef TCX_ACT_DEF
+static const struct tcx_counter_table tcx_action_counters = {tcx_action_defs, TCX_ACT_CTR__MAX};
 
 /* ---- the counters of a qdisc or a class (obj: "qdisc" or "class") ------------- */
 
@@ -143,38 +160,45 @@ extern const struct tcx_counter_table tcx_action_counters;
 	C(BYTES, .key = "bytes", .family = "tc_" obj "_bytes_total",                               \
 	  .help = "Bytes the " obj " sent.", .width = 64, .replace = 1, .expo = 0, .sw = sw_,      \
 	  .snmp_col = 8, .snmp = TCX_SNMP_COUNTER64,                                               \
-	  .src = {TCA_STATS_BASIC, offsetof(struct gnet_stats_basic, bytes), 8})                   \
+	  .src = TCX_SRC(TCA_STATS_BASIC, gnet_stats_basic, bytes))                                \
 	C(PACKETS, .key = "packets", .family = "tc_" obj "_packets_total",                         \
 	  .help = "Packets the " obj " sent.", .width = 64, .replace = 1, .expo = 1, .sw = sw_,    \
 	  .snmp_col = 9, .snmp = TCX_SNMP_COUNTER64,                                               \
-	  .src = {TCA_STATS_BASIC, offsetof(struct gnet_stats_basic, packets), 4, .pkt64 = 1})     \
+	  .src = TCX_SRC(TCA_STATS_BASIC, gnet_stats_basic, packets), .pkt64 = 1)                  \
 	C(DROPS, .key = "drops", .family = "tc_" obj "_drops_total",                               \
 	  .help = "Packets the " obj " dropped.", .width = 32, .expo = 2, .sw = sw_,               \
 	  .snmp_col = 10, .snmp = TCX_SNMP_COUNTER32,                                              \
-	  .src = {TCA_STATS_QUEUE, offsetof(struct gnet_stats_queue, drops), 4})                   \
+	  .src = TCX_SRC(TCA_STATS_QUEUE, gnet_stats_queue, drops))                                \
 	C(OVERLIMITS, .key = "overlimits", .family = "tc_" obj "_overlimits_total",                \
 	  .help = "Overlimit events of the " obj " (a packet held back or dropped over its "       \
 	          "limit).",                                                                       \
 	  .width = 32, .expo = 3, .sw = sw_, .snmp_col = 11, .snmp = TCX_SNMP_COUNTER32,           \
-	  .src = {TCA_STATS_QUEUE, offsetof(struct gnet_stats_queue, overlimits), 4})              \
+	  .src = TCX_SRC(TCA_STATS_QUEUE, gnet_stats_queue, overlimits))                           \
 	C(REQUEUES, .key = "requeues", .family = "tc_" obj "_requeues_total",                      \
 	  .help = "Packets the " obj " put back in its queue (the device was busy).", .width = 32, \
 	  .expo = 4, .sw = sw_, .snmp_col = 12, .snmp = TCX_SNMP_COUNTER32,                        \
-	  .src = {TCA_STATS_QUEUE, offsetof(struct gnet_stats_queue, requeues), 4})                \
+	  .src = TCX_SRC(TCA_STATS_QUEUE, gnet_stats_queue, requeues))                             \
 	C(BACKLOG_BYTES, .key = "backlog_bytes", .family = "tc_" obj "_backlog_bytes",             \
 	  .help = "Bytes in the " obj "'s queue now.", .type = TCX_METRIC_GAUGE, .width = 32,      \
 	  .expo = 5, .sw = sw_, .snmp_col = 13, .snmp = TCX_SNMP_GAUGE32,                          \
-	  .src = {TCA_STATS_QUEUE, offsetof(struct gnet_stats_queue, backlog), 4})                 \
+	  .src = TCX_SRC(TCA_STATS_QUEUE, gnet_stats_queue, backlog))                              \
 	C(BACKLOG_PACKETS, .key = "backlog_packets", .family = "tc_" obj "_backlog_packets",       \
 	  .help = "Packets in the " obj "'s queue now.", .type = TCX_METRIC_GAUGE, .width = 32,    \
 	  .expo = 6, .sw = sw_, .snmp_col = 14, .snmp = TCX_SNMP_GAUGE32,                          \
-	  .src = {TCA_STATS_QUEUE, offsetof(struct gnet_stats_queue, qlen), 4})
+	  .src = TCX_SRC(TCA_STATS_QUEUE, gnet_stats_queue, qlen))
 
 #define TCX_QSTAT_ID(id, ...) TCX_QSTAT_##id,
 enum tcx_qstat { TCX_QUEUE_COUNTERS(TCX_QSTAT_ID, "", 0) TCX_QSTAT__MAX };
 #undef TCX_QSTAT_ID
 
-extern const struct tcx_counter_table tcx_qdisc_counters, tcx_class_counters;
+#define TCX_QSTAT_DEF(id, ...) [TCX_QSTAT_##id] = {__VA_ARGS__},
+static const struct tcx_counter_def tcx_qdisc_defs[TCX_QSTAT__MAX] = {
+        TCX_QUEUE_COUNTERS(TCX_QSTAT_DEF, "qdisc", TCX_SW_QDISC)};
+static const struct tcx_counter_def tcx_class_defs[TCX_QSTAT__MAX] = {
+        TCX_QUEUE_COUNTERS(TCX_QSTAT_DEF, "class", TCX_SW_CLASS)};
+#undef TCX_QSTAT_DEF
+static const struct tcx_counter_table tcx_qdisc_counters = {tcx_qdisc_defs, TCX_QSTAT__MAX};
+static const struct tcx_counter_table tcx_class_counters = {tcx_class_defs, TCX_QSTAT__MAX};
 
 /* ---- using a table ------------------------------------------------------------- */
 
@@ -184,24 +208,100 @@ static inline uint64_t tcx_counter_add(const struct tcx_counter_def *d, uint64_t
 	return d->width < 64 ? (a + b) & ((UINT64_C(1) << d->width) - 1) : a + b;
 }
 
+/* Per row, a table's walks are unrolled: the table is known, the walk of a
+ * row folds to what its counters need. */
+
 /* Is `now` another object than `was` under the same identity: a counter
  * marked `replace` (bytes, packets) went down? Both hold t->n counters. */
-int tcx_counters_replaced(const struct tcx_counter_table *t, const uint64_t *was,
-                          const uint64_t *now);
+static inline int tcx_counters_replaced(const struct tcx_counter_table *t, const uint64_t *was,
+                                        const uint64_t *now)
+{
+	int lower = 0;
 
-struct nlattr;
-struct tcx_perr;
+#pragma GCC unroll 32
+	for (unsigned k = 0; k < t->n; k++)
+		lower |= t->def[k].replace && now[k] < was[k];
+	return lower;
+}
+
+/* Bit k set: c[k] is not 0 (c holds t->n counters). */
+static inline uint32_t tcx_counters_nonzero(const struct tcx_counter_table *t, const uint64_t *c)
+{
+	uint32_t bits = 0;
+
+#pragma GCC unroll 32
+	for (unsigned k = 0; k < t->n; k++)
+		bits |= (uint32_t)(c[k] != 0) << k;
+	return bits;
+}
 
 /* Reading a statistics nest (TCA_STATS2, TCA_ACT_STATS) into the counters
- * of table t: tcx_stats_cb() is the nest's tcx_attr_cb. present gets bit k
- * for each counter k read; app, the TCA_STATS_APP attribute if any. */
+ * of a table: tcx_stats_attr() takes one attribute of the nest. present gets
+ * bit k for each counter k read; app, the TCA_STATS_APP attribute if any.
+ * Inlined with a table known at compile time (a decoder's nest callback),
+ * the walk of the table folds to the few counters of each attribute type. */
 struct tcx_stats_ctx {
-	const struct tcx_counter_table *t;
-	uint64_t *c; /* indexed as t */
+	uint64_t *c; /* indexed as the table */
 	uint32_t present;
 	const struct nlattr *app;
 	uint16_t prev; /* the previous attribute's type, for PKT64 (pads skipped) */
 };
-int tcx_stats_cb(const struct nlattr *a, void *data, struct tcx_perr *pe);
+
+static inline int tcx_stats_attr(const struct tcx_counter_table *t, struct tcx_stats_ctx *sc,
+                                 const struct nlattr *a, struct tcx_perr *pe)
+{
+	uint16_t type = tcx_attr_type(a);
+	uint8_t st[32]; /* the attribute's struct, zero-filled past a short payload */
+	int found = 0;
+
+	switch (type) {
+	case TCA_STATS_PAD:
+		return 0; /* nla_put_64bit()'s alignment: transparent to PKT64 */
+	case TCA_STATS_APP:
+		sc->app = a;
+		break;
+	case TCA_STATS_PKT64: {
+		/* After BASIC (or BASIC_HW) when packets > U32_MAX. */
+		uint64_t v = 0;
+
+		if (tcx_attr_u64(a, "TCA_STATS_PKT64", &v, pe) < 0)
+			return -1;
+#pragma GCC unroll 32
+		for (unsigned k = 0; k < t->n; k++)
+			if (t->def[k].pkt64 && t->def[k].src.attr == sc->prev) {
+				sc->c[k] = v;
+				sc->present |= 1u << k;
+				found = 1;
+			}
+		if (!found && sc->prev != TCA_STATS_BASIC && sc->prev != TCA_STATS_BASIC_HW)
+			return tcx_perr_fail(
+			        pe,
+			        "TCA_STATS_PKT64 follows attribute %u, not a basic stats "
+			        "attribute",
+			        sc->prev);
+		break;
+	}
+	default: /* rate estimators, future attributes: no counter */
+#pragma GCC unroll 32
+		for (unsigned k = 0; k < t->n; k++) {
+			const struct tcx_counter_src *src = &t->def[k].src;
+			uint32_t v32;
+
+			if (src->attr != type || src->offset + src->size > sizeof(st))
+				continue;
+			if (!found++)
+				tcx_attr_struct(a, st, sizeof(st));
+			if (src->size == 8) {
+				memcpy(&sc->c[k], st + src->offset, 8);
+			} else {
+				memcpy(&v32, st + src->offset, 4);
+				sc->c[k] = v32;
+			}
+			sc->present |= 1u << k;
+		}
+	}
+	sc->prev = type;
+	return 0;
+}
 
 #endif

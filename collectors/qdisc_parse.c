@@ -26,6 +26,12 @@
 
 /* ---- generic counters ----------------------------------------------------------------- */
 
+/* The generic counters of a qdisc and a class have the same sources. */
+static int stats_cb(const struct nlattr *a, void *data, struct tcx_perr *pe)
+{
+	return tcx_stats_attr(&tcx_qdisc_counters, data, a, pe);
+}
+
 /* The old struct, from kernels without TCA_STATS2: no requeues. */
 static void stats_compat(struct tcx_qdisc_msg *m, const struct nlattr *a)
 {
@@ -172,7 +178,7 @@ int tcx_parse_qdisc_msg(const struct nlmsghdr *nlh, struct tcx_qdisc_msg *m, cha
 {
 	struct tcx_perr pe = {err, errlen};
 	const struct nlattr *tb[TCA_MAX + 1] = {NULL};
-	struct tcx_stats_ctx sc = {.t = &tcx_qdisc_counters, .c = m->stats};
+	struct tcx_stats_ctx sc = {.c = m->stats};
 	const struct nlattr *app;
 	const struct tcmsg *tcm;
 
@@ -210,7 +216,7 @@ int tcx_parse_qdisc_msg(const struct nlmsghdr *nlh, struct tcx_qdisc_msg *m, cha
 	    tcx_attr_u32(tb[TCA_EGRESS_BLOCK], "TCA_EGRESS_BLOCK", &m->egress_block, &pe) < 0)
 		return -1;
 	if (tb[TCA_STATS2]) {
-		if (tcx_attr_nested(tb[TCA_STATS2], "TCA_STATS2", tcx_stats_cb, &sc, &pe) < 0)
+		if (tcx_attr_nested(tb[TCA_STATS2], "TCA_STATS2", stats_cb, &sc, &pe) < 0)
 			return -1;
 		m->stats_present = (uint8_t)sc.present;
 	} else if (tb[TCA_STATS]) {

@@ -154,6 +154,11 @@ static const struct act_info *act_lookup(const char *kind)
 
 /* ---- action statistics (TCA_ACT_STATS) -------------------------------------- */
 
+static int stats_cb(const struct nlattr *a, void *data, struct tcx_perr *pe)
+{
+	return tcx_stats_attr(&tcx_action_counters, data, a, pe);
+}
+
 /* ---- one action (a nest whose type is the action's order) -------------------- */
 
 struct parms_ctx {
@@ -232,9 +237,9 @@ static int action_cb(const struct nlattr *nest, void *data, struct tcx_perr *pe)
 			return -1;
 	}
 	if (stats) {
-		struct tcx_stats_ctx sc = {.t = &tcx_action_counters, .c = act->c};
+		struct tcx_stats_ctx sc = {.c = act->c};
 
-		if (tcx_attr_nested(stats, "TCA_ACT_STATS", tcx_stats_cb, &sc, pe) < 0)
+		if (tcx_attr_nested(stats, "TCA_ACT_STATS", stats_cb, &sc, pe) < 0)
 			return -1;
 	}
 	return 0;

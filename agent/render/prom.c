@@ -113,6 +113,10 @@ struct tcx_rowlabels {
 	/* With aggregates: aggs->n + 1 offsets, each one's labels, then when it
 	 * was created (in ts_off[i], formatted once: OpenMetrics's _created). */
 	uint32_t *agg_off, *ts_off;
+	/* For the `auto` switches, looked at once per snapshot too: bit k, some
+	 * action row shown has counter k not 0; some filter shown is in_hw. */
+	uint32_t nonzero;
+	int in_hw;
 };
 
 void tcx_rowlabels_free(struct tcx_rowlabels *l)
@@ -206,6 +210,8 @@ static void aggregate_part(struct tcx_buf *b, const struct tcx_aggregates *g, si
 struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 {
 	struct tcx_rowlabels *l = calloc(1, sizeof(*l));
+	uint32_t nonzero = 0;
+	int in_hw = 0;
 	struct tcx_buf *ar;
 
 	if (!l)
@@ -285,12 +291,15 @@ struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 			lf->off = (uint32_t)ar->len;
 			handle_part(ar, s, f);
 			lf->len = (uint16_t)(ar->len - lf->off);
+			in_hw |= !f->merged && (f->flags & TCX_FLAG_IN_HW);
 		}
 		for (; ai < s->n_actions && (fi == s->n_filters || s->actions[ai].filter == fi);
 		     ai++) {
 			const struct tcx_action *a = &s->actions[ai];
 			struct rl_action *la = &l->act[ai];
 
+			if (tcx_action_shown(a))
+				nonzero |= tcx_counters_nonzero(&tcx_action_counters, a->c);
 			if (s->aggs) { /* the aggregates' labels stand for the rows' */
 				la->off = la->len = 0;
 				continue;
@@ -307,6 +316,8 @@ struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 		if (ar->err || ar->len > UINT32_MAX)
 			goto fail;
 	}
+	l->nonzero = nonzero;
+	l->in_hw = in_hw;
 	/* Give the slack back, but for the padding put_slice() reads. */
 	if (tcx_buf_reserve(ar, SLICE_PAD) < 0)
 		goto fail;
@@ -342,28 +353,14 @@ struct render {
 /* Is switch sw, set to auto, on: does some row (or aggregate) have a
  * counter of the switch that is not 0, or (auto_in_hw) a filter in
  * hardware? */
-static int auto_on(const struct tcx_snapshot *s, enum tcx_switch_id sw)
+static int auto_on(const struct render *r, enum tcx_switch_id sw)
 {
 	const struct tcx_counter_table *t = &tcx_action_counters;
-	uint32_t mask = 0;
+	uint32_t mask = 0, nonzero = r->l->nonzero | (r->s->aggs ? r->s->aggs->nonzero : 0);
 
 	for (unsigned k = 0; k < t->n; k++)
 		mask |= (uint32_t)(t->def[k].sw == sw) << k;
-	if (s->aggs && (s->aggs->nonzero & mask))
-		return 1;
-	for (size_t i = 0; mask && i < s->n_actions; i++) {
-		const struct tcx_action *a = &s->actions[i];
-
-		if (!tcx_action_shown(a))
-			continue;
-		for (unsigned k = 0; k < t->n; k++)
-			if ((mask & (1u << k)) && a->c[k])
-				return 1;
-	}
-	for (size_t i = 0; tcx_family_switches[sw].auto_in_hw && i < s->n_filters; i++)
-		if (!s->filters[i].merged && (s->filters[i].flags & TCX_FLAG_IN_HW))
-			return 1;
-	return 0;
+	return (nonzero & mask) || (tcx_family_switches[sw].auto_in_hw && r->l->in_hw);
 }
 
 /* Which row families are written, and how many of their series fit in
@@ -390,7 +387,7 @@ static void plan(struct render *r)
 		enum tcx_switch_id sw = t->def[c].sw;
 
 		if (sw_on[sw] < 0)
-			sw_on[sw] = auto_on(s, sw);
+			sw_on[sw] = auto_on(r, sw);
 		r->on[c] = (uint8_t)sw_on[sw];
 		k += r->on[c];
 	}
@@ -424,8 +421,10 @@ static int render_init(struct render *r, const struct tcx_snapshot *s,
 	if (!l)
 		l = r->own = tcx_rowlabels_build(s);
 	r->l = l;
+	if (!l)
+		return -1;
 	plan(r);
-	return l ? 0 : -1;
+	return 0;
 }
 
 static void render_free(struct render *r)

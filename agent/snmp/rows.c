@@ -118,7 +118,7 @@ int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uin
 			 * its counters then. */
 			e->discontinuity = first ? 0 : now;
 		} else if ((e = &ids->e[*slot - 1])->generation == ids->generation) {
-			continue; /* the same identity twice: never, once merged */
+			continue; /* the same identity twice (targets that overlap): once */
 		} else if (tcx_action_replaced(e->c, e->act_index, a->c, a->index)) {
 			/* Replaced under the same identity: new counters. */
 			e->discontinuity = now;

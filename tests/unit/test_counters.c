@@ -43,7 +43,7 @@ static void check_table(const struct tcx_counter_table *t, const char *prefix)
 		assert_true(d->src.size == 4 || d->src.size == 8);
 		assert_true(d->src.offset + d->src.size <= 32);
 		assert_true(d->src.attr != TCA_STATS_PKT64);
-		if (d->src.pkt64) /* the 64-bit value is not cut */
+		if (d->pkt64) /* the 64-bit value is not cut */
 			assert_int_equal(d->width, 64);
 		if (d->snmp == TCX_SNMP_COUNTER32)
 			assert_int_equal(d->width, 32);
