@@ -6,6 +6,7 @@
  * tcx_rowlabels), in parts that many rows share, and copied into every
  * sample of every variant. */
 #include <errno.h>
+#include <linux/pkt_sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "collectors/agg.h"
 #include "collectors/collect.h"
 #include "collectors/names.h"
+#include "collectors/xstats.h"
 #include "build.h"
 #include "lib/clock.h"
 
@@ -117,6 +119,8 @@ struct tcx_rowlabels {
 	 * action row shown has counter k not 0; some filter shown is in_hw. */
 	uint32_t nonzero;
 	int in_hw;
+	/* n_qdiscs + 1 and n_classes + 1 offsets: each one's labels */
+	uint32_t *qd_off, *cl_off;
 };
 
 void tcx_rowlabels_free(struct tcx_rowlabels *l)
@@ -131,6 +135,8 @@ void tcx_rowlabels_free(struct tcx_rowlabels *l)
 	free(l->set_off);
 	free(l->agg_off);
 	free(l->ts_off);
+	free(l->qd_off);
+	free(l->cl_off);
 	free(l);
 }
 
@@ -205,6 +211,56 @@ static void aggregate_part(struct tcx_buf *b, const struct tcx_aggregates *g, si
 		if (!g->optional[k] || v[0])
 			put_label(b, &first, g->names[k], v);
 	}
+}
+
+/* A qdisc's or a class's labels, as tc prints them:
+ * device="eth0",netns="blue",kind="htb",handle="1:10",parent="1:1", then a
+ * class's user labels. */
+static void qrow_part(struct tcx_buf *b, const struct tcx_rowlabels *l,
+                      const struct tcx_snapshot *s, const struct tcx_qrow *q, int is_class)
+{
+	const struct tcx_qdev *d = &s->qdevs[q->qdev];
+	const char *kind = tcx_kind_name(s, q->kind);
+	char tmp[32];
+	int first = 1;
+
+	put_label(b, &first, "device", d->dev);
+	if (d->netns[0])
+		put_label(b, &first, "netns", d->netns);
+	PUT_RAW(b, ",kind=\"", l->kinds.p + l->kind_off[q->kind],
+	        l->kind_off[q->kind + 1] - l->kind_off[q->kind]);
+	if (TC_H_MIN(q->handle))
+		snprintf(tmp, sizeof(tmp), "%x:%x", TC_H_MAJ(q->handle) >> 16, TC_H_MIN(q->handle));
+	else
+		snprintf(tmp, sizeof(tmp), "%x:", TC_H_MAJ(q->handle) >> 16);
+	PUT_RAW(b, ",handle=\"", tmp, strlen(tmp));
+	if (q->parent == TC_H_INGRESS)
+		snprintf(tmp, sizeof(tmp), "%s",
+		         strcmp(kind, "clsact") == 0 ? "clsact" : "ingress");
+	else
+		tcx_format_parent(q->parent, tmp, sizeof(tmp));
+	PUT_RAW(b, ",parent=\"", tmp, strlen(tmp));
+	if (is_class)
+		set_part(b, s, q->labels);
+}
+
+/* Offsets in l->arena of the labels of n rows (n + 1). */
+static uint32_t *qrows_labels(struct tcx_rowlabels *l, const struct tcx_snapshot *s,
+                              const struct tcx_qrow *rows, size_t n, int is_class)
+{
+	uint32_t *off = malloc((n + 1) * sizeof(*off));
+
+	for (size_t i = 0; off && i < n; i++) {
+		off[i] = (uint32_t)l->arena.len;
+		qrow_part(&l->arena, l, s, &rows[i], is_class);
+		if (l->arena.len > UINT32_MAX) {
+			free(off);
+			return NULL;
+		}
+	}
+	if (off)
+		off[n] = (uint32_t)l->arena.len;
+	return off;
 }
 
 struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
@@ -316,6 +372,10 @@ struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 		if (ar->err || ar->len > UINT32_MAX)
 			goto fail;
 	}
+	l->qd_off = qrows_labels(l, s, s->qdiscs, s->n_qdiscs, 0);
+	l->cl_off = qrows_labels(l, s, s->classes, s->n_classes, 1);
+	if (!l->qd_off || !l->cl_off || ar->err)
+		goto fail;
 	l->nonzero = nonzero;
 	l->in_hw = in_hw;
 	/* Give the slack back, but for the padding put_slice() reads. */
@@ -344,10 +404,12 @@ struct render {
 	struct tcx_rowlabels *own;    /* built here: freed with the pass */
 	struct tcx_buf row;           /* scratch for one-off label sets */
 	uint8_t on[TCX_ACT_CTR__MAX]; /* the tc_action_* families written (`families:`) */
-	int flags_on;                 /* tc_filter_flags_info is written */
-	size_t max_rows;              /* action rows (or aggregates) written, the first ones */
-	size_t max_filters;           /* filters written to tc_filter_flags_info */
-	uint64_t series_dropped;      /* series left out past max_series */
+	uint8_t qdisc_on[TCX_QSTAT__MAX], class_on[TCX_QSTAT__MAX]; /* tc_qdisc_*, tc_class_* */
+	int xstats_on;                                              /* tc_qdisc_<kind>_* ... */
+	int flags_on;            /* tc_filter_flags_info is written */
+	size_t max_rows;         /* action rows (or aggregates) written, the first ones */
+	size_t max_filters;      /* filters written to tc_filter_flags_info */
+	uint64_t series_dropped; /* series left out past max_series */
 };
 
 /* Is switch sw, set to auto, on: does some row (or aggregate) have a
@@ -392,6 +454,11 @@ static void plan(struct render *r)
 		k += r->on[c];
 	}
 	r->flags_on = sw_on[TCX_SW_FLAGS] > 0;
+	for (unsigned c = 0; c < TCX_QSTAT__MAX; c++) {
+		r->qdisc_on[c] = sw_on[tcx_qdisc_counters.def[c].sw] != 0;
+		r->class_on[c] = sw_on[tcx_class_counters.def[c].sw] != 0;
+	}
+	r->xstats_on = sw_on[TCX_SW_XSTATS] != 0;
 	if (s->aggs) {
 		rows = s->aggs->n;
 	} else {
@@ -659,6 +726,142 @@ static void render_actions(const struct render *r, int om, struct tcx_buf *b)
 	                 r->s->aggs ? aggregate_samples : action_samples, b);
 }
 
+/* ---- qdiscs and classes ------------------------------------------------------------------ */
+
+static void qrow_samples(const struct render *r, const struct tcx_qrow *rows, size_t n,
+                         const uint32_t *off, unsigned k, struct slice *sl, struct tcx_buf *b)
+{
+	const char *arena = r->l->arena.p;
+
+	for (size_t i = 0; i < n; i++) {
+		char *p;
+
+		sl[1] = (struct slice){arena + off[i], off[i + 1] - off[i]};
+		if (!(p = put_slices(b, sl, 2, 24)))
+			return;
+		put_value(b, p, rows[i].c[k]);
+	}
+}
+
+static void qdisc_samples(const struct render *r, int om, const struct tcx_counter_def *d,
+                          unsigned k, struct slice *sl, struct tcx_buf *b)
+{
+	qrow_samples(r, r->s->qdiscs, r->s->n_qdiscs, r->l->qd_off, k, sl, b);
+}
+
+static void class_samples(const struct render *r, int om, const struct tcx_counter_def *d,
+                          unsigned k, struct slice *sl, struct tcx_buf *b)
+{
+	qrow_samples(r, r->s->classes, r->s->n_classes, r->l->cl_off, k, sl, b);
+}
+
+/* One per-kind statistic of a row: NAME{LABELS[,label="value"]} VALUE. */
+static void xstat_sample(struct tcx_buf *b, const struct tcx_xstat *f, const char *labels,
+                         size_t llen, const char *label, const char *value, uint64_t raw)
+{
+	tcx_buf_puts(b, f->family);
+	tcx_buf_putc(b, '{');
+	tcx_buf_put(b, labels, llen);
+	if (label) {
+		tcx_buf_putc(b, ',');
+		tcx_buf_puts(b, label);
+		tcx_buf_put(b, "=\"", 2);
+		tcx_buf_puts(b, value);
+		tcx_buf_putc(b, '"');
+	}
+	tcx_buf_put(b, "} ", 2);
+	if (f->div != 1)
+		tcx_buf_double(b, tcx_xstat_value(f, raw));
+	else if ((f->flags & TCX_XSTAT_SIGNED) && (int64_t)raw < 0) {
+		tcx_buf_putc(b, '-');
+		tcx_buf_u64(b, (uint64_t)0 - raw);
+	} else
+		tcx_buf_u64(b, raw);
+	tcx_buf_putc(b, '\n');
+}
+
+/* The families of the fields [from, to) of table t (one family: its name
+ * shared), over the rows that have t. tins: the fields are per tin. */
+static void xstats_family(const struct render *r, int om, const struct tcx_xstats_table *t,
+                          const struct tcx_xstat *fields, unsigned from, unsigned to, int tins,
+                          struct tcx_buf *b)
+{
+	static const char *const types[] = {
+	        [TCX_XSTAT_COUNTER] = "counter", [TCX_XSTAT_GAUGE] = "gauge"};
+	const struct tcx_snapshot *s = r->s;
+	const struct tcx_qrow *rows = t->is_class ? s->classes : s->qdiscs;
+	const uint32_t *off = t->is_class ? r->l->cl_off : r->l->qd_off;
+	size_t n = t->is_class ? s->n_classes : s->n_qdiscs;
+	int header = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct tcx_qrow *q = &rows[i];
+		const char *labels = r->l->arena.p + off[i];
+		size_t llen = off[i + 1] - off[i];
+		const uint64_t *x = s->xvals + q->xs;
+
+		if (q->xt != t)
+			continue;
+		for (unsigned tin = 0; tin < (tins ? q->n_tins : 1); tin++) {
+			const uint64_t *v = x;
+			uint64_t present = q->xs_present;
+			char tv[8];
+
+			if (tins) {
+				v = x + t->n_fields + (size_t)tin * (1 + t->n_tin_fields);
+				present = *v++;
+				snprintf(tv, sizeof(tv), "%u", tin);
+			}
+			for (unsigned f = from; f < to; f++) {
+				if (!(present & (UINT64_C(1) << f)))
+					continue;
+				if (!header++)
+					family_header(b, fields[f].family, types[fields[f].type],
+					              fields[f].help, om);
+				xstat_sample(b, &fields[f], labels, llen,
+				             tins ? t->tin_label : fields[f].label,
+				             tins ? tv : fields[f].label_value, v[f]);
+			}
+		}
+	}
+}
+
+/* Each table's fields, a family per run of fields of one name. */
+static void xstats_families(const struct render *r, int om, const struct tcx_xstat *fields,
+                            unsigned n, const struct tcx_xstats_table *t, int tins,
+                            struct tcx_buf *b)
+{
+	for (unsigned from = 0, to; from < n; from = to) {
+		for (to = from + 1; to < n && strcmp(fields[to].family, fields[from].family) == 0;
+		     to++)
+			;
+		xstats_family(r, om, t, fields, from, to, tins, b);
+	}
+}
+
+static void render_qrows(const struct render *r, int om, struct tcx_buf *b)
+{
+	const struct tcx_snapshot *s = r->s;
+
+	counter_families(r, om, &tcx_qdisc_counters, r->qdisc_on, qdisc_samples, b);
+	counter_families(r, om, &tcx_class_counters, r->class_on, class_samples, b);
+	if (!r->xstats_on)
+		return;
+	for (size_t k = 0; k < tcx_xstats_n_tables; k++) {
+		const struct tcx_xstats_table *t = tcx_xstats_tables[k];
+		const uint8_t *on = t->is_class ? r->class_on : r->qdisc_on;
+		const struct tcx_qrow *rows = t->is_class ? s->classes : s->qdiscs;
+		size_t n = t->is_class ? s->n_classes : s->n_qdiscs, i = 0;
+
+		while (i < n && rows[i].xt != t)
+			i++;
+		if (i == n || !on[TCX_QSTAT_BYTES])
+			continue;
+		xstats_families(r, om, t->fields, t->n_fields, t, 0, b);
+		xstats_families(r, om, t->tin_fields, t->n_tin_fields, t, 1, b);
+	}
+}
+
 /* An upper bound of the output, so that a growing buffer is sized once. */
 static size_t estimate(const struct render *r)
 {
@@ -676,6 +879,10 @@ static size_t estimate(const struct render *r)
 		est += 160 + l->flt[i].tp_len + l->flt[i].len;
 	for (size_t i = 0; s->aggs && i < s->aggs->n; i++)
 		est += TCX_ACT_CTR__MAX * 2 * (80 + l->agg_off[i + 1] - l->agg_off[i]);
+	for (size_t i = 0; i < s->n_qdiscs; i++)
+		est += (TCX_QSTAT__MAX + 8) * (64 + l->qd_off[i + 1] - l->qd_off[i]);
+	for (size_t i = 0; i < s->n_classes; i++)
+		est += (TCX_QSTAT__MAX + 8) * (64 + l->cl_off[i + 1] - l->cl_off[i]);
 	return est;
 }
 
@@ -795,6 +1002,45 @@ static void render_targets(struct render *r, int om, struct tcx_buf *b)
 				sample(b, fams[k].name, row->p, row->len, 1);
 				break;
 			}
+		}
+	}
+}
+
+/* The devices whose qdiscs and classes were collected: each one's labels
+ * (device, netns) in row. */
+static void qdev_labels(struct tcx_buf *row, const struct tcx_qdev *d)
+{
+	int first = 1;
+
+	row->len = 0;
+	put_label(row, &first, "device", d->dev);
+	if (d->netns[0])
+		put_label(row, &first, "netns", d->netns);
+}
+
+static void render_qdevs(struct render *r, int om, struct tcx_buf *b)
+{
+	static const char *const fams[][2] = {
+	        {"tc_scrape_device_success",
+	         "1 when the device's qdiscs and classes were collected in full, 0 when its "
+	         "classes could not be dumped (they are then absent)."},
+	        {"tc_scrape_device_qdiscs", "Qdiscs collected from the device."},
+	        {"tc_scrape_device_classes", "Classes collected from the device."},
+	};
+	const struct tcx_snapshot *s = r->s;
+
+	if (!s->n_qdevs)
+		return;
+	for (unsigned k = 0; k < 3; k++) {
+		family_header(b, fams[k][0], "gauge", fams[k][1], om);
+		for (size_t i = 0; i < s->n_qdevs; i++) {
+			const struct tcx_qdev *d = &s->qdevs[i];
+
+			qdev_labels(&r->row, d);
+			sample(b, fams[k][0], r->row.p, r->row.len,
+			       k == 0   ? (uint64_t)(d->ok != 0)
+			       : k == 1 ? d->n_qdiscs
+			                : d->n_classes);
 		}
 	}
 }
@@ -954,7 +1200,9 @@ int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int om, const struct 
 		tcx_buf_reserve(b, estimate(&r));
 	render_actions(&r, om, b);
 	render_filters(&r, om, b);
+	render_qrows(&r, om, b);
 	render_targets(&r, om, b);
+	render_qdevs(&r, om, b);
 	render_meta(&r, om, b);
 	if (st)
 		render_self(&r, om, st, b);
