@@ -7,9 +7,9 @@
  * family, HELP and type (the text formats), its `families:` switch (the
  * configuration and the renderers) and its SNMP column and type. Rows keep
  * their counters in an array indexed by the table (struct tcx_action's
- * c[]), and each stage walks the table, so a new counter is one line of
- * the list below, plus its object in mibs/TCEXPORTER-MIB.txt and its lines
- * in tcexporter(8).
+ * c[]), and each stage walks the table, so a new counter is one entry of
+ * the list below (and a new switch one of the switches), plus its object in
+ * mibs/TCEXPORTER-MIB.txt and its lines in tcexporter(8).
  *
  * The lists are X-macros, C(ID, fields...): ID makes the enumerator
  * (TCX_ACT_<ID>), the fields are the designated initializers of its struct
@@ -46,8 +46,8 @@ enum tcx_family_mode {
 
 struct tcx_family_switch {
 	const char *name; /* first: the configuration's key table reads it */
-	/* What DEFAULT means: ON, or AUTO (then `auto` may be set too), and
-	 * with `aggregate` when not DEFAULT. */
+	/* What DEFAULT means: ON, or AUTO (and then `auto` may be set too);
+	 * with `aggregate`, dflt_aggregated when it is set. */
 	enum tcx_family_mode dflt, dflt_aggregated;
 	/* AUTO is also on while a filter is in hardware (TCX_FLAG_IN_HW). */
 	uint8_t auto_in_hw;

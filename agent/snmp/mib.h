@@ -48,9 +48,9 @@ enum {
 	TCX_LAST_COLLECTION_STATUS_FAILED = 3,
 };
 
-/* Columns of tcxActionEntry, INDEX { tcxActionIndex }; 15 to 20 are the
- * counters (tcx_action_counters), and the highest column is this table's
- * or a counter's (agent/snmp.c). */
+/* Columns of tcxActionEntry, INDEX { tcxActionIndex }, but for the
+ * counters' (tcx_action_counters' snmp_col): the highest column is this
+ * table's or a counter's (agent/snmp.c). */
 enum {
 	TCX_COL_ACTION_INDEX = 1,               /* Unsigned32, not-accessible */
 	TCX_COL_ACTION_NETNS = 2,               /* SnmpAdminString (SIZE(0..63)) */
