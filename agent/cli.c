@@ -211,10 +211,11 @@ static int check_config(const char *path, const struct tcx_http_override *http)
 		return TCX_EXIT_USAGE;
 	}
 	printf("%s: configuration is valid (%zu target%s, %zu label%s, %zu cookie%s, %zu "
-	       "decoder%s%s)\n",
+	       "class%s, %zu decoder%s%s)\n",
 	       path, cfg->n_targets, cfg->n_targets == 1 ? "" : "s", cfg->n_labels,
 	       cfg->n_labels == 1 ? "" : "s", cfg->n_cookies, cfg->n_cookies == 1 ? "" : "s",
-	       cfg->n_decoders, cfg->n_decoders == 1 ? "" : "s", web ? ", and its web_config" : "");
+	       cfg->classes.n, cfg->classes.n == 1 ? "" : "es", cfg->n_decoders,
+	       cfg->n_decoders == 1 ? "" : "s", web ? ", and its web_config" : "");
 	tcx_webconfig_unref(web);
 	tcx_config_unref(cfg);
 	return TCX_EXIT_OK;

@@ -3,10 +3,11 @@
  *
  * Each top-level key is handled as soon as it is parsed. Keys of every
  * mapping are dispatched through {key, handler} tables, so a new key is one
- * table row and one function. `cookies` and `decoders` depend on `labels`:
- * the entries of `cookies` are taken one by one as they are parsed, and
- * their nodes released, once `labels` is known (it usually comes first); what
- * came before it is validated after the document. Every problem is reported
+ * table row and one function. `cookies`, `classes` and `decoders` depend on
+ * `labels`: the entries of `cookies` and `classes` are taken one by one as
+ * they are parsed, and their nodes released, once `labels` is known (it
+ * usually comes first); what came before it is validated after the
+ * document. Every problem is reported
  * and the walk goes on; the config is returned only if there was none. */
 #include <dirent.h>
 #include <errno.h>
@@ -33,7 +34,7 @@ struct kept {
 	tcx_ynode_t *k, *v;
 };
 
-/* Where a cookie was written, for "duplicate cookie" messages. */
+/* Where a cookie or class was written, for "duplicate" messages. */
 struct mark {
 	uint32_t line, column;
 };
@@ -48,6 +49,10 @@ struct ctx {
 	size_t cap_cookies;        /* of cfg->cookies[] */
 	struct mark *cookie_marks; /* of cfg->cookies[] */
 	size_t cap_marks;
+	tcx_ynode_t *classes;     /* those that came before `labels` */
+	struct mark *class_marks; /* of cfg->classes.v[] */
+	size_t cap_class_marks;
+	const char *class_netns;         /* the netns of the last class that had one */
 	struct kept agg_by, agg_without; /* checked once `labels` is known */
 };
 
@@ -282,50 +287,58 @@ static int tgt_all(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	return 0;
 }
 
+static int is_space(char ch)
+{
+	return ch == ' ' || (ch >= '\t' && ch <= '\r');
+}
+
+/* A device name of a target or class, s[0, len): else DEV_NAME_RULE. */
+#define DEV_NAME_RULE "must be 1 to 15 characters without '/' or whitespace"
+static int dev_name_ok(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || len > TCX_IFNAME_MAX)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (s[i] == '/' || s[i] == '\0' || is_space(s[i]))
+			return 0;
+	return 1;
+}
+
+/* A named namespace of a target or class, s[0, len) (a glob too): else
+ * "must be a name under " TCX_NETNS_DIR. */
+static int netns_name_ok(const char *s, size_t len)
+{
+	return len > 0 && len <= TCX_NETNS_MAX && !memchr(s, '\0', len) && !memchr(s, '/', len) &&
+	       !(len == 1 && s[0] == '.') && !(len == 2 && s[0] == '.' && s[1] == '.');
+}
+
 static int tgt_dev(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct target_ps *ps = obj;
-	size_t i;
 
 	ps->n_kinds++;
 	ps->dev_given = 1;
 	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
-	if (tcx_yaml_slen(v) == 0 || tcx_yaml_slen(v) > TCX_IFNAME_MAX || tcx_yaml_has_nul(v))
-		goto bad;
-	for (i = 0; i < tcx_yaml_slen(v); i++)
-		if (tcx_yaml_sval(v)[i] == '/' || tcx_yaml_sval(v)[i] == ' ' ||
-		    (tcx_yaml_sval(v)[i] >= '\t' && tcx_yaml_sval(v)[i] <= '\r'))
-			goto bad;
+	if (!dev_name_ok(tcx_yaml_sval(v), tcx_yaml_slen(v))) {
+		tcx_yaml_err_at(&c->y, v, "invalid device name '%s': " DEV_NAME_RULE,
+		                tcx_yaml_sval(v));
+		return -1;
+	}
 	ps->t->dev = tcx_yaml_strndup(&c->y, tcx_yaml_sval(v), tcx_yaml_slen(v));
 	return ps->t->dev ? 0 : -1;
-bad:
-	tcx_yaml_err_at(
-	        &c->y, v,
-	        "invalid device name '%s': must be 1 to 15 characters without '/' or whitespace",
-	        tcx_yaml_sval(v));
-	return -1;
 }
 
-static int parse_parent(const char *s, size_t len, uint32_t *out)
+/* A handle as tc writes it, MAJ:MIN in hex, 1 to 4 digits each (any case,
+ * leading zeros allowed), MIN possibly empty (a qdisc's, "1:"): 0, setting
+ * *nmin to the digits of MIN, or -1. */
+static int parse_handle(const char *s, size_t len, uint32_t *out, size_t *nmin_out)
 {
-	static const struct {
-		const char *name;
-		uint32_t parent;
-	} names[] = {
-	        {"ingress", TCX_PARENT_INGRESS},
-	        {"egress", TCX_PARENT_EGRESS},
-	        {"root", TC_PARENT_ROOT},
-	};
 	uint32_t maj = 0, min = 0;
 	size_t i, nmaj = 0, nmin = 0;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (len == strlen(names[i].name) && !strncasecmp(s, names[i].name, len)) {
-			*out = names[i].parent;
-			return 0;
-		}
-	}
 	for (i = 0; i < len && s[i] != ':'; i++, nmaj++) {
 		if (hexval(s[i]) < 0 || nmaj == 4)
 			return -1;
@@ -339,7 +352,29 @@ static int parse_parent(const char *s, size_t len, uint32_t *out)
 		min = min << 4 | (uint32_t)hexval(s[i]);
 	}
 	*out = maj << 16 | min;
+	*nmin_out = nmin;
 	return 0;
+}
+
+static int parse_parent(const char *s, size_t len, uint32_t *out)
+{
+	static const struct {
+		const char *name;
+		uint32_t parent;
+	} names[] = {
+	        {"ingress", TCX_PARENT_INGRESS},
+	        {"egress", TCX_PARENT_EGRESS},
+	        {"root", TC_PARENT_ROOT},
+	};
+	size_t i, nmin;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (len == strlen(names[i].name) && !strncasecmp(s, names[i].name, len)) {
+			*out = names[i].parent;
+			return 0;
+		}
+	}
+	return parse_handle(s, len, out, &nmin);
 }
 
 static int tgt_parent(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
@@ -466,9 +501,7 @@ static int tgt_netns(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 
 	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
-	if (tcx_yaml_slen(v) == 0 || tcx_yaml_slen(v) > TCX_NETNS_MAX || tcx_yaml_has_nul(v) ||
-	    strchr(tcx_yaml_sval(v), '/') || !strcmp(tcx_yaml_sval(v), ".") ||
-	    !strcmp(tcx_yaml_sval(v), "..")) {
+	if (!netns_name_ok(tcx_yaml_sval(v), tcx_yaml_slen(v))) {
 		tcx_yaml_err_at(&c->y, v, "invalid netns '%s': must be a name under " TCX_NETNS_DIR,
 		                tcx_yaml_sval(v));
 		return -1;
@@ -620,8 +653,10 @@ static int defer_cookies(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *
 	return 0;
 }
 
-/* Collect the value nodes of one cookie, in label order, into vals[]. */
-static int cookie_values(struct ctx *c, const char *hex, const tcx_ynode_t *v, tcx_ynode_t **vals)
+/* Collect the value nodes of one cookie or class (what: "cookie", "class";
+ * name: its key, normalised), in label order, into vals[]. */
+static int label_values(struct ctx *c, const char *what, const char *name, const tcx_ynode_t *v,
+                        tcx_ynode_t **vals)
 {
 	struct tcx_config *cfg = c->cfg;
 	tcx_ynode_t *first[TCX_MAX_LABELS] = {NULL}; /* key of each value, for messages */
@@ -631,14 +666,14 @@ static int cookie_values(struct ctx *c, const char *hex, const tcx_ynode_t *v, t
 	int ret = 0;
 
 	if (cfg->n_labels == 0) {
-		tcx_yaml_err_at(&c->y, v,
-		                "cookie '%s': no labels are declared (add a 'labels' list)", hex);
+		tcx_yaml_err_at(&c->y, v, "%s '%s': no labels are declared (add a 'labels' list)",
+		                what, name);
 		return -1;
 	}
 	if (v->type == YAML_SEQUENCE_NODE) {
 		if (tcx_yaml_n_items(v) != cfg->n_labels) {
-			tcx_yaml_err_at(&c->y, v, "cookie '%s': expected %zu values, got %zu", hex,
-			                cfg->n_labels, tcx_yaml_n_items(v));
+			tcx_yaml_err_at(&c->y, v, "%s '%s': expected %zu values, got %zu", what,
+			                name, cfg->n_labels, tcx_yaml_n_items(v));
 			return -1;
 		}
 		for (i = 0, it = v->data.sequence.items.start; it < v->data.sequence.items.top;
@@ -655,8 +690,8 @@ static int cookie_values(struct ctx *c, const char *hex, const tcx_ynode_t *v, t
 			}
 			l = tcx_yaml_has_nul(lk) ? -1 : find_label(cfg, tcx_yaml_sval(lk));
 			if (l < 0) {
-				tcx_yaml_err_at(&c->y, lk, "cookie '%s': unknown label '%s'", hex,
-				                tcx_yaml_sval(lk));
+				tcx_yaml_err_at(&c->y, lk, "%s '%s': unknown label '%s'", what,
+				                name, tcx_yaml_sval(lk));
 				ret = -1;
 				continue;
 			}
@@ -671,29 +706,27 @@ static int cookie_values(struct ctx *c, const char *hex, const tcx_ynode_t *v, t
 		}
 		for (i = 0; i < cfg->n_labels; i++) {
 			if (!vals[i]) {
-				tcx_yaml_err_at(&c->y, v,
-				                "cookie '%s': missing value for label '%s'", hex,
-				                cfg->labels[i]);
+				tcx_yaml_err_at(&c->y, v, "%s '%s': missing value for label '%s'",
+				                what, name, cfg->labels[i]);
 				ret = -1;
 			}
 		}
 	} else {
-		tcx_yaml_err_at(
-		        &c->y, v,
-		        "cookie '%s': expected a mapping or a sequence of label values, got %s",
-		        hex, tcx_yaml_kind_name(v->type));
+		tcx_yaml_err_at(&c->y, v,
+		                "%s '%s': expected a mapping or a sequence of label values, got %s",
+		                what, name, tcx_yaml_kind_name(v->type));
 		return -1;
 	}
 	for (i = 0; i < cfg->n_labels; i++) {
 		if (!vals[i])
 			continue;
 		if (vals[i]->type != YAML_SCALAR_NODE) {
-			tcx_yaml_err_at(&c->y, vals[i], "cookie '%s': label values must be scalars",
-			                hex);
+			tcx_yaml_err_at(&c->y, vals[i], "%s '%s': label values must be scalars",
+			                what, name);
 			ret = -1;
 		} else if (tcx_yaml_has_nul(vals[i])) {
 			tcx_yaml_err_at(&c->y, vals[i],
-			                "cookie '%s': label values must not contain NUL", hex);
+			                "%s '%s': label values must not contain NUL", what, name);
 			ret = -1;
 		}
 	}
@@ -819,7 +852,7 @@ static void cookie_entry(struct ctx *c, const struct tcx_ypair *p)
 	c->cookie_marks[cfg->n_cookies++] =
 	        (struct mark){(uint32_t)k->start_mark.line, (uint32_t)k->start_mark.column};
 	tcx_cookie_hex(e->bytes, len, hex);
-	if (c->labels_bad || cookie_values(c, hex, v, vals))
+	if (c->labels_bad || label_values(c, "cookie", hex, v, vals))
 		return;
 	if (c->y.errors)
 		return; /* the config is lost anyway; save the allocations */
@@ -832,6 +865,173 @@ static void load_cookies(struct ctx *c)
 
 	for (p = c->cookies->data.mapping.pairs.start; p < c->cookies->data.mapping.pairs.top; p++)
 		cookie_entry(c, p);
+}
+
+/* ---- classes ---------------------------------------------------------------- */
+
+static int defer_classes(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	if (tcx_yaml_expect(&c->y, k, v, YAML_MAPPING_NODE))
+		return -1;
+	c->classes = v;
+	return 0;
+}
+
+/* The class id of class key k, s[0, len), as tc writes it (parse_handle()),
+ * major and minor 1 to ffff: 0, or -1 after a report. */
+static int class_id(struct ctx *c, const tcx_ynode_t *k, const char *s, size_t len, uint32_t *out)
+{
+	const char *key = tcx_yaml_sval(k);
+	int n = (int)len;
+	size_t nmin;
+
+	if (parse_handle(s, len, out, &nmin))
+		tcx_yaml_err_at(&c->y, k,
+		                "class '%s': invalid class id '%.*s': expected MAJOR:MINOR, 1 to 4 "
+		                "hex digits each, such as 1:10",
+		                key, n, s);
+	else if (nmin == 0)
+		tcx_yaml_err_at(&c->y, k,
+		                "class '%s': '%.*s' is a qdisc handle; a class id has a minor too, "
+		                "such as 1:10",
+		                key, n, s);
+	else if (TC_H_MAJ(*out) == 0)
+		tcx_yaml_err_at(&c->y, k,
+		                "class '%s': '%.*s' has major 0; the major is the handle of the "
+		                "class's qdisc, 1 to ffff",
+		                key, n, s);
+	else if (TC_H_MIN(*out) == 0)
+		tcx_yaml_err_at(&c->y, k,
+		                "class '%s': '%.*s' is the qdisc %x: itself; a class's minor is 1 "
+		                "to ffff",
+		                key, n, s, TC_H_MAJ(*out) >> 16);
+	else
+		return 0;
+	return -1;
+}
+
+/* The netns of a class, in cfg->cookie_mem: the same string as the last one
+ * given when it is the same name (classes come in runs of one namespace). */
+static const char *class_netns(struct ctx *c, const char *s, size_t len)
+{
+	char *p;
+
+	if (c->class_netns && !strncmp(c->class_netns, s, len) && !c->class_netns[len])
+		return c->class_netns;
+	p = tcx_arena_alloc(&c->cfg->cookie_mem, len + 1);
+	if (!p) {
+		tcx_yaml_oom(&c->y);
+		return NULL;
+	}
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return c->class_netns = p;
+}
+
+/* A `classes:` key, [NETNS/]DEV CLASSID, into e: 0, or -1 after a report
+ * naming what is wrong. */
+static int class_key(struct ctx *c, const tcx_ynode_t *k, struct tcx_class_entry *e)
+{
+	const char *s = tcx_yaml_sval(k), *slash, *dev;
+	size_t len = tcx_yaml_slen(k), sp, i, dev_len;
+
+	for (sp = 0; sp < len && !is_space(s[sp]); sp++)
+		;
+	for (i = sp + 1; i < len && !is_space(s[i]); i++)
+		;
+	if (sp + 1 >= len) {
+		tcx_yaml_err_at(&c->y, k,
+		                "class '%s': expected \"DEVICE CLASSID\" or \"NETNS/DEVICE "
+		                "CLASSID\", such as \"eth0 1:10\"",
+		                s);
+		return -1;
+	}
+	if (s[sp] != ' ' || i < len) {
+		tcx_yaml_err_at(
+		        &c->y, k,
+		        "class '%s': expected one space between the device and the class id", s);
+		return -1;
+	}
+	slash = memchr(s, '/', sp);
+	dev = slash ? slash + 1 : s;
+	dev_len = sp - (size_t)(dev - s);
+	if (slash) {
+		size_t ns_len = (size_t)(slash - s);
+
+		if (!netns_name_ok(s, ns_len)) {
+			tcx_yaml_err_at(&c->y, k,
+			                "class '%s': invalid netns '%.*s': must be a name "
+			                "under " TCX_NETNS_DIR,
+			                s, (int)ns_len, s);
+			return -1;
+		}
+		if (strcspn(s, "*?[") < ns_len) {
+			tcx_yaml_err_at(&c->y, k,
+			                "class '%s': netns '%.*s' is a glob: a class names one "
+			                "namespace, or every one without NETNS/",
+			                s, (int)ns_len, s);
+			return -1;
+		}
+		if (!(e->netns = class_netns(c, s, ns_len)))
+			return -1;
+	}
+	if (!dev_name_ok(dev, dev_len)) {
+		tcx_yaml_err_at(&c->y, k, "class '%s': invalid device name '%.*s': " DEV_NAME_RULE,
+		                s, (int)dev_len, dev);
+		return -1;
+	}
+	memcpy(e->dev, dev, dev_len);
+	return class_id(c, k, s + sp + 1, len - sp - 1, &e->classid);
+}
+
+/* One `classes:` entry, as it is parsed (config_entry()) or after the
+ * document when `labels` came later. */
+static void class_entry(struct ctx *c, const struct tcx_ypair *p)
+{
+	struct tcx_classes *cl = &c->cfg->classes;
+	tcx_ynode_t *k = p->key, *v = p->value;
+	tcx_ynode_t *vals[TCX_MAX_LABELS] = {NULL};
+	struct tcx_class_entry e = {.netns = ""}, *ne;
+	char name[TCX_CLASS_KEY_MAX];
+
+	if (tcx_yaml_expect_scalar_key(&c->y, k) || class_key(c, k, &e))
+		return;
+	ne = tcx_grow(&c->class_marks, &c->cap_class_marks, cl->n + 1, sizeof(*c->class_marks), 64)
+	             ? NULL
+	             : tcx_classes_add(cl);
+	if (!ne) {
+		tcx_yaml_oom(&c->y);
+		return;
+	}
+	*ne = e;
+	c->class_marks[cl->n - 1] =
+	        (struct mark){(uint32_t)k->start_mark.line, (uint32_t)k->start_mark.column};
+	tcx_class_key_format(ne, name);
+	if (c->labels_bad || label_values(c, "class", name, v, vals))
+		return;
+	if (c->y.errors)
+		return; /* the config is lost anyway; save the allocations */
+	ne->values = (const char **)values_block(c, vals, c->cfg->n_labels);
+}
+
+static void load_classes(struct ctx *c)
+{
+	struct tcx_ypair *p;
+
+	for (p = c->classes->data.mapping.pairs.start; p < c->classes->data.mapping.pairs.top; p++)
+		class_entry(c, p);
+}
+
+static void class_dup(void *arg, size_t i, size_t first)
+{
+	struct ctx *c = arg;
+	const struct mark *m = &c->class_marks[i], *f = &c->class_marks[first];
+	yaml_mark_t at = {.line = m->line, .column = m->column};
+	char name[TCX_CLASS_KEY_MAX];
+
+	tcx_class_key_format(&c->cfg->classes.v[i], name);
+	tcx_yaml_err_mark(&c->y, &at, "duplicate class '%s' (first at %lu:%lu)", name,
+	                  (unsigned long)f->line + 1, (unsigned long)f->column + 1);
 }
 
 /* ---- decoders --------------------------------------------------------------- */
@@ -1518,6 +1718,7 @@ static const struct key_handler top_keys[] = {
         {"unmapped", top_unmapped},   {"cookies", defer_cookies}, {"decoders", defer_decoders},
         {"http", top_http},           {"snmp", top_snmp},         {"devices", top_devices},
         {"aggregate", top_aggregate}, {"families", top_families}, {"max_series", top_max_series},
+        {"classes", defer_classes},
 };
 
 static void config_free(struct tcx_config *cfg)
@@ -1539,6 +1740,7 @@ static void config_free(struct tcx_config *cfg)
 	tcx_arena_free(&cfg->cookie_mem);
 	free(cfg->slots);
 	free(cfg->decoders);
+	tcx_classes_free(&cfg->classes);
 	for (i = 0; i < cfg->http.n_listen; i++)
 		free(cfg->http.listen[i]);
 	free(cfg->http.web_config);
@@ -1559,9 +1761,14 @@ static int config_entry(struct tcx_yaml *y, const tcx_ynode_t *k, struct tcx_ypa
 {
 	struct ctx *c = (struct ctx *)y;
 
-	if (!c->labels_seen || tcx_yaml_has_nul(k) || strcmp(tcx_yaml_sval(k), "cookies") != 0)
+	if (!c->labels_seen || tcx_yaml_has_nul(k))
 		return 0;
-	cookie_entry(c, p);
+	if (!strcmp(tcx_yaml_sval(k), "cookies"))
+		cookie_entry(c, p);
+	else if (!strcmp(tcx_yaml_sval(k), "classes"))
+		class_entry(c, p);
+	else
+		return 0;
 	return 1;
 }
 
@@ -1576,6 +1783,10 @@ static void config_finish(struct tcx_yaml *y, tcx_ynode_t *root)
 		load_cookies(c);
 	if (c->cfg->n_cookies)
 		index_cookies(c);
+	if (c->classes)
+		load_classes(c);
+	if (c->cfg->classes.n && tcx_classes_index(&c->cfg->classes, class_dup, c) < 0)
+		tcx_yaml_oom(&c->y);
 	if (c->decoders)
 		load_decoders(c);
 	resolve_aggregate(c);
@@ -1609,6 +1820,7 @@ struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, siz
 	c.cfg = cfg;
 	tcx_yaml_load(&c.y, buf, len, "empty configuration", config_finish);
 	free(c.cookie_marks);
+	free(c.class_marks);
 	if (c.y.errors) {
 		config_free(cfg);
 		return NULL;

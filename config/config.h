@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "collectors/counters.h"
+#include "config/classes.h"
 #include "config/errfn.h"
 #include "lib/arena.h"
 
@@ -154,11 +155,12 @@ struct tcx_config {
 	enum tcx_unmapped_policy unmapped;
 	struct tcx_cookie_entry *cookies;
 	size_t n_cookies;
-	struct tcx_arena cookie_mem; /* the values of cookies[] */
+	struct tcx_arena cookie_mem; /* the values of cookies[] and classes */
 	uint32_t *slots;             /* open-addressing index into cookies[], UINT32_MAX = empty */
 	size_t n_slots;              /* power of two */
 	struct tcx_decoder *decoders;
 	size_t n_decoders;
+	struct tcx_classes classes; /* `classes:`, the user labels of TC classes */
 	struct tcx_http_cfg http;
 	struct tcx_snmp_cfg snmp;
 	struct tcx_devices_cfg devices;
@@ -235,6 +237,23 @@ uint64_t tcx_cookie_hash(const uint8_t *cookie, size_t len);
 
 /* Lower-case hex of a cookie; out must hold 2*len+1 bytes. */
 void tcx_cookie_hex(const uint8_t *cookie, size_t len, char *out);
+
+/* ---- class -> labels ------------------------------------------------------- */
+
+/* The `classes:` entry of class classid (major << 16 | minor) of device dev
+ * in namespace netns (NULL or "": the collector's own): NETNS/DEV CLASSID,
+ * else DEV CLASSID, else NULL. Its values[] hold one value per label
+ * (cfg->n_labels), valid while cfg is. O(1), allocates nothing. A class
+ * found has the label set of (TCX_MAP_EXACT, values), one per entry (its
+ * index, e - cfg->classes.v, identifies it while cfg lives); one not found
+ * has every value empty (TCX_MAP_NONE): `unmapped` applies to cookies only. */
+static inline const struct tcx_class_entry *tcx_config_class_labels(const struct tcx_config *cfg,
+                                                                    const char *netns,
+                                                                    const char *dev,
+                                                                    uint32_t classid)
+{
+	return tcx_classes_find(&cfg->classes, netns, dev, classid);
+}
 
 /* Label name checks shared with the renderers. */
 int tcx_label_name_valid(const char *name);

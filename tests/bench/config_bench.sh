@@ -8,24 +8,28 @@
 # Generates a configuration with N cookies (TCX_BENCH_COOKIES, default
 # 1000000), one a line as README.md writes them:
 #   "0000002a": {tenant: t42, rule: r42}
-# or, with TCX_BENCH_FORM=list, in the positional form.
-# then runs, interleaved, RUNS times each:
+# or, with TCX_BENCH_FORM=list, in the positional form; and one with M
+# classes (TCX_BENCH_CLASSES, default 100000) in LibreQoS's shape, every one
+# on one device, majors of 65535 minors, in the same form:
+#   "eth0 1:2b": {tenant: t42, rule: r42}
+# then runs, interleaved, RUNS times each, on each file:
 #   check   tcexporter --check-config FILE
 #   floor   yaml_floor FILE (reads the file and parses it into libyaml
 #           events, nothing kept: see yaml_floor.c)
 # and reports the median wall time, the median CPU time (user + system: the
 # robust figure on a loaded machine) and the largest peak RSS of each, and the
-# ratio check/floor. As root, it also starts the daemon on that file (in a
-# private network namespace) and reports its RSS once it serves, and after a
-# SIGHUP reload of the same file.
+# ratio check/floor. As root, it also starts the daemon on the cookies file
+# (in a private network namespace) and reports its RSS once it serves, and
+# after a SIGHUP reload of the same file.
 #
-# Targets: check <= 1.0 s and <= 200 MB peak RSS for 1M cookies. Missing a
-# target is reported, not failed: the exit status is 0 whenever the
-# benchmark ran.
+# Targets: check <= 1.0 s and <= 200 MB peak RSS for 1M cookies, and for
+# 100k classes. Missing a target is reported, not failed: the exit status is
+# 0 whenever the benchmark ran.
 set -euo pipefail
 
 readonly TARGET_S=1.0 TARGET_MB=200 RUNS=${TCX_BENCH_RUNS:-7}
 n=${TCX_BENCH_COOKIES:-1000000}
+n_classes=${TCX_BENCH_CLASSES:-100000}
 build=$(readlink -f "${1:-.}")
 tcx=$build/tcexporter
 floor=$build/tests/bench/yaml_floor
@@ -39,7 +43,7 @@ command -v /usr/bin/time >/dev/null || {
 }
 work=$(mktemp -d /tmp/tcx-bench-config.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-cfg=$work/cookies.yaml
+cfg=$work/cookies.yaml classes=$work/classes.yaml
 # TCX_BENCH_FORM: map (the default, as above) or list ("0000002a": [t42, r42],
 # the positional form: about 24 MB for 1M cookies).
 awk -v n="$n" -v form="${TCX_BENCH_FORM:-map}" 'BEGIN {
@@ -51,7 +55,19 @@ awk -v n="$n" -v form="${TCX_BENCH_FORM:-map}" 'BEGIN {
 		else
 			printf "  \"%08x\": {tenant: t%d, rule: r%d}\n", i, i, i
 }' >"$cfg"
-echo "bench-config: $n cookies, $(($(stat -c %s "$cfg") / 1048576)) MiB"
+awk -v n="$n_classes" -v form="${TCX_BENCH_FORM:-map}" 'BEGIN {
+	print "labels: [tenant, rule]"
+	print "classes:"
+	for (i = 0; i < n; i++) {
+		key = sprintf("eth0 %x:%x", 1 + int(i / 65535), 1 + i % 65535)
+		if (form == "list")
+			printf "  \"%s\": [t%d, r%d]\n", key, i, i
+		else
+			printf "  \"%s\": {tenant: t%d, rule: r%d}\n", key, i, i
+	}
+}' >"$classes"
+echo "bench-config: $n cookies, $(($(stat -c %s "$cfg") / 1048576)) MiB;" \
+	"$n_classes classes, $(($(stat -c %s "$classes") / 1048576)) MiB"
 
 # one NAME CMD...: a line "SECONDS KB CPU-SECONDS" appended to $work/NAME
 one() {
@@ -65,26 +81,39 @@ one() {
 	awk '{print $1, $2, $3 + $4}' "$work/$name.t" >>"$work/$name"
 }
 "$tcx" --check-config "$cfg" >/dev/null # warm the page cache
+"$tcx" --check-config "$classes" >/dev/null
 for ((i = 0; i < RUNS; i++)); do
 	one floor "$floor" "$cfg"
 	one check "$tcx" --check-config "$cfg"
+	one classes_floor "$floor" "$classes"
+	one classes_check "$tcx" --check-config "$classes"
 done
 median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-for name in floor check; do
-	read -r "${name}_s" < <(cut -d' ' -f1 "$work/$name" | median)
-	read -r "${name}_kb" < <(cut -d' ' -f2 "$work/$name" | sort -n | tail -1)
-	read -r "${name}_cpu" < <(cut -d' ' -f3 "$work/$name" | median)
-done
-awk -v c="$check_s" -v ckb="$check_kb" -v f="$floor_s" -v fkb="$floor_kb" \
-	-v ccpu="$check_cpu" -v fcpu="$floor_cpu" \
-	-v ts="$TARGET_S" -v tmb="$TARGET_MB" -v runs="$RUNS" 'BEGIN {
-	printf "  floor  %6.2f s wall  %6.2f s CPU  %6.1f MB peak RSS   (medians of %d)\n", f, fcpu,
-		fkb / 1024, runs
-	printf "  check  %6.2f s wall  %6.2f s CPU  %6.1f MB peak RSS   check/floor %.2f (CPU)\n",
-		c, ccpu, ckb / 1024, (fcpu > 0 ? ccpu / fcpu : 0)
-	printf "  target: <= %.1f s CPU: %s; <= %d MB: %s\n", ts, ccpu <= ts ? "met" : "MISSED",
-		tmb, ckb / 1024 <= tmb ? "met" : "MISSED"
-}'
+# stats RUN: the median wall time, the largest peak RSS and the median CPU
+# time of RUN's lines
+stats() {
+	echo "$(cut -d' ' -f1 "$work/$1" | median) $(cut -d' ' -f2 "$work/$1" | sort -n | tail -1)" \
+		"$(cut -d' ' -f3 "$work/$1" | median)"
+}
+# report WHAT FLOOR CHECK: runs FLOOR and CHECK side by side, and the targets
+report() {
+	local f c
+	read -r -a f < <(stats "$2")
+	read -r -a c < <(stats "$3")
+	awk -v what="$1" -v f="${f[0]}" -v fkb="${f[1]}" -v fcpu="${f[2]}" \
+		-v c="${c[0]}" -v ckb="${c[1]}" -v ccpu="${c[2]}" \
+		-v ts="$TARGET_S" -v tmb="$TARGET_MB" -v runs="$RUNS" 'BEGIN {
+		printf " %s:\n", what
+		printf "  floor  %6.2f s wall  %6.2f s CPU  %6.1f MB peak RSS   (medians of %d)\n", f,
+			fcpu, fkb / 1024, runs
+		printf "  check  %6.2f s wall  %6.2f s CPU  %6.1f MB peak RSS   check/floor %.2f (CPU)\n",
+			c, ccpu, ckb / 1024, (fcpu > 0 ? ccpu / fcpu : 0)
+		printf "  target: <= %.1f s CPU: %s; <= %d MB: %s\n", ts,
+			ccpu <= ts ? "met" : "MISSED", tmb, ckb / 1024 <= tmb ? "met" : "MISSED"
+	}'
+}
+report "$n cookies" floor check
+report "$n_classes classes" classes_floor classes_check
 
 # The daemon's RSS, serving that configuration and after a reload of it.
 if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then

@@ -9,11 +9,13 @@
  * its own cookies to its own values, and each of its fields and uuid
  * decoders must map a cookie made of its prefix; then the configured
  * cookies, the decoders' prefixes and the cookies of the input are resolved
- * and rendered as actions of a snapshot in every format (as UTF-8).
+ * and rendered as actions of a snapshot in every format (as UTF-8). Each of
+ * its classes must be found again by tcx_config_class_labels(), in its own
+ * namespace and, without one, in any namespace that has no entry of its own.
  *
  * Each input is loaded twice, with and without the loader's fast path for
- * the cookies block (config/yamlutil.c): the messages and the cookies must
- * be the same. */
+ * the cookies block (config/yamlutil.c): the messages, the cookies and the
+ * classes must be the same. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +77,15 @@ static void check_same(const struct tcx_config *a, const struct errs *ea,
 		for (size_t l = 0; l < a->n_labels; l++)
 			FUZZ_CHECK(strcmp(x->values[l], y->values[l]) == 0);
 	}
+	FUZZ_CHECK(a->classes.n == b->classes.n);
+	for (size_t i = 0; i < a->classes.n; i++) {
+		const struct tcx_class_entry *x = &a->classes.v[i], *y = &b->classes.v[i];
+
+		FUZZ_CHECK(x->classid == y->classid && !strcmp(x->dev, y->dev) &&
+		           !strcmp(x->netns, y->netns));
+		for (size_t l = 0; l < a->n_labels; l++)
+			FUZZ_CHECK(strcmp(x->values[l], y->values[l]) == 0);
+	}
 }
 
 static void check_values(const struct tcx_config *cfg, const char **values)
@@ -106,6 +117,26 @@ static enum tcx_map_kind resolve_row(struct tcx_snapshot *s, const uint8_t *cook
 	memcpy(a->cookie, cookie, len);
 	s->filters[0].n_actions++;
 	return k;
+}
+
+/* Every class is found where it applies. */
+static void check_classes(const struct tcx_config *cfg)
+{
+	for (size_t i = 0; i < cfg->classes.n; i++) {
+		const struct tcx_class_entry *e = &cfg->classes.v[i], *o;
+
+		FUZZ_CHECK(e->classid >> 16 && e->classid & 0xffff);
+		FUZZ_CHECK(e->dev[0] && strlen(e->dev) < sizeof(e->dev) && !strchr(e->dev, '/'));
+		FUZZ_CHECK(!strchr(e->netns, '/'));
+		check_values(cfg, e->values);
+		FUZZ_CHECK(tcx_config_class_labels(cfg, e->netns, e->dev, e->classid) == e);
+		if (e->netns[0])
+			continue;
+		FUZZ_CHECK(tcx_config_class_labels(cfg, NULL, e->dev, e->classid) == e);
+		o = tcx_config_class_labels(cfg, "x", e->dev, e->classid);
+		FUZZ_CHECK(o == e || (o && !strcmp(o->netns, "x") && o->classid == e->classid &&
+		                      !strcmp(o->dev, e->dev)));
+	}
 }
 
 static void exercise(struct tcx_config *cfg, const uint8_t *cookies, size_t n)
@@ -208,6 +239,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!cfg)
 		return 0;
 	FUZZ_CHECK(cfg->n_labels <= TCX_MAX_LABELS && cfg->n_targets > 0);
+	check_classes(cfg);
 	exercise(cfg, nul ? nul + 1 : NULL, nul ? size - len - 1 : 0);
 	tcx_config_unref(cfg);
 	return 0;

@@ -133,6 +133,11 @@ static void test_example_file(void **state)
 	assert_int_equal(tcx_labels_resolve(cfg, c1, sizeof(c1), v, &buf), TCX_MAP_EXACT);
 	assert_string_equal(v[0], "acme");
 	assert_string_equal(v[1], "web");
+	assert_int_equal(cfg->classes.n, 3);
+	assert_string_equal(tcx_config_class_labels(cfg, NULL, "eth0", 0x10010)->values[1], "gold");
+	assert_string_equal(tcx_config_class_labels(cfg, "blue", "veth0", 0x10010)->values[0],
+	                    "initech");
+	assert_null(tcx_config_class_labels(cfg, NULL, "veth0", 0x10010));
 	tcx_config_unref(cfg);
 }
 
@@ -450,6 +455,15 @@ static char *describe(const char *yaml, size_t len, int fast, int *taken)
 				fprintf(f, " '%s'", cfg->cookies[i].values[j]);
 			fprintf(f, "\n");
 		}
+		for (i = 0; i < cfg->classes.n; i++) {
+			char key[TCX_CLASS_KEY_MAX];
+
+			tcx_class_key_format(&cfg->classes.v[i], key);
+			fprintf(f, "%s:", key);
+			for (j = 0; j < cfg->n_labels; j++)
+				fprintf(f, " '%s'", cfg->classes.v[i].values[j]);
+			fprintf(f, "\n");
+		}
 		tcx_config_unref(cfg);
 	}
 	fclose(f);
@@ -506,6 +520,10 @@ static void test_fast_path_same(void **state)
 	            "\"cookies\": {02: [y]}\n"},
 	        {1, "\"cookies\": {02: [y]}\nlabels: [a]\ncookies:\n  01: [x]\n"},
 	        {1, "labels: [a]\ncookies:\n  01: [x]\ninterval: [oops\n"},
+	        {1, "labels: [a]\ncookies:\n  01: [x]\nclasses:\n  \"eth0 1:1\": [y]\n"
+	            "  eth0 1:0A: {a: z}\n"},
+	        {1, "labels: [a]\ncookies:\n  01: [x]\nclasses:\n  \"eth0 1:\": [y]\n"
+	            "  eth0 1:1: [z]\n  eth0 1:01: [w]\n"},
 	        {1, "labels: [a]\ncookies:\n  01: [x]\nunmapped: \"\\xff\"\n"},
 	        {1, "---\nlabels: [a] # \t\ncookies:\n  01: [x]\ninterval: 1s\n---\nother: 1\n"},
 	        {1,
@@ -795,7 +813,7 @@ static void test_err_syntax(void **state)
 	        "a: b\n c: d\n",
 	        "t.yaml:1:1: unknown key 'a' (expected one of: interval, targets, labels, "
 	        "unmapped, cookies, decoders, http, snmp, devices, aggregate, families, "
-	        "max_series)\n"
+	        "max_series, classes)\n"
 	        "t.yaml:2:3: YAML syntax error: mapping values are not allowed in this context\n");
 	/* a reader error: the position is computed from the byte offset */
 	expect_errors("interval: 1\nunmapped: \"\xff\"\n",
@@ -818,7 +836,7 @@ static void test_err_keys(void **state)
 	expect_errors("interval: 15\nintervl: 15\n",
 	              "t.yaml:2:1: unknown key 'intervl' (expected one of: interval, targets, "
 	              "labels, unmapped, cookies, decoders, http, snmp, devices, aggregate, "
-	              "families, max_series)\n");
+	              "families, max_series, classes)\n");
 	expect_errors("targets:\n  - dev: eth0\n    prent: ingress\n",
 	              "t.yaml:3:5: unknown key 'prent' in target (expected one of: all, dev, "
 	              "parent, block, netns)\n");
@@ -1345,6 +1363,286 @@ static void test_err_all_reported(void **state)
 	              "t.yaml:5:26: decoder label 'b' is not declared in 'labels'\n");
 }
 
+/* ---- classes ------------------------------------------------------------------ */
+
+/* The values of the class entry found, joined by ',' ("-" when none). */
+static const char *class_values(const struct tcx_config *cfg, const char *netns, const char *dev,
+                                uint32_t classid)
+{
+	static char out[256];
+	const struct tcx_class_entry *e = tcx_config_class_labels(cfg, netns, dev, classid);
+	size_t len = 0;
+
+	if (!e)
+		return "-";
+	out[0] = '\0';
+	for (size_t i = 0; i < cfg->n_labels; i++)
+		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s", i ? "," : "",
+		                        e->values[i]);
+	return out;
+}
+
+/* Both forms, quoted or plain keys, the class id normalised, and the lookup:
+ * NETNS/DEV first, then DEV in every namespace, nothing else. */
+static void test_class_forms(void **state)
+{
+	struct tcx_config *cfg = load_ok("labels: [tenant, rule]\n"
+	                                 "classes:\n"
+	                                 "  \"eth0 1:10\": {tenant: acme, rule: gold}\n"
+	                                 "  eth0 1:0A: [acme, silver]\n"
+	                                 "  \"eth0 0001:000b\": [\"\", \"x y\"]\n"
+	                                 "  \"eth0 ffff:ffff\": {rule: null, tenant: }\n"
+	                                 "  \"blue/eth0 1:10\": [blue, only]\n"
+	                                 "  \"blue/eth1 2:1\": [blue, eth1]\n"
+	                                 "  \"abcdefghijklmno 1:1\": [long, name]\n"
+	                                 "  \"eth0.100@x 1:1\": [vlan, \"1\"]\n"
+	                                 "cookies: {\"0a\": [c, d]}\n");
+	const struct tcx_class_entry *e;
+	char key[TCX_CLASS_KEY_MAX];
+
+	assert_int_equal(cfg->classes.n, 8);
+	assert_int_equal(cfg->classes.n_slots, 16);
+	assert_string_equal(class_values(cfg, NULL, "eth0", 0x10010), "acme,gold");
+	assert_string_equal(class_values(cfg, "", "eth0", 0x10010), "acme,gold");
+	assert_string_equal(class_values(cfg, "red", "eth0", 0x10010), "acme,gold");
+	assert_string_equal(class_values(cfg, "blue", "eth0", 0x10010), "blue,only");
+	/* 1:0A is 1:a; 0001:000b is 1:b */
+	assert_string_equal(class_values(cfg, NULL, "eth0", 0x1000a), "acme,silver");
+	assert_string_equal(class_values(cfg, "blue", "eth0", 0x1000a), "acme,silver");
+	assert_string_equal(class_values(cfg, NULL, "eth0", 0x1000b), ",x y");
+	/* a YAML null is an empty value, the word "null" in plain style is text */
+	assert_string_equal(class_values(cfg, NULL, "eth0", 0xffffffff), ",null");
+	assert_string_equal(class_values(cfg, "blue", "eth1", 0x20001), "blue,eth1");
+	assert_string_equal(class_values(cfg, NULL, "abcdefghijklmno", 0x10001), "long,name");
+	assert_string_equal(class_values(cfg, NULL, "eth0.100@x", 0x10001), "vlan,1");
+	/* misses: another id, device, namespace; a major or minor alone */
+	assert_string_equal(class_values(cfg, NULL, "eth0", 0x10011), "-");
+	assert_string_equal(class_values(cfg, NULL, "eth0", 0x100000), "-");
+	assert_string_equal(class_values(cfg, NULL, "eth0", 0x10), "-");
+	assert_string_equal(class_values(cfg, NULL, "eth1", 0x10010), "-");
+	assert_string_equal(class_values(cfg, NULL, "eth1", 0x20001), "-");
+	assert_string_equal(class_values(cfg, "red", "eth1", 0x20001), "-");
+	assert_string_equal(class_values(cfg, "blue2", "eth1", 0x20001), "-");
+	assert_string_equal(class_values(cfg, NULL, "eth", 0x10010), "-");
+	assert_string_equal(class_values(cfg, NULL, "abcdefghijklmnop", 0x10001), "-");
+	assert_string_equal(class_values(cfg, NULL, "", 0x10010), "-");
+	assert_null(tcx_config_class_labels(cfg, NULL, NULL, 0x10010));
+	/* the entry found is the entry, its key as tc writes it */
+	e = tcx_config_class_labels(cfg, "blue", "eth0", 0x10010);
+	assert_ptr_equal(e, &cfg->classes.v[4]);
+	assert_string_equal(e->netns, "blue");
+	assert_string_equal(e->dev, "eth0");
+	tcx_class_key_format(e, key);
+	assert_string_equal(key, "blue/eth0 1:10");
+	tcx_class_key_format(&cfg->classes.v[1], key);
+	assert_string_equal(key, "eth0 1:a");
+	tcx_class_key_format(&cfg->classes.v[3], key);
+	assert_string_equal(key, "eth0 ffff:ffff");
+	/* both blue entries share one netns string */
+	assert_ptr_equal(cfg->classes.v[4].netns, cfg->classes.v[5].netns);
+	assert_int_equal(cfg->classes.n_netns, 2);
+	/* cookies are not classes, nor the other way round */
+	assert_int_equal(cfg->n_cookies, 1);
+	tcx_config_unref(cfg);
+
+	/* flow style; no classes: nothing is found */
+	cfg = load_ok("labels: [a]\nclasses: {eth0 1:1: [x], \"eth0 1:2\": {a: y}}\n");
+	assert_string_equal(class_values(cfg, NULL, "eth0", 0x10001), "x");
+	assert_string_equal(class_values(cfg, NULL, "eth0", 0x10002), "y");
+	tcx_config_unref(cfg);
+	cfg = load_ok("labels: [a]\nclasses: {}\n");
+	assert_int_equal(cfg->classes.n, 0);
+	assert_null(tcx_config_class_labels(cfg, NULL, "eth0", 0x10001));
+	tcx_config_unref(cfg);
+	cfg = tcx_config_default();
+	assert_null(tcx_config_class_labels(cfg, "blue", "eth0", 0x10001));
+	tcx_config_unref(cfg);
+}
+
+/* classes before labels: the same result as labels first; once labels are
+ * known they are taken as they are parsed, and an anchor serves a later
+ * alias. */
+static void test_classes_before_labels(void **state)
+{
+	static const char *const yaml[] = {
+	        "labels: [tenant, rule]\n"
+	        "classes:\n"
+	        "  \"eth0 1:1\": &v {rule: r, tenant: t}\n"
+	        "  \"eth0 1:2\": *v\n",
+	        "classes:\n"
+	        "  \"eth0 1:1\": &v {rule: r, tenant: t}\n"
+	        "  \"eth0 1:2\": *v\n"
+	        "labels: [tenant, rule]\n",
+	};
+
+	for (size_t i = 0; i < 2; i++) {
+		struct tcx_config *cfg = load_ok(yaml[i]);
+
+		assert_int_equal(cfg->classes.n, 2);
+		assert_string_equal(class_values(cfg, NULL, "eth0", 0x10001), "t,r");
+		assert_string_equal(class_values(cfg, "x", "eth0", 0x10002), "t,r");
+		tcx_config_unref(cfg);
+	}
+}
+
+/* A reload is a new configuration: the old one, still held by the snapshots
+ * made with it, keeps its classes; the new one has its own. */
+static void test_classes_reload(void **state)
+{
+	struct tcx_config *old = load_ok("labels: [t]\nclasses: {\"eth0 1:1\": [a]}\n");
+	struct tcx_config *cfg = load_ok("labels: [t]\nclasses: {\"eth0 1:1\": [b], "
+	                                 "\"eth0 1:2\": [c]}\n");
+
+	assert_string_equal(class_values(old, NULL, "eth0", 0x10001), "a");
+	assert_string_equal(class_values(old, NULL, "eth0", 0x10002), "-");
+	assert_string_equal(class_values(cfg, NULL, "eth0", 0x10001), "b");
+	assert_string_equal(class_values(cfg, NULL, "eth0", 0x10002), "c");
+	tcx_config_unref(old);
+	assert_string_equal(class_values(cfg, NULL, "eth0", 0x10001), "b");
+	tcx_config_unref(cfg);
+}
+
+/* 100k classes, LibreQoS's shape (one device, majors of 65535 minors), and
+ * 1000 more in namespaces: every one found again (the time it takes:
+ * tests/bench/config_bench.sh). */
+static void test_many_classes(void **state)
+{
+	enum { N = 100000, NS = 1000 };
+	size_t cap = (size_t)(N + NS) * 48 + 64, len = 0, i;
+	char *yaml = malloc(cap), want[32];
+	struct errs e = {0};
+	struct tcx_config *cfg;
+
+	assert_non_null(yaml);
+	len += (size_t)snprintf(yaml + len, cap - len, "labels: [id]\nclasses:\n");
+	for (i = 0; i < N; i++)
+		len += (size_t)snprintf(yaml + len, cap - len, "  \"eth0 %zx:%zx\": [v%zu]\n",
+		                        1 + i / 0xffff, 1 + i % 0xffff, i);
+	for (i = 0; i < NS; i++)
+		len += (size_t)snprintf(yaml + len, cap - len, "  \"ns%zu/eth0 1:%zx\": [n%zu]\n",
+		                        i % 10, 1 + i, i);
+	cfg = tcx_config_load_buffer("big.yaml", yaml, len, collect, &e);
+	assert_null(e.text);
+	assert_non_null(cfg);
+	assert_int_equal(cfg->classes.n, N + NS);
+	assert_int_equal(cfg->classes.n_netns, NS);
+	for (i = 0; i < N; i++) {
+		uint32_t id = (uint32_t)((1 + i / 0xffff) << 16 | (1 + i % 0xffff));
+
+		snprintf(want, sizeof(want), "v%zu", i);
+		assert_string_equal(class_values(cfg, NULL, "eth0", id), want);
+		if (i >= NS) /* a namespace without an entry of its own */
+			assert_string_equal(class_values(cfg, "ns3", "eth0", id), want);
+	}
+	for (i = 0; i < NS; i++) {
+		char ns[8];
+
+		snprintf(ns, sizeof(ns), "ns%zu", i % 10);
+		snprintf(want, sizeof(want), "n%zu", i);
+		assert_string_equal(class_values(cfg, ns, "eth0", (uint32_t)(0x10001 + i)), want);
+	}
+	assert_string_equal(class_values(cfg, NULL, "eth1", 0x10001), "-");
+	assert_string_equal(class_values(cfg, NULL, "eth0", 0x30000 | (N % 0xffff + 1)), "-");
+	tcx_config_unref(cfg);
+	free(yaml);
+}
+
+static void test_err_classes(void **state)
+{
+	/* the key */
+	expect_errors("labels: [a]\nclasses:\n  eth0: [x]\n",
+	              "t.yaml:3:3: class 'eth0': expected \"DEVICE CLASSID\" or \"NETNS/DEVICE "
+	              "CLASSID\", such as \"eth0 1:10\"\n");
+	expect_errors("labels: [a]\nclasses:\n  \"eth0 \": [x]\n",
+	              "t.yaml:3:3: class 'eth0 ': expected \"DEVICE CLASSID\" or \"NETNS/DEVICE "
+	              "CLASSID\", such as \"eth0 1:10\"\n");
+	expect_errors("labels: [a]\nclasses:\n  \"eth0  1:1\": [x]\n  \"eth0 1:1 \": [x]\n"
+	              "  \"eth0\\t1:1\": [x]\n",
+	              "t.yaml:3:3: class 'eth0  1:1': expected one space between the device and "
+	              "the class id\n"
+	              "t.yaml:4:3: class 'eth0 1:1 ': expected one space between the device and "
+	              "the class id\n"
+	              "t.yaml:5:3: class 'eth0\t1:1': expected one space between the device and "
+	              "the class id\n");
+	expect_errors("labels: [a]\nclasses:\n  \" 1:1\": [x]\n  \"abcdefghijklmnop 1:1\": [x]\n"
+	              "  \"x/y/z 1:1\": [x]\n",
+	              "t.yaml:3:3: class ' 1:1': invalid device name '': must be 1 to 15 "
+	              "characters without '/' or whitespace\n"
+	              "t.yaml:4:3: class 'abcdefghijklmnop 1:1': invalid device name "
+	              "'abcdefghijklmnop': must be 1 to 15 characters without '/' or "
+	              "whitespace\n"
+	              "t.yaml:5:3: class 'x/y/z 1:1': invalid device name 'y/z': must be 1 to 15 "
+	              "characters without '/' or whitespace\n");
+	expect_errors("labels: [a]\nclasses:\n  \"/eth0 1:1\": [x]\n  \"../eth0 1:1\": [x]\n"
+	              "  \"tenant-*/eth0 1:1\": [x]\n",
+	              "t.yaml:3:3: class '/eth0 1:1': invalid netns '': must be a name under "
+	              "/run/netns\n"
+	              "t.yaml:4:3: class '../eth0 1:1': invalid netns '..': must be a name under "
+	              "/run/netns\n"
+	              "t.yaml:5:3: class 'tenant-*/eth0 1:1': netns 'tenant-*' is a glob: a class "
+	              "names one namespace, or every one without NETNS/\n");
+	expect_errors("labels: [a]\nclasses:\n  \"eth0 1:\": [x]\n  \"eth0 0:10\": [x]\n"
+	              "  \"eth0 a:0\": [x]\n  \"eth0 1:10000\": [x]\n  \"eth0 root\": [x]\n"
+	              "  \"eth0 :10\": [x]\n  \"eth0 0x1:0x10\": [x]\n  \"eth0 1:2:3\": [x]\n",
+	              "t.yaml:3:3: class 'eth0 1:': '1:' is a qdisc handle; a class id has a "
+	              "minor too, such as 1:10\n"
+	              "t.yaml:4:3: class 'eth0 0:10': '0:10' has major 0; the major is the handle "
+	              "of the class's qdisc, 1 to ffff\n"
+	              "t.yaml:5:3: class 'eth0 a:0': 'a:0' is the qdisc a: itself; a class's "
+	              "minor is 1 to ffff\n"
+	              "t.yaml:6:3: class 'eth0 1:10000': invalid class id '1:10000': expected "
+	              "MAJOR:MINOR, 1 to 4 hex digits each, such as 1:10\n"
+	              "t.yaml:7:3: class 'eth0 root': invalid class id 'root': expected "
+	              "MAJOR:MINOR, 1 to 4 hex digits each, such as 1:10\n"
+	              "t.yaml:8:3: class 'eth0 :10': invalid class id ':10': expected "
+	              "MAJOR:MINOR, 1 to 4 hex digits each, such as 1:10\n"
+	              "t.yaml:9:3: class 'eth0 0x1:0x10': invalid class id '0x1:0x10': expected "
+	              "MAJOR:MINOR, 1 to 4 hex digits each, such as 1:10\n"
+	              "t.yaml:10:3: class 'eth0 1:2:3': invalid class id '1:2:3': expected "
+	              "MAJOR:MINOR, 1 to 4 hex digits each, such as 1:10\n");
+	expect_errors("labels: [a]\nclasses:\n  \"eth0 1:\\0\": [x]\n  [eth0]: [x]\n",
+	              "t.yaml:3:3: class 'eth0 1:': invalid class id '1:': expected "
+	              "MAJOR:MINOR, 1 to 4 hex digits each, such as 1:10\n"
+	              "t.yaml:4:3: expected a scalar key, got a sequence\n");
+	/* duplicates, after normalisation; the same class in another namespace
+	 * is another entry */
+	expect_errors("labels: [a]\nclasses:\n  \"eth0 1:a\": [x]\n  \"blue/eth0 1:a\": [x]\n"
+	              "  \"eth0 0001:000A\": [y]\n  blue/eth0 1:A: [y]\n",
+	              "t.yaml:5:3: duplicate class 'eth0 1:a' (first at 3:3)\n"
+	              "t.yaml:6:3: duplicate class 'blue/eth0 1:a' (first at 4:3)\n");
+	/* the values, as for cookies */
+	expect_errors("labels: [tenant, rule]\nclasses:\n  \"eth0 1:0a\": {tenant: acme}\n",
+	              "t.yaml:3:16: class 'eth0 1:a': missing value for label 'rule'\n");
+	expect_errors("labels: [tenant, rule]\nclasses:\n  \"eth0 1:a\": {tenant: a, rule: b, "
+	              "foo: c}\n",
+	              "t.yaml:3:36: class 'eth0 1:a': unknown label 'foo'\n");
+	expect_errors("labels: [tenant, rule]\nclasses:\n  \"eth0 1:a\": [acme]\n",
+	              "t.yaml:3:15: class 'eth0 1:a': expected 2 values, got 1\n");
+	expect_errors("labels: [tenant, rule]\nclasses:\n  \"eth0 1:a\": [acme, [web]]\n",
+	              "t.yaml:3:22: class 'eth0 1:a': label values must be scalars\n");
+	expect_errors("labels: [tenant, rule]\nclasses:\n  \"eth0 1:a\": acme\n",
+	              "t.yaml:3:15: class 'eth0 1:a': expected a mapping or a sequence of label "
+	              "values, got a scalar\n");
+	expect_errors("labels: [a]\nclasses:\n  \"eth0 1:a\": [\"x\\0y\"]\n",
+	              "t.yaml:3:16: class 'eth0 1:a': label values must not contain NUL\n");
+	expect_errors("labels: [a, b]\nclasses:\n  \"eth0 1:a\": {a: x, a: y, b: z}\n",
+	              "t.yaml:3:22: duplicate key 'a' (first at 3:16)\n");
+	expect_errors("classes:\n  \"eth0 1:a\": [acme]\n",
+	              "t.yaml:2:15: class 'eth0 1:a': no labels are declared (add a 'labels' "
+	              "list)\n");
+	expect_errors("labels: [a]\nclasses: [\"eth0 1:a\"]\n",
+	              "t.yaml:2:10: 'classes' must be a mapping, got a sequence\n");
+	/* every problem at once: those of classes before labels once labels are
+	 * known, after those found as the document is parsed */
+	expect_errors("classes:\n  \"eth0 1:\": [x]\n  \"eth0 1:1\": [x, y]\n"
+	              "labels: [a]\n"
+	              "cookies: {\"0g\": [x]}\n",
+	              "t.yaml:5:11: invalid hex cookie '0g': not a hex digit\n"
+	              "t.yaml:2:3: class 'eth0 1:': '1:' is a qdisc handle; a class id has a "
+	              "minor too, such as 1:10\n"
+	              "t.yaml:3:15: class 'eth0 1:1': expected 1 values, got 2\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1383,6 +1681,11 @@ int main(void)
 	        cmocka_unit_test(test_err_all_reported),
 	        cmocka_unit_test(test_aggregate_families),
 	        cmocka_unit_test(test_err_aggregate),
+	        cmocka_unit_test(test_class_forms),
+	        cmocka_unit_test(test_classes_before_labels),
+	        cmocka_unit_test(test_classes_reload),
+	        cmocka_unit_test(test_many_classes),
+	        cmocka_unit_test(test_err_classes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
