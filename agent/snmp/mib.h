@@ -79,4 +79,72 @@ enum {
 	TCX_LABEL_MAX_COL = TCX_COL_LABEL_VALUE,
 };
 
+/* The qdisc and class tables, under TCX_MIB_OBJECTS. */
+#define TCX_MIB_QDISC_TABLE       TCX_MIB_OBJECTS, 4
+#define TCX_MIB_QDISC_ENTRY       TCX_MIB_QDISC_TABLE, 1
+#define TCX_MIB_CLASS_TABLE       TCX_MIB_OBJECTS, 5
+#define TCX_MIB_CLASS_ENTRY       TCX_MIB_CLASS_TABLE, 1
+#define TCX_MIB_CLASS_LABEL_TABLE TCX_MIB_OBJECTS, 6
+#define TCX_MIB_CLASS_LABEL_ENTRY TCX_MIB_CLASS_LABEL_TABLE, 1
+
+/* Scalars of the qdisc and class tables, under TCX_MIB_SCALARS. */
+enum {
+	TCX_SCALAR_QDISC_ROWS = 6,              /* Gauge32 */
+	TCX_SCALAR_QDISC_TABLE_LAST_CHANGE = 7, /* TimeStamp */
+	TCX_SCALAR_CLASS_ROWS = 8,              /* Gauge32 */
+	TCX_SCALAR_CLASS_TABLE_LAST_CHANGE = 9, /* TimeStamp */
+};
+
+/* Columns of tcxQdiscEntry, INDEX { tcxQdiscIndex }. */
+enum {
+	TCX_COL_QDISC_INDEX = 1,               /* Unsigned32, not-accessible */
+	TCX_COL_QDISC_NETNS = 2,               /* SnmpAdminString (SIZE(0..63)) */
+	TCX_COL_QDISC_DEVICE = 3,              /* DisplayString (SIZE(0..15)) */
+	TCX_COL_QDISC_IF_INDEX = 4,            /* InterfaceIndexOrZero */
+	TCX_COL_QDISC_KIND = 5,                /* DisplayString (SIZE(0..15)) */
+	TCX_COL_QDISC_HANDLE = 6,              /* DisplayString (SIZE(0..15)) */
+	TCX_COL_QDISC_PARENT = 7,              /* DisplayString (SIZE(0..15)) */
+	TCX_COL_QDISC_BYTES = 8,               /* Counter64 */
+	TCX_COL_QDISC_PACKETS = 9,             /* Counter64 */
+	TCX_COL_QDISC_DROPS = 10,              /* Counter32 */
+	TCX_COL_QDISC_OVERLIMITS = 11,         /* Counter32 */
+	TCX_COL_QDISC_REQUEUES = 12,           /* Counter32 */
+	TCX_COL_QDISC_BACKLOG_BYTES = 13,      /* Gauge32 */
+	TCX_COL_QDISC_BACKLOG_PACKETS = 14,    /* Gauge32 */
+	TCX_COL_QDISC_DISCONTINUITY_TIME = 15, /* TimeStamp */
+	TCX_QDISC_MIN_COL = TCX_COL_QDISC_NETNS,
+	TCX_QDISC_MAX_COL = TCX_COL_QDISC_DISCONTINUITY_TIME,
+};
+
+/* Columns of tcxClassEntry, INDEX { tcxClassIndex }: those of tcxQdiscEntry,
+ * the handle being the class id. */
+enum {
+	TCX_COL_CLASS_INDEX = 1,               /* Unsigned32, not-accessible */
+	TCX_COL_CLASS_NETNS = 2,               /* SnmpAdminString (SIZE(0..63)) */
+	TCX_COL_CLASS_DEVICE = 3,              /* DisplayString (SIZE(0..15)) */
+	TCX_COL_CLASS_IF_INDEX = 4,            /* InterfaceIndexOrZero */
+	TCX_COL_CLASS_KIND = 5,                /* DisplayString (SIZE(0..15)) */
+	TCX_COL_CLASS_HANDLE = 6,              /* DisplayString (SIZE(0..15)) */
+	TCX_COL_CLASS_PARENT = 7,              /* DisplayString (SIZE(0..15)) */
+	TCX_COL_CLASS_BYTES = 8,               /* Counter64 */
+	TCX_COL_CLASS_PACKETS = 9,             /* Counter64 */
+	TCX_COL_CLASS_DROPS = 10,              /* Counter32 */
+	TCX_COL_CLASS_OVERLIMITS = 11,         /* Counter32 */
+	TCX_COL_CLASS_REQUEUES = 12,           /* Counter32 */
+	TCX_COL_CLASS_BACKLOG_BYTES = 13,      /* Gauge32 */
+	TCX_COL_CLASS_BACKLOG_PACKETS = 14,    /* Gauge32 */
+	TCX_COL_CLASS_DISCONTINUITY_TIME = 15, /* TimeStamp */
+	TCX_CLASS_MIN_COL = TCX_COL_CLASS_NETNS,
+	TCX_CLASS_MAX_COL = TCX_COL_CLASS_DISCONTINUITY_TIME,
+};
+
+/* Columns of tcxClassLabelEntry, INDEX { tcxClassIndex, tcxClassLabelNumber }. */
+enum {
+	TCX_COL_CLASS_LABEL_NUMBER = 1, /* Unsigned32 (1..32), not-accessible */
+	TCX_COL_CLASS_LABEL_NAME = 2,   /* SnmpAdminString (SIZE(0..255)) */
+	TCX_COL_CLASS_LABEL_VALUE = 3,  /* SnmpAdminString (SIZE(0..255)) */
+	TCX_CLASS_LABEL_MIN_COL = TCX_COL_CLASS_LABEL_NAME,
+	TCX_CLASS_LABEL_MAX_COL = TCX_COL_CLASS_LABEL_VALUE,
+};
+
 #endif

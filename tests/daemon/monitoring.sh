@@ -18,7 +18,9 @@
 # /run/netns, as netns_follow.sh), with a configuration that makes every
 # family and label the rules and the dashboard use: u32 filters on a device
 # (mapped and unmapped cookies), a shared block (block label), a named
-# namespace (netns label), and a target that fails.
+# namespace (netns label) with an HTB tree (qdiscs, classes, a class with
+# user labels), and a target that fails. Nothing drops: TcQdiscDropsSustained
+# must stay inactive (0 of 0 packets is no ratio).
 #
 # The name check must be able to fail: a copy of the dashboard with a metric
 # renamed, and a copy of the rules with a label renamed, are rejected.
@@ -55,6 +57,14 @@ ip -n "$ns" link set n1 up
 tc -n "$ns" qdisc add dev n0 clsact
 tc -n "$ns" filter add dev n0 egress pref 1 protocol all u32 match u32 0 0 \
 	action mirred egress mirror dev n1 cookie 0c
+# Its qdisc and class panels, and the root-only rules: HTB root 1: -> 1:1 ->
+# 1:10 and 1:20, each leaf a pfifo (10:, 20:).
+tc -n "$ns" qdisc add dev n0 root handle 1: htb default 20
+tc -n "$ns" class add dev n0 parent 1: classid 1:1 htb rate 10mbit
+tc -n "$ns" class add dev n0 parent 1:1 classid 1:10 htb rate 5mbit ceil 10mbit
+tc -n "$ns" class add dev n0 parent 1:1 classid 1:20 htb rate 5mbit ceil 10mbit
+tc -n "$ns" qdisc add dev n0 parent 1:10 handle 10: pfifo limit 1000
+tc -n "$ns" qdisc add dev n0 parent 1:20 handle 20: pfifo limit 1000
 
 read -r port port_prom < <(free_ports 2)
 cat >"$WORK/tcx.yaml" <<EOF
@@ -71,6 +81,8 @@ labels: [tenant, rule]
 cookies:
   "74637862656e63680000000000000000": [acme, dns]
   "74637862656e63680000000000000001": [acme, web]
+classes:
+  "n0 1:10": {tenant: acme, rule: gold}
 http: {listen: "127.0.0.1:$port"}
 EOF
 url=http://127.0.0.1:$port/metrics
@@ -95,6 +107,19 @@ for want in 'tc_scrape_collector_success{device="v0",parent="ingress"} 1' \
 	'tc_scrape_collector_success{device="tcxmon-absent",parent="root"} 0' \
 	'tc_exporter_unmapped_cookies 3'; do
 	grep -qxF "$want" "$WORK/scrape.om" || fail "not in the scrape: $want"
+done
+# The qdiscs and classes of the namespace, whatever their values (IPv6
+# neighbour discovery goes through them) and the labels that follow (a class
+# that no entry of classes: names may carry empty user labels).
+q="device=\"n0\",netns=\"$ns\""
+for want in "tc_qdisc_bytes_total{$q,kind=\"htb\",handle=\"1:\",parent=\"root\"" \
+	"tc_qdisc_drops_total{$q,kind=\"pfifo\",handle=\"10:\",parent=\"1:10\"" \
+	"tc_qdisc_backlog_bytes{$q,kind=\"htb\",handle=\"1:\",parent=\"root\"" \
+	"tc_qdisc_backlog_packets{$q,kind=\"pfifo\",handle=\"20:\",parent=\"1:20\"" \
+	"tc_class_bytes_total{$q,kind=\"htb\",handle=\"1:10\",parent=\"1:1\",tenant=\"acme\",rule=\"gold\"" \
+	"tc_class_drops_total{$q,kind=\"htb\",handle=\"1:1\",parent=\"root\""; do
+	awk -v w="$want" 'index($0, w) == 1 && substr($0, length(w) + 1, 1) ~ /[},]/ { found = 1 }
+		END { exit !found }' "$WORK/scrape.om" || fail "not in the scrape: $want}"
 done
 
 note "every metric and label of the dashboard and the rules is in the scrape"

@@ -7,9 +7,10 @@
 # lint). tests/daemon/monitoring.sh checks the names they use against
 # a real scrape.
 #
-# Each check must be able to fail: a copy of the rules with an alert's `for`
-# shortened fails the unit tests, and a copy of the dashboard with a
-# hard-coded datasource uid or a query promtool cannot parse fails.
+# Each check must be able to fail: a copy of the rules with every alert's
+# `for` a minute shorter fails the unit tests of each alert, and a copy of the
+# dashboard with a hard-coded datasource uid or a query promtool cannot parse
+# fails.
 set -euo pipefail
 
 # shellcheck source=tests/lib/common.sh
@@ -70,15 +71,22 @@ note "the dashboard: schema, \${datasource}, queries promtool parses"
 promtool_ok dashboard check rules "$WORK/dashboard.rules.yml"
 
 # ---- the checks can fail ----------------------------------------------------------------
-note "a rule changed (an alert's 'for' shortened) fails the unit tests"
+note "a rule changed (every alert's 'for' a minute shorter) fails each alert's unit tests"
 mkdir "$WORK/mutant"
-sed 's/^\(        for: \)5m$/\14m/' "$mon/tcexporter.rules.yml" >"$WORK/mutant/tcexporter.rules.yml"
+sed 's/^\(        for: \)5m$/\14m/; s/^\(        for: \)10m$/\19m/' "$mon/tcexporter.rules.yml" \
+	>"$WORK/mutant/tcexporter.rules.yml"
 cp "$mon/tcexporter.rules.test.yml" "$WORK/mutant/"
 cmp -s "$mon/tcexporter.rules.yml" "$WORK/mutant/tcexporter.rules.yml" &&
 	fail "could not change 'for: 5m' in a copy of the rules"
+! grep -E '^        for: ' "$mon/tcexporter.rules.yml" | grep -vE ' (5|10)m$' >&2 ||
+	fail "an alert's 'for' (above) is neither 5m nor 10m: the mutant leaves it alone"
 promtool test rules "$WORK/mutant/tcexporter.rules.test.yml" >"$WORK/mutant.out" 2>&1 &&
-	fail "promtool test rules passed with every alert's 'for' at 4m: the unit tests are ineffective"
+	fail "promtool test rules passed with every alert's 'for' a minute shorter: the unit tests are ineffective"
 grep -q 'FAILED' "$WORK/mutant.out" || fail "promtool test rules failed without FAILED: $(cat "$WORK/mutant.out")"
+for a in $(sed -n 's/^ *- alert: //p' "$mon/tcexporter.rules.yml"); do
+	grep -q "alertname: $a," "$WORK/mutant.out" ||
+		fail "the tests of $a pass with its 'for' a minute shorter"
+done
 
 note "a hard-coded datasource uid, and a query that is not PromQL, fail the lint"
 # shellcheck disable=SC2016 # a literal ${datasource}

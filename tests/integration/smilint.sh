@@ -300,7 +300,8 @@ def upper_bound(name):
         errors.append("MIB: %s has no range or size" % name)
     return int(m.group(1)) if m else None
 
-for obj, define in (("tcxLabelNumber", "TCX_MAX_LABELS"), ("tcxActionCookie", "TCX_COOKIE_MAX")):
+for obj, define in (("tcxLabelNumber", "TCX_MAX_LABELS"), ("tcxClassLabelNumber", "TCX_MAX_LABELS"),
+                    ("tcxActionCookie", "TCX_COOKIE_MAX")):
     a, b = upper_bound(obj), cdefine(define)
     if None not in (a, b) and a != b:
         errors.append("MIB: %s goes up to %d, but config/config.h has %s %d"
