@@ -20,8 +20,6 @@ Subcommands:
                                     /metrics body)
   json --tc DIR --exporter FILE     compare `tcexporter --once --format json`
   show --tc DIR                     print the rows tc gives (for the logs)
-  actions FILE -o OUT               the action rows of a JSON output, as JSON
-                                    Lines (for compare_tc.py json)
 
 What is compared, for every qdisc and every class tc lists, and no other:
 the identity (netns, device, kind, handle, parent: "root", "ingress" or
@@ -50,7 +48,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_tc import LABEL_RE, SAMPLE_RE, Mismatch, parse_labels  # noqa: E402
+from compare_tc import LABEL_RE, SAMPLE_RE, Mismatch, parse_labels, read_exporter_json  # noqa: E402,E501
 
 GENERIC = ("bytes", "packets", "drops", "overlimits", "requeues", "backlog_bytes",
            "backlog_packets")
@@ -535,6 +533,11 @@ def check_requires(want, args, problems):
         if not found:
             problems.append("tc shows no %s %s with a non-zero %s: the comparison would "
                             "prove less than the test claims" % (table, kind, field))
+    for r in want["qdisc"]:
+        if args.expect_tins is not None and r["kind"] == "cake" and len(r.get("tins", [])) != \
+                args.expect_tins:
+            problems.append("tc shows %d tins on cake %s dev %s, the test set up %d" % (
+                len(r.get("tins", [])), r["handle"], r["device"], args.expect_tins))
     for table, n in (("qdisc", args.expect_qdiscs), ("class", args.expect_classes)):
         if n is not None and len(want[table]) != n:
             problems.append("tc lists %d %ss, the test set up %d" % (len(want[table]), table, n))
@@ -632,46 +635,6 @@ def read_prom(path, args, problems):
         print("note: families not compared (tc does not print them): " + ", ".join(
             sorted(unknown)))
     return got
-
-
-def read_exporter_json(path):
-    """(action rows, qdisc objects, class objects) of `--once --format json`:
-    one JSON document, or JSON Lines; `qdiscs` and `classes` arrays in any
-    top-level object, action rows as the lines (or array items) with an
-    `action` key."""
-    with open(path) as f:
-        text = f.read()
-    try:
-        docs = [json.loads(text)]
-    except ValueError:
-        docs = []
-        for n, line in enumerate(text.split("\n"), 1):
-            if not line.strip():
-                continue
-            try:
-                docs.append(json.loads(line))
-            except ValueError as e:
-                raise Mismatch("%s:%d: not JSON: %s: %r" % (path, n, e, line[:200]))
-    actions, qdiscs, classes = [], [], []
-
-    def walk(d):
-        if isinstance(d, list):
-            for x in d:
-                walk(x)
-        elif isinstance(d, dict):
-            if "action" in d and "pref" in d:
-                actions.append(d)
-                return
-            for k, v in d.items():
-                if k == "qdiscs":
-                    qdiscs.extend(v)
-                elif k == "classes":
-                    classes.extend(v)
-                elif isinstance(v, list):
-                    walk(v)
-    for d in docs:
-        walk(d)
-    return actions, qdiscs, classes
 
 
 def read_json(path, args, problems):
@@ -781,13 +744,6 @@ def cmd_show(args):
     return 0
 
 
-def cmd_actions(args):
-    rows = read_exporter_json(args.file)[0]
-    with open(args.output, "w") as f:
-        f.write("".join(json.dumps(r) + "\n" for r in rows))
-    return 0
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -795,9 +751,6 @@ def main():
     p = sub.add_parser("capture")
     p.add_argument("dir")
     p.add_argument("--netns", default="")
-    p = sub.add_parser("actions")
-    p.add_argument("file")
-    p.add_argument("-o", "--output", required=True)
     p = sub.add_parser("same")
     p.add_argument("a")
     p.add_argument("b")
@@ -814,6 +767,7 @@ def main():
                        help="some row tc lists has FIELD non-zero (tin.FIELD for cake)")
         p.add_argument("--expect-qdiscs", type=int)
         p.add_argument("--expect-classes", type=int)
+        p.add_argument("--expect-tins", type=int, help="tins of every cake qdisc")
         p.add_argument("--tokens-slack", type=float, default=1e-3,
                        help="seconds HTB tokens may differ by (default 0.001)")
         p.add_argument("--labels", help="configured user labels, comma-separated")
@@ -828,8 +782,6 @@ def main():
             return cmd_same(args)
         if args.cmd == "show":
             return cmd_show(args)
-        if args.cmd == "actions":
-            return cmd_actions(args)
         return run_compare(args, read_prom if args.cmd == "prom" else read_json)
     except Mismatch as e:
         print("error: %s" % e)

@@ -281,16 +281,51 @@ def report(problems, what, n):
 
 
 def read_json_rows(path):
-    rows = []
+    """The action rows of `tcexporter --once --format json`: JSON Lines, one
+    row a line; qdisc and class rows (`qdiscs` and `classes` arrays, in an
+    object of their own or in one document with the rows) are left out."""
+    return read_exporter_json(path)[0]
+
+
+def read_exporter_json(path):
+    """(action rows, qdisc objects, class objects) of a JSON output: one JSON
+    document, or JSON Lines; `qdiscs` and `classes` arrays in any object, the
+    action rows as the objects (lines or array items) with `action` and
+    `pref` keys."""
     with open(path) as f:
-        for n, line in enumerate(f, 1):
+        text = f.read()
+    try:
+        docs = [json.loads(text)]
+    except ValueError:
+        docs = []
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        for n, line in enumerate(lines, 1):
             if not line.strip():
                 raise Mismatch("%s:%d: empty line in JSON lines output" % (path, n))
             try:
-                rows.append(json.loads(line))
+                docs.append(json.loads(line))
             except ValueError as e:
                 raise Mismatch("%s:%d: not JSON: %s: %r" % (path, n, e, line[:200]))
-    return rows
+    actions, qdiscs, classes = [], [], []
+
+    def walk(d):
+        if isinstance(d, list):
+            for x in d:
+                walk(x)
+        elif isinstance(d, dict):
+            if "action" in d and "pref" in d:
+                actions.append(d)
+                return
+            for k, v in d.items():
+                if k in ("qdiscs", "classes") and isinstance(v, list):
+                    (qdiscs if k == "qdiscs" else classes).extend(v)
+                elif isinstance(v, list):
+                    walk(v)
+    for d in docs:
+        walk(d)
+    return actions, qdiscs, classes
 
 
 def cmd_json(args):

@@ -26,7 +26,7 @@ set -euo pipefail
 TC=/sbin/tc
 IP=/sbin/ip
 TCX=/tcx/tcexporter
-CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn)
+CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs)
 
 # shellcheck disable=SC1091
 [ ! -f /tcx/env ] || . /tcx/env
@@ -124,6 +124,19 @@ collect() {
 	snap "tc-$run-pre" "$@"
 	tcx "$run" "$cfg"
 	snap "tc-$run-post" "$@"
+}
+
+# qsnap DIR: tc's qdiscs and classes of every device, in compare_qdisc.py's
+# layout (DIR/devices, DIR/qdisc.DEV.json, .txt, DIR/class.DEV.txt).
+qsnap() {
+	local d
+	mkdir -p "$1"
+	$IP -o link show | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }' >"$1/devices"
+	while read -r d; do
+		$TC -s -j qdisc show dev "$d" >"$1/qdisc.$d.json"
+		$TC -s qdisc show dev "$d" >"$1/qdisc.$d.txt"
+		$TC -s class show dev "$d" >"$1/class.$d.txt"
+	done <"$1/devices"
 }
 
 # config FILE TARGET-YAML...: a configuration with these targets.
@@ -492,6 +505,75 @@ c10_churn() {
 	r=0
 	wait "$pid" || r=$?
 	echo "$r" >tcx.rc
+}
+
+c11_qdiscs() {
+	# Issue 16's qdiscs of every kind with statistics, each with traffic, and
+	# their classes: run.sh compares them with tc (compare_qdisc.py), every
+	# generic counter and every statistic tc prints. A dummy's egress
+	# dequeues at once, so where a queue should fill, the kind sits under a
+	# root tbf of 8 bit/s, which lets the first few datagrams through and
+	# then nothing for minutes: the child keeps its backlog, and drops what
+	# is past its limit, and nothing moves while tc and tcexporter run.
+	#   dq fq_codel (limit 10), dc codel (limit 5), ds sfq (limit 8), dr red,
+	#   df fq (flow_limit 3: one socket sends 10), dk cake diffserv4 (clsact
+	#   sets skb->priority 10:1..10:4, one tin each, 3 to 6 datagrams): all
+	#   under the tbf; dp pie and dh hfsc (classes 1:1 > 1:10, 1:20, a u32
+	#   filter) alone on their dummy; m0 a veth with 4 tx queues under mq,
+	#   fq_codel (the default) on three of them and pfifo on 1:2, which
+	#   its own numbers must add up to.
+	# Captures: pre/ and post/ (compare_qdisc.py's layout) around r.json and
+	# r.prom.
+	local k d i
+	local -A kind=([dq]="fq_codel limit 10" [dc]="codel limit 5" [ds]="sfq limit 8 perturb 0"
+		[dr]="red limit 6000 min 1000 max 3000 avpkt 300 burst 5 probability 0.5 bandwidth 10mbit"
+		[df]="fq flow_limit 3" [dk]="cake diffserv4")
+	i=20
+	for d in dq dc ds dr df dk; do
+		dummy "$d" "10.11.$i.1/24"
+		$TC qdisc add dev "$d" root handle 1: tbf rate 8bit burst 1600 limit 100000
+		# shellcheck disable=SC2086 # the words of the qdisc
+		$TC qdisc add dev "$d" parent 1:1 handle 10: ${kind[$d]}
+		i=$((i + 1))
+	done
+	$TC qdisc add dev dk clsact
+	for k in 1 2 3 4; do
+		$TC filter add dev dk egress pref "$k" protocol ip u32 match ip dst "10.11.25.$((k + 1))/32" \
+			action skbedit priority "10:$k"
+	done
+	dummy dp 10.11.26.1/24
+	$TC qdisc add dev dp root handle 1: pie limit 100
+	dummy dh 10.11.27.1/24
+	$TC qdisc add dev dh root handle 1: hfsc default 20
+	$TC class add dev dh parent 1: classid 1:1 hfsc ls rate 100mbit ul rate 100mbit
+	$TC class add dev dh parent 1:1 classid 1:10 hfsc ls rate 50mbit
+	$TC class add dev dh parent 1:1 classid 1:20 hfsc rt rate 10mbit ls rate 50mbit
+	$TC filter add dev dh parent 1: pref 1 protocol ip u32 match ip dst 10.11.27.2/32 flowid 1:10
+	$IP link add m0 numtxqueues 4 type veth peer name m1
+	$IP link set m0 up
+	$IP link set m1 up
+	$IP addr add 10.11.28.1/24 dev m0
+	for i in 2 3; do $IP neigh add "10.11.28.$i" lladdr "$(mac m1)" dev m0; done
+	$TC qdisc add dev m0 root handle 1: mq
+	$TC qdisc replace dev m0 parent 1:2 handle 12: pfifo limit 100
+	udp 10.11.20.2 20 300
+	udp 10.11.21.2 20 200
+	udp 10.11.22.2 20 250
+	udp 10.11.23.2 30 300
+	exec 3>/dev/udp/10.11.24.2/9
+	for ((i = 0; i < 10; i++)); do printf "%300s" x >&3 2>/dev/null || true; done
+	exec 3>&-
+	udp 10.11.24.3 5 200
+	for k in 1 2 3 4; do udp "10.11.25.$((k + 1))" $((k + 2)) $((100 * k)); done
+	udp 10.11.26.2 10 300
+	udp 10.11.27.2 7 300
+	udp 10.11.27.3 9 200
+	udp 10.11.28.2 10 300 # a socket each: spread over the 4 queues
+	udp 10.11.28.3 10 200
+	config c.yaml '{all: true}'
+	qsnap pre
+	tcx r c.yaml
+	qsnap post
 }
 
 "$CASE"
