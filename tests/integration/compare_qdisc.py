@@ -61,7 +61,9 @@ KEY = ("netns", "device", "kind", "handle", "parent")
 # prints it). The field is the uapi member (include/uapi/linux/pkt_sched.h;
 # cake: TCA_CAKE_{,TIN_}STATS_* lower-cased, without the 64), a time in
 # seconds with _seconds. scale: tc's number times scale is tcexporter's
-# ("us": microseconds, "ns", "tick": psched ticks of 64 ns, 1 otherwise).
+# ("us": microseconds, "ns", "tick": psched ticks of 64 ns, "p32": a fixed-point
+# probability of which 2^32-1 is 1; 1 otherwise). The table agrees with the
+# decoder's, collectors/xstats.c, for every field tc prints.
 # how: "always"; "nz" (tc leaves it out while 0); "cond" (left out under some
 # other condition: nothing to compare then); "bool" (true or left out: 1/0).
 C, G = True, False
@@ -163,7 +165,7 @@ XSTATS = {
         "ctokens": ("ctokens_seconds", G, "tick", "always"),
     },
     ("class", "hfsc"): {
-        "period": ("period", G, 1, "always"),
+        "period": ("period", C, 1, "always"),
         "work": ("work", C, 1, "nz"),
         "rtwork": ("rtwork", C, 1, "nz"),
         "level": ("level", G, 1, "always"),
@@ -179,10 +181,10 @@ XSTATS = {
         "deficit": ("deficit", G, 1, "always"),
         "count": ("cobalt_count", G, 1, "always"),
         "dropping": ("dropping", G, 1, "bool"),
-        "blue_prob": ("p_drop", G, 1, "cond"),
+        "blue_prob": ("p_drop", G, "p32", "cond"),  # tc: the u32; a ratio of 1
     },
 }
-SCALE = {1: 1, "us": 1e-6, "ns": 1e-9, "tick": 64e-9}
+SCALE = {1: 1, "us": 1e-6, "ns": 1e-9, "tick": 64e-9, "p32": 1 / 4294967295}
 TOLERANT = {("class", "htb", "tokens_seconds"), ("class", "htb", "ctokens_seconds")}
 # Kinds whose qdisc JSON iproute2 6.1 prints invalid (options with fprintf).
 BAD_JSON_KINDS = {"hfsc"}
@@ -661,9 +663,12 @@ def read_json(path, args, problems):
             k = tuple(o.get(f) if o.get(f) is not None else "" for f in KEY)
             if k in got[table]:
                 problems.append("%s twice in the JSON output" % fmt_key(table, k))
+            # a tin's fields with or without the tin_ of their family name
+            tins = [{(f[4:] if f.startswith("tin_") else f): v for f, v in t.items()}
+                    for t in x.get("tins", []) if isinstance(t, dict)]
             got[table][k] = {"generic": {f: o.get(f) for f in GENERIC},
                              "xstats": {f: v for f, v in x.items() if f != "tins"},
-                             "tins": x.get("tins", []), "labels": o.get("labels")}
+                             "tins": tins, "labels": o.get("labels")}
     return got
 
 

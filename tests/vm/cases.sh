@@ -516,12 +516,13 @@ c11_qdiscs() {
 	# then nothing for minutes: the child keeps its backlog, and drops what
 	# is past its limit, and nothing moves while tc and tcexporter run.
 	#   dq fq_codel (limit 10), dc codel (limit 5), ds sfq (limit 8), dr red,
-	#   df fq (flow_limit 3: one socket sends 10), dk cake diffserv4 (clsact
+	#   df fq (flow_limit 3: one socket sends 30; on 6.12, 10 of them made no
+	#   flows_plimit drop, 30 make 14), dk cake diffserv4 (clsact
 	#   sets skb->priority 10:1..10:4, one tin each, 3 to 6 datagrams): all
 	#   under the tbf; dp pie and dh hfsc (classes 1:1 > 1:10, 1:20, a u32
 	#   filter) alone on their dummy; m0 a veth with 4 tx queues under mq,
-	#   fq_codel (the default) on three of them and pfifo on 1:2, which
-	#   its own numbers must add up to.
+	#   fq_codel (the default) on three of them and pfifo on 1:2, whose
+	#   numbers mq's must add up to.
 	# Captures: pre/ and post/ (compare_qdisc.py's layout) around r.json and
 	# r.prom.
 	local k d i
@@ -561,7 +562,7 @@ c11_qdiscs() {
 	udp 10.11.22.2 20 250
 	udp 10.11.23.2 30 300
 	exec 3>/dev/udp/10.11.24.2/9
-	for ((i = 0; i < 10; i++)); do printf "%300s" x >&3 2>/dev/null || true; done
+	for ((i = 0; i < 30; i++)); do printf "%300s" x >&3 2>/dev/null || true; done
 	exec 3>&-
 	udp 10.11.24.3 5 200
 	for k in 1 2 3 4; do udp "10.11.25.$((k + 1))" $((k + 2)) $((100 * k)); done
