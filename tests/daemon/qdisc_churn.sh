@@ -136,21 +136,16 @@ done
 "$PYTHON" - "$WORK" "$n" <<'PY' || fail "the scrapes are not what they should be (above)"
 import os, sys
 sys.path.insert(0, os.path.join(os.environ["TCX_TESTLIB"], "..", "integration"))
-from compare_tc import SAMPLE_RE, parse_labels
+from compare_tc import parse_labels, samples
 work, n = sys.argv[1], int(sys.argv[2])
 bad = []
 def scrape(i):
     """{(family, device, kind, handle, parent[, tin]): value} of the qdisc and
     class counters; every series once."""
     seen, out = set(), {}
-    for line in open("%s/scrape-%d.prom" % (work, i)):
-        line = line.rstrip("\n")
-        if not line or line.startswith("#"):
-            continue
-        m = SAMPLE_RE.match(line)
-        if not m:
-            bad.append("scrape %d: not a sample: %r" % (i, line))
-            continue
+    with open("%s/scrape-%d.prom" % (work, i)) as f:
+        text = f.read()
+    for _n, m in samples(text, bad, "scrape %d: " % i):
         ident = (m.group(1), m.group(2))
         if ident in seen:
             bad.append("scrape %d: %s{%s} twice" % (i, m.group(1), m.group(2)))

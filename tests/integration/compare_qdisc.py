@@ -48,7 +48,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_tc import LABEL_RE, SAMPLE_RE, Mismatch, parse_labels, read_exporter_json  # noqa: E402,E501
+from compare_tc import LABEL_RE, Mismatch, parse_labels, read_exporter_json, samples  # noqa: E402
 
 GENERIC = ("bytes", "packets", "drops", "overlimits", "requeues", "backlog_bytes",
            "backlog_packets")
@@ -576,13 +576,7 @@ def read_prom(path, args, problems):
     got = {"qdisc": {}, "class": {}}
     seen = {}
     unknown = set()
-    for n, line in enumerate(text.split("\n"), 1):
-        if not line or line.startswith("#"):
-            continue
-        m = SAMPLE_RE.match(line)
-        if not m:
-            problems.append("line %d: not a sample: %r" % (n, line))
-            continue
+    for n, m in samples(text, problems):
         name = m.group(1)
         table = "qdisc" if name.startswith("tc_qdisc_") else (
             "class" if name.startswith("tc_class_") else None)

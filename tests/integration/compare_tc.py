@@ -361,6 +361,19 @@ FAMILIES = {"tc_action_bytes_total": "bytes", "tc_action_packets_total": "packet
 UNESCAPE = {"\\": "\\", '"': '"', "n": "\n"}
 
 
+def samples(text, problems, where=""):
+    """(line number, match of SAMPLE_RE) of each sample of a text exposition;
+    a line that is not a sample (nor a comment) goes into problems."""
+    for n, line in enumerate(text.split("\n"), 1):
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE_RE.match(line)
+        if not m:
+            problems.append("%sline %d: not a sample: %r" % (where, n, line))
+            continue
+        yield n, m
+
+
 def parse_labels(text, where):
     out = {}
     pos = 0
@@ -410,13 +423,7 @@ def cmd_prom(args):
     rows = {}  # key -> row assembled from the families
     seen = {}  # (family, key) -> line number
     n_filters = {}  # target key -> tc_scrape_collector_filters
-    for n, line in enumerate(text.split("\n"), 1):
-        if not line or line.startswith("#"):
-            continue
-        m = SAMPLE_RE.match(line)
-        if not m:
-            problems.append("line %d: not a sample: %r" % (n, line))
-            continue
+    for n, m in samples(text, problems):
         if m.group(1) == "tc_scrape_collector_filters" and args.check_filter_counts:
             tk = target_key(parse_labels(m.group(2) or "", "line %d" % n))
             if tk in n_filters:

@@ -302,12 +302,13 @@ u32_filters() {
 	tc -batch "$WORK/filters.batch" || fail "tc -batch of $1 filters failed"
 }
 
-# class_tree DEV PEER: veth DEV/PEER, DEV with an HTB tree 1: -> 1:1 -> 1:10,
-# 1:20, 1:30 (a pfifo on each) and u32 filters at parent 1: sending UDP
+# class_tree DEV PEER DIR: veth DEV/PEER, DEV with an HTB tree 1: -> 1:1 ->
+# 1:10, 1:20, 1:30 (a pfifo on each) and u32 filters at parent 1: sending UDP
 # ports 1010, 1020 and 1030 to them; 30 and 20 datagrams (udp_raw) to the
-# first two. Returns once every queue of DEV drained: its counters stand
-# still (tests of class labels, tests/daemon/class_labels.sh and
-# tests/snmp/class_table.sh).
+# first two. Once every queue of DEV drained (its counters stand still),
+# tc's view of the namespace is captured into DIR and printed
+# (tests/integration/compare_qdisc.py). For the tests of class labels,
+# tests/daemon/class_labels.sh and tests/snmp/class_table.sh.
 class_tree() {
 	local dev=$1 m deadline
 	veth "$dev" "$2"
@@ -327,6 +328,9 @@ print(sum(q["qlen"] for q in json.load(sys.stdin)))')" = 0 ]; do
 		[ "$SECONDS" -lt "$deadline" ] || fail "the queues of $dev did not drain within 10 s"
 		sleep 0.1
 	done
+	"$PYTHON" "$TCX_TESTLIB/../integration/compare_qdisc.py" capture "$3" >/dev/null ||
+		fail "capturing tc's view failed"
+	"$PYTHON" "$TCX_TESTLIB/../integration/compare_qdisc.py" show --tc "$3"
 }
 
 # traffic DST COUNT SIZE [DST COUNT SIZE]...: COUNT UDP datagrams of SIZE
