@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
 """Compare tcexporter's qdisc and class rows with what tc reports.
 
-tc is the ground truth, read from a capture directory: for each device D
-(listed one a line in DIR/devices),
-    DIR/qdisc.D.json   tc -s -j qdisc show dev D
-    DIR/qdisc.D.txt    tc -s qdisc show dev D
-    DIR/class.D.txt    tc -s class show dev D     (iproute2 6.1's class show
-                                                   ignores -j: text only)
+tc is the ground truth, read from a capture directory:
+    DIR/qdisc.json     tc -s -j qdisc show         (every device)
+    DIR/qdisc.txt      tc -s qdisc show
+    DIR/devices        the devices, one a line
+    DIR/class.D.txt    tc -s class show dev D      for each of them (iproute2
+                                                   6.1's class show ignores
+                                                   -j, and wants a device)
 `capture` writes one (running tc on the host); tests/vm/cases.sh writes the
-same layout inside the VM. A device whose JSON does not parse is read from
-its text, which is allowed only where iproute2 6.1 is known to print
-invalid JSON (hfsc's options): then its generic counters are compared, and
-backlog within tc's rounding ("2Kb" is 2048 +- 15).
+same layout inside the VM. When the JSON does not parse, the qdiscs are read
+from the text, which is allowed only where iproute2 6.1 is known to print
+invalid JSON (hfsc's options) and only for kinds without statistics of their
+own: then the generic counters are compared, backlog within tc's rounding
+("2Kb" is 2048 +- 15).
 
 Subcommands:
   capture DIR [--netns NS]          run tc for every device of the namespace
@@ -208,12 +210,11 @@ def cmd_capture(args):
     links = json.loads(subprocess.run(cmd, stdout=subprocess.PIPE, check=True,
                                       universal_newlines=True).stdout)
     devs = [l["ifname"] for l in links]
-    for d in devs:
-        for name, a in (("qdisc.%s.json" % d, ["-s", "-j", "qdisc", "show", "dev", d]),
-                        ("qdisc.%s.txt" % d, ["-s", "qdisc", "show", "dev", d]),
-                        ("class.%s.txt" % d, ["-s", "class", "show", "dev", d])):
-            with open(os.path.join(args.dir, name), "w") as f:
-                f.write(run_tc(args.netns, a))
+    files = [("qdisc.json", ["-s", "-j", "qdisc", "show"]), ("qdisc.txt", ["-s", "qdisc", "show"])]
+    files += [("class.%s.txt" % d, ["-s", "class", "show", "dev", d]) for d in devs]
+    for name, a in files:
+        with open(os.path.join(args.dir, name), "w") as f:
+            f.write(run_tc(args.netns, a))
     with open(os.path.join(args.dir, "devices"), "w") as f:
         f.write("".join(d + "\n" for d in devs))
     return 0
@@ -268,11 +269,13 @@ QDISC_KEYS = {"kind", "handle", "root", "refcnt", "parent", "dev", "options", "b
               "egress_block", "offloaded", "tins"}
 
 
-def qdiscs_from_json(ns, dev, entries, problems):
+def qdiscs_from_json(ns, entries, problems):
     rows = []
     for e in entries:
-        kind = e["kind"]
+        kind, dev = e["kind"], e.get("dev")
         where = "tc: qdisc %s %s dev %s" % (kind, e["handle"], dev)
+        if not dev:
+            problems.append("%s: no \"dev\" key in tc's JSON" % where)
         row = {"netns": ns, "device": dev, "kind": kind, "handle": e["handle"],
                "parent": qdisc_parent(kind, e.get("root"), e.get("parent")),
                "bytes": e["bytes"], "packets": e["packets"], "drops": e["drops"],
@@ -301,8 +304,8 @@ SENT_RE = re.compile(r"^\s*Sent (\d+) bytes (\d+) pkts? \(dropped (\d+), overlim
                      r"(?: requeues (\d+))?\)")
 QUEUE_RE = re.compile(r"^\s*\(dropped (\d+), overlimits (\d+) requeues (\d+)\)")
 BACKLOG_RE = re.compile(r"^\s*(?:rate \S+ \S+ )?backlog (\d+)(b|Kb|Mb) (\d+)p requeues (\d+)")
-QDISC_HEAD_RE = re.compile(r"^qdisc (\S+) (\S+) (?:dev \S+ )?(root|parent (\S+))")
-CLASS_HEAD_RE = re.compile(r"^class (\S+) (\S+) (root|parent (\S+))")
+QDISC_HEAD_RE = re.compile(r"^qdisc (\S+) (\S+) (?:dev (\S+) )?(root|parent (\S+))")
+CLASS_HEAD_RE = re.compile(r"^class (\S+) (\S+) ()(root|parent (\S+))")
 
 
 def backlog_value(n, unit):
@@ -315,18 +318,20 @@ def backlog_value(n, unit):
 
 
 def parse_text(ns, dev, text, table, problems):
-    """Rows of `tc -s qdisc|class show dev DEV` text; class rows get the
-    statistics of CLASS_XSTATS_RE."""
+    """Rows of `tc -s qdisc show` or `tc -s class show dev DEV` text (a
+    qdisc line names its device); class rows get the statistics of
+    CLASS_XSTATS_RE."""
     rows, row = [], None
     head = QDISC_HEAD_RE if table == "qdisc" else CLASS_HEAD_RE
     for line in text.split("\n"):
         m = head.match(line)
         if m:
             kind, handle = m.group(1), m.group(2)
-            parent = "root" if m.group(3) == "root" else m.group(4)
+            parent = "root" if m.group(4) == "root" else m.group(5)
             if table == "qdisc":
                 parent = qdisc_parent(kind, parent == "root", parent)
-            row = {"netns": ns, "device": dev, "kind": kind, "handle": handle, "parent": parent,
+            row = {"netns": ns, "device": m.group(3) or dev, "kind": kind, "handle": handle,
+                   "parent": parent,
                    "xstats": {}, "_text": []}
             # A class without statistics (tbf's): the kernel's are all 0.
             row.update({g: 0 for g in GENERIC})
@@ -385,26 +390,30 @@ def class_xstats(row, problems):
 
 def read_capture(d, ns):
     """(qdisc rows, class rows, notes) of a capture directory."""
-    problems, notes, qdiscs, classes = [], [], [], []
+    problems, notes, classes = [], [], []
+    with open(os.path.join(d, "qdisc.json")) as f:
+        jtext = f.read().strip()
+    try:
+        entries = json.loads(jtext, object_pairs_hook=pairs_hook) if jtext else []
+        qdiscs = qdiscs_from_json(ns, entries, problems)
+    except ValueError as e:
+        with open(os.path.join(d, "qdisc.txt")) as f:
+            qdiscs = parse_text(ns, None, f.read(), "qdisc", problems)
+        kinds = {r["kind"] for r in qdiscs}
+        if not kinds & BAD_JSON_KINDS:
+            problems.append("tc -s -j qdisc show: not JSON (%s), and no qdisc of a kind known "
+                            "to print invalid JSON" % e)
+        for k in sorted(kinds):
+            if ("qdisc", k) in XSTATS or ("tin", k) in XSTATS:
+                problems.append("tc's JSON is invalid (%s), and the text has no %s statistics "
+                                "to compare: put the %s qdiscs in another namespace" % (
+                                    ", ".join(sorted(kinds & BAD_JSON_KINDS)), k,
+                                    ", ".join(sorted(kinds & BAD_JSON_KINDS))))
+        notes.append("tc's JSON is invalid (%s): the qdiscs read from the text" % ", ".join(
+            sorted(kinds & BAD_JSON_KINDS)))
     with open(os.path.join(d, "devices")) as f:
         devs = [l.strip() for l in f if l.strip()]
     for dev in devs:
-        with open(os.path.join(d, "qdisc.%s.json" % dev)) as f:
-            jtext = f.read().strip()
-        with open(os.path.join(d, "qdisc.%s.txt" % dev)) as f:
-            ttext = f.read()
-        try:
-            entries = json.loads(jtext, object_pairs_hook=pairs_hook) if jtext else []
-            qdiscs += qdiscs_from_json(ns, dev, entries, problems)
-        except ValueError as e:
-            rows = parse_text(ns, dev, ttext, "qdisc", problems)
-            bad = sorted({r["kind"] for r in rows} & BAD_JSON_KINDS)
-            if not bad:
-                problems.append("tc -s -j qdisc show dev %s: not JSON (%s), and no qdisc of "
-                                "a kind known to print invalid JSON" % (dev, e))
-            notes.append("dev %s: tc's JSON is invalid (%s): its qdiscs read from the text"
-                         % (dev, ", ".join(bad)))
-            qdiscs += rows
         with open(os.path.join(d, "class.%s.txt" % dev)) as f:
             classes += parse_text(ns, dev, f.read(), "class", problems)
     if problems:

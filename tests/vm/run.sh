@@ -250,7 +250,7 @@ done
 
 for f in json prom; do
 	for cr in c1_flower/r c2_mixed/r c3_multi/r c4_chains/r c5_block/r c6_traffic/r \
-		c7_replace/r1 c7_replace/r2 c8_delete/r1 c9_actions/r c9_actions/s c11_qdiscs/r; do
+		c7_replace/r1 c7_replace/r2 c8_delete/r1 c9_actions/r c9_actions/s c11_qdiscs/r c12_hfsc/r; do
 		check "${cr%/*}/${cr#*/}: tcexporter $f exit 0" run_ok "${cr%/*}" "${cr#*/}" "$f" 0
 	done
 	check "c8_delete/r2: tcexporter $f exit 1" run_ok c8_delete r2 "$f" 1
@@ -435,26 +435,25 @@ check "c10_churn: the daemon ran through the churn and stopped with status 0" ch
 check "c10_churn: no aggregate ever went down" churn monotonic
 check "c10_churn: each aggregate is what was sent, within 0.5%" churn exact
 
-note "11. qdiscs and classes of every kind with statistics, mq the sum of its children"
-qd=$share/c11_qdiscs
-check "c11_qdiscs: tc before = tc after" "$PYTHON" "$compare_q" same "$qd/pre" "$qd/post"
-check "c11_qdiscs: what tc reports" "$PYTHON" "$compare_q" show --tc "$qd/post"
-# Each kind's statistics that the setup makes non-zero (a comparison of
-# zeros only would prove little), cake's 4 tins.
-qreq=()
-for r in qdisc:fq_codel:drop_overlimit qdisc:fq_codel:backlog_bytes qdisc:fq_codel:new_flow_count \
-	qdisc:fq_codel:memory_usage qdisc:codel:drop_overlimit qdisc:codel:maxpacket qdisc:sfq:drops \
-	qdisc:sfq:backlog_packets qdisc:red:early qdisc:fq:flows qdisc:fq:flows_plimit \
-	qdisc:cake:memory_used qdisc:cake:tin.sent_packets qdisc:cake:tin.backlog_bytes \
-	qdisc:cake:tin.peak_delay_seconds qdisc:pie:packets_in qdisc:hfsc:packets qdisc:mq:packets \
-	qdisc:pfifo:packets qdisc:tbf:overlimits class:hfsc:work class:hfsc:rtwork class:mq:packets \
-	class:fq_codel:backlog_packets class:sfq:allot class:cake:deficit; do
-	qreq+=(--require "$r")
-done
-check "c11_qdiscs/r: JSON = tc" "$PYTHON" "$compare_q" json --tc "$qd/post" \
-	--exporter "$qd/r.json.out" --expect-tins 4 "${qreq[@]}"
-check "c11_qdiscs/r: Prometheus = tc" "$PYTHON" "$compare_q" prom --tc "$qd/post" \
-	--exporter "$qd/r.prom.out" --expect-tins 4 "${qreq[@]}"
+# qdisc_case CASE REQUIREMENT...: a case of qdiscs and classes: its two tc
+# captures equal, tc's view printed, tcexporter's JSON and text equal to it
+# (compare_qdisc.py), with each TABLE:KIND:FIELD of REQUIREMENT non-zero in
+# tc (a comparison of zeros would prove little) and cake's 4 tins; promtool
+# finds nothing in the text.
+qdisc_case() {
+	local d=$share/$1 c=$1 r req=()
+	shift
+	for r in "$@"; do req+=(--require "$r"); done
+	check "$c: tc before = tc after" "$PYTHON" "$compare_q" same "$d/pre" "$d/post"
+	check "$c: what tc reports" "$PYTHON" "$compare_q" show --tc "$d/post"
+	check "$c/r: JSON = tc" "$PYTHON" "$compare_q" json --tc "$d/post" \
+		--exporter "$d/r.json.out" --expect-tins 4 "${req[@]}"
+	check "$c/r: Prometheus = tc" "$PYTHON" "$compare_q" prom --tc "$d/post" \
+		--exporter "$d/r.prom.out" --expect-tins 4 "${req[@]}"
+	if command -v promtool >/dev/null 2>&1; then
+		check "$c/r: promtool check metrics" promtool_clean "$d/r.prom.out"
+	fi
+}
 # promtool_clean FILE: promtool check metrics finds nothing in FILE.
 promtool_clean() {
 	local out rc=0
@@ -462,9 +461,19 @@ promtool_clean() {
 	[ -z "$out" ] || echo "$out"
 	[ "$rc" = 0 ] && [ -z "$out" ]
 }
-if command -v promtool >/dev/null 2>&1; then
-	check "c11_qdiscs/r: promtool check metrics" promtool_clean "$qd/r.prom.out"
-fi
+
+note "11. qdiscs and classes of every kind with statistics, mq the sum of its children"
+qdisc_case c11_qdiscs qdisc:fq_codel:drop_overlimit qdisc:fq_codel:backlog_bytes \
+	qdisc:fq_codel:new_flow_count qdisc:fq_codel:memory_usage qdisc:codel:drop_overlimit \
+	qdisc:codel:maxpacket qdisc:sfq:drops qdisc:sfq:backlog_packets qdisc:red:early \
+	qdisc:fq:flows qdisc:fq:flows_plimit qdisc:cake:memory_used qdisc:cake:tin.sent_packets \
+	qdisc:cake:tin.backlog_bytes qdisc:cake:tin.peak_delay_seconds qdisc:pie:packets_in \
+	qdisc:mq:packets qdisc:pfifo:packets qdisc:tbf:overlimits class:mq:packets \
+	class:fq_codel:backlog_packets class:sfq:allot class:cake:deficit
+
+note "12. hfsc (its qdisc read from tc's text) and its classes"
+qdisc_case c12_hfsc qdisc:hfsc:packets class:hfsc:packets class:hfsc:work class:hfsc:rtwork \
+	class:hfsc:period
 
 end=$(date +%s%N)
 echo "kernel $VM_KVER: ${#cases[@]} cases, $n_checks checks, ${#failed[@]} failed," \
