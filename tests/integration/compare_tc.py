@@ -281,16 +281,51 @@ def report(problems, what, n):
 
 
 def read_json_rows(path):
-    rows = []
+    """The action rows of `tcexporter --once --format json`: JSON Lines, one
+    row a line; qdisc and class rows (`qdiscs` and `classes` arrays, in an
+    object of their own or in one document with the rows) are left out."""
+    return read_exporter_json(path)[0]
+
+
+def read_exporter_json(path):
+    """(action rows, qdisc objects, class objects) of a JSON output: one JSON
+    document, or JSON Lines; `qdiscs` and `classes` arrays in any object, the
+    action rows as the objects (lines or array items) with `action` and
+    `pref` keys."""
     with open(path) as f:
-        for n, line in enumerate(f, 1):
+        text = f.read()
+    try:
+        docs = [json.loads(text)]
+    except ValueError:
+        docs = []
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        for n, line in enumerate(lines, 1):
             if not line.strip():
                 raise Mismatch("%s:%d: empty line in JSON lines output" % (path, n))
             try:
-                rows.append(json.loads(line))
+                docs.append(json.loads(line))
             except ValueError as e:
                 raise Mismatch("%s:%d: not JSON: %s: %r" % (path, n, e, line[:200]))
-    return rows
+    actions, qdiscs, classes = [], [], []
+
+    def walk(d):
+        if isinstance(d, list):
+            for x in d:
+                walk(x)
+        elif isinstance(d, dict):
+            if "action" in d and "pref" in d:
+                actions.append(d)
+                return
+            for k, v in d.items():
+                if k in ("qdiscs", "classes") and isinstance(v, list):
+                    (qdiscs if k == "qdiscs" else classes).extend(v)
+                elif isinstance(v, list):
+                    walk(v)
+    for d in docs:
+        walk(d)
+    return actions, qdiscs, classes
 
 
 def cmd_json(args):
@@ -324,6 +359,19 @@ FAMILIES = {"tc_action_bytes_total": "bytes", "tc_action_packets_total": "packet
             "tc_action_drops_total": "drops", "tc_action_overlimits_total": "overlimits",
             "tc_action_hw_bytes_total": "hw_bytes", "tc_action_hw_packets_total": "hw_packets"}
 UNESCAPE = {"\\": "\\", '"': '"', "n": "\n"}
+
+
+def samples(text, problems, where=""):
+    """(line number, match of SAMPLE_RE) of each sample of a text exposition;
+    a line that is not a sample (nor a comment) goes into problems."""
+    for n, line in enumerate(text.split("\n"), 1):
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE_RE.match(line)
+        if not m:
+            problems.append("%sline %d: not a sample: %r" % (where, n, line))
+            continue
+        yield n, m
 
 
 def parse_labels(text, where):
@@ -375,13 +423,7 @@ def cmd_prom(args):
     rows = {}  # key -> row assembled from the families
     seen = {}  # (family, key) -> line number
     n_filters = {}  # target key -> tc_scrape_collector_filters
-    for n, line in enumerate(text.split("\n"), 1):
-        if not line or line.startswith("#"):
-            continue
-        m = SAMPLE_RE.match(line)
-        if not m:
-            problems.append("line %d: not a sample: %r" % (n, line))
-            continue
+    for n, m in samples(text, problems):
         if m.group(1) == "tc_scrape_collector_filters" and args.check_filter_counts:
             tk = target_key(parse_labels(m.group(2) or "", "line %d" % n))
             if tk in n_filters:

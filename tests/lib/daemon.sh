@@ -312,6 +312,37 @@ u32_filters() {
 	tc -batch "$WORK/filters.batch" || fail "tc -batch of $1 filters failed"
 }
 
+# class_tree DEV PEER DIR: veth DEV/PEER, DEV with an HTB tree 1: -> 1:1 ->
+# 1:10, 1:20, 1:30 (a pfifo on each) and u32 filters at parent 1: sending UDP
+# ports 1010, 1020 and 1030 to them; 30 and 20 datagrams (udp_raw) to the
+# first two. Once every queue of DEV drained (its counters stand still),
+# tc's view of the namespace is captured into DIR and printed
+# (tests/integration/compare_qdisc.py). For the tests of class labels,
+# tests/daemon/class_labels.sh and tests/snmp/class_table.sh.
+class_tree() {
+	local dev=$1 m deadline
+	veth "$dev" "$2"
+	tc qdisc add dev "$dev" root handle 1: htb default 30
+	tc class add dev "$dev" parent 1: classid 1:1 htb rate 100mbit
+	for m in 10 20 30; do
+		tc class add dev "$dev" parent 1:1 classid "1:$m" htb rate 10mbit ceil 100mbit
+		tc qdisc add dev "$dev" parent "1:$m" handle "$m:" pfifo limit 1000
+		tc filter add dev "$dev" parent 1: pref 1 protocol ip u32 \
+			match ip dport "10$m" 0xffff flowid "1:$m"
+	done
+	udp_raw "$dev" 1010:500:30 1020:700:20 >/dev/null
+	deadline=$((SECONDS + 10))
+	until [ "$(tc -s -j qdisc show dev "$dev" | "$PYTHON" -c '
+import json, sys
+print(sum(q["qlen"] for q in json.load(sys.stdin)))')" = 0 ]; do
+		[ "$SECONDS" -lt "$deadline" ] || fail "the queues of $dev did not drain within 10 s"
+		sleep 0.1
+	done
+	"$PYTHON" "$TCX_TESTLIB/../integration/compare_qdisc.py" capture "$3" >/dev/null ||
+		fail "capturing tc's view failed"
+	"$PYTHON" "$TCX_TESTLIB/../integration/compare_qdisc.py" show --tc "$3"
+}
+
 # traffic DST COUNT SIZE [DST COUNT SIZE]...: COUNT UDP datagrams of SIZE
 # bytes to port 9 of DST, for each triple.
 traffic() {

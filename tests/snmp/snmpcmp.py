@@ -42,6 +42,15 @@ Subcommands (exit 0 when every check passes, 1 with the reasons otherwise):
       the rows at pref P keep their index, their counters restarted (lower
       than before), their discontinuity time increased; every other row is
       unchanged in index and discontinuity; --cookie: the new cookie.
+
+  check-classes --walk W --tc DIR --metrics M [--labels a,b --class-map JSON]
+      tcxClassTable holds exactly the classes of the tc capture DIR
+      (tests/integration/compare_qdisc.py capture), with equal identity,
+      counters and backlog, ifIndex, SMI types, a discontinuity time of 0;
+      tcxClassRows is the number of rows; tcxClassLabelTable gives each row
+      the configured labels in order, with the values of the class map
+      ({"DEV CLASSID": {label: value}}, "" when not there); /metrics has the
+      same classes, counters and labels.
 """
 
 import argparse
@@ -55,6 +64,15 @@ ROOT = (1, 3, 6, 1, 4, 1, 8072, 9999, 9999, 4242)
 SCALARS = ROOT + (1, 1)
 ACTION = ROOT + (1, 2, 1)
 LABEL = ROOT + (1, 3, 1)
+# tcxQdiscTable, tcxClassTable (INDEX the row) and tcxClassLabelTable (INDEX
+# the class row, the label number): tcxObjects 4, 5, 6.
+TABLES = {4: 1, 5: 1, 6: 2}
+CLASS_COL = dict(netns=2, device=3, ifindex=4, kind=5, handle=6, parent=7, bytes=8, packets=9,
+                 drops=10, overlimits=11, requeues=12, backlog_bytes=13, backlog_packets=14,
+                 discontinuity=15)
+CLASS_COL_TYPE = {2: "STRING", 3: "STRING", 4: "INTEGER", 5: "STRING", 6: "STRING", 7: "STRING",
+                  8: "Counter64", 9: "Counter64", 10: "Counter32", 11: "Counter32",
+                  12: "Counter32", 13: "Gauge32", 14: "Gauge32", 15: "Timeticks"}
 
 COL = dict(netns=2, device=3, ifindex=4, block=5, parent=6, chain=7, pref=8, protocol=9,
            classifier=10, handle=11, order=12, kind=13, cookie=14, bytes=15, packets=16,
@@ -94,7 +112,7 @@ def parse_walk(path):
                 entries[-1][2] += " " + line  # -Ox wraps long strings
             elif line.strip():
                 raise Fail("%s: cannot parse line %r" % (path, line))
-    w = {"scalars": {}, "rows": {}, "labels": {}, "order": []}
+    w = {"scalars": {}, "rows": {}, "labels": {}, "tables": {}, "order": []}
     seen = set()
     for oid_s, typ, val in entries:
         oid = tuple(int(x) for x in oid_s.strip(".").split("."))
@@ -128,6 +146,11 @@ def parse_walk(path):
         elif oid[:len(LABEL)] == LABEL and len(oid) == len(LABEL) + 3:
             col, idx, num = oid[len(LABEL):]
             w["labels"].setdefault(idx, {}).setdefault(num, {})[col] = (typ, v)
+        elif (oid[:len(ROOT) + 1] == ROOT + (1,) and len(oid) > len(ROOT) + 3 and
+              oid[len(ROOT) + 2] == 1 and len(oid) == len(ROOT) + 4 +
+              TABLES.get(oid[len(ROOT) + 1], -9)):
+            t, col, idx = oid[len(ROOT) + 1], oid[len(ROOT) + 3], oid[len(ROOT) + 4:]
+            w["tables"].setdefault(t, {}).setdefault(idx, {})[col] = (typ, v)
         elif oid[:len(ROOT)] == ROOT:
             raise Fail("%s: unexpected OID %s" % (path, oid_s))
     # A bulk walk must come back in lexicographic order.
@@ -488,6 +511,96 @@ def cmd_tc_counters(a):
     return errors
 
 
+def cmd_check_classes(a):
+    """See check-classes in the header."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                    "integration"))
+    import compare_qdisc
+    errors = []
+    w = parse_walk(a.walk)
+    names = [n for n in a.labels.split(",") if n]
+    cmap = {}
+    if a.class_map:
+        with open(a.class_map) as f:
+            cmap = json.load(f)
+    tc = {compare_qdisc.key_of(r): r for r in compare_qdisc.read_capture(a.tc, "")[1]}
+    col_name = {v: k for k, v in CLASS_COL.items()}
+    rows = {}
+    for (idx,), cols in sorted(w["tables"].get(5, {}).items()):
+        r = {"index": idx}
+        for c, typ in CLASS_COL_TYPE.items():
+            if c not in cols:
+                errors.append("class row %d lacks column %d (%s)" % (idx, c, col_name[c]))
+                continue
+            if cols[c][0] != typ:
+                errors.append("class row %d column %d (%s) has type %s, expected %s" % (
+                    idx, c, col_name[c], cols[c][0], typ))
+            v = cols[c][1]
+            r[col_name[c]] = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+        k = compare_qdisc.key_of(r)
+        if k in rows:
+            errors.append("class rows %d and %d have the same identity %r" % (
+                rows[k]["index"], idx, k))
+        rows[k] = r
+    for k in sorted(set(tc) - set(rows)):
+        errors.append("tc lists the class %r, tcxClassTable has not" % (k,))
+    for k in sorted(set(rows) - set(tc)):
+        errors.append("tcxClassTable row %d %r: tc lists no such class" % (rows[k]["index"], k))
+    sc = {n: v for n, (t, v) in w["scalars"].items()}
+    if sc.get(8) != len(rows):
+        errors.append("tcxClassRows = %s, the table has %d rows" % (sc.get(8), len(rows)))
+    try:
+        prom = compare_qdisc.read_prom(a.metrics, argparse.Namespace(labels=a.labels),
+                                       errors)["class"]
+    except compare_qdisc.Mismatch as e:
+        raise Fail(str(e))
+    for k in sorted(set(rows) & set(tc)):
+        r, t, p = rows[k], tc[k], prom.get(k)
+        for c in compare_qdisc.GENERIC:
+            if not compare_qdisc.equal(t[c], r.get(c), c, False, 0):
+                errors.append("class row %d %r: %s = %s over SNMP, tc says %r" % (
+                    r["index"], k, c, r.get(c), t[c]))
+            if p is None or p["generic"].get(c) != r.get(c):
+                errors.append("class row %d %r: %s = %s over SNMP, /metrics says %s" % (
+                    r["index"], k, c, r.get(c), p and p["generic"].get(c)))
+        try:  # (not /sys/class/net: sysfs may belong to another netns)
+            ifindex = socket.if_nametoindex(r["device"])
+        except OSError:
+            ifindex = None
+        if r.get("ifindex") != ifindex:
+            errors.append("class row %d: ifIndex %s, %s has %s" % (r["index"], r.get("ifindex"),
+                                                                   r["device"], ifindex))
+        if r.get("discontinuity") != 0:
+            errors.append("class row %d: discontinuity time %s, expected 0 (no class was "
+                          "replaced)" % (r["index"], r.get("discontinuity")))
+        mapped = cmap.get("%s %s" % (r["device"], r["handle"]), {})
+        want = [(i + 1, n, mapped.get(n, "")) for i, n in enumerate(names)]
+        got = []
+        for (idx, num), cols in sorted(w["tables"].get(6, {}).items()):
+            if idx != r["index"]:
+                continue
+            got.append((num, cols.get(2, (None, b""))[1].decode("utf-8", "replace"),
+                        cols.get(3, (None, b""))[1].decode("utf-8", "replace")))
+            for c in (2, 3):
+                if cols.get(c, ("?",))[0] != "STRING":
+                    errors.append("class label row %d.%d column %d: type %s" % (
+                        idx, num, c, cols.get(c, ("?",))[0]))
+        if got != want:
+            errors.append("class row %d %r: label rows %s, expected %s" % (r["index"], k, got,
+                                                                           want))
+        if p is not None and p["labels"] != {n: v for _, n, v in want}:
+            errors.append("class %r: /metrics labels %r, expected %r" % (
+                k, p["labels"], {n: v for _, n, v in want}))
+    orphans = {idx for idx, _num in w["tables"].get(6, {})} - {r["index"] for r in rows.values()}
+    if orphans:
+        errors.append("tcxClassLabelTable has rows of class rows that do not exist: %s" % sorted(
+            orphans))
+    if not rows and not errors:
+        errors.append("no class row at all: nothing was compared")
+    print("%d class rows compared with tc and /metrics" % len(rows))
+    return errors
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -514,6 +627,12 @@ def main():
     c.add_argument("--cookie")
     c = sub.add_parser("tc-counters")
     c.add_argument("json")
+    c = sub.add_parser("check-classes")
+    c.add_argument("--walk", required=True)
+    c.add_argument("--tc", required=True)
+    c.add_argument("--metrics", required=True)
+    c.add_argument("--labels", default="")
+    c.add_argument("--class-map")
     c = sub.add_parser("check-timestamps")
     c.add_argument("--walk", required=True)
     c.add_argument("--uptime", type=int, required=True)
@@ -525,7 +644,8 @@ def main():
         errors = {"check-walk": cmd_check_walk, "rows": cmd_rows, "check-change": cmd_check_change,
                   "check-replace": cmd_check_replace,
                   "tc-counters": cmd_tc_counters,
-                  "check-timestamps": cmd_check_timestamps}[a.cmd](a)
+                  "check-timestamps": cmd_check_timestamps,
+                  "check-classes": cmd_check_classes}[a.cmd](a)
     except Fail as e:
         errors = [str(e)]
     for e in errors:

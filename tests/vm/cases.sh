@@ -26,7 +26,7 @@ set -euo pipefail
 TC=/sbin/tc
 IP=/sbin/ip
 TCX=/tcx/tcexporter
-CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn)
+CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc)
 
 # shellcheck disable=SC1091
 [ ! -f /tcx/env ] || . /tcx/env
@@ -124,6 +124,20 @@ collect() {
 	snap "tc-$run-pre" "$@"
 	tcx "$run" "$cfg"
 	snap "tc-$run-post" "$@"
+}
+
+# qsnap DIR: tc's qdiscs (JSON and text) and each device's classes, in
+# compare_qdisc.py's layout (DIR/qdisc.json, qdisc.txt, devices,
+# class.DEV.txt).
+qsnap() {
+	local d
+	mkdir -p "$1"
+	$TC -s -j qdisc show >"$1/qdisc.json"
+	$TC -s qdisc show >"$1/qdisc.txt"
+	$IP -o link show | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }' >"$1/devices"
+	while read -r d; do
+		$TC -s class show dev "$d" >"$1/class.$d.txt"
+	done <"$1/devices"
 }
 
 # config FILE TARGET-YAML...: a configuration with these targets.
@@ -492,6 +506,92 @@ c10_churn() {
 	r=0
 	wait "$pid" || r=$?
 	echo "$r" >tcx.rc
+}
+
+c11_qdiscs() {
+	# Issue 16's qdiscs of every kind with statistics, each with traffic, and
+	# their classes: run.sh compares them with tc (compare_qdisc.py), every
+	# generic counter and every statistic tc prints. A dummy's egress
+	# dequeues at once, so where a queue should fill, the kind sits under a
+	# root tbf of 8 bit/s, which lets the first few datagrams through and
+	# then nothing for minutes: the child keeps its backlog, and drops what
+	# is past its limit, and nothing moves while tc and tcexporter run.
+	#   dq fq_codel (limit 10), dc codel (limit 5), ds sfq (limit 8), dr red,
+	#   df fq (flow_limit 3: one socket sends 30; on 6.12, 10 of them made no
+	#   flows_plimit drop, 30 make 14), dk cake diffserv4 (clsact sets
+	#   skb->priority 10:1..10:4, one tin each, 3 to 6 datagrams): all under
+	#   the tbf; dp pie alone on its dummy; m0 a veth with 4 tx queues under
+	#   mq, fq_codel (the default) on three of them and pfifo on 1:2, whose
+	#   numbers mq's must add up to.
+	# (hfsc is c12's: its qdisc makes tc's JSON invalid.) The setup goes
+	# through one ip -batch and one tc -batch: under TCG every process
+	# started costs. Captures: pre/ and post/ (compare_qdisc.py's layout)
+	# around r.json and r.prom.
+	local k d i=20
+	local -A kind=([dq]="fq_codel limit 10" [dc]="codel limit 5" [ds]="sfq limit 8 perturb 0"
+		[dr]="red limit 6000 min 1000 max 3000 avpkt 300 burst 5 probability 0.5 bandwidth 10mbit"
+		[df]="fq flow_limit 3" [dk]="cake diffserv4")
+	for d in dq dc ds dr df dk dp; do
+		printf '%s\n' "link add $d type dummy" "link set $d up" "addr add 10.11.$i.1/24 dev $d"
+		i=$((i + 1))
+	done >ip.batch
+	printf '%s\n' "link add m0 numtxqueues 4 type veth peer name m1" "link set m0 up" \
+		"link set m1 up" "addr add 10.11.28.1/24 dev m0" \
+		"neigh add 10.11.28.2 lladdr 02:00:00:11:28:02 dev m0" \
+		"neigh add 10.11.28.3 lladdr 02:00:00:11:28:02 dev m0" >>ip.batch
+	$IP -batch ip.batch
+	{
+		for d in dq dc ds dr df dk; do
+			echo "qdisc add dev $d root handle 1: tbf rate 8bit burst 1600 limit 100000"
+			echo "qdisc add dev $d parent 1:1 handle 10: ${kind[$d]}"
+		done
+		echo "qdisc add dev dk clsact"
+		for k in 1 2 3 4; do
+			echo "filter add dev dk egress pref $k protocol ip u32" \
+				"match ip dst 10.11.25.$((k + 1))/32 action skbedit priority 10:$k"
+		done
+		echo "qdisc add dev dp root handle 1: pie limit 100"
+		echo "qdisc add dev m0 root handle 1: mq"
+		echo "qdisc replace dev m0 parent 1:2 handle 12: pfifo limit 100"
+	} >tc.batch
+	$TC -batch tc.batch
+	udp 10.11.20.2 20 300
+	udp 10.11.21.2 20 200
+	udp 10.11.22.2 20 250
+	udp 10.11.23.2 30 300
+	exec 3>/dev/udp/10.11.24.2/9
+	for ((i = 0; i < 30; i++)); do printf "%300s" x >&3 2>/dev/null || true; done
+	exec 3>&-
+	udp 10.11.24.3 5 200
+	for k in 1 2 3 4; do udp "10.11.25.$((k + 1))" $((k + 2)) $((100 * k)); done
+	udp 10.11.26.2 10 300
+	udp 10.11.28.2 10 300 # a socket each: spread over the 4 queues
+	udp 10.11.28.3 10 200
+	config c.yaml '{all: true}'
+	qsnap pre
+	tcx r c.yaml
+	qsnap post
+}
+
+c12_hfsc() {
+	# hfsc, the one kind whose qdisc iproute2 6.1 prints as invalid JSON
+	# (its options): a namespace of its own, so that c11's qdiscs keep their
+	# JSON. Classes 1:1 > 1:10 (link-sharing) and 1:20 (real-time too, the
+	# default), a u32 filter to 1:10; datagrams to both.
+	dummy dh 10.12.0.1/24
+	printf '%s\n' "qdisc add dev dh root handle 1: hfsc default 20" \
+		"class add dev dh parent 1: classid 1:1 hfsc ls rate 100mbit ul rate 100mbit" \
+		"class add dev dh parent 1:1 classid 1:10 hfsc ls rate 50mbit" \
+		"class add dev dh parent 1:1 classid 1:20 hfsc rt rate 10mbit ls rate 50mbit" \
+		"filter add dev dh parent 1: pref 1 protocol ip u32 match ip dst 10.12.0.2/32 flowid 1:10" \
+		>tc.batch
+	$TC -batch tc.batch
+	udp 10.12.0.2 7 300
+	udp 10.12.0.3 9 200
+	config c.yaml '{all: true}'
+	qsnap pre
+	tcx r c.yaml
+	qsnap post
 }
 
 "$CASE"

@@ -45,7 +45,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 require_bin
 find_python
 compare=$here/../integration/compare_tc.py
-[ -f "$compare" ] || fail "$compare not found"
+compare_q=$here/../integration/compare_qdisc.py
+for f in "$compare" "$compare_q"; do
+	[ -f "$f" ] || fail "$f not found"
+done
 [ -f "$here/cases.sh" ] || fail "$here/cases.sh not found"
 vm_require_tools
 vm_find_kernel "${1:-}"
@@ -66,7 +69,7 @@ vm_init_root "$root"
 vm_add_modules "$root" cls_flower cls_matchall cls_u32 act_gact act_mirred act_police \
 	act_pedit act_skbedit act_tunnel_key act_vlan act_csum act_ct act_bpf act_nat act_sample \
 	act_connmark act_ctinfo act_skbmod act_mpls act_gate act_ife act_meta_mark act_simple \
-	sch_ingress dummy veth
+	sch_ingress dummy veth sch_tbf sch_codel sch_sfq sch_red sch_fq sch_cake sch_pie sch_hfsc
 vm_add_bin "$root" /sbin/tc /sbin/tc
 vm_add_bin "$root" /sbin/ip /sbin/ip
 vm_add_bin "$root" "$TCX_BIN" /tcx/tcexporter
@@ -247,7 +250,7 @@ done
 
 for f in json prom; do
 	for cr in c1_flower/r c2_mixed/r c3_multi/r c4_chains/r c5_block/r c6_traffic/r \
-		c7_replace/r1 c7_replace/r2 c8_delete/r1 c9_actions/r c9_actions/s; do
+		c7_replace/r1 c7_replace/r2 c8_delete/r1 c9_actions/r c9_actions/s c11_qdiscs/r c12_hfsc/r; do
 		check "${cr%/*}/${cr#*/}: tcexporter $f exit 0" run_ok "${cr%/*}" "${cr#*/}" "$f" 0
 	done
 	check "c8_delete/r2: tcexporter $f exit 1" run_ok c8_delete r2 "$f" 1
@@ -431,6 +434,46 @@ PY
 check "c10_churn: the daemon ran through the churn and stopped with status 0" churn_daemon
 check "c10_churn: no aggregate ever went down" churn monotonic
 check "c10_churn: each aggregate is what was sent, within 0.5%" churn exact
+
+# qdisc_case CASE REQUIREMENT...: a case of qdiscs and classes: its two tc
+# captures equal, tc's view printed, tcexporter's JSON and text equal to it
+# (compare_qdisc.py), with each TABLE:KIND:FIELD of REQUIREMENT non-zero in
+# tc (a comparison of zeros would prove little) and cake's 4 tins; promtool
+# finds nothing in the text.
+qdisc_case() {
+	local d=$share/$1 c=$1 r req=()
+	shift
+	for r in "$@"; do req+=(--require "$r"); done
+	check "$c: tc before = tc after" "$PYTHON" "$compare_q" same "$d/pre" "$d/post"
+	check "$c: what tc reports" "$PYTHON" "$compare_q" show --tc "$d/post"
+	check "$c/r: JSON = tc" "$PYTHON" "$compare_q" json --tc "$d/post" \
+		--exporter "$d/r.json.out" --expect-tins 4 "${req[@]}"
+	check "$c/r: Prometheus = tc" "$PYTHON" "$compare_q" prom --tc "$d/post" \
+		--exporter "$d/r.prom.out" --expect-tins 4 "${req[@]}"
+	if command -v promtool >/dev/null 2>&1; then
+		check "$c/r: promtool check metrics" promtool_clean "$d/r.prom.out"
+	fi
+}
+# promtool_clean FILE: promtool check metrics finds nothing in FILE.
+promtool_clean() {
+	local out rc=0
+	out=$(promtool check metrics <"$1" 2>&1) || rc=$?
+	[ -z "$out" ] || echo "$out"
+	[ "$rc" = 0 ] && [ -z "$out" ]
+}
+
+note "11. qdiscs and classes of every kind with statistics, mq the sum of its children"
+qdisc_case c11_qdiscs qdisc:fq_codel:drop_overlimit qdisc:fq_codel:backlog_bytes \
+	qdisc:fq_codel:new_flow_count qdisc:fq_codel:memory_usage qdisc:codel:drop_overlimit \
+	qdisc:codel:maxpacket qdisc:sfq:drops qdisc:sfq:backlog_packets qdisc:red:early \
+	qdisc:fq:flows qdisc:fq:flows_plimit qdisc:cake:memory_used qdisc:cake:tin.sent_packets \
+	qdisc:cake:tin.backlog_bytes qdisc:cake:tin.peak_delay_seconds qdisc:pie:packets_in \
+	qdisc:mq:packets qdisc:pfifo:packets qdisc:tbf:overlimits class:mq:packets \
+	class:fq_codel:backlog_packets class:sfq:allot class:cake:deficit
+
+note "12. hfsc (its qdisc read from tc's text) and its classes"
+qdisc_case c12_hfsc qdisc:hfsc:packets class:hfsc:packets class:hfsc:work class:hfsc:rtwork \
+	class:hfsc:period
 
 end=$(date +%s%N)
 echo "kernel $VM_KVER: ${#cases[@]} cases, $n_checks checks, ${#failed[@]} failed," \
