@@ -400,6 +400,44 @@ static int64_t cookie_set(struct tcx_snapshot *s, struct rowset *seen, size_t i)
 	return labelset_add(&s->sets, m, values);
 }
 
+/* The label set of each class that `classes:` names, one per entry (an
+ * entry without a namespace can name a class in several). Returns 0, or -1
+ * when out of memory (then the rest keep TCX_LABELSET_NONE). */
+static int classify_classes(struct tcx_snapshot *s)
+{
+	const struct tcx_classes *cs = s->cfg ? &s->cfg->classes : NULL;
+	uint32_t *entry_set;
+	int ret = 0;
+
+	if (!cs || !cs->n || !s->n_classes)
+		return 0;
+	if (!(entry_set = calloc(cs->n, sizeof(*entry_set))))
+		return -1;
+	for (size_t i = 0; i < s->n_classes; i++) {
+		struct tcx_qrow *q = &s->classes[i];
+		const struct tcx_qdev *d = &s->qdevs[q->qdev];
+		const struct tcx_class_entry *e =
+		        tcx_config_class_labels(s->cfg, d->netns, d->dev, q->handle);
+		size_t k;
+		int64_t set;
+
+		q->labels = TCX_LABELSET_NONE;
+		if (!e)
+			continue;
+		k = (size_t)(e - cs->v);
+		if (!entry_set[k]) {
+			if ((set = labelset_add(&s->sets, TCX_MAP_EXACT, e->values)) < 0) {
+				ret = -1;
+				break;
+			}
+			entry_set[k] = (uint32_t)set;
+		}
+		q->labels = entry_set[k];
+	}
+	free(entry_set);
+	return ret;
+}
+
 void tcx_snapshot_classify(struct tcx_snapshot *s)
 {
 	struct tcx_labelsets *ls = &s->sets;
@@ -436,6 +474,8 @@ void tcx_snapshot_classify(struct tcx_snapshot *s)
 		s->dropped_rows += a->drop;
 	}
 	free(seen.slot);
+	if (classify_classes(s) < 0)
+		oom = 1;
 	if (oom) {
 		s->errors[TCX_ERR_NOMEM]++;
 		s->incomplete = 1;
