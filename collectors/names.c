@@ -124,3 +124,19 @@ void tcx_flags_string(uint32_t flags, char *out, size_t outlen)
 	}
 	out[n] = '\0';
 }
+
+void tcx_format_qhandle(uint32_t handle, char *out, size_t outlen)
+{
+	if (TC_H_MIN(handle))
+		snprintf(out, outlen, "%x:%x", TC_H_MAJ(handle) >> 16, TC_H_MIN(handle));
+	else
+		snprintf(out, outlen, "%x:", TC_H_MAJ(handle) >> 16);
+}
+
+void tcx_format_qparent(uint32_t parent, const char *kind, char *out, size_t outlen)
+{
+	if (parent == TC_H_INGRESS)
+		snprintf(out, outlen, "%s", strcmp(kind, "clsact") == 0 ? "clsact" : "ingress");
+	else
+		tcx_format_parent(parent, out, outlen);
+}

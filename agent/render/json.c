@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* JSON lines: one object per action row (see tcexporter(8), "JSON OUTPUT"). */
+/* JSON lines: one object per action row, then one line with the array of
+ * qdiscs and one with the array of classes (see tcexporter(8), "JSON
+ * OUTPUT"). */
 #include <stdio.h>
+#include <string.h>
 
 #include "agent/render/json.h"
 #include "collectors/agg.h"
 #include "collectors/names.h"
+#include "collectors/xstats.h"
 
 static void key(struct tcx_buf *b, const char *k)
 {
@@ -52,6 +56,145 @@ static int render_aggregates(const struct tcx_aggregates *g, struct tcx_buf *b)
 	return b->err ? -b->err : 0;
 }
 
+/* A per-kind statistic's key: its family's name without tc_<object>_<kind>_
+ * (and tin_ for a tin's) and _total: "lends", "drop_overlimit". */
+static void xstat_key(struct tcx_buf *b, const struct tcx_xstat *f, size_t prefix, int tin)
+{
+	const char *k = f->family + prefix;
+	size_t n = strlen(k);
+
+	if (tin && strncmp(k, "tin_", 4) == 0)
+		k += 4, n -= 4;
+	if (f->type == TCX_XSTAT_COUNTER && n > 6 && strcmp(k + n - 6, "_total") == 0)
+		n -= 6;
+	tcx_buf_putc(b, '"');
+	tcx_buf_put(b, k, n);
+	tcx_buf_put(b, "\":", 2);
+}
+
+static void xstat_value(struct tcx_buf *b, const struct tcx_xstat *f, uint64_t raw)
+{
+	if (f->div != 1)
+		tcx_buf_double(b, tcx_xstat_value(f, raw));
+	else if ((f->flags & TCX_XSTAT_SIGNED) && (int64_t)raw < 0) {
+		tcx_buf_putc(b, '-');
+		tcx_buf_u64(b, (uint64_t)0 - raw);
+	} else
+		tcx_buf_u64(b, raw);
+}
+
+/* The present fields of n of fields, values v: {"lends":1,...}; the
+ * elements of an array member (a label) in an object of their own:
+ * "band_drops":{"0":1,"1":0}. */
+static void xstats_object(struct tcx_buf *b, const struct tcx_xstat *fields, unsigned n,
+                          const uint64_t *v, uint64_t present, size_t prefix, int tin, int close)
+{
+	int first = 1;
+
+	tcx_buf_putc(b, '{');
+	for (unsigned i = 0; i < n; i++) {
+		int open =
+		        i && fields[i].label && strcmp(fields[i].family, fields[i - 1].family) == 0;
+
+		if (!(present & (UINT64_C(1) << i)))
+			continue;
+		if (fields[i].label && !open) {
+			/* the first element present of its member */
+			if (!first)
+				tcx_buf_putc(b, ',');
+			first = 0;
+			xstat_key(b, &fields[i], prefix, tin);
+			tcx_buf_putc(b, '{');
+		} else if (fields[i].label) {
+			tcx_buf_putc(b, ',');
+		}
+		if (fields[i].label) {
+			tcx_buf_json_string(b, fields[i].label_value);
+			tcx_buf_putc(b, ':');
+		} else {
+			if (!first)
+				tcx_buf_putc(b, ',');
+			first = 0;
+			xstat_key(b, &fields[i], prefix, tin);
+		}
+		xstat_value(b, &fields[i], v[i]);
+		if (fields[i].label &&
+		    (i + 1 == n || strcmp(fields[i + 1].family, fields[i].family)))
+			tcx_buf_putc(b, '}');
+	}
+	if (close)
+		tcx_buf_putc(b, '}');
+}
+
+/* {"qdiscs":[...]} or {"classes":[...]}: one object per row, its labels as
+ * the text formats name them, its counters by the table's keys, its per-kind
+ * statistics, and a class's user labels. */
+static void render_qrows(const struct tcx_snapshot *s, int is_class, struct tcx_buf *b)
+{
+	const struct tcx_counter_table *ctr = is_class ? &tcx_class_counters : &tcx_qdisc_counters;
+	const struct tcx_qrow *rows = is_class ? s->classes : s->qdiscs;
+	size_t n = is_class ? s->n_classes : s->n_qdiscs;
+	char tmp[32];
+
+	tcx_buf_puts(b, is_class ? "{\"classes\":[" : "{\"qdiscs\":[");
+	for (size_t i = 0; i < n; i++) {
+		const struct tcx_qrow *q = &rows[i];
+		const struct tcx_qdev *d = &s->qdevs[q->qdev];
+		const char *kind = tcx_kind_name(s, q->kind);
+		const struct tcx_xstats_table *t = q->xt;
+		const uint64_t *x = s->xvals + q->xs;
+		/* tc_qdisc_<kind>_ */
+		size_t prefix = 3 + strlen(is_class ? "class" : "qdisc") + 1 + strlen(kind) + 1;
+
+		if (i)
+			tcx_buf_putc(b, ',');
+		tcx_buf_put(b, "{\"netns\":", 9);
+		tcx_buf_json_string(b, d->netns);
+		kv_str(b, "device", d->dev);
+		kv_str(b, "kind", kind);
+		tcx_format_qhandle(q->handle, tmp, sizeof(tmp));
+		kv_str(b, "handle", tmp);
+		tcx_format_qparent(q->parent, kind, tmp, sizeof(tmp));
+		kv_str(b, "parent", tmp);
+		for (unsigned c = 0; c < ctr->n; c++)
+			kv_u64(b, ctr->def[c].key, q->c[c]);
+		key(b, "xstats");
+		if (!t) {
+			tcx_buf_put(b, "{}", 2);
+		} else {
+			xstats_object(b, t->fields, t->n_fields, x, q->xs_present, prefix, 0,
+			              !t->n_tin_fields);
+			if (t->n_tin_fields) {
+				tcx_buf_puts(b, q->xs_present ? ",\"tins\":[" : "\"tins\":[");
+				for (unsigned tin = 0; tin < q->n_tins; tin++) {
+					const uint64_t *v = x + t->n_fields +
+					                    (size_t)tin * (1 + t->n_tin_fields);
+
+					if (tin)
+						tcx_buf_putc(b, ',');
+					xstats_object(b, t->tin_fields, t->n_tin_fields, v + 1,
+					              v[0], prefix, 1, 1);
+				}
+				tcx_buf_put(b, "]}", 2);
+			}
+		}
+		if (is_class) {
+			key(b, "labels");
+			tcx_buf_putc(b, '{');
+			for (size_t l = 0; l < s->sets.n_labels; l++) {
+				if (l)
+					tcx_buf_putc(b, ',');
+				tcx_buf_json_string(b, s->cfg->labels[l]);
+				tcx_buf_putc(b, ':');
+				tcx_buf_json_string(b, tcx_labelset_value(s, q->labels, l));
+			}
+			tcx_buf_putc(b, '}');
+		}
+		tcx_buf_putc(b, '}');
+	}
+	tcx_buf_put(b, "]}\n", 3);
+}
+
 int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 {
 	const struct tcx_config *cfg = s->cfg;
@@ -59,8 +202,8 @@ int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 	char tmp[64], hex[2 * TCX_COOKIE_MAX + 1];
 
 	if (s->aggs)
-		return render_aggregates(s->aggs, b);
-	for (size_t i = 0; i < s->n_actions; i++) {
+		render_aggregates(s->aggs, b);
+	for (size_t i = 0; !s->aggs && i < s->n_actions; i++) {
 		const struct tcx_action *a = &s->actions[i];
 		const struct tcx_filter *f = &s->filters[a->filter];
 		const struct tcx_target *t = &s->targets[f->target];
@@ -110,6 +253,10 @@ int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 		for (unsigned c = 0; c < ctr->n; c++)
 			kv_u64(b, ctr->def[c].key, a->c[c]);
 		tcx_buf_put(b, "}\n", 2);
+	}
+	if (s->n_qdevs) {
+		render_qrows(s, 0, b);
+		render_qrows(s, 1, b);
 	}
 	return b->err ? -b->err : 0;
 }
