@@ -103,6 +103,8 @@ if not texts["openmetrics"].endswith("# EOF\n"):
 devs = []
 for line in texts["json"].splitlines():
     row = json.loads(line)
+    if "action" not in row:  # the qdiscs and the classes lines
+        continue
     devs.append(row["device"])
     if row["labels"] != {"rule": "\\\\xff"}:
         sys.exit(f"json: labels {row['labels']!r}, expected the rule's \\\\xff")

@@ -126,7 +126,7 @@ for f in before:
             want[(f["pref"], o["fh"], a["order"], a["cookie"])] = (st["bytes"], st["packets"])
 lines = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")]
 counts = [l for l in lines if "drained" in l]
-rows = [l for l in lines if "drained" not in l]
+rows = [l for l in lines if "action" in l]  # not the qdiscs and classes lines
 got = {}
 for r in rows:
     dev = r.get("device", r.get("dev"))

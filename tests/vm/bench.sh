@@ -127,7 +127,7 @@ for n in $sizes; do
 	echo "TCXVM-PROGRESS $n filters built in $((($(us "$t1") - $(us "$t0")) / 1000)) ms"
 	printf 'targets:\n  - {dev: %s, parent: ingress}\n' "$dev" >/tmp/c.yaml
 	# Sanity: what each reader saw.
-	/tcx/tcexporter --once --config /tmp/c.yaml --format json | wc -l >"/out/rows-$n"
+	/tcx/tcexporter --once --config /tmp/c.yaml --format json | grep -c '"action":' >"/out/rows-$n"
 	/tcx/tcexporter --once --config /tmp/c.yaml >"/out/prom-$n"
 	/tcx/mnl_floor --terse "$dev" ingress 2>"/out/terse-msgs-$n"
 	/tcx/mnl_floor "$dev" ingress 2>"/out/full-msgs-$n"
