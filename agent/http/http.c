@@ -411,12 +411,13 @@ static enum MHD_Result serve_landing(struct tcx_state *st, struct MHD_Connection
 	enum MHD_Result ret;
 
 	tcx_buf_init_mem(&b);
-	tcx_buf_printf(&b,
-	               "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-	               "<title>tcexporter</title></head>\n<body>\n<h1>tcexporter %s</h1>\n"
-	               "<p>Linux TC action counters: <a href=\"metrics\">/metrics</a> "
-	               "(<a href=\"healthz\">/healthz</a>)</p>\n",
-	               PACKAGE_VERSION);
+	tcx_buf_printf(
+	        &b,
+	        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+	        "<title>tcexporter</title></head>\n<body>\n<h1>tcexporter %s</h1>\n"
+	        "<p>Linux TC action, qdisc and class counters: <a href=\"metrics\">/metrics</a> "
+	        "(<a href=\"healthz\">/healthz</a>)</p>\n",
+	        PACKAGE_VERSION);
 	if (!e) {
 		tcx_buf_puts(&b, "<p>No collection has completed yet.</p>\n");
 	} else {
@@ -447,6 +448,33 @@ static enum MHD_Result serve_landing(struct tcx_state *st, struct MHD_Connection
 			               tcx_mode_name(t->mode), t->n_filters, t->n_actions);
 		}
 		tcx_buf_puts(&b, "</table>\n");
+		if (s->n_qdevs)
+			tcx_buf_printf(
+			        &b,
+			        "<p>Qdiscs and classes: %zu qdiscs and %zu classes of %zu "
+			        "devices.</p>\n<table border=\"1\">\n<tr><th>netns</th>"
+			        "<th>device</th><th>state</th><th>qdiscs</th><th>classes</th>"
+			        "</tr>\n",
+			        s->n_qdiscs, s->n_classes, s->n_qdevs);
+		for (size_t i = 0; i < s->n_qdevs; i++) {
+			const struct tcx_qdev *d = &s->qdevs[i];
+
+			tcx_buf_puts(&b, "<tr><td>");
+			html_escape(&b, d->netns);
+			tcx_buf_puts(&b, "</td><td>");
+			html_escape(&b, d->dev);
+			tcx_buf_puts(&b, "</td><td>");
+			if (d->ok) {
+				tcx_buf_puts(&b, "ok");
+			} else {
+				tcx_buf_puts(&b, "classes failed: ");
+				html_escape(&b, d->error);
+			}
+			tcx_buf_printf(&b, "</td><td>%u</td><td>%u</td></tr>\n", d->n_qdiscs,
+			               d->n_classes);
+		}
+		if (s->n_qdevs)
+			tcx_buf_puts(&b, "</table>\n");
 		tcx_expo_unref(e);
 	}
 	tcx_buf_puts(&b, "</body></html>\n");

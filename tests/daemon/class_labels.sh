@@ -3,7 +3,8 @@
 # ("DEVICE CLASSID" or "NETNS/DEVICE CLASSID" -> label values, the labels of
 # `labels:`) puts its values on the tc_class_* series of the class it names,
 # and only there, in `--once` (text and JSON) and in the daemon's /metrics
-# (text and OpenMetrics), and a reload that changes the map changes them.
+# (text and OpenMetrics), and a reload that changes the map changes them;
+# the landing page lists the device with its qdiscs and classes.
 #
 # c0 carries an HTB tree 1: -> 1:1 -> 1:10, 1:20, 1:30 with traffic through
 # 1:10 and 1:20 (class_tree, tests/lib/daemon.sh). The map gives 1:10 both
@@ -72,6 +73,9 @@ scrape "$WORK/m.om" "$url" -H "Accept: $PROM_ACCEPT"
 grep -q '^# EOF$' "$WORK/m.om" || fail "the second scrape is not OpenMetrics"
 compare prom "$WORK/m.txt"
 compare prom "$WORK/m.om"
+scrape "$WORK/landing.html" "${url%/metrics}/"
+grep -qF '<tr><td></td><td>c0</td><td>ok</td><td>4</td><td>4</td></tr>' "$WORK/landing.html" ||
+	fail "the landing page does not list c0 with its 4 qdiscs and 4 classes"
 
 note "a reload that changes 1:20's rule"
 loaded=$(metric_value "$WORK/m.txt" tc_exporter_config_last_reload_success_timestamp_seconds)
