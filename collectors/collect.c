@@ -1077,7 +1077,7 @@ out:
 /* ---- qdisc and class rows ---------------------------------------------------------------- */
 
 /* The classes of fq_codel, sfq and cake are their flows' hash buckets, which
- * come and go with the traffic: not exported. */
+ * come and go with the traffic: collected only with `families: {flows: on}`. */
 static int flow_kind(const char *kind)
 {
 	return strcmp(kind, "fq_codel") == 0 || strcmp(kind, "sfq") == 0 ||
@@ -1108,6 +1108,8 @@ static int put_row(struct tcx_snapshot *s, struct tcx_qrow **rows, size_t *n, si
 static int collect_rows_ns(struct pass *p, struct pass_ns *ns)
 {
 	struct tcx_snapshot *s = p->s;
+	int flows_on =
+	        tcx_switch_mode(TCX_SW_FLOWS, p->cfg->families.mode[TCX_SW_FLOWS], 0) == TCX_FAM_ON;
 	uint32_t *flows = NULL;
 	int ret = -1;
 
@@ -1144,7 +1146,7 @@ static int collect_rows_ns(struct pass *p, struct pass_ns *ns)
 			if (put_row(s, &s->qdiscs, &s->n_qdiscs, &s->cap_qdiscs, &ns->sq, r,
 			            (uint32_t)(s->n_qdevs - 1)) < 0)
 				goto out;
-			if (flow_kind(tcx_kind_name(s, r->kind)))
+			if (!flows_on && flow_kind(tcx_kind_name(s, r->kind)))
 				flows[n_flows++] = TC_H_MAJ(r->handle);
 		}
 		qsort(flows, n_flows, sizeof(*flows), cmp_u32);

@@ -42,7 +42,8 @@ enum tcx_family_mode {
 	S(OVERLIMITS, .name = "overlimits", .dflt = TCX_FAM_ON)                                    \
 	S(QDISC, .name = "qdisc", .dflt = TCX_FAM_ON)                                              \
 	S(CLASS, .name = "class", .dflt = TCX_FAM_ON)                                              \
-	S(XSTATS, .name = "xstats", .dflt = TCX_FAM_ON)
+	S(XSTATS, .name = "xstats", .dflt = TCX_FAM_ON)                                            \
+	S(FLOWS, .name = "flows", .dflt = TCX_FAM_OFF)
 
 struct tcx_family_switch {
 	const char *name; /* first: the configuration's key table reads it */

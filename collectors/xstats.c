@@ -23,6 +23,8 @@
  *   tc_qdisc_cake_tin_peak_delay_seconds).
  *   A probability in fixed point is a ratio from 0 to 1 (pie prob, sfb
  *   maxprob and avgprob, cake p_drop), under the member's name.
+ *   A name that would end in _count (which Prometheus keeps for histograms
+ *   and summaries) gets its unit: codel count: tc_qdisc_codel_count_packets.
  *   An element of an array member keeps the member's name and gets a label
  *   for its index: fq band_drops[1]: tc_qdisc_fq_band_drops_total{band="1"}.
  *
@@ -143,7 +145,7 @@ static const struct tcx_xstat fq_codel_class[] = {
               "Bytes the flow may still send in this round (deficit round robin)"),
         FIELD(FQC, class_stats.ldelay, "tc_class_fq_codel_ldelay_seconds", G, 0, US, "seconds",
               "Sojourn time of the flow's last dequeued packet"),
-        FIELD(FQC, class_stats.count, "tc_class_fq_codel_count", G, 0, 1, "packets",
+        FIELD(FQC, class_stats.count, "tc_class_fq_codel_count_packets", G, 0, 1, "packets",
               "CoDel drops since the flow entered the dropping state"),
         FIELD(FQC, class_stats.lastcount, "tc_class_fq_codel_lastcount", G, 0, 1, "packets",
               "CoDel count when the flow last entered the dropping state"),
@@ -197,11 +199,11 @@ static const struct tcx_xstat fq_qdisc[] = {
              "Packets dropped, per priority band (Linux 6.7)"),
         ELEM(FQ, band_drops, 2, "band", "tc_qdisc_fq_band_drops_total", C, 0, 1, "packets",
              "Packets dropped, per priority band (Linux 6.7)"),
-        ELEM(FQ, band_pkt_count, 0, "band", "tc_qdisc_fq_band_pkt_count", G, 0, 1, "packets",
+        ELEM(FQ, band_pkt_count, 0, "band", "tc_qdisc_fq_band_pkt_count_packets", G, 0, 1, "packets",
              "Packets queued, per priority band (Linux 6.7)"),
-        ELEM(FQ, band_pkt_count, 1, "band", "tc_qdisc_fq_band_pkt_count", G, 0, 1, "packets",
+        ELEM(FQ, band_pkt_count, 1, "band", "tc_qdisc_fq_band_pkt_count_packets", G, 0, 1, "packets",
              "Packets queued, per priority band (Linux 6.7)"),
-        ELEM(FQ, band_pkt_count, 2, "band", "tc_qdisc_fq_band_pkt_count", G, 0, 1, "packets",
+        ELEM(FQ, band_pkt_count, 2, "band", "tc_qdisc_fq_band_pkt_count_packets", G, 0, 1, "packets",
              "Packets queued, per priority band (Linux 6.7)"),
 };
 
@@ -235,7 +237,7 @@ static const struct tcx_xstat fq_pie_qdisc[] = {
 static const struct tcx_xstat codel_qdisc[] = {
         FIELD(CODEL, maxpacket, "tc_qdisc_codel_maxpacket", G, 0, 1, "bytes",
               "Largest packet seen"),
-        FIELD(CODEL, count, "tc_qdisc_codel_count", G, 0, 1, "packets",
+        FIELD(CODEL, count, "tc_qdisc_codel_count_packets", G, 0, 1, "packets",
               "Drops since the qdisc entered the dropping state"),
         FIELD(CODEL, lastcount, "tc_qdisc_codel_lastcount", G, 0, 1, "packets",
               "count when the qdisc last entered the dropping state"),
@@ -404,7 +406,7 @@ static const struct tcx_xstat cake_tin[] = {
 static const struct tcx_xstat cake_class[] = {
         ATTR(TCA_CAKE_STATS_DEFICIT, 4, "tc_class_cake_deficit", G, SGN, 1, "bytes",
              "Bytes the flow may still send in this round (deficit round robin)"),
-        ATTR(TCA_CAKE_STATS_COBALT_COUNT, 4, "tc_class_cake_cobalt_count", G, 0, 1, "packets",
+        ATTR(TCA_CAKE_STATS_COBALT_COUNT, 4, "tc_class_cake_cobalt_count_packets", G, 0, 1, "packets",
              "CoDel drops since the flow entered the dropping state (tc: count)"),
         ATTR(TCA_CAKE_STATS_DROPPING, 4, "tc_class_cake_dropping", G, 0, 1, "",
              "1 while CoDel is in the dropping state for the flow"),

@@ -82,7 +82,7 @@ XSTATS = {
         "old_flows_len": ("old_flows_len", G, 1, "always"),
     },
     ("qdisc", "codel"): {
-        "count": ("count", G, 1, "always"),
+        "count": ("count_packets", G, 1, "always"),
         "lastcount": ("lastcount", G, 1, "always"),
         "ldelay": ("ldelay_seconds", G, "us", "always"),
         "dropping": ("dropping", G, 1, "bool"),
@@ -175,13 +175,13 @@ XSTATS = {
     ("class", "sfq"): {"allot": ("allot", G, 1, "always")},
     ("class", "fq_codel"): {
         "deficit": ("deficit", G, 1, "always"),
-        "count": ("count", G, 1, "always"),
+        "count": ("count_packets", G, 1, "always"),
         "lastcount": ("lastcount", G, 1, "always"),
         "dropping": ("dropping", G, 1, "bool"),
     },
     ("class", "cake"): {
         "deficit": ("deficit", G, 1, "always"),
-        "count": ("cobalt_count", G, 1, "always"),
+        "count": ("cobalt_count_packets", G, 1, "always"),
         "dropping": ("dropping", G, 1, "bool"),
         "blue_prob": ("p_drop", G, "p32", "cond"),  # tc: the u32; a ratio of 1
     },

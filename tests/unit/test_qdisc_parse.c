@@ -368,7 +368,7 @@ static void test_fq_codel_class(void **state)
 	assert_true(f->m.xt->is_class);
 	assert_int_equal((int64_t)xs_raw(f, "tc_class_fq_codel_deficit", NULL), -401);
 	assert_int_equal(xs_raw(f, "tc_class_fq_codel_ldelay_seconds", NULL), 402);
-	assert_int_equal(xs_raw(f, "tc_class_fq_codel_count", NULL), 403);
+	assert_int_equal(xs_raw(f, "tc_class_fq_codel_count_packets", NULL), 403);
 	assert_int_equal(xs_raw(f, "tc_class_fq_codel_lastcount", NULL), 404);
 	assert_int_equal(xs_raw(f, "tc_class_fq_codel_dropping", NULL), 1);
 	assert_int_equal((int64_t)xs_raw(f, "tc_class_fq_codel_drop_next_seconds", NULL), -406);
@@ -464,7 +464,8 @@ static void test_fq(void **state)
 
 		assert_int_equal(xs_raw(f, "tc_qdisc_fq_band_drops_total", band),
 		                 0x700000000ULL + 517 + (uint64_t)i);
-		assert_int_equal(xs_raw(f, "tc_qdisc_fq_band_pkt_count", band), 520 + (uint64_t)i);
+		assert_int_equal(xs_raw(f, "tc_qdisc_fq_band_pkt_count_packets", band),
+		                 520 + (uint64_t)i);
 	}
 	all_checked(f);
 
@@ -527,7 +528,7 @@ static void test_codel(void **state)
 
 	assert_int_equal(parse_struct(f, 0, "codel", &x, sizeof(x)), 0);
 	assert_int_equal(xs_raw(f, "tc_qdisc_codel_maxpacket", NULL), 701);
-	assert_int_equal(xs_raw(f, "tc_qdisc_codel_count", NULL), 702);
+	assert_int_equal(xs_raw(f, "tc_qdisc_codel_count_packets", NULL), 702);
 	assert_int_equal(xs_raw(f, "tc_qdisc_codel_lastcount", NULL), 703);
 	assert_true(xs_value(f, "tc_qdisc_codel_ldelay_seconds") == 704 / 1e6);
 	assert_true(xs_value(f, "tc_qdisc_codel_drop_next_seconds") == -705 / 1e6);
@@ -795,7 +796,7 @@ static void test_cake_class(void **state)
 	assert_true(f->m.xt->is_class);
 	assert_int_equal((int64_t)xs_raw(f, "tc_class_cake_deficit", NULL), -1201);
 	assert_int_equal(xs_raw(f, "tc_class_cake_dropping", NULL), 1);
-	assert_int_equal(xs_raw(f, "tc_class_cake_cobalt_count", NULL), 1203);
+	assert_int_equal(xs_raw(f, "tc_class_cake_cobalt_count_packets", NULL), 1203);
 	assert_true(fabs(xs_value(f, "tc_class_cake_p_drop") - 0.5) < 1e-9);
 	assert_true(xs_value(f, "tc_class_cake_blue_timer_seconds") == 1205 / 1e6);
 	assert_true(xs_value(f, "tc_class_cake_drop_next_seconds") == -1206 / 1e6);
@@ -1005,6 +1006,9 @@ static void check_rows(const struct tcx_xstats_table *t, const struct tcx_xstat 
 		assert_true(r->div >= 1);
 		if ((r->type == TCX_XSTAT_COUNTER) != total)
 			fail_msg("%s: a %s", r->family, total ? "gauge" : "counter");
+		/* promtool: _count is for histograms and summaries */
+		if (len > 6 && strcmp(r->family + len - 6, "_count") == 0)
+			fail_msg("%s: ends in _count", r->family);
 		/* times in seconds, and only they */
 		if (seconds != (r->div == 1e6 || r->div == 1e9 || r->div == 15625000.0) ||
 		    seconds != !strcmp(r->unit, "seconds"))
