@@ -157,14 +157,14 @@ static const struct tcx_counter_table tcx_action_counters = {tcx_action_defs, TC
 
 /* ---- the counters of a qdisc or a class (obj: "qdisc" or "class") ------------- */
 
-#define TCX_QUEUE_COUNTERS(C, obj, sw_)                                                            \
+#define TCX_QUEUE_COUNTERS(C, obj, sw_, sum_)                                                      \
 	C(BYTES, .key = "bytes", .family = "tc_" obj "_bytes_total",                               \
-	  .help = "Bytes the " obj " sent.", .width = 64, .replace = 1, .expo = 0, .sw = sw_,      \
+	  .help = "Bytes the " obj " sent." sum_, .width = 64, .replace = 1, .expo = 0, .sw = sw_, \
 	  .snmp_col = 8, .snmp = TCX_SNMP_COUNTER64,                                               \
 	  .src = TCX_SRC(TCA_STATS_BASIC, gnet_stats_basic, bytes))                                \
 	C(PACKETS, .key = "packets", .family = "tc_" obj "_packets_total",                         \
-	  .help = "Packets the " obj " sent.", .width = 64, .replace = 1, .expo = 1, .sw = sw_,    \
-	  .snmp_col = 9, .snmp = TCX_SNMP_COUNTER64,                                               \
+	  .help = "Packets the " obj " sent." sum_, .width = 64, .replace = 1, .expo = 1,          \
+	  .sw = sw_, .snmp_col = 9, .snmp = TCX_SNMP_COUNTER64,                                    \
 	  .src = TCX_SRC(TCA_STATS_BASIC, gnet_stats_basic, packets), .pkt64 = 1)                  \
 	C(DROPS, .key = "drops", .family = "tc_" obj "_drops_total",                               \
 	  .help = "Packets the " obj " dropped.", .width = 32, .expo = 2, .sw = sw_,               \
@@ -189,14 +189,15 @@ static const struct tcx_counter_table tcx_action_counters = {tcx_action_defs, TC
 	  .src = TCX_SRC(TCA_STATS_QUEUE, gnet_stats_queue, qlen))
 
 #define TCX_QSTAT_ID(id, ...) TCX_QSTAT_##id,
-enum tcx_qstat { TCX_QUEUE_COUNTERS(TCX_QSTAT_ID, "", 0) TCX_QSTAT__MAX };
+enum tcx_qstat { TCX_QUEUE_COUNTERS(TCX_QSTAT_ID, "", 0, "") TCX_QSTAT__MAX };
 #undef TCX_QSTAT_ID
 
 #define TCX_QSTAT_DEF(id, ...) [TCX_QSTAT_##id] = {__VA_ARGS__},
-static const struct tcx_counter_def tcx_qdisc_defs[TCX_QSTAT__MAX] = {
-        TCX_QUEUE_COUNTERS(TCX_QSTAT_DEF, "qdisc", TCX_SW_QDISC)};
+static const struct tcx_counter_def tcx_qdisc_defs[TCX_QSTAT__MAX] = {TCX_QUEUE_COUNTERS(
+        TCX_QSTAT_DEF, "qdisc", TCX_SW_QDISC,
+        " An mq or mqprio root's is the sum of its children's: a device's total is its root's.")};
 static const struct tcx_counter_def tcx_class_defs[TCX_QSTAT__MAX] = {
-        TCX_QUEUE_COUNTERS(TCX_QSTAT_DEF, "class", TCX_SW_CLASS)};
+        TCX_QUEUE_COUNTERS(TCX_QSTAT_DEF, "class", TCX_SW_CLASS, "")};
 #undef TCX_QSTAT_DEF
 static const struct tcx_counter_table tcx_qdisc_counters = {tcx_qdisc_defs, TCX_QSTAT__MAX};
 static const struct tcx_counter_table tcx_class_counters = {tcx_class_defs, TCX_QSTAT__MAX};
