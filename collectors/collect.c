@@ -295,8 +295,7 @@ static int tcobj_msg_cb(const struct nlmsghdr *nlh, void *arg)
 	if (nlh->nlmsg_type != RTM_NEWQDISC && nlh->nlmsg_type != RTM_NEWTCLASS)
 		return MNL_CB_OK;
 	if (tcx_parse_qdisc_msg(nlh, &m, err, sizeof(err)) < 0) {
-		if (!lc->s->errors[TCX_ERR_MALFORMED]++ || !lc->err[0])
-			snprintf(lc->err, sizeof(lc->err), "%s", err);
+		lc->s->errors[TCX_ERR_MALFORMED]++;
 		return MNL_CB_OK;
 	}
 	arr = m.is_class ? &ns->classes : &ns->qdiscs;

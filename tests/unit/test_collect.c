@@ -874,6 +874,29 @@ static void test_class_dump_failure(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* A qdisc message that cannot be read drops that row alone, counted as
+ * malformed: the device's other qdiscs and its filters are collected. */
+static void test_malformed_qdisc_drops_its_row(void **state)
+{
+	struct fake k = {0};
+	struct funit *u;
+
+	setup_eth0(&k);
+	/* an empty TCA_KIND: refused by the decoder */
+	k.qdiscs[k.n_qdiscs++] = (struct fqdisc){2, 0x10000, TC_H_ROOT, "", 0, 0};
+	add_tp(u = add_unit(&k, 2, TCX_PARENT_INGRESS), 0, 1, "flower", 2);
+	struct tcx_snapshot *s = collect(&k, one_dev);
+
+	assert_int_equal(s->errors[TCX_ERR_MALFORMED], 1);
+	assert_true(s->targets[0].ok);
+	assert_unit_rows(s, u, 0);
+	assert_int_equal(s->n_qdevs, 1);
+	assert_true(s->qdevs[0].ok);
+	assert_int_equal(s->n_qdiscs, 1);
+	assert_string_equal(tcx_kind_name(s, s->qdiscs[0].kind), "clsact");
+	tcx_snapshot_unref(s);
+}
+
 static void test_kernel_error_is_reported(void **state)
 {
 	struct fake k = {.fail_status = -EPERM};
@@ -1395,6 +1418,7 @@ int main(void)
 	        cmocka_unit_test(test_final_lost_counted),
 	        cmocka_unit_test(test_filters_on_classes),
 	        cmocka_unit_test(test_class_dump_failure),
+	        cmocka_unit_test(test_malformed_qdisc_drops_its_row),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
