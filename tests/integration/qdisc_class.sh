@@ -226,5 +226,19 @@ verify "text: the filter rows differ from tc" "$PYTHON" "$cmpf" prom --exporter 
 	"${ftargets[@]}" --expect-rows 7 --min-distinct-bytes 4 --require-nonzero packets
 verify "json: the filter rows differ from tc" "$PYTHON" "$cmpf" json --exporter "$WORK/json.out" \
 	"${ftargets[@]}" --expect-rows 7 --min-distinct-bytes 4 --require-nonzero packets
+note "families: the qdisc, class and xstats switches"
+for off in qdisc class xstats; do
+	{ cat "$WORK/c.yaml"; echo "families: {$off: off}"; } >"$WORK/off-$off.yaml"
+	run_tcx "off-$off" --once --config "$WORK/off-$off.yaml"
+	expect_rc "off-$off" 0
+	case $off in
+	qdisc) gone='^tc_qdisc_' kept='^tc_class_bytes_total' ;;
+	class) gone='^tc_class_' kept='^tc_qdisc_bytes_total' ;;
+	xstats) gone='^tc_class_htb_' kept='^tc_class_bytes_total' ;;
+	esac
+	! grep -q "$gone" "$WORK/off-$off.out" || failed+=("families: {$off: off} still writes $gone")
+	grep -q "$kept" "$WORK/off-$off.out" || failed+=("families: {$off: off} drops $kept too")
+done
+grep -q '^tc_class_htb_lends_total' "$WORK/text.out" || failed+=("no tc_class_htb_lends_total by default")
 [ "${#failed[@]}" = 0 ] || fail "$(printf '%s; ' "${failed[@]}")"
 note "qdisc_class: all checks passed in $((($(date +%s%N) - t_start) / 1000000)) ms"
