@@ -267,10 +267,10 @@ static int stage_row(struct tcx_snapshot *s, struct stage *st, const struct tcx_
 	for (unsigned i = 0; i < TCX_QSTAT__MAX; i++)
 		if (m->stats_present & 1u << i)
 			r->c[i] = m->stats[i];
+	if (!nx)
+		return 0;
 	x = st->x + st->nx;
 	st->nx += nx;
-	if (!xt)
-		return 0;
 	memcpy(x, m->xs, xt->n_fields * sizeof(*x));
 	x += xt->n_fields;
 	for (unsigned t = 0; t < m->n_tins; t++) {
@@ -1092,7 +1092,8 @@ static int put_row(struct tcx_snapshot *s, struct tcx_qrow **rows, size_t *n, si
 	if (tcx_grow(rows, cap, *n + 1, sizeof(**rows), 64) < 0 ||
 	    tcx_grow(&s->xvals, &s->cap_xvals, s->n_xvals + nx, sizeof(*s->xvals), 256) < 0)
 		return -1;
-	memcpy(s->xvals + s->n_xvals, st->x + r->xs, nx * sizeof(*s->xvals));
+	if (nx)
+		memcpy(s->xvals + s->n_xvals, st->x + r->xs, nx * sizeof(*s->xvals));
 	(*rows)[*n] = *r;
 	(*rows)[*n].qdev = qdev;
 	(*rows)[*n].xs = (uint32_t)s->n_xvals;

@@ -142,7 +142,7 @@ static void render_qrows(const struct tcx_snapshot *s, int is_class, struct tcx_
 		const struct tcx_qdev *d = &s->qdevs[q->qdev];
 		const char *kind = tcx_kind_name(s, q->kind);
 		const struct tcx_xstats_table *t = q->xt;
-		const uint64_t *x = s->xvals + q->xs;
+		const uint64_t *x = t ? s->xvals + q->xs : NULL;
 		/* tc_qdisc_<kind>_ */
 		size_t prefix = 3 + strlen(is_class ? "class" : "qdisc") + 1 + strlen(kind) + 1;
 

@@ -790,10 +790,11 @@ static void xstats_family(const struct render *r, int om, const struct tcx_xstat
 		const struct tcx_qrow *q = &rows[i];
 		const char *labels = r->l->arena.p + off[i];
 		size_t llen = off[i + 1] - off[i];
-		const uint64_t *x = s->xvals + q->xs;
+		const uint64_t *x;
 
 		if (q->xt != t)
 			continue;
+		x = s->xvals + q->xs;
 		for (unsigned tin = 0; tin < (tins ? q->n_tins : 1); tin++) {
 			const uint64_t *v = x;
 			uint64_t present = q->xs_present;
