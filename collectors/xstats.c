@@ -39,6 +39,7 @@
 
 #include "collectors/uapi_pkt_sched.h"
 #include "collectors/xstats.h"
+#include "lib/buf.h"
 
 /* The system's struct (6.1's, or a newer one) is a prefix of the 6.7 layout
  * that fq's rows read. */
@@ -199,12 +200,12 @@ static const struct tcx_xstat fq_qdisc[] = {
              "Packets dropped, per priority band (Linux 6.7)"),
         ELEM(FQ, band_drops, 2, "band", "tc_qdisc_fq_band_drops_total", C, 0, 1, "packets",
              "Packets dropped, per priority band (Linux 6.7)"),
-        ELEM(FQ, band_pkt_count, 0, "band", "tc_qdisc_fq_band_pkt_count_packets", G, 0, 1, "packets",
-             "Packets queued, per priority band (Linux 6.7)"),
-        ELEM(FQ, band_pkt_count, 1, "band", "tc_qdisc_fq_band_pkt_count_packets", G, 0, 1, "packets",
-             "Packets queued, per priority band (Linux 6.7)"),
-        ELEM(FQ, band_pkt_count, 2, "band", "tc_qdisc_fq_band_pkt_count_packets", G, 0, 1, "packets",
-             "Packets queued, per priority band (Linux 6.7)"),
+        ELEM(FQ, band_pkt_count, 0, "band", "tc_qdisc_fq_band_pkt_count_packets", G, 0, 1,
+             "packets", "Packets queued, per priority band (Linux 6.7)"),
+        ELEM(FQ, band_pkt_count, 1, "band", "tc_qdisc_fq_band_pkt_count_packets", G, 0, 1,
+             "packets", "Packets queued, per priority band (Linux 6.7)"),
+        ELEM(FQ, band_pkt_count, 2, "band", "tc_qdisc_fq_band_pkt_count_packets", G, 0, 1,
+             "packets", "Packets queued, per priority band (Linux 6.7)"),
 };
 
 /* ---- fq_pie (sch_fq_pie.c fq_pie_dump_stats) ------------------------------------------- */
@@ -406,8 +407,8 @@ static const struct tcx_xstat cake_tin[] = {
 static const struct tcx_xstat cake_class[] = {
         ATTR(TCA_CAKE_STATS_DEFICIT, 4, "tc_class_cake_deficit", G, SGN, 1, "bytes",
              "Bytes the flow may still send in this round (deficit round robin)"),
-        ATTR(TCA_CAKE_STATS_COBALT_COUNT, 4, "tc_class_cake_cobalt_count_packets", G, 0, 1, "packets",
-             "CoDel drops since the flow entered the dropping state (tc: count)"),
+        ATTR(TCA_CAKE_STATS_COBALT_COUNT, 4, "tc_class_cake_cobalt_count_packets", G, 0, 1,
+             "packets", "CoDel drops since the flow entered the dropping state (tc: count)"),
         ATTR(TCA_CAKE_STATS_DROPPING, 4, "tc_class_cake_dropping", G, 0, 1, "",
              "1 while CoDel is in the dropping state for the flow"),
         ATTR(TCA_CAKE_STATS_DROP_NEXT_US, 4, "tc_class_cake_drop_next_seconds", G, SGN, US,
@@ -486,4 +487,16 @@ double tcx_xstat_value(const struct tcx_xstat *f, uint64_t raw)
 	double v = (f->flags & TCX_XSTAT_SIGNED) ? (double)(int64_t)raw : (double)raw;
 
 	return f->div == 1 ? v : v / f->div;
+}
+
+void tcx_xstat_put(struct tcx_buf *b, const struct tcx_xstat *f, uint64_t raw)
+{
+	if (f->div != 1) {
+		tcx_buf_double(b, tcx_xstat_value(f, raw));
+	} else if ((f->flags & TCX_XSTAT_SIGNED) && (int64_t)raw < 0) {
+		tcx_buf_putc(b, '-');
+		tcx_buf_u64(b, (uint64_t)0 - raw);
+	} else {
+		tcx_buf_u64(b, raw);
+	}
 }

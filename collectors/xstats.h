@@ -73,4 +73,8 @@ extern const size_t tcx_xstats_n_tables;
 /* raw / div, signed when the field is. */
 double tcx_xstat_value(const struct tcx_xstat *f, uint64_t raw);
 
+/* The value as text: the integer exactly when div is 1, else a double. */
+struct tcx_buf;
+void tcx_xstat_put(struct tcx_buf *b, const struct tcx_xstat *f, uint64_t raw);
+
 #endif

@@ -72,17 +72,6 @@ static void xstat_key(struct tcx_buf *b, const struct tcx_xstat *f, size_t prefi
 	tcx_buf_put(b, "\":", 2);
 }
 
-static void xstat_value(struct tcx_buf *b, const struct tcx_xstat *f, uint64_t raw)
-{
-	if (f->div != 1)
-		tcx_buf_double(b, tcx_xstat_value(f, raw));
-	else if ((f->flags & TCX_XSTAT_SIGNED) && (int64_t)raw < 0) {
-		tcx_buf_putc(b, '-');
-		tcx_buf_u64(b, (uint64_t)0 - raw);
-	} else
-		tcx_buf_u64(b, raw);
-}
-
 /* The present fields of n of fields, values v: {"lends":1,...}; the
  * elements of an array member (a label) in an object of their own:
  * "band_drops":{"0":1,"1":0}. */
@@ -117,7 +106,7 @@ static void xstats_object(struct tcx_buf *b, const struct tcx_xstat *fields, uns
 			first = 0;
 			xstat_key(b, &fields[i], prefix, tin);
 		}
-		xstat_value(b, &fields[i], v[i]);
+		tcx_xstat_put(b, &fields[i], v[i]);
 		if (fields[i].label &&
 		    (i + 1 == n || strcmp(fields[i + 1].family, fields[i].family)))
 			tcx_buf_putc(b, '}');

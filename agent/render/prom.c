@@ -762,13 +762,7 @@ static void xstat_sample(struct tcx_buf *b, const struct tcx_xstat *f, const cha
 		tcx_buf_putc(b, '"');
 	}
 	tcx_buf_put(b, "} ", 2);
-	if (f->div != 1)
-		tcx_buf_double(b, tcx_xstat_value(f, raw));
-	else if ((f->flags & TCX_XSTAT_SIGNED) && (int64_t)raw < 0) {
-		tcx_buf_putc(b, '-');
-		tcx_buf_u64(b, (uint64_t)0 - raw);
-	} else
-		tcx_buf_u64(b, raw);
+	tcx_xstat_put(b, f, raw);
 	tcx_buf_putc(b, '\n');
 }
 
