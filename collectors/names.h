@@ -16,6 +16,11 @@ const char *tcx_protocol_name(uint16_t proto, char *buf, size_t buflen);
 void tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t outlen);
 /* A parent: "root", "ingress", "egress", or maj:min in hex ("1:", "1:a"). */
 void tcx_format_parent(uint32_t parent, char *out, size_t outlen);
+/* A qdisc handle or class id as tc prints it: "1:" (minor 0), "1:10". */
+void tcx_format_qhandle(uint32_t handle, char *out, size_t outlen);
+/* A qdisc's or class's parent as tc prints it: "root", "ingress" or
+ * "clsact" (TC_H_INGRESS, after kind), else the parent's handle ("1:10"). */
+void tcx_format_qparent(uint32_t parent, const char *kind, char *out, size_t outlen);
 /* Filter flags (TCX_FLAG_*, bit by bit) as "skip_hw,in_hw", "" for none. */
 void tcx_flags_string(uint32_t flags, char *out, size_t outlen);
 

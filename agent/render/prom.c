@@ -6,7 +6,6 @@
  * tcx_rowlabels), in parts that many rows share, and copied into every
  * sample of every variant. */
 #include <errno.h>
-#include <linux/pkt_sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,16 +228,9 @@ static void qrow_part(struct tcx_buf *b, const struct tcx_rowlabels *l,
 		put_label(b, &first, "netns", d->netns);
 	PUT_RAW(b, ",kind=\"", l->kinds.p + l->kind_off[q->kind],
 	        l->kind_off[q->kind + 1] - l->kind_off[q->kind]);
-	if (TC_H_MIN(q->handle))
-		snprintf(tmp, sizeof(tmp), "%x:%x", TC_H_MAJ(q->handle) >> 16, TC_H_MIN(q->handle));
-	else
-		snprintf(tmp, sizeof(tmp), "%x:", TC_H_MAJ(q->handle) >> 16);
+	tcx_format_qhandle(q->handle, tmp, sizeof(tmp));
 	PUT_RAW(b, ",handle=\"", tmp, strlen(tmp));
-	if (q->parent == TC_H_INGRESS)
-		snprintf(tmp, sizeof(tmp), "%s",
-		         strcmp(kind, "clsact") == 0 ? "clsact" : "ingress");
-	else
-		tcx_format_parent(q->parent, tmp, sizeof(tmp));
+	tcx_format_qparent(q->parent, kind, tmp, sizeof(tmp));
 	PUT_RAW(b, ",parent=\"", tmp, strlen(tmp));
 	if (is_class)
 		set_part(b, s, q->labels);

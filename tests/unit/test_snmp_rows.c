@@ -66,7 +66,7 @@ static struct tcx_snmp_rows build(struct tcx_snmp_ids *ids, const struct spec *s
 static uint32_t index_of(const struct tcx_snmp_rows *r, uint16_t pref)
 {
 	for (size_t i = 0; i < r->n; i++)
-		if (r->snap->filters[r->snap->actions[r->rows[i].action].filter].pref == pref)
+		if (r->snap->filters[r->snap->actions[r->rows[i].obj].filter].pref == pref)
 			return r->rows[i].index;
 	return 0;
 }
@@ -82,7 +82,7 @@ static void test_indices_are_stable_and_never_reused(void **state)
 	        {"", 10, 1, 120, 0}, {"", 20, 1, 5, 0}, {"", 30, 1, 320, 0}, {"", 40, 1, 60, 0}};
 	struct tcx_snmp_rows r1, r2, r3, r4;
 
-	tcx_snmp_ids_init(&ids);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
 	r1 = build(&ids, a, 3, 100, NULL, 0);
 	assert_int_equal(r1.n, 3);
 	assert_int_equal(index_of(&r1, 10), 1);
@@ -130,7 +130,7 @@ static void test_discontinuity_on_reset_and_replace(void **state)
 	const struct spec b[] = {{"", 10, 1, 10, 7}, {"", 20, 1, 5000, 9}, {"", 30, 1, 2000, 0}};
 	struct tcx_snmp_rows r1, r2, r3;
 
-	tcx_snmp_ids_init(&ids);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
 	r1 = build(&ids, a, 3, 50, NULL, 0);
 	r2 = build(&ids, b, 3, 60, &r1, 0);
 	assert_int_equal(tcx_snmp_rows_find(&r2, 1)->discontinuity, 60);
@@ -176,7 +176,7 @@ static void test_action_index_known_or_not(void **state)
 	const struct spec terse2[] = {{"", 10, 1, 1200, 0}, {"", 20, 1, 1200, 0}};
 	struct tcx_snmp_rows r1, r2, r3;
 
-	tcx_snmp_ids_init(&ids);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
 	r1 = build(&ids, terse, 2, 50, NULL, 0);
 	r2 = build(&ids, full, 2, 60, &r1, 0);
 	r3 = build(&ids, terse2, 2, 70, &r2, 0);
@@ -198,7 +198,7 @@ static void test_failed_target_keeps_indices(void **state)
 	const struct spec a[] = {{"", 10, 1, 1, 0}, {"", 20, 1, 2, 0}};
 	struct tcx_snmp_rows r1, r2, r3;
 
-	tcx_snmp_ids_init(&ids);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
 	r1 = build(&ids, a, 2, 1, NULL, 0);
 	/* a pass in which some target failed and pref 20 is missing */
 	r2 = build(&ids, a, 1, 2, &r1, 1);
@@ -221,7 +221,7 @@ static void test_getnext_order(void **state)
 	unsigned col = 0, ncol, steps = 0;
 	uint32_t idx = 0, seen[16];
 
-	tcx_snmp_ids_init(&ids);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
 	r1 = build(&ids, a, 3, 1, NULL, 0);
 	r2 = build(&ids, b, 2, 2, &r1, 0); /* indices 2 and 3 remain */
 	/* a whole walk of columns 2..4: (2,2) (2,3) (3,2) (3,3) (4,2) (4,3) */
@@ -276,7 +276,7 @@ static void test_scale(void **state)
 
 	for (int i = 0; i < N; i++)
 		sp[i] = (struct spec){"", (uint16_t)(1 + i / 5000), (uint32_t)i, (uint64_t)i, 0};
-	tcx_snmp_ids_init(&ids);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
 	r1 = build(&ids, sp, N, 1, NULL, 0);
 	r2 = build(&ids, sp + 1, N - 1, 2, &r1, 0);
 	assert_int_equal(r2.n, N - 1);
@@ -304,11 +304,11 @@ static void test_rows_that_differ_in_cookie_or_kind(void **state)
 	s->actions[1].cookie[0] = 0xaa;
 	s->actions[0].kind = s->actions[1].kind = (uint8_t)tcx_snapshot_kind(s, "gact");
 	s->actions[2].kind = (uint8_t)tcx_snapshot_kind(s, "mirred");
-	tcx_snmp_ids_init(&ids);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
 	assert_int_equal(tcx_snmp_rows_build(&ids, s, 0, NULL, &r), 0);
 	assert_int_equal(r.n, 3);
 	for (size_t i = 0; i < 3; i++)
-		assert_int_equal(r.snap->actions[r.rows[i].action].c[TCX_ACT_BYTES], 100 * (i + 1));
+		assert_int_equal(r.snap->actions[r.rows[i].obj].c[TCX_ACT_BYTES], 100 * (i + 1));
 	tcx_snmp_rows_free(&r);
 	tcx_snmp_ids_free(&ids);
 	tcx_snapshot_unref(s);
@@ -336,7 +336,7 @@ static void test_label_value_reads_the_set(void **state)
 	s->actions[1].cookie[0] = 0x0c;
 	s->actions[1].cookie_len = 1;
 	tcx_snapshot_classify(s);
-	tcx_snmp_ids_init(&ids);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
 	assert_int_equal(tcx_snmp_rows_build(&ids, s, 100, NULL, &r), 0);
 	row = tcx_snmp_rows_find(&r, index_of(&r, 10));
 	assert_non_null(row);
