@@ -419,8 +419,6 @@ static struct tcx_snmp_rows qbuild(struct tcx_snmp_ids *ids, struct tcx_config *
 	struct tcx_snapshot *s = qsnap_of(cfg, qd, nq, cl, nc, fail_classes);
 	struct tcx_snmp_rows r;
 
-	if (cfg)
-		tcx_config_ref(cfg); /* the snapshot's, released with it */
 	assert_int_equal(tcx_snmp_rows_build(ids, s, now, prev, &r), 0);
 	tcx_snapshot_unref(s);
 	return r;
