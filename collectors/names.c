@@ -78,10 +78,23 @@ void tcx_format_parent(uint32_t parent, char *out, size_t outlen)
 	default:
 		break;
 	}
-	if (TC_H_MIN(parent))
-		snprintf(out, outlen, "%x:%x", TC_H_MAJ(parent) >> 16, TC_H_MIN(parent));
+	tcx_format_qhandle(parent, out, outlen);
+}
+
+void tcx_format_qhandle(uint32_t handle, char *out, size_t outlen)
+{
+	if (TC_H_MIN(handle))
+		snprintf(out, outlen, "%x:%x", TC_H_MAJ(handle) >> 16, TC_H_MIN(handle));
 	else
-		snprintf(out, outlen, "%x:", TC_H_MAJ(parent) >> 16);
+		snprintf(out, outlen, "%x:", TC_H_MAJ(handle) >> 16);
+}
+
+void tcx_format_qparent(uint32_t parent, const char *kind, char *out, size_t outlen)
+{
+	if (parent == TC_H_INGRESS)
+		snprintf(out, outlen, "%s", strcmp(kind, "clsact") == 0 ? "clsact" : "ingress");
+	else
+		tcx_format_parent(parent, out, outlen);
 }
 
 /* The names iproute2 prints (lib/ll_proto.c), for the common protocols. */
@@ -123,20 +136,4 @@ void tcx_flags_string(uint32_t flags, char *out, size_t outlen)
 		n += len;
 	}
 	out[n] = '\0';
-}
-
-void tcx_format_qhandle(uint32_t handle, char *out, size_t outlen)
-{
-	if (TC_H_MIN(handle))
-		snprintf(out, outlen, "%x:%x", TC_H_MAJ(handle) >> 16, TC_H_MIN(handle));
-	else
-		snprintf(out, outlen, "%x:", TC_H_MAJ(handle) >> 16);
-}
-
-void tcx_format_qparent(uint32_t parent, const char *kind, char *out, size_t outlen)
-{
-	if (parent == TC_H_INGRESS)
-		snprintf(out, outlen, "%s", strcmp(kind, "clsact") == 0 ? "clsact" : "ingress");
-	else
-		tcx_format_parent(parent, out, outlen);
 }

@@ -158,6 +158,7 @@ void tcx_snapshot_seal(struct tcx_snapshot *s)
 }
 
 _Static_assert(sizeof(struct tcx_row_id) % 8 == 0, "tcx_row_id is hashed in 8-byte words");
+_Static_assert(sizeof(struct tcx_qrow_id) % 8 == 0, "tcx_qrow_id is hashed in 8-byte words");
 
 /* ---- series identity ---------------------------------------------------------------- */
 
@@ -294,6 +295,19 @@ void tcx_row_id_of(const struct tcx_snapshot *s, size_t i, struct tcx_row_id *id
 	id->order = a->order;
 	id->cookie_len = a->cookie_len;
 	memcpy(id->cookie, a->cookie, a->cookie_len);
+}
+
+void tcx_qrow_id_of(const struct tcx_snapshot *s, int is_class, size_t i, struct tcx_qrow_id *id)
+{
+	const struct tcx_qrow *q = is_class ? &s->classes[i] : &s->qdiscs[i];
+	const struct tcx_qdev *d = &s->qdevs[q->qdev];
+
+	memset(id, 0, sizeof(*id));
+	copy_name(id->netns, sizeof(id->netns), d->netns);
+	copy_name(id->dev, sizeof(id->dev), d->dev);
+	copy_name(id->kind, sizeof(id->kind), tcx_kind_name(s, q->kind));
+	id->handle = q->handle;
+	id->parent = is_class ? 0 : q->parent;
 }
 
 int tcx_finals_add(struct tcx_finals **fs, const struct tcx_snapshot *s, size_t i)

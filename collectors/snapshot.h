@@ -260,6 +260,20 @@ static inline int tcx_row_id_equal(const struct tcx_row_id *a, const struct tcx_
 	return !memcmp(a, b, sizeof(*a));
 }
 
+/* A qdisc's or class's identity by value, as its labels say it (less a
+ * class's parent: a class moved under another parent is the same class),
+ * for SNMP rows. Compared and hashed as bytes, as tcx_row_id. */
+struct tcx_qrow_id {
+	char netns[64];
+	char dev[IFNAMSIZ];
+	char kind[TCX_KIND_MAX];
+	uint32_t handle; /* a qdisc's handle, a class's id */
+	uint32_t parent; /* a qdisc's parent; 0 for a class */
+};
+
+/* The identity of qdisc row i (classes: 0) or class row i of s. */
+void tcx_qrow_id_of(const struct tcx_snapshot *s, int is_class, size_t i, struct tcx_qrow_id *id);
+
 /* An action row's counters by value, indexed as tcx_action_counters. */
 struct tcx_counters {
 	uint64_t v[TCX_ACT_CTR__MAX];

@@ -6,7 +6,6 @@
  * tcx_rowlabels), in parts that many rows share, and copied into every
  * sample of every variant. */
 #include <errno.h>
-#include <linux/pkt_sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

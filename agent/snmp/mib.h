@@ -50,7 +50,7 @@ enum {
 
 /* Columns of tcxActionEntry, INDEX { tcxActionIndex }, but for the
  * counters' (tcx_action_counters' snmp_col): the highest column is this
- * table's or a counter's (agent/snmp.c). */
+ * table's or a counter's (agent/snmp/subagent.c). */
 enum {
 	TCX_COL_ACTION_INDEX = 1,               /* Unsigned32, not-accessible */
 	TCX_COL_ACTION_NETNS = 2,               /* SnmpAdminString (SIZE(0..63)) */
@@ -95,7 +95,8 @@ enum {
 	TCX_SCALAR_CLASS_TABLE_LAST_CHANGE = 9, /* TimeStamp */
 };
 
-/* Columns of tcxQdiscEntry, INDEX { tcxQdiscIndex }. */
+/* Columns of tcxQdiscEntry, INDEX { tcxQdiscIndex }, but for the counters'
+ * (tcx_qdisc_counters' snmp_col). */
 enum {
 	TCX_COL_QDISC_INDEX = 1,               /* Unsigned32, not-accessible */
 	TCX_COL_QDISC_NETNS = 2,               /* SnmpAdminString (SIZE(0..63)) */
@@ -104,20 +105,12 @@ enum {
 	TCX_COL_QDISC_KIND = 5,                /* DisplayString (SIZE(0..15)) */
 	TCX_COL_QDISC_HANDLE = 6,              /* DisplayString (SIZE(0..15)) */
 	TCX_COL_QDISC_PARENT = 7,              /* DisplayString (SIZE(0..15)) */
-	TCX_COL_QDISC_BYTES = 8,               /* Counter64 */
-	TCX_COL_QDISC_PACKETS = 9,             /* Counter64 */
-	TCX_COL_QDISC_DROPS = 10,              /* Counter32 */
-	TCX_COL_QDISC_OVERLIMITS = 11,         /* Counter32 */
-	TCX_COL_QDISC_REQUEUES = 12,           /* Counter32 */
-	TCX_COL_QDISC_BACKLOG_BYTES = 13,      /* Gauge32 */
-	TCX_COL_QDISC_BACKLOG_PACKETS = 14,    /* Gauge32 */
 	TCX_COL_QDISC_DISCONTINUITY_TIME = 15, /* TimeStamp */
 	TCX_QDISC_MIN_COL = TCX_COL_QDISC_NETNS,
-	TCX_QDISC_MAX_COL = TCX_COL_QDISC_DISCONTINUITY_TIME,
 };
 
 /* Columns of tcxClassEntry, INDEX { tcxClassIndex }: those of tcxQdiscEntry,
- * the handle being the class id. */
+ * the handle being the class id; the counters' are tcx_class_counters'. */
 enum {
 	TCX_COL_CLASS_INDEX = 1,               /* Unsigned32, not-accessible */
 	TCX_COL_CLASS_NETNS = 2,               /* SnmpAdminString (SIZE(0..63)) */
@@ -126,16 +119,8 @@ enum {
 	TCX_COL_CLASS_KIND = 5,                /* DisplayString (SIZE(0..15)) */
 	TCX_COL_CLASS_HANDLE = 6,              /* DisplayString (SIZE(0..15)) */
 	TCX_COL_CLASS_PARENT = 7,              /* DisplayString (SIZE(0..15)) */
-	TCX_COL_CLASS_BYTES = 8,               /* Counter64 */
-	TCX_COL_CLASS_PACKETS = 9,             /* Counter64 */
-	TCX_COL_CLASS_DROPS = 10,              /* Counter32 */
-	TCX_COL_CLASS_OVERLIMITS = 11,         /* Counter32 */
-	TCX_COL_CLASS_REQUEUES = 12,           /* Counter32 */
-	TCX_COL_CLASS_BACKLOG_BYTES = 13,      /* Gauge32 */
-	TCX_COL_CLASS_BACKLOG_PACKETS = 14,    /* Gauge32 */
 	TCX_COL_CLASS_DISCONTINUITY_TIME = 15, /* TimeStamp */
 	TCX_CLASS_MIN_COL = TCX_COL_CLASS_NETNS,
-	TCX_CLASS_MAX_COL = TCX_COL_CLASS_DISCONTINUITY_TIME,
 };
 
 /* Columns of tcxClassLabelEntry, INDEX { tcxClassIndex, tcxClassLabelNumber }. */

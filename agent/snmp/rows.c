@@ -4,21 +4,39 @@
 #include <string.h>
 
 #include "agent/snmp/rows.h"
+#include "lib/hash.h"
 
-/* One action identity (struct tcx_row_id) seen so far, and its index. */
+#define MAX_COUNTERS                                                                               \
+	((int)TCX_ACT_CTR__MAX > (int)TCX_QSTAT__MAX ? (int)TCX_ACT_CTR__MAX : (int)TCX_QSTAT__MAX)
+
+/* A row identity of any table, zeroed past its member: compared and hashed
+ * whole. */
+union tcx_snmp_key {
+	struct tcx_row_id act;
+	struct tcx_qrow_id q;
+};
+
+/* One identity seen so far, and its index. */
 struct tcx_snmp_id {
-	struct tcx_row_id id;
+	union tcx_snmp_key id;
 	uint64_t hash;
 	uint64_t discontinuity;
-	uint64_t c[TCX_ACT_CTR__MAX]; /* its counters when last seen, to see replacements */
+	uint64_t c[MAX_COUNTERS]; /* its counters when last seen, to see replacements */
 	uint32_t index;
-	uint32_t act_index; /* the kernel's action index when known, likewise */
+	uint32_t act_index; /* an action's kernel index when known, likewise */
 	uint32_t generation;
 };
 
-void tcx_snmp_ids_init(struct tcx_snmp_ids *ids)
+static const struct tcx_counter_table *const table_counters[TCX_SNMP__TABLES] = {
+        [TCX_SNMP_ACTIONS] = &tcx_action_counters,
+        [TCX_SNMP_QDISCS] = &tcx_qdisc_counters,
+        [TCX_SNMP_CLASSES] = &tcx_class_counters,
+};
+
+void tcx_snmp_ids_init(struct tcx_snmp_ids *ids, enum tcx_snmp_table table)
 {
 	memset(ids, 0, sizeof(*ids));
+	ids->table = table;
 	ids->next_index = 1;
 }
 
@@ -31,15 +49,15 @@ void tcx_snmp_ids_free(struct tcx_snmp_ids *ids)
 
 /* The slot of id (hash h) in the index: its entry's, or the empty one it
  * would take. */
-static uint32_t *slot_for(const struct tcx_snmp_ids *ids, const struct tcx_row_id *id, uint64_t h)
+static uint32_t *slot_for(const struct tcx_snmp_ids *ids, const union tcx_snmp_key *id, uint64_t h)
 {
 	size_t mask = ids->n_slots - 1, i = h & mask;
 
 	for (;; i = (i + 1) & mask) {
 		uint32_t *slot = &ids->slots[i];
 
-		if (!*slot ||
-		    (ids->e[*slot - 1].hash == h && tcx_row_id_equal(&ids->e[*slot - 1].id, id)))
+		if (!*slot || (ids->e[*slot - 1].hash == h &&
+		               !memcmp(&ids->e[*slot - 1].id, id, sizeof(*id))))
 			return slot;
 	}
 }
@@ -74,30 +92,81 @@ static int cmp_index(const void *a, const void *b)
 	return (x->index > y->index) - (x->index < y->index);
 }
 
+static size_t n_objects(const struct tcx_snapshot *s, enum tcx_snmp_table t)
+{
+	return t == TCX_SNMP_ACTIONS  ? s->n_actions
+	       : t == TCX_SNMP_QDISCS ? s->n_qdiscs
+	                              : s->n_classes;
+}
+
+/* Row i of table t: 0 when it is not shown, else 1 with its identity,
+ * counters and (actions) kernel index. */
+static int object_of(const struct tcx_snapshot *s, enum tcx_snmp_table t, size_t i,
+                     union tcx_snmp_key *id, const uint64_t **c, uint32_t *act_index)
+{
+	memset(id, 0, sizeof(*id));
+	*act_index = 0;
+	if (t == TCX_SNMP_ACTIONS) {
+		if (!tcx_action_shown(&s->actions[i]))
+			return 0;
+		tcx_row_id_of(s, i, &id->act);
+		*c = s->actions[i].c;
+		*act_index = s->actions[i].index;
+		return 1;
+	}
+	tcx_qrow_id_of(s, t == TCX_SNMP_CLASSES, i, &id->q);
+	*c = (t == TCX_SNMP_CLASSES ? s->classes : s->qdiscs)[i].c;
+	return 1;
+}
+
+/* Is the row's object another than the one last seen under its identity? */
+static int replaced(enum tcx_snmp_table t, const struct tcx_snmp_id *e, const uint64_t *c,
+                    uint32_t act_index)
+{
+	if (t == TCX_SNMP_ACTIONS)
+		return tcx_action_replaced(e->c, e->act_index, c, act_index);
+	return tcx_counters_replaced(table_counters[t], e->c, c);
+}
+
+/* Could rows of the table be missing from s for a failure rather than
+ * gone? A failed target; for qdiscs and classes, a device whose classes
+ * could not be dumped. */
+static int partial(const struct tcx_snapshot *s, enum tcx_snmp_table t)
+{
+	if (tcx_snapshot_failed_targets(s))
+		return 1;
+	for (size_t i = 0; t != TCX_SNMP_ACTIONS && i < s->n_qdevs; i++)
+		if (!s->qdevs[i].ok)
+			return 1;
+	return 0;
+}
+
 int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uint64_t now,
                         const struct tcx_snmp_rows *prev, struct tcx_snmp_rows *out)
 {
+	enum tcx_snmp_table t = ids->table;
+	size_t n_obj = n_objects(snap, t);
 	int first = ids->generation == 0;
 
 	memset(out, 0, sizeof(*out));
-	out->rows = malloc((snap->n_actions ? snap->n_actions : 1) * sizeof(*out->rows));
+	out->table = t;
+	out->rows = malloc((n_obj ? n_obj : 1) * sizeof(*out->rows));
 	if (!out->rows)
 		return -ENOMEM;
 	ids->generation++;
-	for (size_t i = 0; i < snap->n_actions; i++) {
-		const struct tcx_action *a = &snap->actions[i];
+	for (size_t i = 0; i < n_obj; i++) {
 		struct tcx_snmp_id *e;
-		struct tcx_row_id id;
-		uint32_t *slot;
+		union tcx_snmp_key id;
+		const uint64_t *c;
+		uint32_t *slot, act_index;
 		uint64_t h;
 
-		if (!tcx_action_shown(a))
+		if (!object_of(snap, t, i, &id, &c, &act_index))
 			continue;
 		if ((ids->n + 1) * 2 > ids->n_slots &&
 		    reindex(ids, ids->n_slots ? ids->n_slots * 2 : 1024, 0) < 0)
 			goto oom;
-		tcx_row_id_of(snap, i, &id);
-		h = tcx_row_id_hash(&id);
+		h = tcx_hash_bytes(0, &id, sizeof(id));
 		slot = slot_for(ids, &id, h);
 		if (!*slot) {
 			if (ids->n == ids->cap) {
@@ -119,12 +188,12 @@ int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uin
 			e->discontinuity = first ? 0 : now;
 		} else if ((e = &ids->e[*slot - 1])->generation == ids->generation) {
 			continue; /* the same identity twice (targets that overlap): once */
-		} else if (tcx_action_replaced(e->c, e->act_index, a->c, a->index)) {
+		} else if (replaced(t, e, c, act_index)) {
 			/* Replaced under the same identity: new counters. */
 			e->discontinuity = now;
 		}
-		memcpy(e->c, a->c, sizeof(e->c));
-		e->act_index = a->index;
+		memcpy(e->c, c, table_counters[t]->n * sizeof(*c));
+		e->act_index = act_index;
 		e->generation = ids->generation;
 		out->rows[out->n++] =
 		        (struct tcx_snmp_row){e->index, (uint32_t)i, e->discontinuity};
@@ -132,8 +201,7 @@ int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uin
 	/* Identities gone from a complete snapshot are forgotten; after a failed
 	 * target they are kept, so that its rows keep their indices when it
 	 * comes back. */
-	if (!tcx_snapshot_failed_targets(snap) && ids->n > out->n &&
-	    reindex(ids, ids->n_slots, 1) < 0)
+	if (!partial(snap, t) && ids->n > out->n && reindex(ids, ids->n_slots, 1) < 0)
 		goto oom;
 	qsort(out->rows, out->n, sizeof(*out->rows), cmp_index);
 	out->snap = tcx_snapshot_ref(snap);
@@ -196,10 +264,13 @@ const char *tcx_snmp_label_value(const struct tcx_snmp_rows *r, const struct tcx
                                  uint32_t label)
 {
 	const struct tcx_snapshot *s = r->snap;
+	uint32_t set;
 
-	if (label < 1 || label > s->sets.n_labels)
+	if (label < 1 || label > s->sets.n_labels || r->table == TCX_SNMP_QDISCS)
 		return "";
-	return tcx_labelset_value(s, s->actions[row->action].labels, label - 1);
+	set = r->table == TCX_SNMP_ACTIONS ? s->actions[row->obj].labels
+	                                   : s->classes[row->obj].labels;
+	return tcx_labelset_value(s, set, label - 1);
 }
 
 int tcx_snmp_next(const struct tcx_snmp_rows *r, unsigned min_col, unsigned max_col, unsigned col,

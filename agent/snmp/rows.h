@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The SNMP view of a snapshot, kept apart from net-snmp so that it can be
- * tested without an agent: stable surrogate indices per action identity
- * (struct tcx_row_id, collectors/snapshot.h),
- * discontinuity times, and ordered lookups for GET and GETNEXT.
+ * tested without an agent: stable surrogate indices per row identity
+ * (struct tcx_row_id for actions, struct tcx_qrow_id for qdiscs and
+ * classes: collectors/snapshot.h), discontinuity times, and ordered lookups
+ * for GET and GETNEXT. One mechanism for the three tables.
  *
  * Times (a row's last reset, the table's last change, a build) are kept on
  * the subagent's own clock: CLOCK_MONOTONIC in hundredths of a second, the
@@ -18,9 +19,18 @@
 
 #include "collectors/snapshot.h"
 
-/* Identities seen so far (struct tcx_row_id) and the indices given to
- * them; lives as long as the agent. An index is never given twice. */
+/* The tables with surrogate indices, and the snapshot rows they show. */
+enum tcx_snmp_table {
+	TCX_SNMP_ACTIONS = 0, /* tcxActionTable: s->actions (those shown) */
+	TCX_SNMP_QDISCS,      /* tcxQdiscTable: s->qdiscs */
+	TCX_SNMP_CLASSES,     /* tcxClassTable: s->classes */
+	TCX_SNMP__TABLES,
+};
+
+/* The identities of one table seen so far and the indices given to them;
+ * lives as long as the agent. An index is never given twice. */
 struct tcx_snmp_ids {
+	enum tcx_snmp_table table;
 	struct tcx_snmp_id *e; /* the identities */
 	size_t n, cap;
 	uint32_t *slots; /* open addressing: e's position + 1, 0 for none */
@@ -31,12 +41,13 @@ struct tcx_snmp_ids {
 
 struct tcx_snmp_row {
 	uint32_t index;
-	uint32_t action;        /* index into the snapshot's actions */
+	uint32_t obj;           /* index into the snapshot's actions, qdiscs or classes */
 	uint64_t discontinuity; /* time of the last reset; 0: none since the agent started */
 };
 
-/* The rows of one snapshot, sorted by index. */
+/* The rows of one table of one snapshot, sorted by index. */
 struct tcx_snmp_rows {
+	enum tcx_snmp_table table;
 	struct tcx_snapshot *snap; /* a reference is held */
 	struct tcx_snmp_row *rows;
 	size_t n;
@@ -44,11 +55,12 @@ struct tcx_snmp_rows {
 	uint64_t built_at;    /* time these rows were built */
 };
 
-void tcx_snmp_ids_init(struct tcx_snmp_ids *ids);
+void tcx_snmp_ids_init(struct tcx_snmp_ids *ids, enum tcx_snmp_table table);
 void tcx_snmp_ids_free(struct tcx_snmp_ids *ids);
 
-/* Build the rows of snap. `now` is the current time; prev (may be NULL)
- * are the rows built last time, for last_change. Returns 0 or -ENOMEM. */
+/* Build the rows of ids' table of snap. `now` is the current time; prev
+ * (may be NULL) are the rows built last time, for last_change. Returns 0 or
+ * -ENOMEM. */
 int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uint64_t now,
                         const struct tcx_snmp_rows *prev, struct tcx_snmp_rows *out);
 void tcx_snmp_rows_free(struct tcx_snmp_rows *r);
@@ -62,7 +74,7 @@ uint32_t tcx_snmp_timestamp(uint64_t event, int64_t offset);
 const struct tcx_snmp_row *tcx_snmp_rows_find(const struct tcx_snmp_rows *r, uint32_t index);
 
 /* The value of label `label` (1..n_labels) of a row: read from its action's
- * label set. */
+ * or class's label set ("" for a qdisc). */
 const char *tcx_snmp_label_value(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row,
                                  uint32_t label);
 
@@ -72,7 +84,7 @@ const char *tcx_snmp_label_value(const struct tcx_snmp_rows *r, const struct tcx
 int tcx_snmp_next(const struct tcx_snmp_rows *r, unsigned min_col, unsigned max_col, unsigned col,
                   uint32_t index, unsigned *ncol, const struct tcx_snmp_row **nrow);
 
-/* The same for a table indexed (action index, label number 1..n_labels). */
+/* The same for a table indexed (row index, label number 1..n_labels). */
 int tcx_snmp_label_next(const struct tcx_snmp_rows *r, unsigned n_labels, unsigned min_col,
                         unsigned max_col, unsigned col, uint32_t index, uint32_t label,
                         unsigned *ncol, const struct tcx_snmp_row **nrow, uint32_t *nlabel);

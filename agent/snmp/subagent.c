@@ -4,9 +4,10 @@
  * One thread owns every net-snmp call (net-snmp is not thread-safe). It
  * sleeps in agent_check_and_process(); the collector wakes it through an
  * eventfd registered with register_readfd() when it publishes a snapshot,
- * and the thread then builds its rows (agent/snmp/rows.c) from it. Requests
- * are answered by one handler over the whole tcxObjects subtree, with binary
- * searches over the rows: a walk costs O(n log n).
+ * and the thread then builds the rows of its tables (agent/snmp/rows.c:
+ * actions, qdiscs, classes) from it. Requests are answered by one handler
+ * over the whole tcxObjects subtree, with binary searches over the rows: a
+ * walk costs O(n log n).
  *
  * Reconnection: the AgentX ping interval is set after init_agent() (which
  * resets it), sessions time out after a second with no retry, and a master
@@ -42,12 +43,13 @@ struct tcx_snmp {
 	atomic_int stop;
 	char *socket;
 	int ping_interval;
-	unsigned action_max_col;                    /* tcxActionEntry's highest column */
+	/* highest column of each table with counters (tcxActionEntry, ...) */
+	unsigned max_col[TCX_SNMP__TABLES];
 	struct tcx_snapshot *(*current)(void *arg); /* a reference to the latest snapshot */
 	void *current_arg;
 	/* owned by the thread */
-	struct tcx_snmp_ids ids;
-	struct tcx_snmp_rows rows;
+	struct tcx_snmp_ids ids[TCX_SNMP__TABLES];
+	struct tcx_snmp_rows rows[TCX_SNMP__TABLES]; /* of one snapshot */
 	int have_rows;
 	int64_t uptime_offset; /* the master's sysUpTime minus clock_now() */
 	/* the connection to the master, for the log */
@@ -59,11 +61,11 @@ struct tcx_snmp {
 
 static const oid objects_oid[] = {TCX_MIB_OBJECTS};
 static const oid scalars_oid[] = {TCX_MIB_SCALARS};
-static const oid action_oid[] = {TCX_MIB_ACTION_ENTRY};
-static const oid label_oid[] = {TCX_MIB_LABEL_ENTRY};
 static oid mib_oid[] = {TCX_MIB_ROOT}; /* net-snmp takes it non-const */
 
 #define N_OID(a) (sizeof(a) / sizeof((a)[0]))
+
+#define LAST_SCALAR TCX_SCALAR_CLASS_TABLE_LAST_CHANGE
 
 /* ---- time ------------------------------------------------------------------------------- */
 
@@ -247,11 +249,20 @@ static unsigned max_col(unsigned col, const struct tcx_counter_table *t)
 	return col;
 }
 
+/* The ifIndex of a device: only an interface of the agent's own namespace
+ * joins IF-MIB. */
+static void set_ifindex(netsnmp_variable_list *v, const char *netns, uint32_t ifindex)
+{
+	long ifi = netns[0] ? 0 : (long)ifindex;
+
+	snmp_set_var_typed_value(v, ASN_INTEGER, &ifi, sizeof(ifi));
+}
+
 static void action_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, unsigned col,
                          netsnmp_variable_list *v)
 {
-	const struct tcx_snapshot *s = sn->rows.snap;
-	const struct tcx_action *a = &s->actions[row->action];
+	const struct tcx_snapshot *s = sn->rows[TCX_SNMP_ACTIONS].snap;
+	const struct tcx_action *a = &s->actions[row->obj];
 	const struct tcx_filter *f = &s->filters[a->filter];
 	const struct tcx_target *t = &s->targets[f->target];
 	char buf[64];
@@ -263,13 +274,9 @@ static void action_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, un
 	case TCX_COL_ACTION_DEVICE:
 		set_str(v, t->block ? "" : t->dev);
 		break;
-	case TCX_COL_ACTION_IF_INDEX: {
-		/* Only an interface of the agent's own namespace joins IF-MIB. */
-		long ifi = (!t->block && !t->netns[0]) ? (long)t->ifindex : 0;
-
-		snmp_set_var_typed_value(v, ASN_INTEGER, &ifi, sizeof(ifi));
+	case TCX_COL_ACTION_IF_INDEX:
+		set_ifindex(v, t->netns, t->block ? 0 : t->ifindex);
 		break;
-	}
 	case TCX_COL_ACTION_BLOCK:
 		set_u32(v, ASN_UNSIGNED, t->block);
 		break;
@@ -310,33 +317,83 @@ static void action_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, un
 	}
 }
 
-static void label_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, unsigned col,
+/* A qdisc's (t TCX_SNMP_QDISCS) or a class's column; the two tables have
+ * the same columns. */
+static void qrow_value(struct tcx_snmp *sn, enum tcx_snmp_table t, const struct tcx_snmp_row *row,
+                       unsigned col, netsnmp_variable_list *v)
+{
+	const struct tcx_snapshot *s = sn->rows[t].snap;
+	const struct tcx_qrow *q =
+	        t == TCX_SNMP_CLASSES ? &s->classes[row->obj] : &s->qdiscs[row->obj];
+	const struct tcx_qdev *d = &s->qdevs[q->qdev];
+	char buf[32];
+
+	_Static_assert((int)TCX_COL_CLASS_DISCONTINUITY_TIME ==
+	                               (int)TCX_COL_QDISC_DISCONTINUITY_TIME &&
+	                       (int)TCX_COL_CLASS_PARENT == (int)TCX_COL_QDISC_PARENT,
+	               "tcxClassEntry's columns are tcxQdiscEntry's");
+	switch (col) {
+	case TCX_COL_QDISC_NETNS:
+		set_str(v, d->netns);
+		break;
+	case TCX_COL_QDISC_DEVICE:
+		set_str(v, d->dev);
+		break;
+	case TCX_COL_QDISC_IF_INDEX:
+		set_ifindex(v, d->netns, d->ifindex);
+		break;
+	case TCX_COL_QDISC_KIND:
+		set_str(v, tcx_kind_name(s, q->kind));
+		break;
+	case TCX_COL_QDISC_HANDLE:
+		tcx_format_qhandle(q->handle, buf, sizeof(buf));
+		set_str(v, buf);
+		break;
+	case TCX_COL_QDISC_PARENT:
+		tcx_format_qparent(q->parent, tcx_kind_name(s, q->kind), buf, sizeof(buf));
+		set_str(v, buf);
+		break;
+	case TCX_COL_QDISC_DISCONTINUITY_TIME:
+		set_timestamp(sn, v, row->discontinuity);
+		break;
+	default:
+		counter_value(t == TCX_SNMP_CLASSES ? &tcx_class_counters : &tcx_qdisc_counters,
+		              q->c, col, v);
+		break;
+	}
+}
+
+/* A column of a label table (tcxLabelEntry, tcxClassLabelEntry) of the rows
+ * r: the label's name, or its value. */
+static void label_value(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row, unsigned col,
                         uint32_t label, netsnmp_variable_list *v)
 {
-	const struct tcx_snapshot *s = sn->rows.snap;
-
+	_Static_assert((int)TCX_COL_LABEL_NAME == (int)TCX_COL_CLASS_LABEL_NAME &&
+	                       (int)TCX_COL_LABEL_VALUE == (int)TCX_COL_CLASS_LABEL_VALUE,
+	               "the label tables have the same columns");
 	if (col == TCX_COL_LABEL_NAME) {
-		set_str(v, s->cfg->labels[label - 1]);
+		set_str(v, r->snap->cfg->labels[label - 1]);
 		return;
 	}
-	set_str(v, tcx_snmp_label_value(&sn->rows, row, label));
+	set_str(v, tcx_snmp_label_value(r, row, label));
 }
 
 static void scalar_value(struct tcx_snmp *sn, unsigned which, netsnmp_variable_list *v)
 {
-	const struct tcx_snapshot *s = sn->rows.snap;
+	const struct tcx_snmp_rows *r = sn->rows;
+	const struct tcx_snapshot *s = r[TCX_SNMP_ACTIONS].snap;
 	size_t failed = tcx_snapshot_failed_targets(s);
 	long status;
 
 	switch (which) {
 	case TCX_SCALAR_ACTION_ROWS:
-		set_u32(v, ASN_GAUGE, (uint32_t)sn->rows.n);
+		set_u32(v, ASN_GAUGE, (uint32_t)r[TCX_SNMP_ACTIONS].n);
 		break;
 	case TCX_SCALAR_ACTION_TABLE_LAST_CHANGE:
-		set_timestamp(sn, v, sn->rows.last_change);
+		set_timestamp(sn, v, r[TCX_SNMP_ACTIONS].last_change);
 		break;
 	case TCX_SCALAR_LAST_COLLECTION_TIME:
-		set_timestamp(sn, v, sn->rows.built_at);
+		set_timestamp(sn, v, r[TCX_SNMP_ACTIONS].built_at);
 		break;
 	case TCX_SCALAR_LAST_COLLECTION_STATUS:
 		status = !failed                 ? TCX_LAST_COLLECTION_STATUS_OK
@@ -347,12 +404,69 @@ static void scalar_value(struct tcx_snmp *sn, unsigned which, netsnmp_variable_l
 	case TCX_SCALAR_TARGETS_FAILED:
 		set_u32(v, ASN_GAUGE, (uint32_t)failed);
 		break;
+	case TCX_SCALAR_QDISC_ROWS:
+		set_u32(v, ASN_GAUGE, (uint32_t)r[TCX_SNMP_QDISCS].n);
+		break;
+	case TCX_SCALAR_QDISC_TABLE_LAST_CHANGE:
+		set_timestamp(sn, v, r[TCX_SNMP_QDISCS].last_change);
+		break;
+	case TCX_SCALAR_CLASS_ROWS:
+		set_u32(v, ASN_GAUGE, (uint32_t)r[TCX_SNMP_CLASSES].n);
+		break;
+	case TCX_SCALAR_CLASS_TABLE_LAST_CHANGE:
+		set_timestamp(sn, v, r[TCX_SNMP_CLASSES].last_change);
+		break;
 	default:
 		break;
 	}
 }
 
 /* ---- GET / GETNEXT over the tcxObjects subtree -------------------------------------------- */
+
+/* The tables of tcxObjects, in OID order: an entry, its rows, its columns,
+ * and for a label table, INDEX (row index, label number). */
+struct table {
+	oid entry[MAX_OID_LEN];
+	size_t entry_len;
+	enum tcx_snmp_table rows;
+	unsigned min_col, max_col; /* max_col 0: sn->max_col[rows] */
+	int labels;
+};
+
+#define ENTRY(...) {__VA_ARGS__}, N_OID(((const oid[]){__VA_ARGS__}))
+static const struct table tables[] = {
+        {ENTRY(TCX_MIB_ACTION_ENTRY), TCX_SNMP_ACTIONS, TCX_ACTION_MIN_COL, 0, 0},
+        {ENTRY(TCX_MIB_LABEL_ENTRY), TCX_SNMP_ACTIONS, TCX_LABEL_MIN_COL, TCX_LABEL_MAX_COL, 1},
+        {ENTRY(TCX_MIB_QDISC_ENTRY), TCX_SNMP_QDISCS, TCX_QDISC_MIN_COL, 0, 0},
+        {ENTRY(TCX_MIB_CLASS_ENTRY), TCX_SNMP_CLASSES, TCX_CLASS_MIN_COL, 0, 0},
+        {ENTRY(TCX_MIB_CLASS_LABEL_ENTRY), TCX_SNMP_CLASSES, TCX_CLASS_LABEL_MIN_COL,
+         TCX_CLASS_LABEL_MAX_COL, 1},
+};
+#undef ENTRY
+
+static unsigned table_max_col(const struct tcx_snmp *sn, const struct table *t)
+{
+	return t->max_col ? t->max_col : sn->max_col[t->rows];
+}
+
+static size_t n_labels(const struct tcx_snmp *sn)
+{
+	const struct tcx_snapshot *s = sn->rows[TCX_SNMP_ACTIONS].snap;
+
+	return s->cfg ? s->cfg->n_labels : 0;
+}
+
+/* The value of a table's column of a row (and label). */
+static void table_value(struct tcx_snmp *sn, const struct table *t, const struct tcx_snmp_row *row,
+                        unsigned col, uint32_t label, netsnmp_variable_list *v)
+{
+	if (t->labels)
+		label_value(&sn->rows[t->rows], row, col, label, v);
+	else if (t->rows == TCX_SNMP_ACTIONS)
+		action_value(sn, row, col, v);
+	else
+		qrow_value(sn, t->rows, row, col, v);
+}
 
 /* Does oid o (len n) start with prefix p (len pn)? */
 static int has_prefix(const oid *o, size_t n, const oid *p, size_t pn)
@@ -371,32 +485,24 @@ static int do_get(struct tcx_snmp *sn, netsnmp_variable_list *v)
 	if (has_prefix(o, n, scalars_oid, N_OID(scalars_oid))) {
 		size_t k = N_OID(scalars_oid);
 
-		if (n != k + 2 || o[k + 1] != 0 || o[k] < 1 || o[k] > TCX_SCALAR_TARGETS_FAILED)
+		if (n != k + 2 || o[k + 1] != 0 || o[k] < 1 || o[k] > LAST_SCALAR)
 			return -1;
 		scalar_value(sn, (unsigned)o[k], v);
 		return 0;
 	}
-	if (has_prefix(o, n, action_oid, N_OID(action_oid))) {
-		size_t k = N_OID(action_oid);
+	for (size_t i = 0; i < N_OID(tables); i++) {
+		const struct table *t = &tables[i];
+		size_t k = t->entry_len, nidx = t->labels ? 2 : 1;
 		const struct tcx_snmp_row *row;
 
-		if (n != k + 2 || o[k] < TCX_ACTION_MIN_COL || o[k] > sn->action_max_col ||
+		if (!has_prefix(o, n, t->entry, k))
+			continue;
+		if (n != k + 1 + nidx || o[k] < t->min_col || o[k] > table_max_col(sn, t) ||
 		    o[k + 1] > UINT32_MAX ||
-		    !(row = tcx_snmp_rows_find(&sn->rows, (uint32_t)o[k + 1])))
+		    (t->labels && (o[k + 2] < 1 || o[k + 2] > n_labels(sn))) ||
+		    !(row = tcx_snmp_rows_find(&sn->rows[t->rows], (uint32_t)o[k + 1])))
 			return -1;
-		action_value(sn, row, (unsigned)o[k], v);
-		return 0;
-	}
-	if (has_prefix(o, n, label_oid, N_OID(label_oid))) {
-		size_t k = N_OID(label_oid);
-		size_t nl = sn->rows.snap->cfg ? sn->rows.snap->cfg->n_labels : 0;
-		const struct tcx_snmp_row *row;
-
-		if (n != k + 3 || o[k] < TCX_LABEL_MIN_COL || o[k] > TCX_LABEL_MAX_COL ||
-		    o[k + 1] > UINT32_MAX || o[k + 2] < 1 || o[k + 2] > nl ||
-		    !(row = tcx_snmp_rows_find(&sn->rows, (uint32_t)o[k + 1])))
-			return -1;
-		label_value(sn, row, (unsigned)o[k], (uint32_t)o[k + 2], v);
+		table_value(sn, t, row, (unsigned)o[k], t->labels ? (uint32_t)o[k + 2] : 0, v);
 		return 0;
 	}
 	return -1;
@@ -450,14 +556,11 @@ static int do_getnext(struct tcx_snmp *sn, netsnmp_variable_list *v)
 {
 	const oid *o = v->name;
 	size_t n = v->name_length;
-	uint32_t col, idx[2];
-	unsigned ncol;
-	const struct tcx_snmp_row *row;
 
 	if (!sn->have_rows)
 		return -1;
 	/* scalars */
-	for (unsigned s = 1; s <= TCX_SCALAR_TARGETS_FAILED; s++) {
+	for (unsigned s = 1; s <= LAST_SCALAR; s++) {
 		oid inst[2] = {s, 0};
 		oid full[MAX_OID_LEN];
 
@@ -469,31 +572,27 @@ static int do_getnext(struct tcx_snmp *sn, netsnmp_variable_list *v)
 			return 0;
 		}
 	}
-	/* the action table */
-	if (table_cursor(o, n, action_oid, N_OID(action_oid), sn->action_max_col, 1, &col, idx) ==
-	            0 &&
-	    tcx_snmp_next(&sn->rows, TCX_ACTION_MIN_COL, sn->action_max_col, col, idx[0], &ncol,
-	                  &row)) {
-		oid tail[2] = {ncol, row->index};
+	for (size_t i = 0; i < N_OID(tables); i++) {
+		const struct table *t = &tables[i];
+		const struct tcx_snmp_rows *r = &sn->rows[t->rows];
+		unsigned max = table_max_col(sn, t), ncol;
+		const struct tcx_snmp_row *row;
+		uint32_t col, idx[2], nlabel = 0;
+		int found;
 
-		set_name(v, action_oid, N_OID(action_oid), tail, 2);
-		action_value(sn, row, ncol, v);
-		return 0;
-	}
-	/* the label table */
-	{
-		size_t nl = sn->rows.snap->cfg ? sn->rows.snap->cfg->n_labels : 0;
-		uint32_t nlabel;
-
-		if (table_cursor(o, n, label_oid, N_OID(label_oid), TCX_LABEL_MAX_COL, 2, &col,
-		                 idx) == 0 &&
-		    tcx_snmp_label_next(&sn->rows, (unsigned)nl, TCX_LABEL_MIN_COL,
-		                        TCX_LABEL_MAX_COL, col, idx[0], idx[1], &ncol, &row,
-		                        &nlabel)) {
+		if (table_cursor(o, n, t->entry, t->entry_len, max, t->labels ? 2 : 1, &col, idx) <
+		    0)
+			continue;
+		if (t->labels)
+			found = tcx_snmp_label_next(r, (unsigned)n_labels(sn), t->min_col, max, col,
+			                            idx[0], idx[1], &ncol, &row, &nlabel);
+		else
+			found = tcx_snmp_next(r, t->min_col, max, col, idx[0], &ncol, &row);
+		if (found) {
 			oid tail[3] = {ncol, row->index, nlabel};
 
-			set_name(v, label_oid, N_OID(label_oid), tail, 3);
-			label_value(sn, row, ncol, nlabel, v);
+			set_name(v, t->entry, t->entry_len, tail, t->labels ? 3 : 2);
+			table_value(sn, t, row, ncol, nlabel, v);
 			return 0;
 		}
 	}
@@ -527,23 +626,33 @@ static int handler(netsnmp_mib_handler *h, netsnmp_handler_registration *reg,
 
 /* ---- the thread ------------------------------------------------------------------------- */
 
+static void free_rows(struct tcx_snmp_rows *rows, size_t n)
+{
+	for (size_t t = 0; t < n; t++)
+		tcx_snmp_rows_free(&rows[t]);
+}
+
 static void refresh(struct tcx_snmp *sn)
 {
 	struct tcx_snapshot *s = sn->current(sn->current_arg);
-	struct tcx_snmp_rows nr;
+	struct tcx_snmp_rows nr[TCX_SNMP__TABLES];
+	uint64_t now = clock_now();
 
 	if (!s)
 		return;
-	if (tcx_snmp_rows_build(&sn->ids, s, clock_now(), sn->have_rows ? &sn->rows : NULL, &nr) <
-	    0) {
-		log_err("snmp: out of memory; serving the previous rows");
-		tcx_snapshot_unref(s);
-		return;
+	for (size_t t = 0; t < TCX_SNMP__TABLES; t++) {
+		if (tcx_snmp_rows_build(&sn->ids[t], s, now, sn->have_rows ? &sn->rows[t] : NULL,
+		                        &nr[t]) < 0) {
+			log_err("snmp: out of memory; serving the previous rows");
+			free_rows(nr, t);
+			tcx_snapshot_unref(s);
+			return;
+		}
 	}
 	tcx_snapshot_unref(s);
 	if (sn->have_rows)
-		tcx_snmp_rows_free(&sn->rows);
-	sn->rows = nr;
+		free_rows(sn->rows, TCX_SNMP__TABLES);
+	memcpy(sn->rows, nr, sizeof(nr));
 	sn->have_rows = 1;
 }
 
@@ -600,7 +709,8 @@ static void *snmp_main(void *arg)
 	log_info("snmp: AgentX subagent of the master at %s, pinging every %d s", master_name(sn),
 	         sn->ping_interval);
 	init_snmp("tcexporter");
-	register_sysORTable(mib_oid, N_OID(mib_oid), "TCEXPORTER-MIB: Linux TC action counters");
+	register_sysORTable(mib_oid, N_OID(mib_oid),
+	                    "TCEXPORTER-MIB: Linux TC action, qdisc and class counters");
 	register_readfd(sn->efd, on_event, sn);
 	refresh(sn);
 	while (!atomic_load(&sn->stop))
@@ -615,8 +725,9 @@ out:
 	snmp_shutdown("tcexporter");
 	shutdown_agent();
 	if (sn->have_rows)
-		tcx_snmp_rows_free(&sn->rows);
-	tcx_snmp_ids_free(&sn->ids);
+		free_rows(sn->rows, TCX_SNMP__TABLES);
+	for (size_t t = 0; t < TCX_SNMP__TABLES; t++)
+		tcx_snmp_ids_free(&sn->ids[t]);
 	return NULL;
 }
 
@@ -631,10 +742,16 @@ struct tcx_snmp *tcx_snmp_start(const struct tcx_snmp_cfg *cfg,
 	sn->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	sn->socket = cfg->agentx_socket ? strdup(cfg->agentx_socket) : NULL;
 	sn->ping_interval = cfg->ping_interval_s;
-	sn->action_max_col = max_col(TCX_COL_ACTION_DISCONTINUITY_TIME, &tcx_action_counters);
+	sn->max_col[TCX_SNMP_ACTIONS] =
+	        max_col(TCX_COL_ACTION_DISCONTINUITY_TIME, &tcx_action_counters);
+	sn->max_col[TCX_SNMP_QDISCS] =
+	        max_col(TCX_COL_QDISC_DISCONTINUITY_TIME, &tcx_qdisc_counters);
+	sn->max_col[TCX_SNMP_CLASSES] =
+	        max_col(TCX_COL_CLASS_DISCONTINUITY_TIME, &tcx_class_counters);
 	sn->current = current;
 	sn->current_arg = arg;
-	tcx_snmp_ids_init(&sn->ids);
+	for (size_t t = 0; t < TCX_SNMP__TABLES; t++)
+		tcx_snmp_ids_init(&sn->ids[t], (enum tcx_snmp_table)t);
 	if (sn->efd < 0 || (cfg->agentx_socket && !sn->socket) ||
 	    pthread_create(&sn->thread, NULL, snmp_main, sn) != 0) {
 		log_err("snmp: cannot start the subagent thread");

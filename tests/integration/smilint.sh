@@ -182,19 +182,31 @@ for body in re.findall(r"\benum\b[^{;]*\{(.*?)\}", h, re.S):
 # ---- collectors/counters.h: the counter columns -------------------------------
 # Each TCX_<OBJECT>_COUNTERS(C) list: C(ID, .key = "k", ..., .snmp_col = N,
 # .snmp = TCX_SNMP_TYPE, ...) is column tcx<Object><Key> of tcx<Object>Entry.
+# A list of several objects, TCX_<LIST>_COUNTERS(C, obj, sw_), is so for each
+# object it is made for, TCX_<LIST>_COUNTERS(DEF, "object", ...).
 SNMP_SYNTAX = {"TCX_SNMP_COUNTER64": "Counter64", "TCX_SNMP_COUNTER32": "Counter32",
                "TCX_SNMP_GAUGE32": "Gauge32"}
 ctr = open(ctr_path, encoding="utf-8").read()
 ctr = re.sub(r"/\*.*?\*/", " ", ctr, flags=re.S)
 ctr = re.sub(r"\\\n", " ", ctr)
 counter_cols = {}  # MIB column -> (snmp_col, syntax, where)
-for obj, body in re.findall(r"^#define\s+TCX_(\w+)_COUNTERS\(C\)(.*)$", ctr, re.M):
+lists = []  # (list name, object, body)
+for name, params, body in re.findall(r"^#define\s+TCX_(\w+)_COUNTERS\(C((?:,\s*\w+)*)\)(.*)$",
+                                     ctr, re.M):
+    if not params:
+        lists.append((name, name, body))
+        continue
+    objs = re.findall(r"\bTCX_%s_COUNTERS\(\s*\w+\s*,\s*\"(\w+)\"" % name, ctr)
+    if not objs:
+        errors.append("counters.h: TCX_%s_COUNTERS is made for no object" % name)
+    lists += [(name, o.upper(), body) for o in objs]
+for lst, obj, body in lists:
     entry = "tcx" + obj.title().replace("_", "") + "Entry"
     for cid, fields in re.findall(r"\bC\(\s*(\w+)\s*,(.*?)\)\s*(?=\bC\(|$)", body):
         key = re.search(r'\.key\s*=\s*"(\w+)"', fields)
         col = re.search(r"\.snmp_col\s*=\s*(\d+)", fields)
         typ = re.search(r"\.snmp\s*=\s*(\w+)", fields)
-        where = "counters.h: TCX_%s_COUNTERS %s" % (obj, cid)
+        where = "counters.h: TCX_%s_COUNTERS %s (%s)" % (lst, cid, entry)
         if not key:
             errors.append("%s has no .key" % where)
             continue

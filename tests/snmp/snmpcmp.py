@@ -51,6 +51,14 @@ Subcommands (exit 0 when every check passes, 1 with the reasons otherwise):
       the configured labels in order, with the values of the class map
       ({"DEV CLASSID": {label: value}}, "" when not there); /metrics has the
       same classes, counters and labels.
+
+  check-qdiscs --walk W --tc DIR --metrics M [--labels a,b]
+      tcxQdiscTable holds exactly the qdiscs of the tc capture DIR (every
+      device of the namespace, from `tc -s -j qdisc show`), with equal
+      identity (kind, handle, parent as tc prints them), counters and
+      backlog, ifIndex, SMI types, a discontinuity time of 0; tcxQdiscRows
+      is the number of rows; /metrics has the same qdiscs and counters
+      (--labels: the user labels of its class series).
 """
 
 import argparse
@@ -511,68 +519,98 @@ def cmd_tc_counters(a):
     return errors
 
 
-def cmd_check_classes(a):
-    """See check-classes in the header."""
+def compare_qdisc_module():
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                     "integration"))
     import compare_qdisc
-    errors = []
+    return compare_qdisc
+
+
+def check_qtable(a, table, what, errors):
+    """The rows of tcxQdiscTable (table 4) or tcxClassTable (5) against the
+    tc capture a.tc and the exposition a.metrics: identity -> row, with the
+    checks both tables share (columns and their types, one row per identity,
+    the same set of rows as tc, counters equal to tc's and /metrics', the
+    ifIndex, a discontinuity time of 0, the rows scalar)."""
+    cq = compare_qdisc_module()
     w = parse_walk(a.walk)
-    names = [n for n in a.labels.split(",") if n]
-    cmap = {}
-    if a.class_map:
-        with open(a.class_map) as f:
-            cmap = json.load(f)
-    tc = {compare_qdisc.key_of(r): r for r in compare_qdisc.read_capture(a.tc, "")[1]}
+    qdiscs, classes = cq.read_capture(a.tc, "")[:2]
+    tc = {cq.key_of(r): r for r in (classes if table == 5 else qdiscs)}
     col_name = {v: k for k, v in CLASS_COL.items()}
     rows = {}
-    for (idx,), cols in sorted(w["tables"].get(5, {}).items()):
+    for (idx,), cols in sorted(w["tables"].get(table, {}).items()):
         r = {"index": idx}
         for c, typ in CLASS_COL_TYPE.items():
             if c not in cols:
-                errors.append("class row %d lacks column %d (%s)" % (idx, c, col_name[c]))
+                errors.append("%s row %d lacks column %d (%s)" % (what, idx, c, col_name[c]))
                 continue
             if cols[c][0] != typ:
-                errors.append("class row %d column %d (%s) has type %s, expected %s" % (
-                    idx, c, col_name[c], cols[c][0], typ))
+                errors.append("%s row %d column %d (%s) has type %s, expected %s" % (
+                    what, idx, c, col_name[c], cols[c][0], typ))
             v = cols[c][1]
             r[col_name[c]] = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
-        k = compare_qdisc.key_of(r)
+        k = cq.key_of(r)
         if k in rows:
-            errors.append("class rows %d and %d have the same identity %r" % (
-                rows[k]["index"], idx, k))
+            errors.append("%s rows %d and %d have the same identity %r" % (
+                what, rows[k]["index"], idx, k))
         rows[k] = r
     for k in sorted(set(tc) - set(rows)):
-        errors.append("tc lists the class %r, tcxClassTable has not" % (k,))
+        errors.append("tc lists the %s %r, its SNMP table has not" % (what, k))
     for k in sorted(set(rows) - set(tc)):
-        errors.append("tcxClassTable row %d %r: tc lists no such class" % (rows[k]["index"], k))
+        errors.append("%s row %d %r: tc lists no such %s" % (what, rows[k]["index"], k, what))
     sc = {n: v for n, (t, v) in w["scalars"].items()}
-    if sc.get(8) != len(rows):
-        errors.append("tcxClassRows = %s, the table has %d rows" % (sc.get(8), len(rows)))
+    n_scalar = 8 if table == 5 else 6
+    if sc.get(n_scalar) != len(rows):
+        errors.append("the rows scalar (tcxScalars %d) = %s, the %s table has %d rows" % (
+            n_scalar, sc.get(n_scalar), what, len(rows)))
     try:
-        prom = compare_qdisc.read_prom(a.metrics, argparse.Namespace(labels=a.labels),
-                                       errors)["class"]
-    except compare_qdisc.Mismatch as e:
+        prom = cq.read_prom(a.metrics, argparse.Namespace(labels=a.labels), errors)[what]
+    except cq.Mismatch as e:
         raise Fail(str(e))
     for k in sorted(set(rows) & set(tc)):
         r, t, p = rows[k], tc[k], prom.get(k)
-        for c in compare_qdisc.GENERIC:
-            if not compare_qdisc.equal(t[c], r.get(c), c, False, 0):
-                errors.append("class row %d %r: %s = %s over SNMP, tc says %r" % (
-                    r["index"], k, c, r.get(c), t[c]))
+        for c in cq.GENERIC:
+            if not cq.equal(t[c], r.get(c), c, False, 0):
+                errors.append("%s row %d %r: %s = %s over SNMP, tc says %r" % (
+                    what, r["index"], k, c, r.get(c), t[c]))
             if p is None or p["generic"].get(c) != r.get(c):
-                errors.append("class row %d %r: %s = %s over SNMP, /metrics says %s" % (
-                    r["index"], k, c, r.get(c), p and p["generic"].get(c)))
+                errors.append("%s row %d %r: %s = %s over SNMP, /metrics says %s" % (
+                    what, r["index"], k, c, r.get(c), p and p["generic"].get(c)))
         try:  # (not /sys/class/net: sysfs may belong to another netns)
             ifindex = socket.if_nametoindex(r["device"])
         except OSError:
             ifindex = None
         if r.get("ifindex") != ifindex:
-            errors.append("class row %d: ifIndex %s, %s has %s" % (r["index"], r.get("ifindex"),
-                                                                   r["device"], ifindex))
+            errors.append("%s row %d: ifIndex %s, %s has %s" % (
+                what, r["index"], r.get("ifindex"), r["device"], ifindex))
         if r.get("discontinuity") != 0:
-            errors.append("class row %d: discontinuity time %s, expected 0 (no class was "
-                          "replaced)" % (r["index"], r.get("discontinuity")))
+            errors.append("%s row %d: discontinuity time %s, expected 0 (nothing was "
+                          "replaced)" % (what, r["index"], r.get("discontinuity")))
+    if not rows and not errors:
+        errors.append("no %s row at all: nothing was compared" % what)
+    return w, rows, prom
+
+
+def cmd_check_qdiscs(a):
+    """See check-qdiscs in the header."""
+    errors = []
+    _w, rows, _prom = check_qtable(a, 4, "qdisc", errors)
+    kinds = sorted({r["kind"] for r in rows.values()})
+    print("%d qdisc rows compared with tc and /metrics (%s)" % (len(rows), ", ".join(kinds)))
+    return errors
+
+
+def cmd_check_classes(a):
+    """See check-classes in the header."""
+    errors = []
+    names = [n for n in a.labels.split(",") if n]
+    cmap = {}
+    if a.class_map:
+        with open(a.class_map) as f:
+            cmap = json.load(f)
+    w, rows, prom = check_qtable(a, 5, "class", errors)
+    for k, r in sorted(rows.items()):
+        p = prom.get(k)
         mapped = cmap.get("%s %s" % (r["device"], r["handle"]), {})
         want = [(i + 1, n, mapped.get(n, "")) for i, n in enumerate(names)]
         got = []
@@ -595,8 +633,6 @@ def cmd_check_classes(a):
     if orphans:
         errors.append("tcxClassLabelTable has rows of class rows that do not exist: %s" % sorted(
             orphans))
-    if not rows and not errors:
-        errors.append("no class row at all: nothing was compared")
     print("%d class rows compared with tc and /metrics" % len(rows))
     return errors
 
@@ -633,6 +669,11 @@ def main():
     c.add_argument("--metrics", required=True)
     c.add_argument("--labels", default="")
     c.add_argument("--class-map")
+    c = sub.add_parser("check-qdiscs")
+    c.add_argument("--walk", required=True)
+    c.add_argument("--tc", required=True)
+    c.add_argument("--metrics", required=True)
+    c.add_argument("--labels", default="")
     c = sub.add_parser("check-timestamps")
     c.add_argument("--walk", required=True)
     c.add_argument("--uptime", type=int, required=True)
@@ -645,7 +686,8 @@ def main():
                   "check-replace": cmd_check_replace,
                   "tc-counters": cmd_tc_counters,
                   "check-timestamps": cmd_check_timestamps,
-                  "check-classes": cmd_check_classes}[a.cmd](a)
+                  "check-classes": cmd_check_classes,
+                  "check-qdiscs": cmd_check_qdiscs}[a.cmd](a)
     except Fail as e:
         errors = [str(e)]
     for e in errors:

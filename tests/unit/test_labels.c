@@ -431,7 +431,7 @@ static void test_sets_interned(void **state)
 	assert_non_null(l);
 	render_all(s, l);
 	render_all(s, NULL);
-	tcx_snmp_ids_init(&ids);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
 	assert_int_equal(tcx_snmp_rows_build(&ids, s, 100, NULL, &rows), 0);
 	for (size_t i = 0; i < rows.n; i++)
 		for (uint32_t k = 1; k <= 2; k++)

@@ -7,7 +7,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <linux/pkt_sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/snmp/rows.h"
@@ -66,7 +68,7 @@ static struct tcx_snmp_rows build(struct tcx_snmp_ids *ids, const struct spec *s
 static uint32_t index_of(const struct tcx_snmp_rows *r, uint16_t pref)
 {
 	for (size_t i = 0; i < r->n; i++)
-		if (r->snap->filters[r->snap->actions[r->rows[i].action].filter].pref == pref)
+		if (r->snap->filters[r->snap->actions[r->rows[i].obj].filter].pref == pref)
 			return r->rows[i].index;
 	return 0;
 }
@@ -82,7 +84,7 @@ static void test_indices_are_stable_and_never_reused(void **state)
 	        {"", 10, 1, 120, 0}, {"", 20, 1, 5, 0}, {"", 30, 1, 320, 0}, {"", 40, 1, 60, 0}};
 	struct tcx_snmp_rows r1, r2, r3, r4;
 
-	tcx_snmp_ids_init(&ids);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
 	r1 = build(&ids, a, 3, 100, NULL, 0);
 	assert_int_equal(r1.n, 3);
 	assert_int_equal(index_of(&r1, 10), 1);
@@ -130,7 +132,7 @@ static void test_discontinuity_on_reset_and_replace(void **state)
 	const struct spec b[] = {{"", 10, 1, 10, 7}, {"", 20, 1, 5000, 9}, {"", 30, 1, 2000, 0}};
 	struct tcx_snmp_rows r1, r2, r3;
 
-	tcx_snmp_ids_init(&ids);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
 	r1 = build(&ids, a, 3, 50, NULL, 0);
 	r2 = build(&ids, b, 3, 60, &r1, 0);
 	assert_int_equal(tcx_snmp_rows_find(&r2, 1)->discontinuity, 60);
@@ -176,7 +178,7 @@ static void test_action_index_known_or_not(void **state)
 	const struct spec terse2[] = {{"", 10, 1, 1200, 0}, {"", 20, 1, 1200, 0}};
 	struct tcx_snmp_rows r1, r2, r3;
 
-	tcx_snmp_ids_init(&ids);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
 	r1 = build(&ids, terse, 2, 50, NULL, 0);
 	r2 = build(&ids, full, 2, 60, &r1, 0);
 	r3 = build(&ids, terse2, 2, 70, &r2, 0);
@@ -198,7 +200,7 @@ static void test_failed_target_keeps_indices(void **state)
 	const struct spec a[] = {{"", 10, 1, 1, 0}, {"", 20, 1, 2, 0}};
 	struct tcx_snmp_rows r1, r2, r3;
 
-	tcx_snmp_ids_init(&ids);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
 	r1 = build(&ids, a, 2, 1, NULL, 0);
 	/* a pass in which some target failed and pref 20 is missing */
 	r2 = build(&ids, a, 1, 2, &r1, 1);
@@ -221,7 +223,7 @@ static void test_getnext_order(void **state)
 	unsigned col = 0, ncol, steps = 0;
 	uint32_t idx = 0, seen[16];
 
-	tcx_snmp_ids_init(&ids);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
 	r1 = build(&ids, a, 3, 1, NULL, 0);
 	r2 = build(&ids, b, 2, 2, &r1, 0); /* indices 2 and 3 remain */
 	/* a whole walk of columns 2..4: (2,2) (2,3) (3,2) (3,3) (4,2) (4,3) */
@@ -276,7 +278,7 @@ static void test_scale(void **state)
 
 	for (int i = 0; i < N; i++)
 		sp[i] = (struct spec){"", (uint16_t)(1 + i / 5000), (uint32_t)i, (uint64_t)i, 0};
-	tcx_snmp_ids_init(&ids);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
 	r1 = build(&ids, sp, N, 1, NULL, 0);
 	r2 = build(&ids, sp + 1, N - 1, 2, &r1, 0);
 	assert_int_equal(r2.n, N - 1);
@@ -304,11 +306,11 @@ static void test_rows_that_differ_in_cookie_or_kind(void **state)
 	s->actions[1].cookie[0] = 0xaa;
 	s->actions[0].kind = s->actions[1].kind = (uint8_t)tcx_snapshot_kind(s, "gact");
 	s->actions[2].kind = (uint8_t)tcx_snapshot_kind(s, "mirred");
-	tcx_snmp_ids_init(&ids);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
 	assert_int_equal(tcx_snmp_rows_build(&ids, s, 0, NULL, &r), 0);
 	assert_int_equal(r.n, 3);
 	for (size_t i = 0; i < 3; i++)
-		assert_int_equal(r.snap->actions[r.rows[i].action].c[TCX_ACT_BYTES], 100 * (i + 1));
+		assert_int_equal(r.snap->actions[r.rows[i].obj].c[TCX_ACT_BYTES], 100 * (i + 1));
 	tcx_snmp_rows_free(&r);
 	tcx_snmp_ids_free(&ids);
 	tcx_snapshot_unref(s);
@@ -336,7 +338,7 @@ static void test_label_value_reads_the_set(void **state)
 	s->actions[1].cookie[0] = 0x0c;
 	s->actions[1].cookie_len = 1;
 	tcx_snapshot_classify(s);
-	tcx_snmp_ids_init(&ids);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
 	assert_int_equal(tcx_snmp_rows_build(&ids, s, 100, NULL, &r), 0);
 	row = tcx_snmp_rows_find(&r, index_of(&r, 10));
 	assert_non_null(row);
@@ -359,6 +361,250 @@ static void test_label_value_reads_the_set(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* ---- qdiscs and classes ------------------------------------------------------------ */
+
+struct qspec {
+	const char *netns; /* device dev0 in it */
+	const char *kind;
+	uint32_t handle, parent;
+	uint64_t bytes;
+};
+
+/* One device per netns named in the specs (dev0), a qdisc or a class per
+ * spec; the first device's classes not dumped when fail_classes. */
+static struct tcx_snapshot *qsnap_of(struct tcx_config *cfg, const struct qspec *qd, size_t nq,
+                                     const struct qspec *cl, size_t nc, int fail_classes)
+{
+	struct tcx_snapshot *s = tcx_snapshot_new(cfg);
+	const struct qspec *all[2] = {qd, cl};
+	size_t n[2] = {nq, nc};
+
+	s->qdevs = calloc(nq + nc + 1, sizeof(*s->qdevs));
+	s->qdiscs = calloc(nq + 1, sizeof(*s->qdiscs));
+	s->classes = calloc(nc + 1, sizeof(*s->classes));
+	assert_true(s->qdevs && s->qdiscs && s->classes);
+	for (int c = 0; c < 2; c++)
+		for (size_t i = 0; i < n[c]; i++) {
+			const struct qspec *q = &all[c][i];
+			struct tcx_qrow *r =
+			        c ? &s->classes[s->n_classes++] : &s->qdiscs[s->n_qdiscs++];
+			size_t d = 0;
+
+			while (d < s->n_qdevs && strcmp(s->qdevs[d].netns, q->netns) != 0)
+				d++;
+			if (d == s->n_qdevs) {
+				snprintf(s->qdevs[d].netns, sizeof(s->qdevs[d].netns), "%s",
+				         q->netns);
+				snprintf(s->qdevs[d].dev, sizeof(s->qdevs[d].dev), "dev0");
+				s->qdevs[d].ifindex = 2;
+				s->qdevs[d].ok = !(fail_classes && d == 0);
+				s->n_qdevs++;
+			}
+			r->qdev = (uint32_t)d;
+			r->kind = (uint8_t)tcx_snapshot_kind(s, q->kind);
+			r->handle = q->handle;
+			r->parent = q->parent;
+			r->c[TCX_QSTAT_BYTES] = q->bytes;
+			r->c[TCX_QSTAT_PACKETS] = q->bytes / 100;
+		}
+	tcx_snapshot_classify(s);
+	return s;
+}
+
+static struct tcx_snmp_rows qbuild(struct tcx_snmp_ids *ids, struct tcx_config *cfg,
+                                   const struct qspec *qd, size_t nq, const struct qspec *cl,
+                                   size_t nc, uint64_t now, const struct tcx_snmp_rows *prev,
+                                   int fail_classes)
+{
+	struct tcx_snapshot *s = qsnap_of(cfg, qd, nq, cl, nc, fail_classes);
+	struct tcx_snmp_rows r;
+
+	assert_int_equal(tcx_snmp_rows_build(ids, s, now, prev, &r), 0);
+	tcx_snapshot_unref(s);
+	return r;
+}
+
+/* The row of the qdisc or class with this handle (and kind, and netns). */
+static const struct tcx_snmp_row *qrow(const struct tcx_snmp_rows *r, const char *netns,
+                                       const char *kind, uint32_t handle)
+{
+	const struct tcx_snapshot *s = r->snap;
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct tcx_qrow *q = r->table == TCX_SNMP_CLASSES
+		                                   ? &s->classes[r->rows[i].obj]
+		                                   : &s->qdiscs[r->rows[i].obj];
+
+		if (q->handle == handle && strcmp(tcx_kind_name(s, q->kind), kind) == 0 &&
+		    strcmp(s->qdevs[q->qdev].netns, netns) == 0)
+			return &r->rows[i];
+	}
+	return NULL;
+}
+
+static uint32_t qindex(const struct tcx_snmp_rows *r, const char *netns, const char *kind,
+                       uint32_t handle)
+{
+	const struct tcx_snmp_row *row = qrow(r, netns, kind, handle);
+
+	return row ? row->index : 0;
+}
+
+/* A qdisc keeps its index while its identity (netns, device, kind, handle,
+ * parent) is present; counters that go down mean it was deleted and added
+ * again (a discontinuity, the same index); an index is never given again,
+ * to a qdisc that comes back or to another kind under the same handle. */
+static void test_qdisc_indices(void **state)
+{
+	struct tcx_snmp_ids ids;
+	const struct qspec a[] = {{"", "htb", 0x10000, TC_H_ROOT, 1000},
+	                          {"", "pfifo", 0x100000, 0x10010, 500},
+	                          {"", "ingress", 0xffff0000, TC_H_INGRESS, 100},
+	                          {"blue", "htb", 0x10000, TC_H_ROOT, 7}};
+	/* pfifo 10: made again (bytes went down), ingress gone, fq_codel 20:
+	 * new, order shuffled */
+	const struct qspec b[] = {{"", "fq_codel", 0x200000, 0x10020, 9},
+	                          {"blue", "htb", 0x10000, TC_H_ROOT, 8},
+	                          {"", "pfifo", 0x100000, 0x10010, 50},
+	                          {"", "htb", 0x10000, TC_H_ROOT, 2000}};
+	/* ingress back; 10: a bfifo now; htb 1: grew */
+	const struct qspec c[] = {{"", "htb", 0x10000, TC_H_ROOT, 3000},
+	                          {"", "bfifo", 0x100000, 0x10010, 60},
+	                          {"", "ingress", 0xffff0000, TC_H_INGRESS, 100},
+	                          {"", "fq_codel", 0x200000, 0x10020, 9},
+	                          {"blue", "htb", 0x10000, TC_H_ROOT, 9}};
+	struct tcx_snmp_rows r1, r2, r3, r4;
+
+	tcx_snmp_ids_init(&ids, TCX_SNMP_QDISCS);
+	r1 = qbuild(&ids, NULL, a, 4, NULL, 0, 100, NULL, 0);
+	assert_int_equal(r1.table, TCX_SNMP_QDISCS);
+	assert_int_equal(r1.n, 4);
+	assert_int_equal(qindex(&r1, "", "htb", 0x10000), 1);
+	assert_int_equal(qindex(&r1, "", "pfifo", 0x100000), 2);
+	assert_int_equal(qindex(&r1, "", "ingress", 0xffff0000), 3);
+	assert_int_equal(qindex(&r1, "blue", "htb", 0x10000), 4); /* another netns */
+	for (size_t i = 0; i < r1.n; i++)
+		assert_int_equal(r1.rows[i].discontinuity, 0); /* the first collection */
+	assert_int_equal(r1.last_change, 100);
+
+	r2 = qbuild(&ids, NULL, b, 4, NULL, 0, 200, &r1, 0);
+	assert_int_equal(r2.n, 4);
+	assert_int_equal(qindex(&r2, "", "htb", 0x10000), 1);
+	assert_int_equal(qindex(&r2, "", "pfifo", 0x100000), 2);
+	assert_int_equal(qindex(&r2, "blue", "htb", 0x10000), 4);
+	assert_int_equal(qindex(&r2, "", "fq_codel", 0x200000), 5);
+	assert_null(tcx_snmp_rows_find(&r2, 3));                          /* ingress gone */
+	assert_int_equal(tcx_snmp_rows_find(&r2, 1)->discontinuity, 0);   /* grew */
+	assert_int_equal(tcx_snmp_rows_find(&r2, 2)->discontinuity, 200); /* replaced */
+	assert_int_equal(tcx_snmp_rows_find(&r2, 4)->discontinuity, 0);
+	assert_int_equal(tcx_snmp_rows_find(&r2, 5)->discontinuity, 200); /* new */
+	assert_int_equal(r2.rows[0].index, 1);                            /* sorted by index */
+	assert_int_equal(r2.rows[3].index, 5);
+	assert_int_equal(r2.last_change, 200);
+
+	r3 = qbuild(&ids, NULL, c, 5, NULL, 0, 300, &r2, 0);
+	assert_int_equal(r3.n, 5);
+	assert_int_equal(qindex(&r3, "", "bfifo", 0x100000), 6);     /* another kind: a new row */
+	assert_int_equal(qindex(&r3, "", "ingress", 0xffff0000), 7); /* 3 is not reused */
+	assert_null(tcx_snmp_rows_find(&r3, 2));
+	assert_int_equal(tcx_snmp_rows_find(&r3, 1)->discontinuity, 0);
+	assert_int_equal(tcx_snmp_rows_find(&r3, 7)->discontinuity, 300);
+	assert_int_equal(r3.last_change, 300);
+
+	/* the same rows again: last_change stays, the discontinuities too */
+	r4 = qbuild(&ids, NULL, c, 5, NULL, 0, 400, &r3, 0);
+	assert_int_equal(r4.last_change, 300);
+	assert_int_equal(tcx_snmp_rows_find(&r4, 7)->discontinuity, 300);
+	assert_string_equal(tcx_snmp_label_value(&r4, &r4.rows[0], 1), ""); /* no labels */
+
+	tcx_snmp_rows_free(&r1);
+	tcx_snmp_rows_free(&r2);
+	tcx_snmp_rows_free(&r3);
+	tcx_snmp_rows_free(&r4);
+	tcx_snmp_ids_free(&ids);
+}
+
+/* A class is identified by netns, device, class id and kind: one moved
+ * under another parent keeps its index. Its label rows read the label set
+ * `classes:` gives it, "" where it gives none; a device whose classes could
+ * not be dumped keeps their indices for when they come back. */
+static void test_class_rows_and_labels(void **state)
+{
+	static const char yaml[] = "labels: [tenant, rule]\n"
+	                           "classes:\n"
+	                           "  \"dev0 1:10\": {tenant: acme, rule: gold}\n"
+	                           "  \"dev0 1:20\": [globex, \"\"]\n";
+	struct tcx_config *cfg = tcx_config_load_buffer("t.yaml", yaml, strlen(yaml), NULL, NULL);
+	const struct qspec q[] = {{"", "htb", 0x10000, TC_H_ROOT, 100}};
+	const struct qspec a[] = {{"", "htb", 0x10001, TC_H_ROOT, 100},
+	                          {"", "htb", 0x10010, 0x10001, 60},
+	                          {"", "htb", 0x10020, 0x10001, 40}};
+	/* 1:20 moved under 1:10 */
+	const struct qspec b[] = {{"", "htb", 0x10001, TC_H_ROOT, 200},
+	                          {"", "htb", 0x10010, 0x10001, 120},
+	                          {"", "htb", 0x10020, 0x10010, 80}};
+	struct tcx_snmp_ids ids;
+	struct tcx_snmp_rows r1, r2, r3, r4;
+	const struct tcx_snmp_row *row;
+	unsigned col = 0, ncol, steps = 0;
+	uint32_t idx = 0, lab = 0, seen[16];
+
+	assert_non_null(cfg);
+	tcx_snmp_ids_init(&ids, TCX_SNMP_CLASSES);
+	r1 = qbuild(&ids, cfg, q, 1, a, 3, 10, NULL, 0);
+	assert_int_equal(r1.table, TCX_SNMP_CLASSES);
+	assert_int_equal(r1.n, 3);
+	assert_int_equal(qindex(&r1, "", "htb", 0x10001), 1);
+	assert_int_equal(qindex(&r1, "", "htb", 0x10010), 2);
+	assert_int_equal(qindex(&r1, "", "htb", 0x10020), 3);
+
+	row = tcx_snmp_rows_find(&r1, 2);
+	assert_string_equal(tcx_snmp_label_value(&r1, row, 1), "acme");
+	assert_string_equal(tcx_snmp_label_value(&r1, row, 2), "gold");
+	assert_string_equal(tcx_snmp_label_value(&r1, row, 3), ""); /* no such label */
+	row = tcx_snmp_rows_find(&r1, 3);
+	assert_string_equal(tcx_snmp_label_value(&r1, row, 1), "globex");
+	assert_string_equal(tcx_snmp_label_value(&r1, row, 2), "");
+	row = tcx_snmp_rows_find(&r1, 1); /* not in the map */
+	assert_string_equal(tcx_snmp_label_value(&r1, row, 1), "");
+
+	/* the class label table: two label rows per class, in (column, class,
+	 * label) order */
+	while (tcx_snmp_label_next(&r1, 2, 2, 3, col, idx, lab, &ncol, &row, &lab)) {
+		assert_true(steps < 16);
+		seen[steps++] = ncol * 1000 + row->index * 10 + lab;
+		col = ncol;
+		idx = row->index;
+	}
+	static const uint32_t walk[] = {2011, 2012, 2021, 2022, 2031, 2032,
+	                                3011, 3012, 3021, 3022, 3031, 3032};
+
+	assert_int_equal(steps, 12);
+	assert_memory_equal(seen, walk, sizeof(walk));
+
+	r2 = qbuild(&ids, cfg, q, 1, b, 3, 20, &r1, 0);
+	assert_int_equal(qindex(&r2, "", "htb", 0x10020), 3); /* moved: the same class */
+	assert_int_equal(tcx_snmp_rows_find(&r2, 3)->discontinuity, 0);
+	assert_int_equal(r2.last_change, 10);
+
+	/* the device's classes could not be dumped: no rows, indices kept */
+	r3 = qbuild(&ids, cfg, q, 1, NULL, 0, 30, &r2, 1);
+	assert_int_equal(r3.n, 0);
+	assert_int_equal(r3.last_change, 30);
+	r4 = qbuild(&ids, cfg, q, 1, b, 3, 40, &r3, 0);
+	assert_int_equal(qindex(&r4, "", "htb", 0x10001), 1);
+	assert_int_equal(qindex(&r4, "", "htb", 0x10010), 2);
+	assert_int_equal(qindex(&r4, "", "htb", 0x10020), 3);
+	assert_int_equal(tcx_snmp_rows_find(&r4, 1)->discontinuity, 0);
+
+	tcx_snmp_rows_free(&r1);
+	tcx_snmp_rows_free(&r2);
+	tcx_snmp_rows_free(&r3);
+	tcx_snmp_rows_free(&r4);
+	tcx_snmp_ids_free(&ids);
+	tcx_config_unref(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -371,6 +617,8 @@ int main(void)
 	        cmocka_unit_test(test_scale),
 	        cmocka_unit_test(test_rows_that_differ_in_cookie_or_kind),
 	        cmocka_unit_test(test_label_value_reads_the_set),
+	        cmocka_unit_test(test_qdisc_indices),
+	        cmocka_unit_test(test_class_rows_and_labels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
