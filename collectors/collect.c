@@ -38,6 +38,7 @@
 #include "collectors/tc_parse.h"
 #include "lib/clock.h"
 #include "lib/grow.h"
+#include "lib/hash.h"
 
 #ifndef TCM_IFINDEX_MAGIC_BLOCK
 #define TCM_IFINDEX_MAGIC_BLOCK 0xFFFFFFFFU
@@ -93,6 +94,7 @@ struct link {
 	char name[IFNAMSIZ];
 	int classes_listed;              /* 1: its classes are in pass_ns.classes; -1: failed */
 	int want_rows;                   /* its qdisc and class rows go in the snapshot */
+	int gone;                        /* 0: not asked yet; 1: there; 2: gone (link_gone()) */
 	size_t class_rows, n_class_rows; /* in pass_ns.sc */
 	char class_err[256];
 };
@@ -423,24 +425,72 @@ struct unit {
 	enum tcx_err_cause cause;
 };
 
+/* The units of a pass, in the order they were found, each once: a hash
+ * of their positions + 1 (0: empty), by what they dump. A device with 10k
+ * fq_codel leaves has 10k units. */
 struct units {
 	struct unit *u;
 	size_t n, cap;
+	uint32_t *slot;
+	size_t n_slots; /* a power of two, at least twice n */
 };
 
+static uint64_t unit_hash(const struct unit *u)
+{
+	uint64_t h = tcx_hash_mix((uint64_t)(uintptr_t)u->ns, u->ifindex);
+
+	return tcx_hash_mix(tcx_hash_mix(h, u->block), u->parent);
+}
+
+static int same_unit(const struct unit *a, const struct unit *b)
+{
+	return a->ns == b->ns && a->ifindex == b->ifindex && a->block == b->block &&
+	       a->parent == b->parent;
+}
+
+static int units_rehash(struct units *us, size_t n_slots)
+{
+	uint32_t *slot = calloc(n_slots, sizeof(*slot));
+
+	if (!slot)
+		return -1;
+	free(us->slot);
+	us->slot = slot;
+	us->n_slots = n_slots;
+	for (size_t i = 0; i < us->n; i++) {
+		size_t k = unit_hash(&us->u[i]) & (n_slots - 1);
+
+		if (us->u[i].error[0])
+			continue;
+		while (slot[k])
+			k = (k + 1) & (n_slots - 1);
+		slot[k] = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+/* Add u, or fold it into the same unit found before (an error is always
+ * its own unit: it reports what failed). */
 static int unit_add(struct units *us, const struct unit *u)
 {
-	for (size_t i = 0; i < us->n; i++) {
-		struct unit *o = &us->u[i];
+	size_t k = 0;
 
-		if (o->ns == u->ns && o->ifindex == u->ifindex && o->block == u->block &&
-		    o->parent == u->parent && !o->error[0] && !u->error[0]) {
-			o->implicit &= u->implicit;
-			return 0;
+	if (2 * (us->n + 1) > us->n_slots && units_rehash(us, us->n_slots ? 2 * us->n_slots : 64) < 0)
+		return -1;
+	if (!u->error[0]) {
+		for (k = unit_hash(u) & (us->n_slots - 1); us->slot[k]; k = (k + 1) & (us->n_slots - 1)) {
+			struct unit *o = &us->u[us->slot[k] - 1];
+
+			if (same_unit(o, u)) {
+				o->implicit &= u->implicit;
+				return 0;
+			}
 		}
 	}
 	if (tcx_grow(&us->u, &us->cap, us->n + 1, sizeof(*us->u), 16) < 0)
 		return -1;
+	if (!u->error[0])
+		us->slot[k] = (uint32_t)us->n + 1;
 	us->u[us->n++] = *u;
 	return 0;
 }
@@ -464,6 +514,23 @@ static void dev_name(const struct pass_ns *ns, uint32_t ifindex, char name[IFNAM
 		snprintf(name, IFNAMSIZ, "%s", l->name);
 	else
 		snprintf(name, IFNAMSIZ, "if%u", ifindex);
+}
+
+/* A qdisc kind whose class operations have no tcf_block, or that has none:
+ * the kernel answers a filter dump of it with nothing (tc_dump_tfilter()),
+ * and no filter can be added to it. As of Linux 6.18. An unknown kind is
+ * dumped. */
+static int filterless_kind(const char *kind)
+{
+	static const char *const kinds[] = {
+	        "bfifo", "cbs",   "choke", "codel", "etf",    "fq",     "fq_pie",     "gred",
+	        "hhf",   "mq",    "mqprio", "netem", "noqueue", "pfifo", "pfifo_fast", "pfifo_head_drop",
+	        "pie",   "plug",  "red",   "skbprio", "taprio", "tbf"};
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(kind, kinds[i]) == 0)
+			return 1;
+	return 0;
 }
 
 /* The dump units for one qdisc. Those found by `all` are implicit: left out
@@ -497,6 +564,11 @@ static int units_from_qdisc(struct units *us, struct pass_ns *ns, const struct q
 		u.parent = TCX_PARENT_EGRESS;
 		return unit_add(us, &u);
 	}
+	/* A qdisc that takes no filter costs a dump (and the kernel a walk of
+	 * the device's qdiscs) for nothing: 10k pfifo leaves under HTB. The
+	 * root of a named device stays, to report its state. */
+	if (filterless_kind(q->kind) && (implicit || q->parent != TC_H_ROOT))
+		return 0;
 	if (q->parent == TC_H_ROOT)
 		u.parent = q->handle; /* 0 for a default root qdisc: "root" */
 	else if (q->handle)
@@ -846,9 +918,11 @@ static int ignore_cb(const struct nlmsghdr *nlh, void *arg)
 }
 
 /* A device that disappears between the link dump and its filter dump gives
- * an empty dump, not an error: check that an empty device is still there. */
+ * an empty dump, not an error: check that an empty device is still there,
+ * once a pass (a device with a hundred empty inner classes asks once). */
 static int link_gone(struct pass *p, const struct unit *u)
 {
+	struct link *l = NULL;
 	char buf[128];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct ifinfomsg *ifi;
@@ -861,7 +935,14 @@ static int link_gone(struct pass *p, const struct unit *u)
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
 	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
 	ifi->ifi_index = (int)u->ifindex;
+	for (size_t i = 0; i < u->ns->n_links && !l; i++)
+		if (u->ns->links[i].ifindex == u->ifindex)
+			l = &u->ns->links[i];
+	if (l && l->gone)
+		return l->gone == 2;
 	status = p->c->ops->dump(u->ns->src, nlh, ignore_cb, &lc, err, sizeof(err));
+	if (l)
+		l->gone = status == -ENODEV ? 2 : 1;
 	return status == -ENODEV;
 }
 
@@ -1355,6 +1436,7 @@ out:
 	}
 	free(p.ns);
 	free(us.u);
+	free(us.slot);
 	ns_release_unused(c);
 	for (unsigned i = 0; i < TCX_NLDROP__MAX; i++)
 		s->netlink_dropped[i] += c->dropped_closed[i];

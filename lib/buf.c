@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -151,8 +152,13 @@ size_t tcx_fmt_double(char *out, double v)
 	if (v == floor(v) && fabs(v) <= 9007199254740992.0)
 		return (size_t)snprintf(out, TCX_FMT_DOUBLE_MAX, "%.0f", v);
 	/* 17 significant digits always read back the same double; fewer often
-	 * do, and the fewest that do is what the reader meant. */
-	for (int prec = 1; prec <= 17; prec++) {
+	 * do, and the fewest that do is what the reader meant. When that is 15
+	 * or fewer, %.15g prints exactly it: v is within half an ulp (2^-53 of
+	 * v) of it, well inside half a unit of the 15th digit (5e-16 of v), so
+	 * rounding v to 15 digits gives it, and %g drops the trailing zeros.
+	 * So only 16 and 17 need trying after 15. A subnormal has fewer bits,
+	 * and is searched from 1. */
+	for (int prec = fabs(v) >= DBL_MIN ? 15 : 1; prec <= 17; prec++) {
 		n = snprintf(out, TCX_FMT_DOUBLE_MAX, "%.*g", prec, v);
 		if (strtod(out, NULL) == v)
 			break;

@@ -12,7 +12,12 @@
  * tcexporter's first dump of a target does: the floor for flower filters
  * (tests/vm/bench.sh).
  *
- * Usage: mnl_floor [--terse] DEV [ingress|egress] */
+ * With --qdisc-class: one RTM_GETQDISC dump of the namespace and one
+ * RTM_GETTCLASS dump of DEV, as tcexporter's qdisc and class collection does
+ * (tests/bench/qdisc.sh); it prints the sum of the two counts.
+ *
+ * Usage: mnl_floor [--terse] DEV [ingress|egress]
+ *        mnl_floor --qdisc-class DEV */
 #include <errno.h>
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
@@ -40,6 +45,7 @@
 #define NL_TIMEOUT_S 10
 
 struct floor_ctx {
+	uint16_t msg_type; /* the messages counted */
 	unsigned long msgs;
 	unsigned long attrs;
 	int done;
@@ -62,7 +68,7 @@ static int data_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct floor_ctx *f = data;
 
-	if (nlh->nlmsg_type != RTM_NEWTFILTER)
+	if (nlh->nlmsg_type != f->msg_type)
 		return MNL_CB_OK;
 	if (mnl_attr_parse(nlh, sizeof(struct tcmsg), attr_cb, f) < 0)
 		return MNL_CB_ERROR;
@@ -132,23 +138,78 @@ static struct mnl_socket *open_sock(void)
 	return sk;
 }
 
+/* One dump of type on sk: each reply through libmnl's callback loop.
+ * Returns the number of messages of msg_type, or -1 (said on stderr). */
+static long dump(struct mnl_socket *sk, uint16_t type, uint16_t msg_type, unsigned int ifindex,
+                 uint32_t parent, int terse)
+{
+	struct floor_ctx f = {.msg_type = msg_type};
+	unsigned int portid = mnl_socket_get_portid(sk), seq = (unsigned int)time(NULL);
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct tcmsg *tcm;
+	int ret;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
+	tcm->tcm_family = AF_UNSPEC;
+	tcm->tcm_ifindex = (int)ifindex;
+	tcm->tcm_parent = parent;
+	if (terse) {
+		struct nla_bitfield32 bf = {TCA_DUMP_FLAGS_TERSE, TCA_DUMP_FLAGS_TERSE};
+
+		mnl_attr_put(nlh, TCA_DUMP_FLAGS, sizeof(bf), &bf);
+	}
+	if (mnl_socket_sendto(sk, nlh, nlh->nlmsg_len) < 0) {
+		perror("mnl_floor: netlink send");
+		return -1;
+	}
+	while (!f.done) {
+		ssize_t n = mnl_socket_recvfrom(sk, buf, sizeof(buf));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("mnl_floor: netlink receive");
+			return -1;
+		}
+		ret = mnl_cb_run2(buf, (size_t)n, seq, portid, data_cb, &f, ctl_cbs,
+		                  NLMSG_MIN_TYPE);
+		if (ret == MNL_CB_ERROR) {
+			perror("mnl_floor: netlink dump");
+			return -1;
+		}
+		if (ret == MNL_CB_STOP)
+			break;
+	}
+	if (f.status < 0) {
+		fprintf(stderr, "mnl_floor: dump failed: %s\n", strerror(-f.status));
+		return -1;
+	}
+	return (long)f.msgs;
+}
+
 int main(int argc, char **argv)
 {
-	struct floor_ctx f = {0};
 	struct mnl_socket *sk;
-	struct nlmsghdr *nlh;
-	struct tcmsg *tcm;
-	unsigned int ifindex, portid, seq;
+	unsigned int ifindex;
 	uint32_t parent = TCX_PARENT_INGRESS;
-	int ret, terse = 0;
+	int terse = 0, qdisc_class = 0;
+	long msgs, classes = 0;
 
 	if (argc > 1 && strcmp(argv[1], "--terse") == 0) {
 		terse = 1;
 		argv++;
 		argc--;
+	} else if (argc > 1 && strcmp(argv[1], "--qdisc-class") == 0) {
+		qdisc_class = 1;
+		argv++;
+		argc--;
 	}
-	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "Usage: mnl_floor [--terse] DEV [ingress|egress]\n");
+	if (argc < 2 || argc > 3 || (qdisc_class && argc != 2)) {
+		fprintf(stderr, "Usage: mnl_floor [--terse] DEV [ingress|egress]\n"
+		                "       mnl_floor --qdisc-class DEV\n");
 		return 2;
 	}
 	if (argc == 3) {
@@ -168,53 +229,22 @@ int main(int argc, char **argv)
 	sk = open_sock();
 	if (!sk)
 		return 1;
-	portid = mnl_socket_get_portid(sk);
-	seq = (unsigned int)time(NULL);
-
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_GETTFILTER;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq;
-	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
-	tcm->tcm_family = AF_UNSPEC;
-	tcm->tcm_ifindex = (int)ifindex;
-	tcm->tcm_parent = parent;
-	if (terse) {
-		struct nla_bitfield32 bf = {TCA_DUMP_FLAGS_TERSE, TCA_DUMP_FLAGS_TERSE};
-
-		mnl_attr_put(nlh, TCA_DUMP_FLAGS, sizeof(bf), &bf);
-	}
-
-	if (mnl_socket_sendto(sk, nlh, nlh->nlmsg_len) < 0) {
-		perror("mnl_floor: netlink send");
-		mnl_socket_close(sk);
-		return 1;
-	}
-	while (!f.done) {
-		ssize_t n = mnl_socket_recvfrom(sk, buf, sizeof(buf));
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			perror("mnl_floor: netlink receive");
-			mnl_socket_close(sk);
-			return 1;
-		}
-		ret = mnl_cb_run2(buf, (size_t)n, seq, portid, data_cb, &f, ctl_cbs,
-		                  NLMSG_MIN_TYPE);
-		if (ret == MNL_CB_ERROR) {
-			perror("mnl_floor: netlink dump");
-			mnl_socket_close(sk);
-			return 1;
-		}
-		if (ret == MNL_CB_STOP)
-			break;
+	if (qdisc_class) {
+		/* As tcexporter lists them: every qdisc of the namespace, then
+		 * the classes of the device. */
+		msgs = dump(sk, RTM_GETQDISC, RTM_NEWQDISC, 0, 0, 0);
+		if (msgs >= 0)
+			classes = dump(sk, RTM_GETTCLASS, RTM_NEWTCLASS, ifindex, 0, 0);
+		if (classes < 0)
+			msgs = -1;
+		else
+			msgs += classes;
+	} else {
+		msgs = dump(sk, RTM_GETTFILTER, RTM_NEWTFILTER, ifindex, parent, terse);
 	}
 	mnl_socket_close(sk);
-	if (f.status < 0) {
-		fprintf(stderr, "mnl_floor: dump failed: %s\n", strerror(-f.status));
+	if (msgs < 0)
 		return 1;
-	}
-	fprintf(stderr, "%lu\n", f.msgs);
+	fprintf(stderr, "%ld\n", msgs);
 	return 0;
 }

@@ -953,6 +953,52 @@ static void test_fmt_double(void **state)
 	}
 }
 
+/* The fewest significant digits (1 to 17) that read back as v: what
+ * tcx_fmt_double() must print, found the slow way. */
+static const char *shortest_by_search(double v)
+{
+	static char out[TCX_FMT_DOUBLE_MAX];
+
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(out, sizeof(out), "%.*g", prec, v);
+		if (strtod(out, NULL) == v)
+			break;
+	}
+	return out;
+}
+
+/* tcx_fmt_double() starts at 15 digits: the same text as the search from 1,
+ * on doubles of every exponent (random bit patterns), on times made of
+ * psched ticks and microseconds, and on short decimals. */
+static void test_fmt_double_shortest(void **state)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	size_t checked = 0;
+
+	for (int i = 0; i < 200000; i++) {
+		double v;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		memcpy(&v, &x, sizeof(v));
+		if (!isfinite(v) || (v == floor(v) && fabs(v) <= 9007199254740992.0))
+			continue;
+		assert_string_equal(fmt_double(v), shortest_by_search(v));
+		checked++;
+	}
+	assert_true(checked > 190000);
+	for (int k = -70000; k <= 70000; k += 7) {
+		double samples[] = {k * 64 / 1e9, k / 1e6, k / 1e3, k * 0.1, k / 3.0};
+
+		for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
+			if (samples[i] == floor(samples[i]))
+				continue;
+			assert_string_equal(fmt_double(samples[i]), shortest_by_search(samples[i]));
+		}
+	}
+}
+
 /* The snapshot's time is printed to the nanosecond a double can hold. */
 static void test_timestamps_in_full(void **state)
 {
@@ -993,6 +1039,7 @@ int main(void)
 	        cmocka_unit_test(test_render_not_utf8),
 	        cmocka_unit_test(test_merge_same_identity),
 	        cmocka_unit_test(test_fmt_double),
+	        cmocka_unit_test(test_fmt_double_shortest),
 	        cmocka_unit_test(test_timestamps_in_full),
 	        cmocka_unit_test(test_aggregates),
 	        cmocka_unit_test(test_families),
