@@ -475,10 +475,12 @@ static int unit_add(struct units *us, const struct unit *u)
 {
 	size_t k = 0;
 
-	if (2 * (us->n + 1) > us->n_slots && units_rehash(us, us->n_slots ? 2 * us->n_slots : 64) < 0)
+	if (2 * (us->n + 1) > us->n_slots &&
+	    units_rehash(us, us->n_slots ? 2 * us->n_slots : 64) < 0)
 		return -1;
 	if (!u->error[0]) {
-		for (k = unit_hash(u) & (us->n_slots - 1); us->slot[k]; k = (k + 1) & (us->n_slots - 1)) {
+		for (k = unit_hash(u) & (us->n_slots - 1); us->slot[k];
+		     k = (k + 1) & (us->n_slots - 1)) {
 			struct unit *o = &us->u[us->slot[k] - 1];
 
 			if (same_unit(o, u)) {
@@ -522,10 +524,12 @@ static void dev_name(const struct pass_ns *ns, uint32_t ifindex, char name[IFNAM
  * dumped. */
 static int filterless_kind(const char *kind)
 {
-	static const char *const kinds[] = {
-	        "bfifo", "cbs",   "choke", "codel", "etf",    "fq",     "fq_pie",     "gred",
-	        "hhf",   "mq",    "mqprio", "netem", "noqueue", "pfifo", "pfifo_fast", "pfifo_head_drop",
-	        "pie",   "plug",  "red",   "skbprio", "taprio", "tbf"};
+	static const char *const kinds[] = {"bfifo",   "cbs",   "choke",      "codel",
+	                                    "etf",     "fq",    "fq_pie",     "gred",
+	                                    "hhf",     "mq",    "mqprio",     "netem",
+	                                    "noqueue", "pfifo", "pfifo_fast", "pfifo_head_drop",
+	                                    "pie",     "plug",  "red",        "skbprio",
+	                                    "taprio",  "tbf"};
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (strcmp(kind, kinds[i]) == 0)
