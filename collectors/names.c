@@ -83,10 +83,18 @@ void tcx_format_parent(uint32_t parent, char *out, size_t outlen)
 
 void tcx_format_qhandle(uint32_t handle, char *out, size_t outlen)
 {
+	char b[16];
+	size_t n = put_hex(b, TC_H_MAJ(handle) >> 16);
+
+	b[n++] = ':';
 	if (TC_H_MIN(handle))
-		snprintf(out, outlen, "%x:%x", TC_H_MAJ(handle) >> 16, TC_H_MIN(handle));
-	else
-		snprintf(out, outlen, "%x:", TC_H_MAJ(handle) >> 16);
+		n += put_hex(b + n, TC_H_MIN(handle));
+	if (!outlen)
+		return;
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, b, n);
+	out[n] = '\0';
 }
 
 void tcx_format_qparent(uint32_t parent, const char *kind, char *out, size_t outlen)

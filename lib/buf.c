@@ -166,6 +166,26 @@ size_t tcx_fmt_double(char *out, double v)
 	return (size_t)n;
 }
 
+void tcx_buf_fixed(struct tcx_buf *b, uint64_t v, unsigned digits)
+{
+	char frac[20];
+	uint64_t scale = 1;
+	unsigned n = digits;
+
+	for (unsigned i = 0; i < digits; i++)
+		scale *= 10;
+	tcx_buf_u64(b, v / scale);
+	v %= scale;
+	for (unsigned i = digits; i-- > 0; v /= 10)
+		frac[i] = (char)('0' + v % 10);
+	while (n && frac[n - 1] == '0')
+		n--;
+	if (!n)
+		return;
+	tcx_buf_putc(b, '.');
+	tcx_buf_put(b, frac, n);
+}
+
 void tcx_buf_double(struct tcx_buf *b, double v)
 {
 	if (b->cap - b->len < TCX_FMT_DOUBLE_MAX && tcx_buf_reserve(b, TCX_FMT_DOUBLE_MAX) < 0)

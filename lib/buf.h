@@ -61,6 +61,9 @@ static inline void tcx_buf_u64(struct tcx_buf *b, uint64_t v)
 		return;
 	b->len += tcx_fmt_u64(b->p + b->len, v);
 }
+/* v * 10^-digits (digits <= 19), exactly, in plain decimal: "0.000064",
+ * "1.5", "2"; no trailing zeros. */
+void tcx_buf_fixed(struct tcx_buf *b, uint64_t v, unsigned digits);
 /* A float as the Prometheus Go client prints one: the shortest decimal that
  * reads back as the same double ("0.1", "1796034030.123", "1e-07"), NaN,
  * +Inf or -Inf. out holds at least TCX_FMT_DOUBLE_MAX bytes; returns the

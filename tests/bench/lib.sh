@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Shared parts of the benchmarks tests/bench/run.sh (make bench) and
-# tests/bench/scale.sh (make bench-scale). Source it after setting
+# Shared parts of the benchmarks tests/bench/run.sh (make bench),
+# tests/bench/scale.sh (make bench-scale) and tests/bench/qdisc.sh (make
+# bench-qdisc). Source it after setting
 # BENCH_TAG (the prefix of messages, e.g. "bench"):
 #
 #   . "$srcdir/lib.sh"
@@ -81,19 +82,21 @@ bench_netns_setup() {
 	tc qdisc add dev v0 clsact
 }
 
-# bench_add_filters N PER BATCHFILE: (inside the namespace) adds the N
-# filters with tc -batch; sets BENCH_CREATE_S (seconds it took) and
-# BENCH_PREFS.
+# bench_add_filters N PER BATCHFILE [DEV]: (inside the namespace) adds the N
+# filters to the ingress of DEV (default v0, which needs a clsact) with tc
+# -batch; sets BENCH_CREATE_S (seconds it took) and BENCH_PREFS.
 bench_add_filters() {
-	local n=$1 per=$2 batch=$3 t0 t1
+	local n=$1 per=$2 batch=$3 dev=${4:-v0} t0 t1
 
-	awk -v n="$n" -v per="$per" 'BEGIN {
+	# Mirrored to v1 from v0, else to lo: never back into DEV (no packet
+	# loop, should any traffic come).
+	awk -v n="$n" -v per="$per" -v dev="$dev" -v to="$([[ $dev == v0 ]] && echo v1 || echo lo)" 'BEGIN {
 		for (i = 0; i < n; i++)
-			printf "filter add dev v0 ingress pref %d protocol ip u32 " \
+			printf "filter add dev %s ingress pref %d protocol ip u32 " \
 			       "match ip dst 10.%d.%d.%d/32 action mirred egress mirror " \
-			       "dev v1 cookie 74637862656e6368%016x\n",
+			       "dev %s cookie 74637862656e6368%016x\n", dev,
 			       1 + int(i / per), int(i / 65536) % 256, int(i / 256) % 256,
-			       i % 256, i
+			       i % 256, to, i
 	}' > "$batch"
 	BENCH_PREFS=$(((n + per - 1) / per))
 	echo "$BENCH_TAG: N=$n: creating $n u32 filters over $BENCH_PREFS pref(s) ($per per pref)"
@@ -121,4 +124,119 @@ bench_check_rows() {
 	((msgs >= n)) || die "N=$n: mnl_floor saw $msgs messages, expected at least $n"
 	echo "$BENCH_TAG: N=$n: exporter printed $rows action rows ($(wc -c < "$prom") bytes);" \
 		"floor saw $msgs filter messages"
+}
+
+# ---- the daemon, as Prometheus uses it (scale.sh, qdisc.sh) ---------------
+# These use the caller's globals: DAEMON_PID (set when it starts the
+# daemon), derr (its stderr file), n (the size, for messages), out, PORT,
+# interval_s (the interval in seconds), http_timeout and ACCEPT_OM.
+
+DAEMON_PID=
+stop_daemon_on_exit() {
+	if [[ -n $DAEMON_PID ]]; then
+		kill -KILL "$DAEMON_PID" 2> /dev/null || true
+		wait "$DAEMON_PID" 2> /dev/null || true
+	fi
+}
+
+daemon_alive() {
+	if ! kill -0 "$DAEMON_PID" 2> /dev/null || [[ $(sed -n 's/^.*) \(.\).*/\1/p' "/proc/$DAEMON_PID/stat" 2> /dev/null) == Z ]]; then
+		die "N=$n: the daemon died (during $1); its stderr: $(tail -n 20 "$derr")"
+	fi
+}
+
+# Seconds of CPU (user+sys, all threads) the daemon has used.
+daemon_cpu() {
+	daemon_alive "reading its CPU time"
+	# Fields 14 and 15 of /proc/PID/stat, counted after the ") " that ends
+	# the command name.
+	sed 's/^.*) //' "/proc/$DAEMON_PID/stat" |
+		awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f\n", ($12 + $13) / hz }'
+}
+
+# kB of FIELD (VmRSS, VmHWM) of the daemon.
+daemon_mem() {
+	daemon_alive "reading its memory"
+	awk -v f="$1:" '$1 == f { print $2 }' "/proc/$DAEMON_PID/status"
+}
+
+# The daemon's age of the snapshot from /healthz, in seconds. A collection
+# that takes more than 3 intervals (1M rows at 5s) makes /healthz answer 503
+# "stale" meanwhile: counted in $out/stale-N.txt, reported.
+health_age() {
+	local body code
+	body=$(curl -sS --max-time 10 -w '\n%{http_code}' "http://127.0.0.1:$PORT/healthz") ||
+		die "N=$n: GET /healthz failed"
+	code=${body##*$'\n'}
+	body=${body%$'\n'*}
+	if [[ $code == 200 && $body =~ ^ok:\ last\ collection\ ([0-9.]+)\ s\ ago ]]; then
+		echo "${BASH_REMATCH[1]}"
+	elif [[ $code == 503 && $body =~ ^stale:\ last\ collection\ ([0-9.]+)\ s\ ago ]]; then
+		echo "$body" >> "$out/stale-$n.txt"
+		echo "${BASH_REMATCH[1]}"
+	else
+		die "N=$n: GET /healthz answered $code: $body"
+	fi
+}
+
+# Waits until the daemon publishes a snapshot newer than the one it had at
+# the last call (health_age drops below what it would be with no new one).
+LAST_AGE='' LAST_T=''
+wait_next_collection() {
+	local deadline age now expect sleep_s
+	deadline=$(awk -v t="$EPOCHREALTIME" -v i="$interval_s" -v n="$n" \
+		'BEGIN { printf "%d", t + 3 * i + 60 + n / 5000 }')
+	# Sleep through most of the interval first: no polling while idle.
+	sleep_s=$(awk -v a="$LAST_AGE" -v i="$interval_s" 'BEGIN { s = i - a - 0.3; printf "%.2f", (s > 0 ? s : 0) }')
+	sleep "$sleep_s"
+	while :; do
+		daemon_alive "the wait for a collection"
+		age=$(health_age)
+		now=$EPOCHREALTIME
+		expect=$(awk -v a="$LAST_AGE" -v t0="$LAST_T" -v t="$now" 'BEGIN { printf "%.3f", a + (t - t0) }')
+		if awk -v a="$age" -v e="$expect" 'BEGIN { exit !(a + 0.15 < e) }'; then
+			LAST_AGE=$age LAST_T=$now
+			return 0
+		fi
+		awk -v t="$now" -v d="$deadline" 'BEGIN { exit !(t > d) }' &&
+			die "N=$n: no new collection within $((3 * ${interval_s%.*} + 60)) s and more (snapshot age $age s)"
+		sleep 0.1
+	done
+}
+
+# One scrape as Prometheus makes it; the gzip body in $out/scrape-$n.gz.
+scrape_om() {
+	local code
+	code=$(curl -sS --max-time "$http_timeout" -H "Accept: $ACCEPT_OM" -H 'Accept-Encoding: gzip' \
+		-D "$out/scrape-$n.hdr" -o "$out/scrape-$n.gz" -w '%{http_code}' \
+		"http://127.0.0.1:$PORT/metrics") || die "N=$n: OpenMetrics+gzip scrape failed ($1)"
+	[[ $code == 200 ]] || die "N=$n: OpenMetrics+gzip scrape answered $code ($1)"
+	grep -qi '^content-encoding: *gzip' "$out/scrape-$n.hdr" ||
+		die "N=$n: OpenMetrics+gzip scrape: not gzip-encoded ($1)"
+	grep -qi '^content-type: *application/openmetrics-text' "$out/scrape-$n.hdr" ||
+		die "N=$n: OpenMetrics+gzip scrape: not OpenMetrics ($1)"
+}
+
+# ---- the report ------------------------------------------------------------
+
+# calc EXPR [VAR=VALUE...]: awk arithmetic, e.g. calc 'a / b' a=1 b=2.
+calc() {
+	local expr=$1 args=() v
+	shift
+	for v in "$@"; do args+=(-v "$v"); done
+	awk "${args[@]}" "BEGIN { printf \"%.2f\", $expr }"
+}
+
+# verdict VALUE <=|>= LIMIT: PASS or MISS.
+verdict() {
+	if awk -v v="$1" -v l="$3" -v op="$2" 'BEGIN { exit !(op == "<=" ? v <= l : v >= l) }'; then
+		echo PASS
+	else
+		echo MISS
+	fi
+}
+
+# row FIGURE VALUE [GOAL VERDICT]
+row() {
+	printf '  %-48s %-22s %-26s %s\n' "$1" "$2" "${3:-}" "${4:-}" | sed 's/ *$//'
 }

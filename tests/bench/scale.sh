@@ -77,92 +77,6 @@ BENCH_TAG=bench-scale
 
 # ---- inside the namespace --------------------------------------------------
 
-DAEMON_PID=
-stop_daemon_on_exit() {
-	if [[ -n $DAEMON_PID ]]; then
-		kill -KILL "$DAEMON_PID" 2> /dev/null || true
-		wait "$DAEMON_PID" 2> /dev/null || true
-	fi
-}
-
-daemon_alive() {
-	if ! kill -0 "$DAEMON_PID" 2> /dev/null || [[ $(sed -n 's/^.*) \(.\).*/\1/p' "/proc/$DAEMON_PID/stat" 2> /dev/null) == Z ]]; then
-		die "N=$n: the daemon died (during $1); its stderr: $(tail -n 20 "$derr")"
-	fi
-}
-
-# Seconds of CPU (user+sys, all threads) the daemon has used.
-daemon_cpu() {
-	daemon_alive "reading its CPU time"
-	# Fields 14 and 15 of /proc/PID/stat, counted after the ") " that ends
-	# the command name.
-	sed 's/^.*) //' "/proc/$DAEMON_PID/stat" |
-		awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f\n", ($12 + $13) / hz }'
-}
-
-# kB of FIELD (VmRSS, VmHWM) of the daemon.
-daemon_mem() {
-	daemon_alive "reading its memory"
-	awk -v f="$1:" '$1 == f { print $2 }' "/proc/$DAEMON_PID/status"
-}
-
-# The daemon's age of the snapshot from /healthz, in seconds. A collection
-# that takes more than 3 intervals (1M rows at 5s) makes /healthz answer 503
-# "stale" meanwhile: counted in $out/stale-N.txt, reported.
-health_age() {
-	local body code
-	body=$(curl -sS --max-time 10 -w '\n%{http_code}' "http://127.0.0.1:$PORT/healthz") ||
-		die "N=$n: GET /healthz failed"
-	code=${body##*$'\n'}
-	body=${body%$'\n'*}
-	if [[ $code == 200 && $body =~ ^ok:\ last\ collection\ ([0-9.]+)\ s\ ago ]]; then
-		echo "${BASH_REMATCH[1]}"
-	elif [[ $code == 503 && $body =~ ^stale:\ last\ collection\ ([0-9.]+)\ s\ ago ]]; then
-		echo "$body" >> "$out/stale-$n.txt"
-		echo "${BASH_REMATCH[1]}"
-	else
-		die "N=$n: GET /healthz answered $code: $body"
-	fi
-}
-
-# Waits until the daemon publishes a snapshot newer than the one it had at
-# the last call (health_age drops below what it would be with no new one).
-LAST_AGE='' LAST_T=''
-wait_next_collection() {
-	local deadline age now expect sleep_s
-	deadline=$(awk -v t="$EPOCHREALTIME" -v i="$interval_s" -v n="$n" \
-		'BEGIN { printf "%d", t + 3 * i + 60 + n / 5000 }')
-	# Sleep through most of the interval first: no polling while idle.
-	sleep_s=$(awk -v a="$LAST_AGE" -v i="$interval_s" 'BEGIN { s = i - a - 0.3; printf "%.2f", (s > 0 ? s : 0) }')
-	sleep "$sleep_s"
-	while :; do
-		daemon_alive "the wait for a collection"
-		age=$(health_age)
-		now=$EPOCHREALTIME
-		expect=$(awk -v a="$LAST_AGE" -v t0="$LAST_T" -v t="$now" 'BEGIN { printf "%.3f", a + (t - t0) }')
-		if awk -v a="$age" -v e="$expect" 'BEGIN { exit !(a + 0.15 < e) }'; then
-			LAST_AGE=$age LAST_T=$now
-			return 0
-		fi
-		awk -v t="$now" -v d="$deadline" 'BEGIN { exit !(t > d) }' &&
-			die "N=$n: no new collection within $((3 * ${interval_s%.*} + 60)) s and more (snapshot age $age s)"
-		sleep 0.1
-	done
-}
-
-# One scrape as Prometheus makes it; the gzip body in $out/scrape-$n.gz.
-scrape_om() {
-	local code
-	code=$(curl -sS --max-time "$http_timeout" -H "Accept: $ACCEPT_OM" -H 'Accept-Encoding: gzip' \
-		-D "$out/scrape-$n.hdr" -o "$out/scrape-$n.gz" -w '%{http_code}' \
-		"http://127.0.0.1:$PORT/metrics") || die "N=$n: OpenMetrics+gzip scrape failed ($1)"
-	[[ $code == 200 ]] || die "N=$n: OpenMetrics+gzip scrape answered $code ($1)"
-	grep -qi '^content-encoding: *gzip' "$out/scrape-$n.hdr" ||
-		die "N=$n: OpenMetrics+gzip scrape: not gzip-encoded ($1)"
-	grep -qi '^content-type: *application/openmetrics-text' "$out/scrape-$n.hdr" ||
-		die "N=$n: OpenMetrics+gzip scrape: not OpenMetrics ($1)"
-}
-
 # Checks the last scraped body (N rows, # EOF) and prints the daemon's
 # tc_exporter_collections_total in it.
 scraped_collections() {
@@ -286,28 +200,6 @@ YAML
 # get N KEY: a figure of result-N.txt.
 get() {
 	sed -n "s/^$2=//p" "$out/result-$1.txt"
-}
-
-# calc EXPR [VAR=VALUE...]: awk arithmetic, e.g. calc 'a / b' a=1 b=2.
-calc() {
-	local expr=$1 args=() v
-	shift
-	for v in "$@"; do args+=(-v "$v"); done
-	awk "${args[@]}" "BEGIN { printf \"%.2f\", $expr }"
-}
-
-# verdict VALUE <=|>= LIMIT: PASS or MISS.
-verdict() {
-	if awk -v v="$1" -v l="$3" -v op="$2" 'BEGIN { exit !(op == "<=" ? v <= l : v >= l) }'; then
-		echo PASS
-	else
-		echo MISS
-	fi
-}
-
-# row FIGURE VALUE [GOAL VERDICT]
-row() {
-	printf '  %-48s %-22s %-26s %s\n' "$1" "$2" "${3:-}" "${4:-}" | sed 's/ *$//'
 }
 
 report_size() {

@@ -22,6 +22,7 @@
 
 #include "collectors/qdisc_parse.h"
 #include "collectors/uapi_pkt_sched.h"
+#include "lib/buf.h"
 #include "tests/unit/nlbuild_qdisc.h"
 
 #define IFI 5
@@ -98,6 +99,24 @@ static double xs_value(struct fx *f, const char *family)
 
 	return tcx_xstat_value(
 	        &f->m.xt->fields[row_index(f->m.xt->fields, f->m.xt->n_fields, family, NULL)], raw);
+}
+
+/* The text tcx_xstat_put() writes for family's value. */
+static const char *xs_text(struct fx *f, const char *family)
+{
+	static char out[64];
+	const struct tcx_xstat *x =
+	        &f->m.xt->fields[row_index(f->m.xt->fields, f->m.xt->n_fields, family, NULL)];
+	struct tcx_buf b;
+
+	tcx_buf_init_mem(&b);
+	tcx_xstat_put(&b, x, xs_raw(f, family, NULL));
+	assert_false(b.err);
+	assert_true(b.len < sizeof(out));
+	memcpy(out, b.p, b.len);
+	out[b.len] = '\0';
+	tcx_buf_free(&b);
+	return out;
 }
 
 static int xs_present(const struct fx *f, const char *family)
@@ -299,6 +318,9 @@ static void test_htb(void **state)
 	/* psched ticks of 64 ns, signed */
 	assert_true(xs_value(f, "tc_class_htb_tokens_seconds") == -104 * 64e-9);
 	assert_true(xs_value(f, "tc_class_htb_ctokens_seconds") == 105 * 64 / 1e9);
+	/* written exactly, in seconds */
+	assert_string_equal(xs_text(f, "tc_class_htb_tokens_seconds"), "-0.000006656");
+	assert_string_equal(xs_text(f, "tc_class_htb_ctokens_seconds"), "0.00000672");
 	/* an htb qdisc has no table: generic counters only */
 	assert_int_equal(parse_struct(f, 0, "htb", &x, sizeof(x)), 0);
 	assert_null(f->m.xt);
@@ -309,6 +331,13 @@ static void test_htb(void **state)
 	assert_int_equal(parse_struct(f, 1, "htb", &x, sizeof(x)), 0);
 	assert_int_equal((int64_t)xs_raw(f, "tc_class_htb_tokens_seconds", NULL), INT_MIN);
 	assert_int_equal(xs_raw(f, "tc_class_htb_ctokens_seconds", NULL), INT_MAX);
+	assert_string_equal(xs_text(f, "tc_class_htb_tokens_seconds"), "-137.438953472");
+	assert_string_equal(xs_text(f, "tc_class_htb_ctokens_seconds"), "137.438953408");
+	x.tokens = 0;
+	x.ctokens = 15625000; /* one second */
+	assert_int_equal(parse_struct(f, 1, "htb", &x, sizeof(x)), 0);
+	assert_string_equal(xs_text(f, "tc_class_htb_tokens_seconds"), "0");
+	assert_string_equal(xs_text(f, "tc_class_htb_ctokens_seconds"), "1");
 }
 
 static void test_hfsc(void **state)
