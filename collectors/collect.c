@@ -89,13 +89,19 @@ void tcx_collector_free(struct tcx_collector *c)
 
 /* ---- per-namespace state of one pass ---------------------------------------------- */
 
+struct pass_ns;
+
 struct link {
+	const struct pass_ns *ns;
 	uint32_t ifindex;
 	char name[IFNAMSIZ];
-	int classes_listed;              /* 1: its classes are in pass_ns.classes; -1: failed */
-	int want_rows;                   /* its qdisc and class rows go in the snapshot */
-	int gone;                        /* 0: not asked yet; 1: there; 2: gone (link_gone()) */
-	size_t class_rows, n_class_rows; /* in pass_ns.sc */
+	int classes_listed; /* 1: its classes are in pass_ns.classes; -1: failed */
+	int want_rows;      /* its qdisc and class rows go in the snapshot */
+	int gone;           /* 0: not asked yet; 1: there; 2: gone (link_gone()) */
+	uint32_t id;        /* its rows' qdev until keep_rows() (pass.ids); 0: none yet */
+	uint32_t qdev;      /* its qdev, once keep_rows() made one; UINT32_MAX: none */
+	uint32_t *flows;    /* the majors of its flow qdiscs (flow_kind()), sorted */
+	size_t n_flows, cap_flows;
 	char class_err[256];
 };
 
@@ -104,15 +110,6 @@ struct qinfo {
 	uint32_t ifindex, handle, parent;
 	char kind[TCX_KIND_MAX];
 	uint32_t ingress_block, egress_block;
-};
-
-/* Qdisc or class rows staged while listing, their qdev the ifindex, until
- * the pass knows which devices its targets name. */
-struct stage {
-	struct tcx_qrow *rows;
-	size_t n, cap;
-	uint64_t *x; /* their xvals */
-	size_t nx, capx;
 };
 
 struct pass_ns {
@@ -125,8 +122,8 @@ struct pass_ns {
 	size_t n_qdiscs, cap_qdiscs;
 	struct qinfo *classes; /* of the devices listed so far (link.classes_listed) */
 	size_t n_classes, cap_classes;
-	struct stage sq, sc; /* their rows */
-	int listed;          /* links and qdiscs were dumped */
+	struct link *last; /* of the last qdisc or class message (they come by device) */
+	int listed;        /* links and qdiscs were dumped */
 	char list_err[256];
 };
 
@@ -136,6 +133,12 @@ struct pass {
 	struct tcx_snapshot *s;
 	struct pass_ns **ns; /* stable addresses: units point at them */
 	size_t n_ns, cap_ns;
+	/* The links whose qdiscs or classes were listed, by link.id (from 1):
+	 * each row is written straight into the snapshot as it is read, its
+	 * qdev the link's id, until keep_rows() knows which devices the
+	 * targets name. ns->links does not move once listed. */
+	struct link **ids;
+	size_t n_ids, cap_ids;
 };
 
 static void set_error(struct tcx_snapshot *s, struct tcx_target *t, enum tcx_err_cause cause,
@@ -219,8 +222,8 @@ static void *ns_source(struct tcx_collector *c, const char *name, int notify, ch
 /* ---- link and qdisc listing --------------------------------------------------------- */
 
 struct list_ctx {
+	struct pass *p;
 	struct pass_ns *ns;
-	struct tcx_snapshot *s;
 	int bad;
 	char err[256];
 };
@@ -229,7 +232,7 @@ static int link_msg_cb(const struct nlmsghdr *nlh, void *arg)
 {
 	struct list_ctx *lc = arg;
 	struct pass_ns *ns = lc->ns;
-	struct link l = {0};
+	struct link l = {.ns = ns};
 
 	if (nlh->nlmsg_type != RTM_NEWLINK)
 		return MNL_CB_OK;
@@ -243,20 +246,53 @@ static int link_msg_cb(const struct nlmsghdr *nlh, void *arg)
 	return MNL_CB_OK;
 }
 
-/* Stage m's row in st. Returns 0, or -1 when out of memory. */
-static int stage_row(struct tcx_snapshot *s, struct stage *st, const struct tcx_qdisc_msg *m)
+/* The id of the link of device ifindex in ns (its rows' qdev until
+ * keep_rows()), or 0 when the link dump did not list it (a device made
+ * since: its rows are left out). Returns -1 when out of memory. */
+static int64_t link_id(struct pass *p, struct pass_ns *ns, uint32_t ifindex)
 {
+	struct link *l = ns->last;
+
+	if (!l || l->ifindex != ifindex) {
+		l = NULL;
+		for (size_t i = 0; i < ns->n_links && !l; i++)
+			if (ns->links[i].ifindex == ifindex)
+				l = &ns->links[i];
+		if (!l)
+			return 0;
+		ns->last = l;
+	}
+	if (!l->id) {
+		if (tcx_grow(&p->ids, &p->cap_ids, p->n_ids + 2, sizeof(*p->ids), 16) < 0)
+			return -1;
+		if (!p->n_ids)
+			p->ids[p->n_ids++] = NULL; /* ids start at 1 */
+		l->id = (uint32_t)p->n_ids;
+		p->ids[p->n_ids++] = l;
+	}
+	return l->id;
+}
+
+/* Append m's row to the snapshot's qdiscs or classes, its qdev the id of
+ * its link. Returns 0, or -1 when out of memory. */
+static int add_row(struct pass *p, struct pass_ns *ns, const struct tcx_qdisc_msg *m)
+{
+	struct tcx_snapshot *s = p->s;
 	const struct tcx_xstats_table *xt = m->xt;
 	size_t nx = xt ? xt->n_fields + (size_t)m->n_tins * (1 + xt->n_tin_fields) : 0;
 	int kind = tcx_snapshot_kind(s, m->kind);
+	struct tcx_qrow **rows = m->is_class ? &s->classes : &s->qdiscs;
+	size_t *n = m->is_class ? &s->n_classes : &s->n_qdiscs;
+	size_t *cap = m->is_class ? &s->cap_classes : &s->cap_qdiscs;
+	int64_t id = link_id(p, ns, m->ifindex);
 	struct tcx_qrow *r;
 	uint64_t *x;
 
-	if (kind < 0 || tcx_grow(&st->rows, &st->cap, st->n + 1, sizeof(*st->rows), 64) < 0 ||
-	    tcx_grow(&st->x, &st->capx, st->nx + nx, sizeof(*st->x), 256) < 0)
+	if (id < 0 || kind < 0 || tcx_grow(rows, cap, *n + 1, sizeof(**rows), 64) < 0 ||
+	    tcx_grow(&s->xvals, &s->cap_xvals, s->n_xvals + nx, sizeof(*s->xvals), 256) < 0)
 		return -1;
-	r = &st->rows[st->n++];
-	*r = (struct tcx_qrow){.qdev = m->ifindex,
+	r = &(*rows)[(*n)++];
+	*r = (struct tcx_qrow){.qdev = (uint32_t)id,
 	                       .handle = m->handle,
 	                       .parent = m->parent,
 	                       .labels = TCX_LABELSET_NONE,
@@ -264,15 +300,15 @@ static int stage_row(struct tcx_snapshot *s, struct stage *st, const struct tcx_
 	                       .n_tins = m->n_tins,
 	                       .stats_present = m->stats_present,
 	                       .xs_present = m->xs_present,
-	                       .xs = (uint32_t)st->nx,
+	                       .xs = (uint32_t)s->n_xvals,
 	                       .xt = xt};
 	for (unsigned i = 0; i < TCX_QSTAT__MAX; i++)
 		if (m->stats_present & 1u << i)
 			r->c[i] = m->stats[i];
 	if (!nx)
 		return 0;
-	x = st->x + st->nx;
-	st->nx += nx;
+	x = s->xvals + s->n_xvals;
+	s->n_xvals += nx;
 	memcpy(x, m->xs, xt->n_fields * sizeof(*x));
 	x += xt->n_fields;
 	for (unsigned t = 0; t < m->n_tins; t++) {
@@ -283,7 +319,7 @@ static int stage_row(struct tcx_snapshot *s, struct stage *st, const struct tcx_
 	return 0;
 }
 
-/* A qdisc or a class: kept for discovery, its row staged. A message that
+/* A qdisc or a class: kept for discovery, its row added. A message that
  * cannot be read drops that row alone, counted as malformed. */
 static int tcobj_msg_cb(const struct nlmsghdr *nlh, void *arg)
 {
@@ -297,14 +333,13 @@ static int tcobj_msg_cb(const struct nlmsghdr *nlh, void *arg)
 	if (nlh->nlmsg_type != RTM_NEWQDISC && nlh->nlmsg_type != RTM_NEWTCLASS)
 		return MNL_CB_OK;
 	if (tcx_parse_qdisc_msg(nlh, &m, err, sizeof(err)) < 0) {
-		lc->s->errors[TCX_ERR_MALFORMED]++;
+		lc->p->s->errors[TCX_ERR_MALFORMED]++;
 		return MNL_CB_OK;
 	}
 	arr = m.is_class ? &ns->classes : &ns->qdiscs;
 	n = m.is_class ? &ns->n_classes : &ns->n_qdiscs;
 	cap = m.is_class ? &ns->cap_classes : &ns->cap_qdiscs;
-	if (tcx_grow(arr, cap, *n + 1, sizeof(**arr), 16) < 0 ||
-	    stage_row(lc->s, m.is_class ? &ns->sc : &ns->sq, &m) < 0)
+	if (tcx_grow(arr, cap, *n + 1, sizeof(**arr), 16) < 0 || add_row(lc->p, ns, &m) < 0)
 		return MNL_CB_ERROR;
 	(*arr)[(*n)++] =
 	        (struct qinfo){m.ifindex, m.handle, m.parent, "", m.ingress_block, m.egress_block};
@@ -320,7 +355,7 @@ static int list_dump(struct pass *p, struct pass_ns *ns, uint16_t type, uint32_t
 {
 	char buf[64];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct list_ctx lc = {.ns = ns, .s = p->s};
+	struct list_ctx lc = {.p = p, .ns = ns};
 	char kerr[256];
 	int ret;
 
@@ -520,16 +555,36 @@ static void dev_name(const struct pass_ns *ns, uint32_t ifindex, char name[IFNAM
 
 /* A qdisc kind whose class operations have no tcf_block, or that has none:
  * the kernel answers a filter dump of it with nothing (tc_dump_tfilter()),
- * and no filter can be added to it. As of Linux 6.18. An unknown kind is
+ * and no filter can be added to it (__tcf_qdisc_find(): EINVAL or
+ * EOPNOTSUPP). Read in net/sched/sch_*.c of Linux 6.18. An unknown kind is
  * dumped. */
 static int filterless_kind(const char *kind)
 {
-	static const char *const kinds[] = {"bfifo",   "cbs",   "choke",      "codel",
-	                                    "etf",     "fq",    "fq_pie",     "gred",
-	                                    "hhf",     "mq",    "mqprio",     "netem",
-	                                    "noqueue", "pfifo", "pfifo_fast", "pfifo_head_drop",
-	                                    "pie",     "plug",  "red",        "skbprio",
-	                                    "taprio",  "tbf"};
+	static const char *const kinds[] = {"bfifo",
+	                                    "blackhole",
+	                                    "cake_mq",
+	                                    "cbs",
+	                                    "choke",
+	                                    "codel",
+	                                    "etf",
+	                                    "fq",
+	                                    "fq_pie",
+	                                    "gred",
+	                                    "hhf",
+	                                    "mq",
+	                                    "mqprio",
+	                                    "netem",
+	                                    "noop",
+	                                    "noqueue",
+	                                    "pfifo",
+	                                    "pfifo_fast",
+	                                    "pfifo_head_drop",
+	                                    "pie",
+	                                    "plug",
+	                                    "red",
+	                                    "skbprio",
+	                                    "taprio",
+	                                    "tbf"};
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (strcmp(kind, kinds[i]) == 0)
@@ -590,25 +645,23 @@ static int cmp_u32(const void *x, const void *y)
 }
 
 /* List the classes of device l once a pass, into ns->classes and its rows
- * into ns->sc (l->class_rows on). Returns 0, or -1 with the reason in
- * l->class_err (counted once). */
+ * into the snapshot. Returns 0, or -1 with the reason in l->class_err
+ * (counted once), its rows removed again. */
 static int list_classes(struct pass *p, struct pass_ns *ns, struct link *l)
 {
-	size_t n = ns->n_classes, nr = ns->sc.n, nx = ns->sc.nx;
+	size_t n = ns->n_classes, nr = p->s->n_classes, nx = p->s->n_xvals;
 
 	if (l->classes_listed)
 		return l->classes_listed < 0 ? -1 : 0;
 	if (list_dump(p, ns, RTM_GETTCLASS, l->ifindex, tcobj_msg_cb, "class", l->class_err,
 	              sizeof(l->class_err), p->s->errors) < 0) {
 		ns->n_classes = n;
-		ns->sc.n = nr;
-		ns->sc.nx = nx;
+		p->s->n_classes = nr;
+		p->s->n_xvals = nx;
 		l->classes_listed = -1;
 		return -1;
 	}
 	l->classes_listed = 1;
-	l->class_rows = nr;
-	l->n_class_rows = ns->sc.n - nr;
 	return 0;
 }
 
@@ -1168,107 +1221,129 @@ static int flow_kind(const char *kind)
 	       strcmp(kind, "cake") == 0;
 }
 
-/* Append staged row r (of st) to the snapshot's rows as a row of qdev. */
-static int put_row(struct tcx_snapshot *s, struct tcx_qrow **rows, size_t *n, size_t *cap,
-                   const struct stage *st, const struct tcx_qrow *r, uint32_t qdev)
+/* The classes of each wanted device whose root qdisc is not noqueue (one
+ * class dump each, unless expand_target() made it already). */
+static void list_wanted_classes(struct pass *p)
 {
-	size_t nx = r->xt ? r->xt->n_fields + (size_t)r->n_tins * (1 + r->xt->n_tin_fields) : 0;
+	for (size_t i = 0; i < p->n_ns; i++) {
+		struct pass_ns *ns = p->ns[i];
 
-	if (tcx_grow(rows, cap, *n + 1, sizeof(**rows), 64) < 0 ||
-	    tcx_grow(&s->xvals, &s->cap_xvals, s->n_xvals + nx, sizeof(*s->xvals), 256) < 0)
-		return -1;
-	if (nx)
-		memcpy(s->xvals + s->n_xvals, st->x + r->xs, nx * sizeof(*s->xvals));
-	(*rows)[*n] = *r;
-	(*rows)[*n].qdev = qdev;
-	(*rows)[*n].xs = (uint32_t)s->n_xvals;
-	(*n)++;
-	s->n_xvals += nx;
-	return 0;
+		for (size_t k = 0; k < ns->n_links; k++) {
+			struct link *l = &ns->links[k];
+			const struct qinfo *root;
+
+			if (!l->want_rows || l->classes_listed)
+				continue;
+			root = qdisc_find(ns, l->ifindex, NULL, 0, 1);
+			if (root && strcmp(root->kind, "noqueue") != 0)
+				list_classes(p, ns, l); /* its qdev says why it failed */
+		}
+	}
 }
 
-/* The rows of the devices wanted in ns: its qdiscs (from the listing's
- * qdisc dump, which lists a device's qdiscs together), then its classes (one
- * class dump per device with a root qdisc that is not noqueue). */
-static int collect_rows_ns(struct pass *p, struct pass_ns *ns)
+/* The qdev of link l, made at its first kept qdisc (its qdiscs come
+ * together, in one dump), or NULL when out of memory. */
+static struct tcx_qdev *qdev_of(struct pass *p, struct link *l)
+{
+	struct tcx_snapshot *s = p->s;
+	struct tcx_qdev *d;
+
+	if (l->qdev != UINT32_MAX)
+		return &s->qdevs[l->qdev];
+	if (tcx_grow(&s->qdevs, &s->cap_qdevs, s->n_qdevs + 1, sizeof(*d), 16) < 0)
+		return NULL;
+	l->qdev = (uint32_t)s->n_qdevs;
+	d = memset(&s->qdevs[s->n_qdevs++], 0, sizeof(*d));
+	snprintf(d->netns, sizeof(d->netns), "%s", l->ns->name);
+	snprintf(d->dev, sizeof(d->dev), "%s", l->name);
+	d->ifindex = l->ifindex;
+	d->first_qdisc = d->first_class = UINT32_MAX;
+	if (l->classes_listed < 0) {
+		snprintf(d->error, sizeof(d->error), "%s", l->class_err);
+	} else {
+		d->ok = 1;
+	}
+	return d;
+}
+
+/* Keep the rows of the wanted devices, in the order they were listed, each
+ * with its qdev; drop the others, in place. A flow qdisc's classes (of
+ * fq_codel, sfq, cake: its flows' hash buckets, which come and go with the
+ * traffic) are kept only with `families: {flows: on}`. Returns 0, or -1
+ * when out of memory. */
+static int keep_rows(struct pass *p)
 {
 	struct tcx_snapshot *s = p->s;
 	int flows_on =
 	        tcx_switch_mode(TCX_SW_FLOWS, p->cfg->families.mode[TCX_SW_FLOWS], 0) == TCX_FAM_ON;
-	uint32_t *flows = NULL;
-	int ret = -1;
+	size_t w = 0;
 
-	for (size_t i = 0, end; i < ns->sq.n; i = end) {
-		uint32_t ifindex = ns->sq.rows[i].qdev;
-		const struct qinfo *root = qdisc_find(ns, ifindex, NULL, 0, 1);
-		struct link *l = NULL;
+	for (size_t i = 1; i < p->n_ids; i++)
+		p->ids[i]->qdev = UINT32_MAX;
+	for (size_t i = 0; i < s->n_qdiscs; i++) {
+		struct tcx_qrow r = s->qdiscs[i];
+		struct link *l = r.qdev ? p->ids[r.qdev] : NULL;
 		struct tcx_qdev *d;
-		size_t n_flows = 0;
 
-		for (end = i + 1; end < ns->sq.n && ns->sq.rows[end].qdev == ifindex; end++)
-			;
-		for (size_t k = 0; k < ns->n_links; k++)
-			if (ns->links[k].ifindex == ifindex)
-				l = &ns->links[k];
 		if (!l || !l->want_rows)
 			continue;
-		l->want_rows = 0; /* once */
-		if (tcx_grow(&s->qdevs, &s->cap_qdevs, s->n_qdevs + 1, sizeof(*d), 16) < 0)
-			goto out;
-		d = memset(&s->qdevs[s->n_qdevs++], 0, sizeof(*d));
-		snprintf(d->netns, sizeof(d->netns), "%s", ns->name);
-		snprintf(d->dev, sizeof(d->dev), "%s", l->name);
-		d->ifindex = ifindex;
-		d->ok = 1;
-		d->first_qdisc = (uint32_t)s->n_qdiscs;
-		d->first_class = (uint32_t)s->n_classes;
-		free(flows);
-		if (!(flows = malloc((end - i) * sizeof(*flows))))
-			goto out;
-		for (size_t k = i; k < end; k++) {
-			const struct tcx_qrow *r = &ns->sq.rows[k];
-
-			if (put_row(s, &s->qdiscs, &s->n_qdiscs, &s->cap_qdiscs, &ns->sq, r,
-			            (uint32_t)(s->n_qdevs - 1)) < 0)
-				goto out;
-			if (!flows_on && flow_kind(tcx_kind_name(s, r->kind)))
-				flows[n_flows++] = TC_H_MAJ(r->handle);
+		if (!(d = qdev_of(p, l)))
+			return -1;
+		if (d->first_qdisc == UINT32_MAX)
+			d->first_qdisc = (uint32_t)w;
+		d->n_qdiscs++;
+		if (!flows_on && flow_kind(tcx_kind_name(s, r.kind))) {
+			if (tcx_grow(&l->flows, &l->cap_flows, l->n_flows + 1, sizeof(*l->flows),
+			             4) < 0)
+				return -1;
+			l->flows[l->n_flows++] = TC_H_MAJ(r.handle);
 		}
-		qsort(flows, n_flows, sizeof(*flows), cmp_u32);
-		d->n_qdiscs = (uint32_t)(s->n_qdiscs - d->first_qdisc);
-		if (!root || strcmp(root->kind, "noqueue") == 0)
-			continue;
-		if (list_classes(p, ns, l) < 0) {
-			d->ok = 0;
-			snprintf(d->error, sizeof(d->error), "%s", l->class_err);
-			continue;
-		}
-		for (size_t k = l->class_rows; k < l->class_rows + l->n_class_rows; k++) {
-			const struct tcx_qrow *r = &ns->sc.rows[k];
-			uint32_t major = TC_H_MAJ(r->handle);
-
-			if (bsearch(&major, flows, n_flows, sizeof(*flows), cmp_u32))
-				continue;
-			if (put_row(s, &s->classes, &s->n_classes, &s->cap_classes, &ns->sc, r,
-			            (uint32_t)(s->n_qdevs - 1)) < 0)
-				goto out;
-		}
-		d->n_classes = (uint32_t)(s->n_classes - d->first_class);
+		r.qdev = l->qdev;
+		s->qdiscs[w++] = r;
 	}
-	ret = 0;
-out:
-	free(flows);
-	return ret;
+	s->n_qdiscs = w;
+	for (size_t i = 1; i < p->n_ids; i++) {
+		struct link *l = p->ids[i];
+
+		if (l->n_flows)
+			qsort(l->flows, l->n_flows, sizeof(*l->flows), cmp_u32);
+	}
+	w = 0;
+	for (size_t i = 0; i < s->n_classes; i++) {
+		struct tcx_qrow r = s->classes[i];
+		struct link *l = r.qdev ? p->ids[r.qdev] : NULL;
+		uint32_t major = TC_H_MAJ(r.handle);
+		struct tcx_qdev *d;
+
+		if (!l || !l->want_rows || l->qdev == UINT32_MAX ||
+		    (l->n_flows &&
+		     bsearch(&major, l->flows, l->n_flows, sizeof(*l->flows), cmp_u32)))
+			continue;
+		d = &s->qdevs[l->qdev];
+		if (d->first_class == UINT32_MAX)
+			d->first_class = (uint32_t)w;
+		d->n_classes++;
+		r.qdev = l->qdev;
+		s->classes[w++] = r;
+	}
+	s->n_classes = w;
+	for (size_t i = 0; i < s->n_qdevs; i++) {
+		if (s->qdevs[i].first_qdisc == UINT32_MAX)
+			s->qdevs[i].first_qdisc = (uint32_t)s->n_qdiscs;
+		if (s->qdevs[i].first_class == UINT32_MAX)
+			s->qdevs[i].first_class = (uint32_t)s->n_classes;
+	}
+	return 0;
 }
 
 static void collect_rows(struct pass *p)
 {
-	for (size_t i = 0; i < p->n_ns; i++) {
-		if (collect_rows_ns(p, p->ns[i]) < 0) {
-			p->s->errors[TCX_ERR_NOMEM]++;
-			p->s->incomplete = 1;
-			return;
-		}
+	list_wanted_classes(p);
+	if (keep_rows(p) < 0) {
+		p->s->errors[TCX_ERR_NOMEM]++;
+		p->s->incomplete = 1;
+		/* No row may name a link: none at all rather than wrong ones. */
+		p->s->n_qdiscs = p->s->n_classes = p->s->n_qdevs = 0;
 	}
 }
 
@@ -1432,13 +1507,12 @@ out:
 		free(p.ns[i]->links);
 		free(p.ns[i]->qdiscs);
 		free(p.ns[i]->classes);
-		free(p.ns[i]->sq.rows);
-		free(p.ns[i]->sq.x);
-		free(p.ns[i]->sc.rows);
-		free(p.ns[i]->sc.x);
+		for (size_t k = 0; k < p.ns[i]->n_links; k++)
+			free(p.ns[i]->links[k].flows);
 		free(p.ns[i]);
 	}
 	free(p.ns);
+	free(p.ids);
 	free(us.u);
 	free(us.slot);
 	ns_release_unused(c);

@@ -848,6 +848,45 @@ static void test_filters_on_classes(void **state)
 	}
 }
 
+/* A qdisc that takes no filter (pfifo, tbf: no tcf_block in the kernel) is
+ * not dumped: 10k pfifo leaves under HTB cost 10k empty dumps otherwise. A
+ * qdisc that does (fq_codel) is, and a named device's root always is, to
+ * report its state. */
+static void test_filterless_qdiscs_not_dumped(void **state)
+{
+	static const struct {
+		const char *yaml;
+		int dumps, targets;
+	} cases[] = {
+	        /* 1:, 1:1 and fq_codel's 4: on eth0; nothing on eth1 */
+	        {"targets: [{all: true}]\n", 3, 0},
+	        /* the same, and eth1's pfifo_fast root; each named qdisc is a
+	         * target (the class 1:1, found by discovery, has no filter) */
+	        {"targets: [{dev: eth0}, {dev: eth1}]\n", 4, 3},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fake k = {0};
+		struct tcx_snapshot *s;
+
+		setup_htb(&k);
+		k.classes[k.n_classes++] = (struct fqdisc){2, 0x10020, 0x10001, "htb", 0, 0};
+		k.classes[k.n_classes++] = (struct fqdisc){2, 0x10030, 0x10001, "htb", 0, 0};
+		k.qdiscs[k.n_qdiscs++] = (struct fqdisc){2, 0x20000, 0x10010, "pfifo", 0, 0};
+		k.qdiscs[k.n_qdiscs++] = (struct fqdisc){2, 0x30000, 0x10020, "tbf", 0, 0};
+		k.qdiscs[k.n_qdiscs++] = (struct fqdisc){2, 0x40000, 0x10030, "fq_codel", 0, 0};
+		add_link(&k, 3, "eth1");
+		k.qdiscs[k.n_qdiscs++] = (struct fqdisc){3, 0, TC_H_ROOT, "pfifo_fast", 0, 0};
+		s = collect(&k, cases[i].yaml);
+		assert_int_equal(k.terse_reqs + k.full_reqs, cases[i].dumps);
+		assert_int_equal(s->n_targets, cases[i].targets);
+		/* every qdisc and class is still a row */
+		assert_int_equal(s->n_qdiscs, 5);
+		assert_int_equal(s->n_classes, 4);
+		tcx_snapshot_unref(s);
+	}
+}
+
 /* A class dump that fails fails the device's classes, counted once: its
  * qdiscs, its qdisc's filters and every other device are still collected. */
 static void test_class_dump_failure(void **state)
@@ -1417,6 +1456,7 @@ int main(void)
 	        cmocka_unit_test(test_final_during_dump),
 	        cmocka_unit_test(test_final_lost_counted),
 	        cmocka_unit_test(test_filters_on_classes),
+	        cmocka_unit_test(test_filterless_qdiscs_not_dumped),
 	        cmocka_unit_test(test_class_dump_failure),
 	        cmocka_unit_test(test_malformed_qdisc_drops_its_row),
 	};
