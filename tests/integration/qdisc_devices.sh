@@ -20,6 +20,10 @@
 #   x1, k0, k1, lo: out (not include), noqueue.
 # What tc lists on the devices left out is checked first (their qdiscs,
 # classes and filters exist), so that their absence proves something.
+# Then `dev:` targets under the same `devices:`, which it does not apply to:
+# {dev: x0} and {dev: ab0, parent: ingress} give every qdisc, class and
+# tc_scrape_device_* row of x0 and ab0 (and no other device's), and the
+# filters of x0 (parents 1:, 1:1, ingress) and of ab0's ingress.
 #
 # Kernel needs (all built into the 6.18 build machine's kernel): veth, htb,
 # tbf, pfifo, ingress, clsact, cls_u32, act_mirred.
@@ -142,11 +146,19 @@ cat >"$WORK/c.yaml" <<EOF
 targets: [{all: true, netns: $ns}]
 devices: {include: "^a", exclude: "^a[2-9]|^ab"}
 EOF
+cat >"$WORK/d.yaml" <<EOF
+targets: [{dev: x0, netns: $ns}, {dev: ab0, parent: ingress, netns: $ns}]
+devices: {include: "^a", exclude: "^a[2-9]|^ab"}
+EOF
 capture() {
+	local d p
 	"$PYTHON" "$cmpq" capture "$1" --netns "$ns" >/dev/null || fail "capturing tc's view failed"
-	tcn -s -j filter show dev a0 parent 1: >"$1/f-a0-1.json"
-	tcn -s -j filter show dev a0 parent 1:1 >"$1/f-a0-1_1.json"
-	tcn -s -j filter show dev a0 ingress >"$1/f-a0-ingress.json"
+	for d in a0 x0 ab0; do
+		for p in 1: 1:1; do
+			tcn -s -j filter show dev "$d" parent "$p" >"$1/f-$d-$p.json"
+		done
+		tcn -s -j filter show dev "$d" ingress >"$1/f-$d-ingress.json"
+	done
 }
 for attempt in 1 2 3 4 5; do
 	rm -rf "$WORK/pre" "$WORK/post"
@@ -154,6 +166,8 @@ for attempt in 1 2 3 4 5; do
 	run_tcx text --once --config "$WORK/c.yaml"
 	run_tcx om --once --config "$WORK/c.yaml" --format openmetrics
 	run_tcx json --once --config "$WORK/c.yaml" --format json
+	run_tcx dtext --once --config "$WORK/d.yaml"
+	run_tcx djson --once --config "$WORK/d.yaml" --format json
 	capture "$WORK/post"
 	if "$PYTHON" "$cmpq" same "$WORK/pre" "$WORK/post" >"$WORK/same.out"; then
 		break
@@ -162,7 +176,7 @@ for attempt in 1 2 3 4 5; do
 	[ "$attempt" -lt 5 ] || fail "tc's counters kept moving: no comparison possible"
 	sleep 1
 done
-for f in text om json; do
+for f in text om json dtext djson; do
 	expect_rc "$f" 0
 	expect_empty "$f" err
 done
@@ -193,8 +207,8 @@ verify "json: the rows of $inc differ from tc's, or others are there" "$PYTHON" 
 	--tc "$WORK/pre" --netns "$ns" --exporter "$WORK/json.out" "${req[@]}"
 
 note "the devices let in: their filter rows, and no other device's"
-ftargets=(--dev "$ns" a0 1: 1: --tc-json "$WORK/pre/f-a0-1.json"
-	--dev "$ns" a0 1:1 1:1 --tc-json "$WORK/pre/f-a0-1_1.json"
+ftargets=(--dev "$ns" a0 1: 1: --tc-json "$WORK/pre/f-a0-1:.json"
+	--dev "$ns" a0 1:1 1:1 --tc-json "$WORK/pre/f-a0-1:1.json"
 	--dev "$ns" a0 ingress ingress --tc-json "$WORK/pre/f-a0-ingress.json")
 verify "text: the filter rows differ from a0's" "$PYTHON" "$cmpf" prom \
 	--exporter "$WORK/text.out" "${ftargets[@]}" --expect-rows 3 --require-nonzero packets
@@ -229,6 +243,23 @@ for b in bad[:5]:
     print("json: an object of a device left out: %r" % b)
 sys.exit(1 if bad else 0)
 PY
+
+note "dev: targets, which devices: does not filter: every row of x0 and ab0, and no other device's"
+req=(--devices "x0,ab0" --require qdisc:htb:packets --require class:htb:packets
+	--expect-qdiscs 8 --expect-classes 8)
+verify "dev: text: the rows of x0 and ab0 differ from tc's, or others are there" "$PYTHON" \
+	"$cmpq" prom --tc "$WORK/pre" --netns "$ns" --exporter "$WORK/dtext.out" --device-series \
+	"${req[@]}"
+verify "dev: json: the rows of x0 and ab0 differ from tc's, or others are there" "$PYTHON" \
+	"$cmpq" json --tc "$WORK/pre" --netns "$ns" --exporter "$WORK/djson.out" "${req[@]}"
+ftargets=(--dev "$ns" x0 1: 1: --tc-json "$WORK/pre/f-x0-1:.json"
+	--dev "$ns" x0 1:1 1:1 --tc-json "$WORK/pre/f-x0-1:1.json"
+	--dev "$ns" x0 ingress ingress --tc-json "$WORK/pre/f-x0-ingress.json"
+	--dev "$ns" ab0 ingress ingress --tc-json "$WORK/pre/f-ab0-ingress.json")
+verify "dev: text: the filter rows differ from x0's and ab0's ingress" "$PYTHON" "$cmpf" prom \
+	--exporter "$WORK/dtext.out" "${ftargets[@]}" --expect-rows 4 --require-nonzero packets
+verify "dev: json: the filter rows differ from x0's and ab0's ingress" "$PYTHON" "$cmpf" json \
+	--exporter "$WORK/djson.out" "${ftargets[@]}" --expect-rows 4 --require-nonzero packets
 
 [ "${#failed[@]}" = 0 ] || fail "$(printf '%s; ' "${failed[@]}")"
 note "qdisc_devices: all checks passed"
