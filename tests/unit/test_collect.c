@@ -70,6 +70,7 @@ struct fake {
 	int n_classes;
 	int class_status;            /* class dumps end with this status */
 	uint32_t class_fail_ifindex; /* ... those of this device only, when not 0 */
+	uint32_t bad_stats_handle;   /* this qdisc's or class's TCA_STATS2 is malformed */
 	int class_reqs;
 	struct funit units[4];
 	int n_units;
@@ -360,9 +361,13 @@ static int f_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char
 		for (int i = 0; i < k->n_qdiscs; i++) {
 			const struct fqdisc *q = &k->qdiscs[i];
 
-			cb(nlb_qdisc(k->buf, q->ifindex, q->handle, q->parent, q->kind,
-			             q->ingress_block, q->egress_block),
-			   data);
+			struct nlmsghdr *nlh =
+			        nlb_qdisc(k->buf, q->ifindex, q->handle, q->parent, q->kind,
+			                  q->ingress_block, q->egress_block);
+
+			if (k->bad_stats_handle && q->handle == k->bad_stats_handle)
+				mnl_attr_put(nlh, TCA_STATS2, 2, "xy"); /* 2 trailing bytes */
+			cb(nlh, data);
 		}
 		return 0;
 	case RTM_GETTCLASS: {
@@ -380,6 +385,8 @@ static int f_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char
 				continue;
 			nlh = nlb_qdisc(k->buf, c->ifindex, c->handle, c->parent, c->kind, 0, 0);
 			nlh->nlmsg_type = RTM_NEWTCLASS;
+			if (k->bad_stats_handle && c->handle == k->bad_stats_handle)
+				mnl_attr_put(nlh, TCA_STATS2, 2, "xy");
 			cb(nlh, data);
 		}
 		return 0;
@@ -994,6 +1001,48 @@ static void test_malformed_qdisc_drops_its_row(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* Statistics that cannot be read (TCA_STATS2 with trailing bytes) drop the
+ * row of that qdisc or class alone, counted as malformed: its identity was
+ * read, so the filters attached to it, the device's classes and the other
+ * rows are collected. (Before the qdisc rows, discovery read no statistics,
+ * and such a message lost nothing.) */
+static void test_malformed_stats_drop_the_row_only(void **state)
+{
+	/* the root qdisc 1:, then the inner class 1:1 */
+	static const uint32_t bad[] = {0x10000, 0x10001};
+
+	for (size_t b = 0; b < 2; b++) {
+		struct fake k = {.bad_stats_handle = bad[b]};
+		struct funit *q, *c, *i;
+
+		setup_htb(&k);
+		add_qdisc(&k, 2, "clsact", 0, 0);
+		add_tp(q = add_unit(&k, 2, 0x10000), 0, 10, "u32", 2);
+		add_tp(c = add_unit(&k, 2, 0x10001), 0, 20, "u32", 3);
+		add_tp(i = add_unit(&k, 2, TCX_PARENT_INGRESS), 0, 1, "flower", 2);
+		struct tcx_snapshot *s = collect(&k, "targets: [{all: true}]\n");
+
+		assert_int_equal(s->errors[TCX_ERR_MALFORMED], 1);
+		assert_int_equal(tcx_snapshot_failed_targets(s), 0);
+		assert_int_equal(s->n_targets, 3);
+		assert_unit_rows(s, q, 0);
+		assert_unit_rows(s, c, 1);
+		assert_string_equal(s->targets[1].parent_name, "1:1");
+		assert_unit_rows(s, i, 2);
+		assert_qdevs(s, "eth0");
+		assert_true(s->qdevs[0].ok);
+		if (b == 0) {
+			assert_int_equal(s->n_qdiscs, 1); /* clsact */
+			assert_int_equal(s->n_classes, 2);
+		} else {
+			assert_int_equal(s->n_qdiscs, 2);
+			assert_int_equal(s->n_classes, 1);
+			assert_int_equal(s->classes[0].handle, 0x10010);
+		}
+		tcx_snapshot_unref(s);
+	}
+}
+
 static void test_kernel_error_is_reported(void **state)
 {
 	struct fake k = {.fail_status = -EPERM};
@@ -1518,6 +1567,7 @@ int main(void)
 	        cmocka_unit_test(test_class_dump_failure),
 	        cmocka_unit_test(test_class_dump_vanished_device_alone),
 	        cmocka_unit_test(test_malformed_qdisc_drops_its_row),
+	        cmocka_unit_test(test_malformed_stats_drop_the_row_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
