@@ -1008,31 +1008,36 @@ static void test_malformed_qdisc_drops_its_row(void **state)
  * and such a message lost nothing.) */
 static void test_malformed_stats_drop_the_row_only(void **state)
 {
-	/* the root qdisc 1:, then the inner class 1:1 */
-	static const uint32_t bad[] = {0x10000, 0x10001};
+	/* the root qdisc 1:, the inner class 1:1, the root of a device that
+	 * has no other qdisc */
+	static const uint32_t bad[] = {0x10000, 0x10001, 0x10000};
 
-	for (size_t b = 0; b < 2; b++) {
+	for (size_t b = 0; b < 3; b++) {
 		struct fake k = {.bad_stats_handle = bad[b]};
-		struct funit *q, *c, *i;
+		struct funit *q, *c, *i = NULL;
+		int has_clsact = b < 2;
 
 		setup_htb(&k);
-		add_qdisc(&k, 2, "clsact", 0, 0);
+		if (has_clsact)
+			add_qdisc(&k, 2, "clsact", 0, 0);
 		add_tp(q = add_unit(&k, 2, 0x10000), 0, 10, "u32", 2);
 		add_tp(c = add_unit(&k, 2, 0x10001), 0, 20, "u32", 3);
-		add_tp(i = add_unit(&k, 2, TCX_PARENT_INGRESS), 0, 1, "flower", 2);
+		if (has_clsact)
+			add_tp(i = add_unit(&k, 2, TCX_PARENT_INGRESS), 0, 1, "flower", 2);
 		struct tcx_snapshot *s = collect(&k, "targets: [{all: true}]\n");
 
 		assert_int_equal(s->errors[TCX_ERR_MALFORMED], 1);
 		assert_int_equal(tcx_snapshot_failed_targets(s), 0);
-		assert_int_equal(s->n_targets, 3);
+		assert_int_equal(s->n_targets, 2 + has_clsact);
 		assert_unit_rows(s, q, 0);
 		assert_unit_rows(s, c, 1);
 		assert_string_equal(s->targets[1].parent_name, "1:1");
-		assert_unit_rows(s, i, 2);
+		if (i)
+			assert_unit_rows(s, i, 2);
 		assert_qdevs(s, "eth0");
 		assert_true(s->qdevs[0].ok);
-		if (b == 0) {
-			assert_int_equal(s->n_qdiscs, 1); /* clsact */
+		if (bad[b] == 0x10000) {
+			assert_int_equal(s->n_qdiscs, has_clsact); /* the root's row is gone */
 			assert_int_equal(s->n_classes, 2);
 		} else {
 			assert_int_equal(s->n_qdiscs, 2);
