@@ -24,7 +24,9 @@ Subcommands:
   show --tc DIR                     print the rows tc gives (for the logs)
 
 What is compared, for every qdisc and every class tc lists, and no other:
-the identity (netns, device, kind, handle, parent: "root", "ingress" or
+the # TYPE of every tc_qdisc_* and tc_class_* family (prom: counter for a
+name ending in _total, gauge for any other), the identity (netns, device,
+kind, handle, parent: "root", "ingress" or
 "clsact" for those, else the parent as tc prints it), the generic counters
 (bytes packets drops overlimits requeues backlog_bytes backlog_packets) and
 every per-kind statistic tc prints (XSTATS below: tc's key -> the field of
@@ -590,12 +592,24 @@ def read_prom(path, args, problems):
     got = {"qdisc": {}, "class": {}}
     seen = {}
     unknown = set()
+    # "# TYPE": a family ending in _total is a counter (OpenMetrics names
+    # the family without it), every other one a gauge.
+    types = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M))
+    typed = set()
     for n, m in samples(text, problems):
         name = m.group(1)
         table = "qdisc" if name.startswith("tc_qdisc_") else (
             "class" if name.startswith("tc_class_") else None)
         if table is None:
             continue
+        if name not in typed:
+            typed.add(name)
+            t = types.get(name)
+            if t is None and name.endswith("_total"):
+                t = types.get(name[:-len("_total")])
+            want_t = "counter" if name.endswith("_total") else "gauge"
+            if t != want_t:
+                problems.append("line %d: %s has # TYPE %s, expected %s" % (n, name, t, want_t))
         ident = (name, m.group(2))
         if ident in seen:
             problems.append("line %d: the series %s{%s} again (first on line %d)" % (
