@@ -24,7 +24,9 @@ Subcommands:
   show --tc DIR                     print the rows tc gives (for the logs)
 
 What is compared, for every qdisc and every class tc lists, and no other:
-the identity (netns, device, kind, handle, parent: "root", "ingress" or
+the # TYPE of every tc_qdisc_* and tc_class_* family (prom: counter for a
+name ending in _total, gauge for any other), the identity (netns, device,
+kind, handle, parent: "root", "ingress" or
 "clsact" for those, else the parent as tc prints it), the generic counters
 (bytes packets drops overlimits requeues backlog_bytes backlog_packets) and
 every per-kind statistic tc prints (XSTATS below: tc's key -> the field of
@@ -38,7 +40,12 @@ come in the order device, netns (only with --netns), kind, handle, parent,
 then tin (cake's tins) or the configured user labels (classes); no series
 appears twice. `--labels L1,L2 --class-map FILE` (JSON: {"DEV HANDLE":
 {label: value}}) gives the user labels every class must carry (empty
-when the map has no entry).
+when the map has no entry). `--devices D1,D2` takes tc's rows of those
+devices only (a `devices:` filter): a row of any other device in tcexporter
+is EXTRA. `--device-series` (prom) also checks tc_scrape_device_success,
+_qdiscs and _classes: one series each per device tc lists qdiscs on (of
+--devices), and none for any other device; success 1, and the number of its
+qdiscs and classes tc lists.
 Standard library only; tests/integration/compare_tc.py's text parser.
 """
 
@@ -482,8 +489,8 @@ def compare(table, want_rows, got, args, problems):
         problems.append("MISSING from tcexporter: %s (tc: %s)" % (
             fmt_key(table, k), ", ".join("%s=%r" % (g, w[g]) for g in GENERIC)))
     for k in sorted(got.keys() - want.keys(), key=repr):
-        problems.append("EXTRA in tcexporter: %s (tc lists no such %s)" % (fmt_key(table, k),
-                                                                          table))
+        problems.append("EXTRA in tcexporter: %s (tc lists no such %s%s)" % (
+            fmt_key(table, k), table, " on --devices" if args.devices is not None else ""))
     for k in sorted(want.keys() & got.keys(), key=repr):
         w, g = want[k], got[k]
         bad = []
@@ -585,12 +592,24 @@ def read_prom(path, args, problems):
     got = {"qdisc": {}, "class": {}}
     seen = {}
     unknown = set()
+    # "# TYPE": a family ending in _total is a counter (OpenMetrics names
+    # the family without it), every other one a gauge.
+    types = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M))
+    typed = set()
     for n, m in samples(text, problems):
         name = m.group(1)
         table = "qdisc" if name.startswith("tc_qdisc_") else (
             "class" if name.startswith("tc_class_") else None)
         if table is None:
             continue
+        if name not in typed:
+            typed.add(name)
+            t = types.get(name)
+            if t is None and name.endswith("_total"):
+                t = types.get(name[:-len("_total")])
+            want_t = "counter" if name.endswith("_total") else "gauge"
+            if t != want_t:
+                problems.append("line %d: %s has # TYPE %s, expected %s" % (n, name, t, want_t))
         ident = (name, m.group(2))
         if ident in seen:
             problems.append("line %d: the series %s{%s} again (first on line %d)" % (
@@ -679,11 +698,58 @@ def load_truth(args):
     qdiscs, classes, notes = read_capture(args.tc, args.netns or "")
     for n in notes:
         print("note: " + n)
+    if args.devices is not None:
+        keep = set(args.devices.split(","))
+        qdiscs = [r for r in qdiscs if r["device"] in keep]
+        classes = [r for r in classes if r["device"] in keep]
+        missing = keep - {r["device"] for r in qdiscs}
+        if missing:
+            raise Mismatch("--devices %s: tc lists no qdisc on %s" % (
+                args.devices, ", ".join(sorted(missing))))
     want = {"qdisc": qdiscs, "class": classes}
     if args.class_kinds is not None:
         keep = set(args.class_kinds.split(","))
         want["class"] = [c for c in classes if c["kind"] in keep]
     return want
+
+
+DEVICE_SERIES = ("tc_scrape_device_success", "tc_scrape_device_qdiscs",
+                 "tc_scrape_device_classes")
+
+
+def check_device_series(path, want, args, problems):
+    """tc_scrape_device_*: exactly the devices of want's qdiscs, each
+    collected in full with tc's numbers of qdiscs and classes."""
+    expect = {}
+    for table in ("qdisc", "class"):
+        for r in want[table]:
+            d = expect.setdefault((r["netns"], r["device"]), {
+                "tc_scrape_device_success": 1, "tc_scrape_device_qdiscs": 0,
+                "tc_scrape_device_classes": 0})
+            d["tc_scrape_device_" + {"qdisc": "qdiscs", "class": "classes"}[table]] += 1
+    got = {}
+    with open(path) as f:
+        text = f.read()
+    for n, m in samples(text, problems):
+        if m.group(1) not in DEVICE_SERIES:
+            continue
+        lab = parse_labels(m.group(2) or "", "line %d" % n)
+        d = got.setdefault((lab.get("netns", ""), lab.get("device")), {})
+        if m.group(1) in d:
+            problems.append("line %d: %s{%s} again" % (n, m.group(1), m.group(2)))
+        d[m.group(1)] = number(m.group(3))
+    for k in sorted(expect.keys() | got.keys(), key=repr):
+        where = "tc_scrape_device_* of device %s%s" % (k[1], " netns " + k[0] if k[0] else "")
+        if k not in got:
+            problems.append("MISSING from tcexporter: %s (tc: %r)" % (where, expect[k]))
+        elif k not in expect:
+            problems.append("EXTRA in tcexporter: %s %r (a device not collected)" % (where,
+                                                                                   got[k]))
+        elif got[k] != expect[k]:
+            problems.append("DIFFERENT %s: tcexporter=%r expected=%r" % (where, got[k],
+                                                                        expect[k]))
+    if not problems:
+        print("%s: tc_scrape_device_* of %d devices as tc lists them" % (path, len(expect)))
 
 
 def run_compare(args, reader):
@@ -693,6 +759,8 @@ def run_compare(args, reader):
             args.class_map_data = json.load(f)
     want = load_truth(args)
     problems = []
+    if getattr(args, "device_series", False):
+        check_device_series(args.exporter, want, args, problems)
     check_requires(want, args, problems)
     check_mq(want["qdisc"], "tc", problems)
     got = reader(args.exporter, args, problems)
@@ -768,6 +836,11 @@ def main():
         p.add_argument("--netns", default="", help="the netns label of every row")
         p.add_argument("--class-kinds", help="compare only the classes of these kinds "
                        "(comma-separated; default: every class tc lists)")
+        p.add_argument("--devices", help="the rows of these devices only (comma-separated; "
+                       "default: every device)")
+        if name == "prom":
+            p.add_argument("--device-series", action="store_true",
+                           help="check tc_scrape_device_* against tc's devices too")
         if name == "show":
             continue
         p.add_argument("--exporter", required=True)

@@ -68,7 +68,9 @@ struct fake {
 	int n_qdiscs;
 	struct fqdisc classes[8]; /* handle: the class id */
 	int n_classes;
-	int class_status; /* class dumps end with this status */
+	int class_status;            /* class dumps end with this status */
+	uint32_t class_fail_ifindex; /* ... those of this device only, when not 0 */
+	uint32_t bad_stats_handle;   /* this qdisc's or class's TCA_STATS2 is malformed */
 	int class_reqs;
 	struct funit units[4];
 	int n_units;
@@ -359,16 +361,21 @@ static int f_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char
 		for (int i = 0; i < k->n_qdiscs; i++) {
 			const struct fqdisc *q = &k->qdiscs[i];
 
-			cb(nlb_qdisc(k->buf, q->ifindex, q->handle, q->parent, q->kind,
-			             q->ingress_block, q->egress_block),
-			   data);
+			struct nlmsghdr *nlh =
+			        nlb_qdisc(k->buf, q->ifindex, q->handle, q->parent, q->kind,
+			                  q->ingress_block, q->egress_block);
+
+			if (k->bad_stats_handle && q->handle == k->bad_stats_handle)
+				mnl_attr_put(nlh, TCA_STATS2, 2, "xy"); /* 2 trailing bytes */
+			cb(nlh, data);
 		}
 		return 0;
 	case RTM_GETTCLASS: {
 		const struct tcmsg *tcm = mnl_nlmsg_get_payload(req);
 
 		k->class_reqs++;
-		if (k->class_status)
+		if (k->class_status &&
+		    (!k->class_fail_ifindex || k->class_fail_ifindex == (uint32_t)tcm->tcm_ifindex))
 			return k->class_status;
 		for (int i = 0; i < k->n_classes; i++) {
 			const struct fqdisc *c = &k->classes[i];
@@ -378,6 +385,8 @@ static int f_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char
 				continue;
 			nlh = nlb_qdisc(k->buf, c->ifindex, c->handle, c->parent, c->kind, 0, 0);
 			nlh->nlmsg_type = RTM_NEWTCLASS;
+			if (k->bad_stats_handle && c->handle == k->bad_stats_handle)
+				mnl_attr_put(nlh, TCA_STATS2, 2, "xy");
 			cb(nlh, data);
 		}
 		return 0;
@@ -535,6 +544,19 @@ static void setup_htb(struct fake *k)
 	k->classes[k->n_classes++] = (struct fqdisc){2, 0x10010, 0x10001, "htb", 0, 0};
 }
 
+/* The devices of the snapshot's qdisc and class rows, in order: names
+ * separated by one space. */
+static void assert_qdevs(const struct tcx_snapshot *s, const char *want)
+{
+	char got[256] = "";
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n_qdevs; i++)
+		n += (size_t)snprintf(got + n, sizeof(got) - n, "%s%s", i ? " " : "",
+		                      s->qdevs[i].dev);
+	assert_string_equal(got, want);
+}
+
 /* ---- tests --------------------------------------------------------------------------------- */
 
 static void test_all_flower_is_one_terse_dump(void **state)
@@ -582,6 +604,7 @@ static void test_all_devices_filtered(void **state)
 	assert_string_equal(s->targets[1].dev, "eth1");
 	assert_unit_rows(s, &k.units[0], 0);
 	assert_unit_rows(s, &k.units[1], 1);
+	assert_qdevs(s, "eth0 eth1");
 	tcx_snapshot_unref(s);
 
 	s = collect(&k, "devices: {exclude: \"0$\"}\n"
@@ -589,11 +612,52 @@ static void test_all_devices_filtered(void **state)
 	assert_int_equal(s->n_targets, 2);
 	assert_string_equal(s->targets[0].dev, "eth1");
 	assert_string_equal(s->targets[1].dev, "veth0");
+	assert_qdevs(s, "eth1 veth0");
 	tcx_snapshot_unref(s);
 
 	s = collect(&k, "devices: {include: \"^bond\"}\n");
 	assert_int_equal(s->n_targets, 1);
 	assert_string_equal(s->targets[0].dev, "bond0");
+	assert_qdevs(s, "bond0");
+	tcx_snapshot_unref(s);
+}
+
+/* `devices:` decides the qdisc and class rows of `all` targets as it does
+ * their filters: an HTB device left out has no qdisc, class or device row,
+ * one let in has them all. */
+static void test_all_devices_filter_qdisc_rows(void **state)
+{
+	struct fake k = {0};
+	struct tcx_snapshot *s;
+
+	setup_htb(&k); /* eth0, ifindex 2 */
+	add_link(&k, 3, "veth0");
+	k.qdiscs[k.n_qdiscs++] = (struct fqdisc){3, 0x10000, TC_H_ROOT, "htb", 0, 0};
+	k.classes[k.n_classes++] = (struct fqdisc){3, 0x10001, TC_H_ROOT, "htb", 0, 0};
+	add_qdisc(&k, 3, "clsact", 0, 0);
+	add_tp(add_unit(&k, 3, 0x10000), 0, 10, "u32", 2);
+	s = collect(&k, "devices: {exclude: \"^veth\"}\ntargets: [{all: true}]\n");
+	assert_qdevs(s, "eth0");
+	assert_int_equal(s->n_qdiscs, 1);
+	assert_int_equal(s->n_classes, 2);
+	for (size_t i = 0; i < s->n_qdiscs; i++)
+		assert_string_equal(s->qdevs[s->qdiscs[i].qdev].dev, "eth0");
+	for (size_t i = 0; i < s->n_classes; i++)
+		assert_string_equal(s->qdevs[s->classes[i].qdev].dev, "eth0");
+	assert_int_equal(k.class_reqs, 1); /* veth0's classes are not even dumped */
+	assert_int_equal(s->n_filters, 0);
+	tcx_snapshot_unref(s);
+
+	k.class_reqs = 0;
+	s = collect(&k, "devices: {include: \"^veth\"}\ntargets: [{all: true}]\n");
+	assert_qdevs(s, "veth0");
+	assert_int_equal(s->qdevs[0].n_qdiscs, 2);
+	assert_int_equal(s->qdevs[0].n_classes, 1);
+	assert_int_equal(s->n_qdiscs, 2);
+	assert_int_equal(s->n_classes, 1);
+	assert_int_equal(s->classes[0].handle, 0x10001);
+	assert_int_equal(k.class_reqs, 1);
+	assert_unit_rows(s, &k.units[0], 0);
 	tcx_snapshot_unref(s);
 }
 
@@ -913,6 +977,46 @@ static void test_class_dump_failure(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* A device that vanishes between the listing and its class dump (ENODEV)
+ * fails its own classes only: the other device's qdiscs, classes and
+ * filters (those on its class too), and its own qdiscs, are collected. */
+static void test_class_dump_vanished_device_alone(void **state)
+{
+	struct fake k = {.class_status = -ENODEV, .class_fail_ifindex = 2};
+	struct funit *q0, *q1, *c1;
+
+	setup_htb(&k); /* eth0 */
+	add_link(&k, 3, "eth1");
+	k.qdiscs[k.n_qdiscs++] = (struct fqdisc){3, 0x10000, TC_H_ROOT, "htb", 0, 0};
+	k.classes[k.n_classes++] = (struct fqdisc){3, 0x10001, TC_H_ROOT, "htb", 0, 0};
+	k.classes[k.n_classes++] = (struct fqdisc){3, 0x10010, 0x10001, "htb", 0, 0};
+	add_tp(q0 = add_unit(&k, 2, 0x10000), 0, 10, "u32", 2);
+	add_tp(q1 = add_unit(&k, 3, 0x10000), 0, 10, "u32", 2);
+	add_tp(c1 = add_unit(&k, 3, 0x10001), 0, 20, "u32", 3);
+	struct tcx_snapshot *s = collect(&k, "targets: [{all: true}]\n");
+
+	assert_int_equal(tcx_snapshot_failed_targets(s), 0);
+	assert_int_equal(s->n_targets, 3);
+	assert_unit_rows(s, q0, 0);
+	assert_unit_rows(s, q1, 1);
+	assert_unit_rows(s, c1, 2);
+	assert_string_equal(s->targets[2].parent_name, "1:1");
+	assert_qdevs(s, "eth0 eth1");
+	assert_false(s->qdevs[0].ok);
+	assert_string_equal(s->qdevs[0].error, "class dump failed: No such device");
+	assert_int_equal(s->qdevs[0].n_qdiscs, 1);
+	assert_int_equal(s->qdevs[0].n_classes, 0);
+	assert_true(s->qdevs[1].ok);
+	assert_int_equal(s->qdevs[1].n_qdiscs, 1);
+	assert_int_equal(s->qdevs[1].n_classes, 2);
+	assert_int_equal(s->n_qdiscs, 2);
+	assert_int_equal(s->n_classes, 2);
+	for (size_t i = 0; i < s->n_classes; i++)
+		assert_string_equal(s->qdevs[s->classes[i].qdev].dev, "eth1");
+	assert_int_equal(s->errors[TCX_ERR_KERNEL], 1);
+	tcx_snapshot_unref(s);
+}
+
 /* A qdisc message that cannot be read drops that row alone, counted as
  * malformed: the device's other qdiscs and its filters are collected. */
 static void test_malformed_qdisc_drops_its_row(void **state)
@@ -934,6 +1038,53 @@ static void test_malformed_qdisc_drops_its_row(void **state)
 	assert_int_equal(s->n_qdiscs, 1);
 	assert_string_equal(tcx_kind_name(s, s->qdiscs[0].kind), "clsact");
 	tcx_snapshot_unref(s);
+}
+
+/* Statistics that cannot be read (TCA_STATS2 with trailing bytes) drop the
+ * row of that qdisc or class alone, counted as malformed: its identity was
+ * read, so the filters attached to it, the device's classes and the other
+ * rows are collected. (Before the qdisc rows, discovery read no statistics,
+ * and such a message lost nothing.) */
+static void test_malformed_stats_drop_the_row_only(void **state)
+{
+	/* the root qdisc 1:, the inner class 1:1, the root of a device that
+	 * has no other qdisc */
+	static const uint32_t bad[] = {0x10000, 0x10001, 0x10000};
+
+	for (size_t b = 0; b < 3; b++) {
+		struct fake k = {.bad_stats_handle = bad[b]};
+		struct funit *q, *c, *i = NULL;
+		int has_clsact = b < 2;
+
+		setup_htb(&k);
+		if (has_clsact)
+			add_qdisc(&k, 2, "clsact", 0, 0);
+		add_tp(q = add_unit(&k, 2, 0x10000), 0, 10, "u32", 2);
+		add_tp(c = add_unit(&k, 2, 0x10001), 0, 20, "u32", 3);
+		if (has_clsact)
+			add_tp(i = add_unit(&k, 2, TCX_PARENT_INGRESS), 0, 1, "flower", 2);
+		struct tcx_snapshot *s = collect(&k, "targets: [{all: true}]\n");
+
+		assert_int_equal(s->errors[TCX_ERR_MALFORMED], 1);
+		assert_int_equal(tcx_snapshot_failed_targets(s), 0);
+		assert_int_equal(s->n_targets, 2 + has_clsact);
+		assert_unit_rows(s, q, 0);
+		assert_unit_rows(s, c, 1);
+		assert_string_equal(s->targets[1].parent_name, "1:1");
+		if (i)
+			assert_unit_rows(s, i, 2);
+		assert_qdevs(s, "eth0");
+		assert_true(s->qdevs[0].ok);
+		if (bad[b] == 0x10000) {
+			assert_int_equal(s->n_qdiscs, has_clsact); /* the root's row is gone */
+			assert_int_equal(s->n_classes, 2);
+		} else {
+			assert_int_equal(s->n_qdiscs, 2);
+			assert_int_equal(s->n_classes, 1);
+			assert_int_equal(s->classes[0].handle, 0x10010);
+		}
+		tcx_snapshot_unref(s);
+	}
 }
 
 static void test_kernel_error_is_reported(void **state)
@@ -1448,6 +1599,7 @@ int main(void)
 	        cmocka_unit_test(test_u32_shared_tables_listed_once),
 	        cmocka_unit_test(test_u32_reused_handle_merged),
 	        cmocka_unit_test(test_all_devices_filtered),
+	        cmocka_unit_test(test_all_devices_filter_qdisc_rows),
 	        cmocka_unit_test(test_final_folded_row_gone),
 	        cmocka_unit_test(test_final_folded_row_still_dumped),
 	        cmocka_unit_test(test_final_folded_row_unseen),
@@ -1458,7 +1610,9 @@ int main(void)
 	        cmocka_unit_test(test_filters_on_classes),
 	        cmocka_unit_test(test_filterless_qdiscs_not_dumped),
 	        cmocka_unit_test(test_class_dump_failure),
+	        cmocka_unit_test(test_class_dump_vanished_device_alone),
 	        cmocka_unit_test(test_malformed_qdisc_drops_its_row),
+	        cmocka_unit_test(test_malformed_stats_drop_the_row_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
