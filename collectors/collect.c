@@ -246,22 +246,29 @@ static int link_msg_cb(const struct nlmsghdr *nlh, void *arg)
 	return MNL_CB_OK;
 }
 
+/* The link of device ifindex in ns, or NULL; quick for a run of messages
+ * of one device. */
+static struct link *link_of(struct pass_ns *ns, uint32_t ifindex)
+{
+	struct link *l = ns->last;
+
+	if (l && l->ifindex == ifindex)
+		return l;
+	for (size_t i = 0; i < ns->n_links; i++)
+		if (ns->links[i].ifindex == ifindex)
+			return ns->last = &ns->links[i];
+	return NULL;
+}
+
 /* The id of the link of device ifindex in ns (its rows' qdev until
  * keep_rows()), or 0 when the link dump did not list it (a device made
  * since: its rows are left out). Returns -1 when out of memory. */
 static int64_t link_id(struct pass *p, struct pass_ns *ns, uint32_t ifindex)
 {
-	struct link *l = ns->last;
+	struct link *l = link_of(ns, ifindex);
 
-	if (!l || l->ifindex != ifindex) {
-		l = NULL;
-		for (size_t i = 0; i < ns->n_links && !l; i++)
-			if (ns->links[i].ifindex == ifindex)
-				l = &ns->links[i];
-		if (!l)
-			return 0;
-		ns->last = l;
-	}
+	if (!l)
+		return 0;
 	if (!l->id) {
 		if (tcx_grow(&p->ids, &p->cap_ids, p->n_ids + 2, sizeof(*p->ids), 16) < 0)
 			return -1;
@@ -329,17 +336,23 @@ static int tcobj_msg_cb(const struct nlmsghdr *nlh, void *arg)
 	struct qinfo **arr;
 	size_t *n, *cap;
 	char err[256];
+	int bad;
 
 	if (nlh->nlmsg_type != RTM_NEWQDISC && nlh->nlmsg_type != RTM_NEWTCLASS)
 		return MNL_CB_OK;
-	if (tcx_parse_qdisc_msg(nlh, &m, err, sizeof(err)) < 0) {
+	bad = tcx_parse_qdisc_msg(nlh, &m, err, sizeof(err)) < 0;
+	/* Statistics that cannot be read lose the row, not the qdisc or
+	 * class: its filters, and a root's classes, are still found. */
+	if (bad) {
 		lc->p->s->errors[TCX_ERR_MALFORMED]++;
-		return MNL_CB_OK;
+		if (!m.identity)
+			return MNL_CB_OK;
 	}
 	arr = m.is_class ? &ns->classes : &ns->qdiscs;
 	n = m.is_class ? &ns->n_classes : &ns->n_qdiscs;
 	cap = m.is_class ? &ns->cap_classes : &ns->cap_qdiscs;
-	if (tcx_grow(arr, cap, *n + 1, sizeof(**arr), 16) < 0 || add_row(lc->p, ns, &m) < 0)
+	if (tcx_grow(arr, cap, *n + 1, sizeof(**arr), 16) < 0 ||
+	    (!bad && add_row(lc->p, ns, &m) < 0))
 		return MNL_CB_ERROR;
 	(*arr)[(*n)++] =
 	        (struct qinfo){m.ifindex, m.handle, m.parent, "", m.ingress_block, m.egress_block};
@@ -1241,109 +1254,110 @@ static void list_wanted_classes(struct pass *p)
 	}
 }
 
-/* The qdev of link l, made at its first kept qdisc (its qdiscs come
- * together, in one dump), or NULL when out of memory. */
-static struct tcx_qdev *qdev_of(struct pass *p, struct link *l)
-{
-	struct tcx_snapshot *s = p->s;
-	struct tcx_qdev *d;
-
-	if (l->qdev != UINT32_MAX)
-		return &s->qdevs[l->qdev];
-	if (tcx_grow(&s->qdevs, &s->cap_qdevs, s->n_qdevs + 1, sizeof(*d), 16) < 0)
-		return NULL;
-	l->qdev = (uint32_t)s->n_qdevs;
-	d = memset(&s->qdevs[s->n_qdevs++], 0, sizeof(*d));
-	snprintf(d->netns, sizeof(d->netns), "%s", l->ns->name);
-	snprintf(d->dev, sizeof(d->dev), "%s", l->name);
-	d->ifindex = l->ifindex;
-	d->first_qdisc = d->first_class = UINT32_MAX;
-	if (l->classes_listed < 0) {
-		snprintf(d->error, sizeof(d->error), "%s", l->class_err);
-	} else {
-		d->ok = 1;
-	}
-	return d;
-}
-
-/* Keep the rows of the wanted devices, in the order they were listed, each
- * with its qdev; drop the others, in place. A flow qdisc's classes (of
- * fq_codel, sfq, cake: its flows' hash buckets, which come and go with the
- * traffic) are kept only with `families: {flows: on}`. Returns 0, or -1
- * when out of memory. */
-static int keep_rows(struct pass *p)
+/* A qdev for each wanted device that has a qdisc, in the order of the qdisc
+ * dumps (from discovery, so that a device whose qdiscs' statistics could
+ * not be read still has its classes), with the majors of its flow qdiscs
+ * unless `families: {flows: on}`: the classes of fq_codel, sfq and cake are
+ * their flows' hash buckets, which come and go with the traffic. Returns 0,
+ * or -1 when out of memory. */
+static int make_qdevs(struct pass *p)
 {
 	struct tcx_snapshot *s = p->s;
 	int flows_on =
 	        tcx_switch_mode(TCX_SW_FLOWS, p->cfg->families.mode[TCX_SW_FLOWS], 0) == TCX_FAM_ON;
+
+	for (size_t i = 0; i < p->n_ns; i++) {
+		struct pass_ns *ns = p->ns[i];
+
+		for (size_t k = 0; k < ns->n_links; k++)
+			ns->links[k].qdev = UINT32_MAX;
+		for (size_t k = 0; k < ns->n_qdiscs; k++) {
+			const struct qinfo *q = &ns->qdiscs[k];
+			struct link *l = link_of(ns, q->ifindex);
+			struct tcx_qdev *d;
+
+			if (!l || !l->want_rows)
+				continue;
+			if (!flows_on && flow_kind(q->kind)) {
+				if (tcx_grow(&l->flows, &l->cap_flows, l->n_flows + 1,
+				             sizeof(*l->flows), 4) < 0)
+					return -1;
+				l->flows[l->n_flows++] = TC_H_MAJ(q->handle);
+			}
+			if (l->qdev != UINT32_MAX)
+				continue;
+			if (tcx_grow(&s->qdevs, &s->cap_qdevs, s->n_qdevs + 1, sizeof(*d), 16) < 0)
+				return -1;
+			l->qdev = (uint32_t)s->n_qdevs;
+			d = memset(&s->qdevs[s->n_qdevs++], 0, sizeof(*d));
+			snprintf(d->netns, sizeof(d->netns), "%s", ns->name);
+			snprintf(d->dev, sizeof(d->dev), "%s", l->name);
+			d->ifindex = l->ifindex;
+			d->first_qdisc = d->first_class = UINT32_MAX;
+			d->ok = l->classes_listed >= 0;
+			if (!d->ok)
+				snprintf(d->error, sizeof(d->error), "%s", l->class_err);
+		}
+		for (size_t k = 0; k < ns->n_links; k++)
+			if (ns->links[k].n_flows)
+				qsort(ns->links[k].flows, ns->links[k].n_flows,
+				      sizeof(*ns->links[k].flows), cmp_u32);
+	}
+	return 0;
+}
+
+/* Keep the rows of the devices with a qdev, in the order they were listed,
+ * each with its qdev, and drop the others (and flow classes), in place. */
+static void keep_rows(struct pass *p, struct tcx_qrow *rows, size_t *n, int is_class)
+{
+	struct tcx_snapshot *s = p->s;
 	size_t w = 0;
 
-	for (size_t i = 1; i < p->n_ids; i++)
-		p->ids[i]->qdev = UINT32_MAX;
-	for (size_t i = 0; i < s->n_qdiscs; i++) {
-		struct tcx_qrow r = s->qdiscs[i];
-		struct link *l = r.qdev ? p->ids[r.qdev] : NULL;
-		struct tcx_qdev *d;
-
-		if (!l || !l->want_rows)
-			continue;
-		if (!(d = qdev_of(p, l)))
-			return -1;
-		if (d->first_qdisc == UINT32_MAX)
-			d->first_qdisc = (uint32_t)w;
-		d->n_qdiscs++;
-		if (!flows_on && flow_kind(tcx_kind_name(s, r.kind))) {
-			if (tcx_grow(&l->flows, &l->cap_flows, l->n_flows + 1, sizeof(*l->flows),
-			             4) < 0)
-				return -1;
-			l->flows[l->n_flows++] = TC_H_MAJ(r.handle);
-		}
-		r.qdev = l->qdev;
-		s->qdiscs[w++] = r;
-	}
-	s->n_qdiscs = w;
-	for (size_t i = 1; i < p->n_ids; i++) {
-		struct link *l = p->ids[i];
-
-		if (l->n_flows)
-			qsort(l->flows, l->n_flows, sizeof(*l->flows), cmp_u32);
-	}
-	w = 0;
-	for (size_t i = 0; i < s->n_classes; i++) {
-		struct tcx_qrow r = s->classes[i];
+	for (size_t i = 0; i < *n; i++) {
+		struct tcx_qrow r = rows[i];
 		struct link *l = r.qdev ? p->ids[r.qdev] : NULL;
 		uint32_t major = TC_H_MAJ(r.handle);
 		struct tcx_qdev *d;
 
 		if (!l || !l->want_rows || l->qdev == UINT32_MAX ||
-		    (l->n_flows &&
+		    (is_class && l->n_flows &&
 		     bsearch(&major, l->flows, l->n_flows, sizeof(*l->flows), cmp_u32)))
 			continue;
 		d = &s->qdevs[l->qdev];
-		if (d->first_class == UINT32_MAX)
-			d->first_class = (uint32_t)w;
-		d->n_classes++;
+		if (is_class) {
+			if (d->first_class == UINT32_MAX)
+				d->first_class = (uint32_t)w;
+			d->n_classes++;
+		} else {
+			if (d->first_qdisc == UINT32_MAX)
+				d->first_qdisc = (uint32_t)w;
+			d->n_qdiscs++;
+		}
 		r.qdev = l->qdev;
-		s->classes[w++] = r;
+		rows[w++] = r;
 	}
-	s->n_classes = w;
+	*n = w;
+}
+
+static void collect_rows(struct pass *p)
+{
+	struct tcx_snapshot *s = p->s;
+
+	list_wanted_classes(p);
+	if (make_qdevs(p) < 0) {
+		s->errors[TCX_ERR_NOMEM]++;
+		s->incomplete = 1;
+		/* No row may name a link: none at all rather than wrong ones. */
+		s->n_qdiscs = s->n_classes = s->n_qdevs = 0;
+		return;
+	}
+	keep_rows(p, s->qdiscs, &s->n_qdiscs, 0);
+	keep_rows(p, s->classes, &s->n_classes, 1);
 	for (size_t i = 0; i < s->n_qdevs; i++) {
 		if (s->qdevs[i].first_qdisc == UINT32_MAX)
 			s->qdevs[i].first_qdisc = (uint32_t)s->n_qdiscs;
 		if (s->qdevs[i].first_class == UINT32_MAX)
 			s->qdevs[i].first_class = (uint32_t)s->n_classes;
-	}
-	return 0;
-}
-
-static void collect_rows(struct pass *p)
-{
-	list_wanted_classes(p);
-	if (keep_rows(p) < 0) {
-		p->s->errors[TCX_ERR_NOMEM]++;
-		p->s->incomplete = 1;
-		/* No row may name a link: none at all rather than wrong ones. */
-		p->s->n_qdiscs = p->s->n_classes = p->s->n_qdevs = 0;
 	}
 }
 

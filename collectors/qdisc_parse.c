@@ -215,6 +215,7 @@ int tcx_parse_qdisc_msg(const struct nlmsghdr *nlh, struct tcx_qdisc_msg *m, cha
 	if (tb[TCA_EGRESS_BLOCK] &&
 	    tcx_attr_u32(tb[TCA_EGRESS_BLOCK], "TCA_EGRESS_BLOCK", &m->egress_block, &pe) < 0)
 		return -1;
+	m->identity = 1;
 	if (tb[TCA_STATS2]) {
 		if (tcx_attr_nested(tb[TCA_STATS2], "TCA_STATS2", stats_cb, &sc, &pe) < 0)
 			return -1;

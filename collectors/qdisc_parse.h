@@ -26,6 +26,7 @@ struct tcx_qdisc_msg {
 	uint32_t parent; /* TC_H_ROOT, a class, TC_H_INGRESS (ingress, clsact) */
 	char kind[TCX_KIND_MAX];
 	uint32_t ingress_block, egress_block; /* shared blocks, 0 when none (qdiscs) */
+	uint8_t identity; /* 1 once the fields above are read (a -1 may follow) */
 	/* The kind's table, NULL when it has none for this object or the
 	 * message carries no statistics of it; then xs_present is 0. */
 	const struct tcx_xstats_table *xt;
