@@ -58,9 +58,9 @@ static void usage(FILE *out)
 	        "  -h, --help                show this help and exit\n"
 	        "  -V, --version             show the version and exit\n"
 	        "\n"
-	        "Exit status: 0 when every target was collected, 1 when some target failed\n"
-	        "(the output still holds the others) or output could not be written, 2 for\n"
-	        "bad usage or a bad configuration.\n"
+	        "Exit status: 0 when every target was collected, 1 when some target, or the\n"
+	        "classes of some device, failed (the output still holds the others) or output\n"
+	        "could not be written, 2 for bad usage or a bad configuration.\n"
 	        "\n"
 	        "See tcexporter(8). The configuration that the systemd unit passes to --config:\n"
 	        "  %s/tcexporter/tcexporter.yaml\n"
@@ -221,16 +221,23 @@ static int check_config(const char *path, const struct tcx_http_override *http)
 	return TCX_EXIT_OK;
 }
 
-static void report_failures(const struct tcx_snapshot *s)
+/* Returns the number of targets and devices that failed. */
+static size_t report_failures(const struct tcx_snapshot *s)
 {
-	for (size_t i = 0; i < s->n_targets; i++) {
-		const struct tcx_target *t = &s->targets[i];
-		char where[TCX_TARGET_DESC_MAX];
+	struct tcx_buf b;
+	size_t n;
 
-		if (!t->ok)
-			log_err("target %s: %s", tcx_describe_target(t, 1, where, sizeof(where)),
-			        t->error);
+	tcx_buf_init_mem(&b);
+	n = tcx_snapshot_failures(s, &b);
+	tcx_buf_putc(&b, '\0');
+	for (char *line = b.err ? NULL : b.p, *nl; line && (nl = strchr(line, '\n'));
+	     line = nl + 1) {
+		*nl = '\0';
+		log_err("%s", line);
 	}
+	if (b.err)
+		log_err("%zu targets or devices failed (out of memory to say which)", n);
+	tcx_buf_free(&b);
 	if (s->incomplete)
 		log_err("collection incomplete: out of memory");
 	if (s->merged_filters || s->merged_actions)
@@ -238,6 +245,7 @@ static void report_failures(const struct tcx_snapshot *s)
 		          " action rows had the labels of an earlier "
 		          "row and were merged into it (tc_exporter_merged_rows)",
 		          s->merged_filters, s->merged_actions);
+	return n;
 }
 
 static int run_once(const struct cli_opts *o)
@@ -274,8 +282,7 @@ static int run_once(const struct cli_opts *o)
 		ret = TCX_EXIT_PARTIAL;
 	}
 	tcx_buf_free(&out);
-	report_failures(s);
-	if (tcx_snapshot_failed_targets(s))
+	if (report_failures(s) || s->incomplete)
 		ret = TCX_EXIT_PARTIAL;
 out:
 	tcx_snapshot_unref(s);

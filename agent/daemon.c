@@ -83,14 +83,7 @@ static void log_failures(struct daemon *d, const struct tcx_snapshot *s)
 	struct tcx_buf b;
 
 	tcx_buf_init_mem(&b);
-	for (size_t i = 0; i < s->n_targets; i++) {
-		const struct tcx_target *t = &s->targets[i];
-		char where[TCX_TARGET_DESC_MAX];
-
-		if (!t->ok)
-			tcx_buf_printf(&b, "target %s: %s\n",
-			               tcx_describe_target(t, 1, where, sizeof(where)), t->error);
-	}
+	tcx_snapshot_failures(s, &b);
 	tcx_buf_putc(&b, '\0');
 	if (b.err) {
 		tcx_buf_free(&b);

@@ -5,6 +5,7 @@
 
 #include "collectors/names.h"
 #include "collectors/snapshot.h"
+#include "lib/buf.h"
 #include "lib/grow.h"
 #include "lib/hash.h"
 
@@ -494,6 +495,32 @@ void tcx_snapshot_classify(struct tcx_snapshot *s)
 		s->errors[TCX_ERR_NOMEM]++;
 		s->incomplete = 1;
 	}
+}
+
+size_t tcx_snapshot_failures(const struct tcx_snapshot *s, struct tcx_buf *b)
+{
+	char where[TCX_TARGET_DESC_MAX];
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n_targets; i++) {
+		const struct tcx_target *t = &s->targets[i];
+
+		if (t->ok)
+			continue;
+		tcx_buf_printf(b, "target %s: %s\n",
+		               tcx_describe_target(t, 1, where, sizeof(where)), t->error);
+		n++;
+	}
+	for (size_t i = 0; i < s->n_qdevs; i++) {
+		const struct tcx_qdev *d = &s->qdevs[i];
+
+		if (d->ok)
+			continue;
+		tcx_buf_printf(b, "device %s%s%s: %s\n", d->dev, d->netns[0] ? " netns " : "",
+		               d->netns, d->error);
+		n++;
+	}
+	return n;
 }
 
 size_t tcx_snapshot_failed_targets(const struct tcx_snapshot *s)

@@ -366,6 +366,13 @@ static inline enum tcx_map_kind tcx_labelset_map(const struct tcx_snapshot *s, u
 }
 /* Number of targets that failed (plus one when the pass was incomplete). */
 size_t tcx_snapshot_failed_targets(const struct tcx_snapshot *s);
+
+/* What failed in s, appended to b one line each, ending in '\n': each
+ * failed target, as "target dev eth0 parent ingress netns red: <why>", then
+ * each device whose classes could not be dumped, as "device eth0 netns red:
+ * <why>". Returns the number of lines. */
+struct tcx_buf;
+size_t tcx_snapshot_failures(const struct tcx_snapshot *s, struct tcx_buf *b);
 /* Return spare capacity once the snapshot is complete. */
 void tcx_snapshot_seal(struct tcx_snapshot *s);
 

@@ -22,6 +22,7 @@
 #include "agent/render/render.h"
 #include "collectors/agg.h"
 #include "collectors/collect.h"
+#include "lib/buf.h"
 #include "collectors/notify.h"
 #include "tests/unit/nlbuild.h"
 
@@ -970,6 +971,15 @@ static void test_class_dump_failure(void **state)
 	assert_false(s->qdevs[0].ok);
 	assert_string_equal(s->qdevs[0].dev, "eth0");
 	assert_string_equal(s->qdevs[0].error, "class dump failed: Operation not permitted");
+	/* what --once and the daemon log, and why --once exits with 1 */
+	struct tcx_buf b;
+
+	tcx_buf_init_mem(&b);
+	assert_int_equal(tcx_snapshot_failures(s, &b), 1);
+	tcx_buf_putc(&b, '\0');
+	assert_false(b.err);
+	assert_string_equal(b.p, "device eth0: class dump failed: Operation not permitted\n");
+	tcx_buf_free(&b);
 	assert_int_equal(s->qdevs[0].n_qdiscs, 1);
 	assert_int_equal(s->n_qdiscs, 1);
 	assert_int_equal(s->n_classes, 0);
