@@ -2,6 +2,7 @@
 #include <microhttpd.h>
 
 #include "agent/buildinfo.h"
+#include "agent/render/gzip.h"
 #include "build.h"
 #include "revision.h" /* made by make at every build (Makefile.am) */
 
@@ -10,10 +11,11 @@
 #include <net-snmp/version.h>
 #endif
 
-const char *const tcx_build_labels[TCX_BUILD__MAX] = {"version", "revision", "libmnl_version",
-                                                      "libmicrohttpd_version", "netsnmp_version"};
-const char *const tcx_build_names[TCX_BUILD__MAX] = {"version", "revision", "libmnl",
-                                                     "libmicrohttpd", "net-snmp"};
+const char *const tcx_build_labels[TCX_BUILD__MAX] = {"version",         "revision",
+                                                      "libmnl_version",  "libmicrohttpd_version",
+                                                      "netsnmp_version", "gzip"};
+const char *const tcx_build_names[TCX_BUILD__MAX] = {"version",       "revision", "libmnl",
+                                                     "libmicrohttpd", "net-snmp", "gzip"};
 
 void tcx_build_info(const char *out[TCX_BUILD__MAX])
 {
@@ -26,4 +28,5 @@ void tcx_build_info(const char *out[TCX_BUILD__MAX])
 #else
 	out[TCX_BUILD_NETSNMP] = "none";
 #endif
+	out[TCX_BUILD_GZIP] = tcx_gzip_codec();
 }

@@ -10,6 +10,7 @@ enum tcx_build_field {
 	TCX_BUILD_LIBMNL,        /* pkg-config's at configure time (it has no call) */
 	TCX_BUILD_LIBMICROHTTPD, /* MHD_get_version() */
 	TCX_BUILD_NETSNMP,       /* netsnmp_get_version(), "none" without SNMP */
+	TCX_BUILD_GZIP,          /* the gzip codec, "isa-l/V" or "zlib/V" (built against) */
 	TCX_BUILD__MAX,
 };
 

@@ -66,11 +66,12 @@ struct tcx_rendered {
 
 /* Render one variant of a snapshot from labels, its label text (NULL: made
  * for this rendering); st may be NULL. The body is followed by a NUL that
- * len does not count. gzip variants are compressed (zlib, level 1) as they
- * are rendered (agent/render/gzip.h): the plain text is never whole in
- * memory. Whole-buffer compression (libdeflate) costs less CPU per byte, but
- * faulting in the whole text for it every collection costs the daemon more
- * than that saves, and the text's size in memory (tests/bench/gzip_bench). */
+ * len does not count. gzip variants are compressed (igzip or zlib, level 1)
+ * as they are rendered (agent/render/gzip.h): the plain text is never whole
+ * in memory. Whole-buffer compression (libdeflate) costs less CPU per byte
+ * than zlib, but faulting in the whole text for it every collection costs the
+ * daemon more than that saves, and the text's size in memory; igzip streamed
+ * costs less than either (tests/bench/gzip_bench). */
 struct tcx_rowlabels;
 int tcx_expo_render(const struct tcx_snapshot *s, const struct tcx_rowlabels *labels,
                     const struct tcx_selfstats *st, enum tcx_variant v, struct tcx_rendered *out);

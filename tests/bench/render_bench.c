@@ -3,7 +3,7 @@
  * The rows' label text is formatted once per snapshot (build), then each
  * variant is rendered from it several times (render). For each, the median
  * in ns per row: "text" renders into a window that is thrown away as it
- * fills (the rendering alone, as the gzip variants feed zlib), "body" as the
+ * fills (the rendering alone, as the gzip variants feed their codec), "body" as the
  * daemon makes a variant's body (whole in memory, or compressed). Times are
  * the process's CPU time (user + system: page faults count), which other
  * work on a shared machine does not inflate as it does wall time. */

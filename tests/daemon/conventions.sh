@@ -139,9 +139,9 @@ m = re.search(r'^tc_exporter_build_info\{(.*)\} 1$', text, re.M)
 if not m:
     sys.exit("no tc_exporter_build_info sample")
 labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
-want = "tcexporter %s (revision %s, libmnl %s, libmicrohttpd %s, net-snmp %s)" % tuple(
+want = "tcexporter %s (revision %s, libmnl %s, libmicrohttpd %s, net-snmp %s, gzip %s)" % tuple(
     labels.get(k) for k in ("version", "revision", "libmnl_version", "libmicrohttpd_version",
-                            "netsnmp_version"))
+                            "netsnmp_version", "gzip"))
 if want != version:
     sys.exit(f"build_info {labels} says '{want}', --version '{version}'")
 PY

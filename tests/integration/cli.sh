@@ -31,7 +31,7 @@ note "--version"
 for opt in --version -V; do
 	run_tcx version $opt
 	expect_rc version 0
-	expect_grep version out -E '^tcexporter [0-9]+\.[0-9]+\.[0-9]+([-~+.][0-9A-Za-z.~+-]*)? \(revision ([0-9a-f]{12}|unknown), libmnl [^ ,]+, libmicrohttpd [^ ,]+, net-snmp [^ ,]+\)$'
+	expect_grep version out -E '^tcexporter [0-9]+\.[0-9]+\.[0-9]+([-~+.][0-9A-Za-z.~+-]*)? \(revision ([0-9a-f]{12}|unknown), libmnl [^ ,]+, libmicrohttpd [^ ,]+, net-snmp [^ ,]+, gzip (isa-l|zlib)/[^ ,]+\)$'
 	[ "$(wc -l <"$WORK/version.out")" = 1 ] || fail "--version prints more than one line"
 	expect_empty version err
 done
@@ -61,9 +61,19 @@ if command -v pkg-config >/dev/null; then
 			fail "--version: '$(cat "$WORK/version.out")', pkg-config has $lib $v"
 	done
 fi
+# The gzip codec: the one configure chose, at the version pkg-config has.
+if [ -n "${TCX_BUILDDIR:-}" ] && [ -f "$TCX_BUILDDIR/build.h" ] && command -v pkg-config >/dev/null; then
+	if grep -q '^#define HAVE_ISAL 1' "$TCX_BUILDDIR/build.h"; then
+		codec=isa-l/$(pkg-config --modversion libisal)
+	else
+		codec=zlib/$(pkg-config --modversion zlib)
+	fi
+	grep -qF ", gzip $codec)" "$WORK/version.out" ||
+		fail "--version: '$(cat "$WORK/version.out")', expected gzip $codec (build.h, pkg-config)"
+fi
 if [ -n "${TCX_BUILDDIR:-}" ] && grep -q '^#define HAVE_SNMP 1' "$TCX_BUILDDIR/build.h" &&
 	command -v net-snmp-config >/dev/null; then
-	grep -qF "net-snmp $(net-snmp-config --version))" "$WORK/version.out" ||
+	grep -qF "net-snmp $(net-snmp-config --version), " "$WORK/version.out" ||
 		fail "--version: '$(cat "$WORK/version.out")', net-snmp-config has $(net-snmp-config --version)"
 fi
 
@@ -236,7 +246,18 @@ expect_grep web_ok out -F "and its web_config"
 note "the one executable links every library the daemon needs"
 require_cmd readelf
 exe_needed=$(readelf -d "$TCX_BIN" | sed -n 's/^.*(NEEDED).*\[\(.*\)\]$/\1/p')
-want_libs="libmnl libyaml libmicrohttpd libgnutls libz libcrypt"
+want_libs="libmnl libyaml libmicrohttpd libgnutls libcrypt"
+# the gzip codec configure chose (build.h), and not the other
+if [ -n "${TCX_BUILDDIR:-}" ] && [ -f "$TCX_BUILDDIR/build.h" ]; then
+	gz_lib=libz no_lib=libisal
+	if grep -q '^#define HAVE_ISAL 1' "$TCX_BUILDDIR/build.h"; then
+		gz_lib=libisal no_lib=libz
+	fi
+	want_libs="$want_libs $gz_lib"
+	if grep -q "^$no_lib[-.]" <<<"$exe_needed"; then
+		fail "$TCX_BIN needs $no_lib, which is not its gzip codec ($gz_lib)"
+	fi
+fi
 if [ -n "${TCX_BUILDDIR:-}" ] && grep -q '^#define HAVE_SNMP 1' "$TCX_BUILDDIR/build.h"; then
 	want_libs="$want_libs libnetsnmpagent"
 fi

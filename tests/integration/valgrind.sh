@@ -16,7 +16,8 @@ vg() {
 }
 
 ran=0
-for t in test_parse test_config test_labels test_render test_collect test_expo test_webconfig test_snmp_rows; do
+for t in test_parse test_config test_labels test_render test_collect test_expo test_gzip test_webconfig \
+	test_snmp_rows; do
 	bin="$TCX_BUILDDIR/tests/unit/$t"
 	[ -x "$bin" ] || { echo "missing unit test $bin" >&2; exit 1; }
 	echo "valgrind $t"

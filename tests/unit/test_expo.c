@@ -87,6 +87,7 @@ static char *gunzip(const char *in, size_t len, size_t *outlen)
 	z.next_out = (Bytef *)out;
 	z.avail_out = (uInt)cap - 1;
 	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+	assert_int_equal(z.avail_in, 0); /* one gzip member, nothing after it */
 	*outlen = z.total_out;
 	out[*outlen] = '\0';
 	inflateEnd(&z);

@@ -27,6 +27,12 @@
 #define NETSNMP_VERSION "none"
 #endif
 #include <microhttpd.h>
+#ifdef HAVE_ISAL
+#define GZIP_CODEC "isa-l/" TCX_ISAL_VERSION
+#else
+#include <zlib.h>
+#define GZIP_CODEC "zlib/" ZLIB_VERSION
+#endif
 
 static void config_err(void *arg, const char *msg)
 {
@@ -219,9 +225,9 @@ static void test_prometheus_filters_targets_meta(void **state)
 		snprintf(want, sizeof(want),
 		         "tc_exporter_build_info{version=\"%s\",revision=\"%s\",libmnl_version=\"%"
 		         "s\","
-		         "libmicrohttpd_version=\"%s\",netsnmp_version=\"%s\"} 1\n",
+		         "libmicrohttpd_version=\"%s\",netsnmp_version=\"%s\",gzip=\"%s\"} 1\n",
 		         PACKAGE_VERSION, TCX_REVISION, TCX_LIBMNL_VERSION, MHD_get_version(),
-		         NETSNMP_VERSION);
+		         NETSNMP_VERSION, GZIP_CODEC);
 		assert_contains(out, want);
 	}
 	assert_null(strstr(out, "# EOF"));
