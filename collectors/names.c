@@ -59,21 +59,32 @@ void tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t outl
 	out[n] = '\0';
 }
 
+/* s into out, cut to fit. */
+static void put_str(const char *s, char *out, size_t outlen)
+{
+	size_t n = strlen(s);
+
+	if (!outlen)
+		return;
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
 void tcx_format_parent(uint32_t parent, char *out, size_t outlen)
 {
 	switch (parent) {
 	case 0:
-		snprintf(out, outlen, "root");
-		return;
 	case TC_H_ROOT:
-		snprintf(out, outlen, "root");
+		put_str("root", out, outlen);
 		return;
 	case TCX_PARENT_INGRESS:
 	case TC_H_INGRESS:
-		snprintf(out, outlen, "ingress");
+		put_str("ingress", out, outlen);
 		return;
 	case TCX_PARENT_EGRESS:
-		snprintf(out, outlen, "egress");
+		put_str("egress", out, outlen);
 		return;
 	default:
 		break;
@@ -100,7 +111,7 @@ void tcx_format_qhandle(uint32_t handle, char *out, size_t outlen)
 void tcx_format_qparent(uint32_t parent, const char *kind, char *out, size_t outlen)
 {
 	if (parent == TC_H_INGRESS)
-		snprintf(out, outlen, "%s", strcmp(kind, "clsact") == 0 ? "clsact" : "ingress");
+		put_str(strcmp(kind, "clsact") == 0 ? "clsact" : "ingress", out, outlen);
 	else
 		tcx_format_parent(parent, out, outlen);
 }

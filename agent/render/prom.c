@@ -218,13 +218,8 @@ static void aggregate_part(struct tcx_buf *b, const struct tcx_aggregates *g, si
 static void qrow_part(struct tcx_buf *b, const struct tcx_rowlabels *l,
                       const struct tcx_snapshot *s, const struct tcx_qrow *q, int is_class)
 {
-	const struct tcx_qdev *d = &s->qdevs[q->qdev];
 	char tmp[32];
-	int first = 1;
 
-	put_label(b, &first, "device", d->dev);
-	if (d->netns[0])
-		put_label(b, &first, "netns", d->netns);
 	PUT_RAW(b, ",kind=\"", l->kinds.p + l->kind_off[q->kind],
 	        l->kind_off[q->kind + 1] - l->kind_off[q->kind]);
 	tcx_format_qhandle(q->handle, tmp, sizeof(tmp));
@@ -235,14 +230,33 @@ static void qrow_part(struct tcx_buf *b, const struct tcx_rowlabels *l,
 		set_part(b, s, q->labels);
 }
 
-/* Offsets in l->arena of the labels of n rows (n + 1). */
+/* Offsets in l->arena of the labels of n rows (n + 1). The device's part
+ * (device, netns) is escaped once for a run of rows of one device. */
 static uint32_t *qrows_labels(struct tcx_rowlabels *l, const struct tcx_snapshot *s,
                               const struct tcx_qrow *rows, size_t n, int is_class)
 {
 	uint32_t *off = malloc((n + 1) * sizeof(*off));
+	size_t dev_off = 0, dev_len = 0;
 
 	for (size_t i = 0; off && i < n; i++) {
-		off[i] = (uint32_t)l->arena.len;
+		struct tcx_buf *b = &l->arena;
+
+		off[i] = (uint32_t)b->len;
+		if (i && rows[i].qdev == rows[i - 1].qdev) {
+			if (b->cap - b->len < dev_len && tcx_buf_reserve(b, dev_len) < 0)
+				break;
+			memcpy(b->p + b->len, b->p + dev_off, dev_len);
+			b->len += dev_len;
+		} else {
+			const struct tcx_qdev *d = &s->qdevs[rows[i].qdev];
+			int first = 1;
+
+			put_label(b, &first, "device", d->dev);
+			if (d->netns[0])
+				put_label(b, &first, "netns", d->netns);
+			dev_off = off[i];
+			dev_len = b->len - dev_off;
+		}
 		qrow_part(&l->arena, l, s, &rows[i], is_class);
 		if (l->arena.len > UINT32_MAX) {
 			free(off);
