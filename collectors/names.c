@@ -22,6 +22,17 @@ static size_t put_hex(char *out, uint32_t v)
 	return i;
 }
 
+/* The n bytes at s into out as a string, cut to fit. */
+static void put_cut(const char *s, size_t n, char *out, size_t outlen)
+{
+	if (!outlen)
+		return;
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
 void tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t outlen)
 {
 	char b[32];
@@ -51,25 +62,12 @@ void tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t outl
 		b[n++] = 'x';
 		n += put_hex(b + n, handle);
 	}
-	if (!outlen)
-		return;
-	if (n >= outlen)
-		n = outlen - 1;
-	memcpy(out, b, n);
-	out[n] = '\0';
+	put_cut(b, n, out, outlen);
 }
 
-/* s into out, cut to fit. */
 static void put_str(const char *s, char *out, size_t outlen)
 {
-	size_t n = strlen(s);
-
-	if (!outlen)
-		return;
-	if (n >= outlen)
-		n = outlen - 1;
-	memcpy(out, s, n);
-	out[n] = '\0';
+	put_cut(s, strlen(s), out, outlen);
 }
 
 void tcx_format_parent(uint32_t parent, char *out, size_t outlen)
@@ -100,12 +98,7 @@ void tcx_format_qhandle(uint32_t handle, char *out, size_t outlen)
 	b[n++] = ':';
 	if (TC_H_MIN(handle))
 		n += put_hex(b + n, TC_H_MIN(handle));
-	if (!outlen)
-		return;
-	if (n >= outlen)
-		n = outlen - 1;
-	memcpy(out, b, n);
-	out[n] = '\0';
+	put_cut(b, n, out, outlen);
 }
 
 void tcx_format_qparent(uint32_t parent, const char *kind, char *out, size_t outlen)

@@ -128,8 +128,12 @@ bench_check_rows() {
 
 # ---- the daemon, as Prometheus uses it (scale.sh, qdisc.sh) ---------------
 # These use the caller's globals: DAEMON_PID (set when it starts the
-# daemon), derr (its stderr file), n (the size, for messages), out, PORT,
-# interval_s (the interval in seconds), http_timeout and ACCEPT_OM.
+# daemon), derr (its stderr file), n (the size, for messages), out,
+# interval_s (the interval in seconds) and http_timeout.
+
+readonly PORT=9100 # the daemon's, in the namespace's own loopback
+# What Prometheus 2 asks for.
+readonly ACCEPT_OM='application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
 
 DAEMON_PID=
 stop_daemon_on_exit() {

@@ -49,8 +49,6 @@ set -euo pipefail
 readonly GOAL_ONCE_FLOOR=1.5 # --once wall / floor wall, at most
 readonly GOAL_TC_ONCE=2.0    # tc wall / --once wall, at least
 readonly GOAL_BOTH_SUM=1.1   # daemon CPU: both / (filters + classes), at most
-readonly PORT=9100           # in the namespace's own loopback
-readonly ACCEPT_OM='application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
 
 self=$(readlink -f "${BASH_SOURCE[0]}")
 srcdir=$(dirname "$self")

@@ -66,8 +66,6 @@ readonly GOAL_RSS_100K=64      # MB at 100k
 readonly GOAL_RSS_1M=640       # MB at 1M
 readonly GOAL_RENDER_NS=250    # ns per row per variant, at most
 readonly GOAL_LINEAR=1.15      # (figure@1M / 10) / (figure@100k), at most
-readonly PORT=9100             # in the namespace's own loopback
-readonly ACCEPT_OM='application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
 
 self=$(readlink -f "${BASH_SOURCE[0]}")
 srcdir=$(dirname "$self")

@@ -44,23 +44,7 @@ private_netns_dir
 ip link set lo up
 
 ns=dv
-probe() {
-	ip netns add probe &&
-		ip -n probe link add x0 type veth peer name x1 &&
-		tc -n probe qdisc add dev x0 root handle 1: htb &&
-		tc -n probe class add dev x0 parent 1: classid 1:1 htb rate 1mbit &&
-		tc -n probe qdisc add dev x0 parent 1:1 handle 10: tbf rate 1mbit burst 2k limit 3k &&
-		tc -n probe class add dev x0 parent 1: classid 1:2 htb rate 1mbit &&
-		tc -n probe qdisc add dev x0 parent 1:2 handle 20: pfifo &&
-		tc -n probe qdisc add dev x1 ingress &&
-		tc -n probe qdisc add dev x0 clsact &&
-		tc -n probe filter add dev x0 parent 1:1 pref 1 protocol ip u32 match u32 0 0 \
-			flowid 1:1 action mirred egress mirror dev x1
-}
-if ! out=$(probe 2>&1); then
-	skip "kernel lacks a feature this test needs (veth, htb, tbf, pfifo, ingress, clsact, u32, mirred): $out"
-fi
-ip netns del probe
+require_qdisc_features
 
 ip netns add "$ns"
 nsx() { ip netns exec "$ns" "$@"; }

@@ -173,6 +173,32 @@ in_netns() {
 # test sees the named namespaces made here: a tmpfs over the host's
 # /run/netns, or over /run when the host has none (the host is not written
 # to).
+# require_qdisc_features: (in a private /run/netns) skips unless the kernel
+# has what the qdisc and class tests build: veth, htb, tbf, pfifo, ingress,
+# clsact, u32 and mirred. A missing feature is a skip (another kernel), not a
+# tcexporter failure.
+require_qdisc_features() {
+	local out
+	_qdisc_probe() {
+		ip netns add probe &&
+			ip -n probe link add x0 type veth peer name x1 &&
+			tc -n probe qdisc add dev x0 root handle 1: htb &&
+			tc -n probe class add dev x0 parent 1: classid 1:1 htb rate 1mbit &&
+			tc -n probe qdisc add dev x0 parent 1:1 handle 10: tbf rate 1mbit burst 2k limit 3k &&
+			tc -n probe class add dev x0 parent 1: classid 1:2 htb rate 1mbit &&
+			tc -n probe qdisc add dev x0 parent 1:2 handle 20: pfifo &&
+			tc -n probe qdisc add dev x1 ingress &&
+			tc -n probe qdisc add dev x0 clsact &&
+			tc -n probe filter add dev x0 parent 1:1 pref 1 protocol ip u32 match u32 0 0 \
+				flowid 1:1 action mirred egress mirror dev x1
+	}
+	if ! out=$(_qdisc_probe 2>&1); then
+		ip netns del probe 2> /dev/null || true
+		skip "kernel lacks a feature this test needs (veth, htb, tbf, pfifo, ingress, clsact, u32, mirred): $out"
+	fi
+	ip netns del probe
+}
+
 private_netns_dir() {
 	if [ -d /run/netns ]; then
 		mount -t tmpfs tcx-test-netns /run/netns || fail "cannot mount a private /run/netns"
