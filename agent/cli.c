@@ -34,7 +34,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 	        "Usage: tcexporter [OPTIONS]\n"
-	        "Export the counters of Linux TC filter actions, labelled by action cookie.\n"
+	        "Export the counters of Linux TC filter actions, labelled by action cookie,\n"
+	        "and of every qdisc and class.\n"
 	        "\n"
 	        "  -1, --once                collect once, print to standard output and exit;\n"
 	        "                            with `aggregate`, the sums of the rows of that one\n"
