@@ -1307,13 +1307,42 @@ static int make_qdevs(struct pass *p)
 	return 0;
 }
 
+/* Has a row with r's series identity (device, kind, handle, parent) been
+ * kept already? A qdisc or class dump resumes by count, so an object seen
+ * before a change between two chunks can be listed twice; the first is
+ * kept. seen has n_seen slots (a power of two, at least twice the rows),
+ * each a kept row's index + 1. */
+static int seen_before(const struct tcx_qrow *rows, const struct tcx_qrow *r, uint32_t *seen,
+                       size_t n_seen, size_t w)
+{
+	uint64_t h =
+	        tcx_hash_mix(tcx_hash_mix(tcx_hash_mix(r->qdev, r->kind), r->handle), r->parent);
+	size_t k = h & (n_seen - 1);
+
+	for (; seen[k]; k = (k + 1) & (n_seen - 1)) {
+		const struct tcx_qrow *o = &rows[seen[k] - 1];
+
+		if (o->qdev == r->qdev && o->kind == r->kind && o->handle == r->handle &&
+		    o->parent == r->parent)
+			return 1;
+	}
+	seen[k] = (uint32_t)w + 1;
+	return 0;
+}
+
 /* Keep the rows of the devices with a qdev, in the order they were listed,
- * each with its qdev, and drop the others (and flow classes), in place. */
-static void keep_rows(struct pass *p, struct tcx_qrow *rows, size_t *n, int is_class)
+ * each with its qdev and once, and drop the others (and flow classes), in
+ * place. Returns 0, or -1 when out of memory. */
+static int keep_rows(struct pass *p, struct tcx_qrow *rows, size_t *n, int is_class)
 {
 	struct tcx_snapshot *s = p->s;
-	size_t w = 0;
+	size_t w = 0, n_seen = 64;
+	uint32_t *seen;
 
+	while (n_seen < 2 * *n)
+		n_seen *= 2;
+	if (!(seen = calloc(n_seen, sizeof(*seen))))
+		return -1;
 	for (size_t i = 0; i < *n; i++) {
 		struct tcx_qrow r = rows[i];
 		struct link *l = r.qdev ? p->ids[r.qdev] : NULL;
@@ -1323,6 +1352,9 @@ static void keep_rows(struct pass *p, struct tcx_qrow *rows, size_t *n, int is_c
 		if (!l || !l->want_rows || l->qdev == UINT32_MAX ||
 		    (is_class && l->n_flows &&
 		     bsearch(&major, l->flows, l->n_flows, sizeof(*l->flows), cmp_u32)))
+			continue;
+		r.qdev = l->qdev;
+		if (seen_before(rows, &r, seen, n_seen, w))
 			continue;
 		d = &s->qdevs[l->qdev];
 		if (is_class) {
@@ -1334,10 +1366,11 @@ static void keep_rows(struct pass *p, struct tcx_qrow *rows, size_t *n, int is_c
 				d->first_qdisc = (uint32_t)w;
 			d->n_qdiscs++;
 		}
-		r.qdev = l->qdev;
 		rows[w++] = r;
 	}
 	*n = w;
+	free(seen);
+	return 0;
 }
 
 static void collect_rows(struct pass *p)
@@ -1345,15 +1378,14 @@ static void collect_rows(struct pass *p)
 	struct tcx_snapshot *s = p->s;
 
 	list_wanted_classes(p);
-	if (make_qdevs(p) < 0) {
+	if (make_qdevs(p) < 0 || keep_rows(p, s->qdiscs, &s->n_qdiscs, 0) < 0 ||
+	    keep_rows(p, s->classes, &s->n_classes, 1) < 0) {
 		s->errors[TCX_ERR_NOMEM]++;
 		s->incomplete = 1;
 		/* No row may name a link: none at all rather than wrong ones. */
 		s->n_qdiscs = s->n_classes = s->n_qdevs = 0;
 		return;
 	}
-	keep_rows(p, s->qdiscs, &s->n_qdiscs, 0);
-	keep_rows(p, s->classes, &s->n_classes, 1);
 	for (size_t i = 0; i < s->n_qdevs; i++) {
 		if (s->qdevs[i].first_qdisc == UINT32_MAX)
 			s->qdevs[i].first_qdisc = (uint32_t)s->n_qdiscs;

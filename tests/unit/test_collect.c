@@ -952,6 +952,35 @@ static void test_filterless_qdiscs_not_dumped(void **state)
 	}
 }
 
+/* A qdisc or class dump resumes by count: after a change between two
+ * chunks it can list an object twice. Each is one row (the first), so that
+ * no series is exported twice; mq's children, which all have handle 0:,
+ * differ by parent and stay. */
+static void test_qdisc_listed_twice_is_one_row(void **state)
+{
+	struct fake k = {0};
+	struct tcx_snapshot *s;
+
+	setup_htb(&k);
+	k.qdiscs[k.n_qdiscs++] = (struct fqdisc){2, 0x20000, 0x10010, "pfifo", 0, 0};
+	k.qdiscs[k.n_qdiscs++] = (struct fqdisc){2, 0x20000, 0x10010, "pfifo", 0, 0};
+	k.classes[k.n_classes++] = (struct fqdisc){2, 0x10010, 0x10001, "htb", 0, 0};
+	add_link(&k, 3, "eth1");
+	k.qdiscs[k.n_qdiscs++] = (struct fqdisc){3, 0x80000000, TC_H_ROOT, "mq", 0, 0};
+	k.qdiscs[k.n_qdiscs++] = (struct fqdisc){3, 0, 0x80000001, "pfifo_fast", 0, 0};
+	k.qdiscs[k.n_qdiscs++] = (struct fqdisc){3, 0, 0x80000002, "pfifo_fast", 0, 0};
+	s = collect(&k, "targets: [{all: true}]\n");
+	assert_int_equal(s->n_qdevs, 2);
+	assert_int_equal(s->qdevs[0].n_qdiscs, 2); /* htb 1:, pfifo 2: */
+	assert_int_equal(s->qdevs[0].n_classes, 2);
+	assert_int_equal(s->qdevs[1].n_qdiscs, 3);
+	assert_int_equal(s->n_qdiscs, 5);
+	assert_int_equal(s->n_classes, 2);
+	assert_int_equal(s->qdiscs[1].handle, 0x20000);
+	assert_int_equal(s->classes[1].handle, 0x10010);
+	tcx_snapshot_unref(s);
+}
+
 /* A class dump that fails fails the device's classes, counted once: its
  * qdiscs, its qdisc's filters and every other device are still collected. */
 static void test_class_dump_failure(void **state)
@@ -1619,6 +1648,7 @@ int main(void)
 	        cmocka_unit_test(test_final_lost_counted),
 	        cmocka_unit_test(test_filters_on_classes),
 	        cmocka_unit_test(test_filterless_qdiscs_not_dumped),
+	        cmocka_unit_test(test_qdisc_listed_twice_is_one_row),
 	        cmocka_unit_test(test_class_dump_failure),
 	        cmocka_unit_test(test_class_dump_vanished_device_alone),
 	        cmocka_unit_test(test_malformed_qdisc_drops_its_row),
