@@ -229,7 +229,7 @@ void tcx_snapshot_truncate(struct tcx_snapshot *s, size_t n_filters, size_t n_ac
  * or a tp again (the kernel resumes filter dumps by count); their actions
  * share one when their order, kind and cookie are the same too. Within one
  * snapshot, it compares targets and kinds by their index (two targets are
- * two dump units). Rows in the kernel's dump order are compared with the
+ * two dump units, and no two units print alike: collect.c). Rows in the kernel's dump order are compared with the
  * row before them only (see snapshot.c). Call it once the rows are
  * complete. Returns 0, or -1 when out of memory (then nothing is merged,
  * and the snapshot is incomplete). */
