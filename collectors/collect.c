@@ -490,10 +490,13 @@ static uint64_t unit_hash(const struct unit *u)
 	return tcx_hash_mix(tcx_hash_mix(h, u->block), u->parent);
 }
 
+/* An error is a unit of its own, but for the same error again (two targets
+ * that name the same missing device): it reports what failed, once. */
 static int same_unit(const struct unit *a, const struct unit *b)
 {
 	return a->ns == b->ns && a->ifindex == b->ifindex && a->block == b->block &&
-	       a->parent == b->parent;
+	       a->parent == b->parent && !a->error[0] == !b->error[0] &&
+	       (!a->error[0] || strcmp(a->dev, b->dev) == 0);
 }
 
 static int units_rehash(struct units *us, size_t n_slots)
@@ -508,8 +511,6 @@ static int units_rehash(struct units *us, size_t n_slots)
 	for (size_t i = 0; i < us->n; i++) {
 		size_t k = unit_hash(&us->u[i]) & (n_slots - 1);
 
-		if (us->u[i].error[0])
-			continue;
 		while (slot[k])
 			k = (k + 1) & (n_slots - 1);
 		slot[k] = (uint32_t)i + 1;
@@ -517,30 +518,25 @@ static int units_rehash(struct units *us, size_t n_slots)
 	return 0;
 }
 
-/* Add u, or fold it into the same unit found before (an error is always
- * its own unit: it reports what failed). */
+/* Add u, or fold it into the same unit found before. */
 static int unit_add(struct units *us, const struct unit *u)
 {
-	size_t k = 0;
+	size_t k;
 
 	if (2 * (us->n + 1) > us->n_slots &&
 	    units_rehash(us, us->n_slots ? 2 * us->n_slots : 64) < 0)
 		return -1;
-	if (!u->error[0]) {
-		for (k = unit_hash(u) & (us->n_slots - 1); us->slot[k];
-		     k = (k + 1) & (us->n_slots - 1)) {
-			struct unit *o = &us->u[us->slot[k] - 1];
+	for (k = unit_hash(u) & (us->n_slots - 1); us->slot[k]; k = (k + 1) & (us->n_slots - 1)) {
+		struct unit *o = &us->u[us->slot[k] - 1];
 
-			if (same_unit(o, u)) {
-				o->implicit &= u->implicit;
-				return 0;
-			}
+		if (same_unit(o, u)) {
+			o->implicit &= u->implicit;
+			return 0;
 		}
 	}
 	if (tcx_grow(&us->u, &us->cap, us->n + 1, sizeof(*us->u), 16) < 0)
 		return -1;
-	if (!u->error[0])
-		us->slot[k] = (uint32_t)us->n + 1;
+	us->slot[k] = (uint32_t)us->n + 1;
 	us->u[us->n++] = *u;
 	return 0;
 }
@@ -733,16 +729,26 @@ static int units_from_device_classes(struct pass *p, struct units *us, struct pa
 	return 0;
 }
 
+/* The parent of a target's unit. ffff:fff1 and ffff:ffff, which print as
+ * ingress and root (tcx_format_parent()), select the ingress qdisc's filter
+ * list (the major ffff:): its unit is the ingress, so that no two units
+ * print alike. */
+static uint32_t config_parent(uint32_t parent)
+{
+	return parent == TC_H_INGRESS || parent == TC_H_ROOT ? TCX_PARENT_INGRESS : parent;
+}
+
 static int expand_target(struct pass *p, struct units *us, const struct tcx_target_cfg *t,
                          struct pass_ns *ns)
 {
+	uint32_t parent = config_parent(t->parent);
 	char msg[300];
 
 	if (!ns->src)
-		return unit_error(us, ns, t->dev, t->has_block ? t->block : 0, t->parent,
+		return unit_error(us, ns, t->dev, t->has_block ? t->block : 0, parent,
 		                  TCX_ERR_NOTFOUND, ns->open_err);
 	if (ns_list(p, ns) < 0)
-		return unit_error(us, ns, t->dev, t->has_block ? t->block : 0, t->parent,
+		return unit_error(us, ns, t->dev, t->has_block ? t->block : 0, parent,
 		                  TCX_ERR_KERNEL, ns->list_err);
 	if (t->all) {
 		/* The devices `devices:` lets in; a shared block, through any
@@ -777,7 +783,7 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 
 	if (!l) {
 		snprintf(msg, sizeof(msg), "device '%s' not found", t->dev);
-		return unit_error(us, ns, t->dev, 0, t->parent, TCX_ERR_NOTFOUND, msg);
+		return unit_error(us, ns, t->dev, 0, parent, TCX_ERR_NOTFOUND, msg);
 	}
 	u.ifindex = l->ifindex;
 	snprintf(u.dev, sizeof(u.dev), "%s", l->name);
@@ -790,27 +796,26 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 				return -1;
 		return units_from_device_classes(p, us, ns, l->ifindex);
 	}
-	u.parent = t->parent;
-	if (t->parent == TCX_PARENT_INGRESS || t->parent == TCX_PARENT_EGRESS ||
-	    t->parent == TC_H_INGRESS) {
+	u.parent = parent;
+	if (parent == TCX_PARENT_INGRESS || parent == TCX_PARENT_EGRESS) {
 		const struct qinfo *q = qdisc_find(ns, l->ifindex, "clsact", 0, 0);
 
-		if (!q && t->parent != TCX_PARENT_EGRESS)
+		if (!q && parent != TCX_PARENT_EGRESS)
 			q = qdisc_find(ns, l->ifindex, "ingress", 0, 0);
 		if (!q) {
 			snprintf(msg, sizeof(msg), "device '%s' has no %s qdisc", t->dev,
-			         t->parent == TCX_PARENT_EGRESS ? "clsact" : "ingress or clsact");
-			return unit_error(us, ns, t->dev, 0, t->parent, TCX_ERR_NOTFOUND, msg);
+			         parent == TCX_PARENT_EGRESS ? "clsact" : "ingress or clsact");
+			return unit_error(us, ns, t->dev, 0, parent, TCX_ERR_NOTFOUND, msg);
 		}
-	} else if (t->parent == 0) {
+	} else if (parent == 0) {
 		if (!qdisc_find(ns, l->ifindex, NULL, 0, 1)) {
 			snprintf(msg, sizeof(msg), "device '%s' has no root qdisc", t->dev);
-			return unit_error(us, ns, t->dev, 0, t->parent, TCX_ERR_NOTFOUND, msg);
+			return unit_error(us, ns, t->dev, 0, parent, TCX_ERR_NOTFOUND, msg);
 		}
-	} else if (!qdisc_find(ns, l->ifindex, NULL, TC_H_MAJ(t->parent), 0)) {
+	} else if (!qdisc_find(ns, l->ifindex, NULL, TC_H_MAJ(parent), 0)) {
 		snprintf(msg, sizeof(msg), "device '%s' has no qdisc %x:", t->dev,
-		         TC_H_MAJ(t->parent) >> 16);
-		return unit_error(us, ns, t->dev, 0, t->parent, TCX_ERR_NOTFOUND, msg);
+		         TC_H_MAJ(parent) >> 16);
+		return unit_error(us, ns, t->dev, 0, parent, TCX_ERR_NOTFOUND, msg);
 	}
 	return unit_add(us, &u);
 }

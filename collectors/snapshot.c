@@ -209,39 +209,114 @@ static int rowset_init(struct rowset *t, size_t n)
 	return t->slot ? 0 : -1;
 }
 
+/* How a filter stands to the one before it in its target's dump order:
+ * the kernel lists a target's chains, the tps of a chain by pref (one tp a
+ * pref), and a tp's filters by handle (flower by its idr; u32 table by
+ * table, bucket by bucket, a bucket sorted by node, the knodes past its
+ * 4095th, all htid::fff, at its end). */
+static int filter_order(const struct tcx_filter *a, const struct tcx_filter *b)
+{
+	if (a->chain != b->chain)
+		return a->chain < b->chain ? -1 : 1;
+	if (a->pref != b->pref)
+		return a->pref < b->pref ? -1 : 1;
+	return (a->handle > b->handle) - (a->handle < b->handle);
+}
+
+/* Rows in dump order can share an identity only with the row before them.
+ * The filters of a target out of order (chains made out of order, u32
+ * tables made out of order, a dump resumed after a change), all of them
+ * when a target's filters are not together, and the actions of filters that
+ * share an identity, or all of them when a filter's actions are out of
+ * order, are matched through a hash. */
 int tcx_snapshot_merge(struct tcx_snapshot *s)
 {
 	struct rowset ft = {0}, at = {0};
-	uint32_t *canon = malloc((s->n_filters ? s->n_filters : 1) * sizeof(*canon));
-	int ret = -1;
+	uint8_t *hashed = NULL;  /* per target: its filters go through ft */
+	uint8_t *grouped = NULL; /* per filter: it shares its identity */
+	uint32_t *canon = NULL;  /* per filter: the first of its identity */
+	size_t adjacent = 0, n_ft = 0, n_at = 0;
+	int all = 0, actions_in_order = 1, ret = -1;
 
 	s->merged_filters = s->merged_actions = 0;
-	if (!canon || rowset_init(&ft, s->n_filters) < 0 || rowset_init(&at, s->n_actions) < 0)
-		goto out;
 	for (size_t i = 0; i < s->n_filters; i++) {
 		struct tcx_filter *f = &s->filters[i];
-		size_t k = filter_hash(f) & ft.mask;
+		const struct tcx_filter *p;
+		int c;
 
 		f->merged = 0;
-		canon[i] = (uint32_t)i;
-		for (; ft.slot[k]; k = (k + 1) & ft.mask) {
-			if (same_filter(&s->filters[ft.slot[k] - 1], f)) {
-				canon[i] = ft.slot[k] - 1;
-				f->merged = 1;
-				s->merged_filters++;
-				break;
-			}
+		if (!i)
+			continue;
+		p = f - 1;
+		if (f->target < p->target) {
+			all = 1;
+			continue;
 		}
-		if (!f->merged)
-			ft.slot[k] = (uint32_t)i + 1;
+		if (f->target != p->target || (c = filter_order(p, f)) < 0)
+			continue;
+		if (c == 0 && same_filter(p, f)) {
+			adjacent++;
+			continue;
+		}
+		if (!hashed && !(hashed = calloc(s->n_targets, 1)))
+			goto out;
+		hashed[f->target] = 1;
+	}
+	for (size_t i = 0; i < s->n_actions; i++) {
+		struct tcx_action *a = &s->actions[i];
+
+		a->merged = 0;
+		if (i && (a->filter < a[-1].filter ||
+		          (a->filter == a[-1].filter && a->order <= a[-1].order)))
+			actions_in_order = 0;
+	}
+	if (!all && !hashed && !adjacent && actions_in_order) {
+		ret = 0; /* every row is the first of its identity */
+		goto out;
+	}
+
+	for (size_t i = 0; i < s->n_filters; i++)
+		n_ft += all || (hashed && hashed[s->filters[i].target]);
+	canon = malloc((s->n_filters ? s->n_filters : 1) * sizeof(*canon));
+	grouped = calloc(s->n_filters ? s->n_filters : 1, 1);
+	if (!canon || !grouped || rowset_init(&ft, n_ft) < 0)
+		goto out;
+	for (size_t i = 0; i < s->n_filters; i++) {
+		const struct tcx_filter *f = &s->filters[i];
+
+		canon[i] = (uint32_t)i;
+		if (all || (hashed && hashed[f->target])) {
+			size_t k = filter_hash(f) & ft.mask;
+
+			for (; ft.slot[k]; k = (k + 1) & ft.mask)
+				if (same_filter(&s->filters[ft.slot[k] - 1], f)) {
+					canon[i] = ft.slot[k] - 1;
+					break;
+				}
+			if (canon[i] == i)
+				ft.slot[k] = (uint32_t)i + 1;
+		} else if (i && same_filter(f - 1, f)) {
+			canon[i] = canon[i - 1];
+		}
+		if (canon[i] != i)
+			grouped[i] = grouped[canon[i]] = 1;
+	}
+	for (size_t i = 0; i < s->n_actions; i++)
+		n_at += !actions_in_order || grouped[s->actions[i].filter];
+	if (rowset_init(&at, n_at) < 0)
+		goto out;
+	for (size_t i = 0; i < s->n_filters; i++) {
+		s->filters[i].merged = canon[i] != i;
+		s->merged_filters += canon[i] != i;
 	}
 	for (size_t i = 0; i < s->n_actions; i++) {
 		struct tcx_action *a = &s->actions[i], *first;
 		uint32_t fa = canon[a->filter];
-		size_t k = action_hash(a, fa) & at.mask;
+		size_t k;
 
-		a->merged = 0;
-		for (; at.slot[k]; k = (k + 1) & at.mask) {
+		if (actions_in_order && !grouped[a->filter])
+			continue;
+		for (k = action_hash(a, fa) & at.mask; at.slot[k]; k = (k + 1) & at.mask) {
 			first = &s->actions[at.slot[k] - 1];
 			if (same_action(first, canon[first->filter], a, fa)) {
 				for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++)
@@ -257,13 +332,20 @@ int tcx_snapshot_merge(struct tcx_snapshot *s)
 	}
 	ret = 0;
 out:
-	if (ret < 0) {
+	if (ret < 0) { /* nothing merged */
+		for (size_t i = 0; i < s->n_filters; i++)
+			s->filters[i].merged = 0;
+		for (size_t i = 0; i < s->n_actions; i++)
+			s->actions[i].merged = 0;
+		s->merged_filters = s->merged_actions = 0;
 		s->errors[TCX_ERR_NOMEM]++;
 		s->incomplete = 1;
 	}
+	free(hashed);
+	free(grouped);
+	free(canon);
 	free(ft.slot);
 	free(at.slot);
-	free(canon);
 	return ret;
 }
 

@@ -222,12 +222,17 @@ void tcx_snapshot_truncate(struct tcx_snapshot *s, size_t n_filters, size_t n_ac
  * the tc_action_* series (the configured labels follow from the cookie), of
  * a JSON row, and the key of an SNMP row. No two rows shown may share one:
  * tcx_snapshot_merge() keeps the first row of each identity and adds the
- * counters of the others to it (u32 gives every filter past the 4095th of a
- * hash table the same handle, 800::fff), counting them in merged_filters and
- * merged_actions. Within one snapshot, it compares targets and kinds by
- * their index (two targets are two dump units, even where they print
- * alike). Call it once the rows are complete. Returns 0, or -1 when out of
- * memory (then nothing is merged, and the snapshot is incomplete). */
+ * counters of the others to it, counting them in merged_filters and
+ * merged_actions. Two filters of a target share one where u32 gives every
+ * filter past the 4095th of a hash table bucket the same handle (800::fff),
+ * and where a dump resumed after a change between its chunks lists a filter
+ * or a tp again (the kernel resumes filter dumps by count); their actions
+ * share one when their order, kind and cookie are the same too. Within one
+ * snapshot, it compares targets and kinds by their index (two targets are
+ * two dump units, and no two units print alike: collect.c). Rows in the kernel's dump order are compared with the
+ * row before them only (see snapshot.c). Call it once the rows are
+ * complete. Returns 0, or -1 when out of memory (then nothing is merged,
+ * and the snapshot is incomplete). */
 int tcx_snapshot_merge(struct tcx_snapshot *s);
 
 /* An action row's identity by value, as its labels say it: what outlives

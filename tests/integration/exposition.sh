@@ -15,6 +15,8 @@
 #    `dev`, each once under its own parent although a class shares its
 #    qdisc's u32 tables; in each, the sums equal the kernel's own per-action
 #    totals (tc actions ls);
+#  - targets whose parents print alike (root and ffff:ffff, ingress and
+#    ffff:fff1) are one target, each row once;
 #  - families.hw: auto (the default) exports no hw_* series on a kernel that
 #    offloads nothing, hw: on does;
 #  - floats are printed in full: the snapshot's timestamp is within a second
@@ -272,3 +274,35 @@ for name in classes_all classes_dev; do
 	[ "$(grep -c '^tc_scrape_collector_success{device="c0",' "$WORK/$name.out")" = 2 ] ||
 		fail "$name: targets of c0 are not exactly its qdisc 1: and class 1:1"
 done
+
+note "targets whose parents print alike are one: root and ffff:ffff, ingress and ffff:fff1"
+tc qdisc del dev c0 root # the kernel's totals: of this case's actions only
+ip link add a0 type veth peer name a1
+for d in a0 a1; do ip link set "$d" up; done
+tc qdisc add dev a0 root handle 1: htb default 1
+tc qdisc add dev a0 ingress
+# The same identity but for the parent: pref 10, handle 800::800, cookie aa.
+# The kernel takes ffff:ffff (which prints as root) and ffff:fff1 (as
+# ingress) for the ingress qdisc.
+tc filter add dev a0 parent 1: pref 10 protocol ip u32 match ip dport 53 0xffff \
+	action mirred egress mirror dev sink cookie aa
+tc filter add dev a0 parent ffff: pref 10 protocol ip u32 match ip dport 54 0xffff \
+	action mirred egress mirror dev sink cookie aa
+send_udp a0 192.0.2.2 53 3 # out of a0: through its HTB root
+send_udp a1 192.0.2.2 54 4 # into a0's ingress
+cat >"$WORK/alias.yaml" <<'YAML'
+targets:
+  - {dev: a0, parent: root}
+  - {dev: a0, parent: "ffff:ffff"}
+  - {dev: a0, parent: "ffff:fff1"}
+  - {dev: a0, parent: ingress}
+YAML
+run_tcx alias --once --config "$WORK/alias.yaml"
+expect_rc alias 0
+check_sums alias
+for want in 'parent="root",.*cookie="aa"} 3' 'parent="ingress",.*cookie="aa"} 4'; do
+	[ "$(grep -c "^tc_action_packets_total{device=\"a0\",$want\$" "$WORK/alias.out")" = 1 ] ||
+		fail "alias: not exactly one row matching $want"
+done
+[ "$(grep -c '^tc_scrape_collector_success{device="a0",' "$WORK/alias.out")" = 2 ] ||
+	fail "alias: targets of a0 are not exactly its root and its ingress"

@@ -1344,6 +1344,47 @@ static void test_u32_reused_handle_merged(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* Targets that name one filter list under one name are one unit, so that no
+ * series is there twice: ffff:fff1 and ffff:ffff, which the kernel takes
+ * for the ingress qdisc's list (as it does ffff:fff2) and which print as
+ * ingress and root, are the ingress; a missing device named twice is one
+ * failed target. */
+static void test_target_aliases_one_unit(void **state)
+{
+	struct fake k = {0};
+	struct funit *in, *root;
+	struct tcx_snapshot *s;
+
+	setup_htb(&k);
+	add_qdisc(&k, 2, "ingress", 0, 0);
+	in = add_unit(&k, 2, TCX_PARENT_INGRESS);
+	add_tp(in, 0, 10, "flower", 3);
+	k.units[k.n_units++] = (struct funit){.ifindex = 2, .parent = TC_H_INGRESS};
+	k.units[k.n_units++] = (struct funit){.ifindex = 2, .parent = TC_H_ROOT};
+	memcpy(k.units[1].tps, in->tps, sizeof(in->tps));
+	memcpy(k.units[2].tps, in->tps, sizeof(in->tps));
+	k.units[1].n_tps = k.units[2].n_tps = in->n_tps;
+	root = add_unit(&k, 2, 0); /* the same filters at the HTB root */
+	add_tp(root, 0, 10, "flower", 3);
+	s = collect(&k, "targets:\n"
+	                "  - {dev: eth0, parent: ingress}\n"
+	                "  - {dev: eth0, parent: \"ffff:fff1\"}\n"
+	                "  - {dev: eth0, parent: root}\n"
+	                "  - {dev: eth0, parent: \"ffff:ffff\"}\n"
+	                "  - {dev: nosuch, parent: ingress}\n"
+	                "  - {dev: nosuch, parent: \"ffff:fff1\"}\n");
+
+	assert_int_equal(s->n_targets, 3);
+	assert_int_equal(s->targets[0].parent, TCX_PARENT_INGRESS);
+	assert_int_equal(s->targets[1].parent, 0);
+	assert_string_equal(s->targets[2].dev, "nosuch");
+	assert_false(s->targets[2].ok);
+	assert_unit_rows(s, in, 0);
+	assert_unit_rows(s, root, 1);
+	assert_unique_everywhere(s);
+	tcx_snapshot_unref(s);
+}
+
 /* ---- deletion notifications, folded into the aggregates ------------------------------------ */
 
 static const char *agg_all = "aggregate: {by: []}\n";
@@ -1637,6 +1678,7 @@ int main(void)
 	        cmocka_unit_test(test_unmapped_policy_counts),
 	        cmocka_unit_test(test_u32_shared_tables_listed_once),
 	        cmocka_unit_test(test_u32_reused_handle_merged),
+	        cmocka_unit_test(test_target_aliases_one_unit),
 	        cmocka_unit_test(test_all_devices_filtered),
 	        cmocka_unit_test(test_all_devices_filter_qdisc_rows),
 	        cmocka_unit_test(test_final_folded_row_gone),

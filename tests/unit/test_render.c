@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -932,6 +933,254 @@ static const char *fmt_double(double v)
 }
 
 /* Floats print as the shortest text that reads back as the same double. */
+/* ---- merge: each way two rows can share an identity ------------------------------------- */
+
+/* A filter of a merge case, with up to two actions (order 0: none). */
+struct mfilter {
+	uint32_t target, chain;
+	uint16_t pref;
+	uint16_t proto;
+	uint32_t handle;
+	const char *kind;
+	struct {
+		uint16_t order;
+		uint8_t cookie;
+	} act[2];
+};
+
+#define IP   0x0800
+#define IPV6 0x86dd
+
+/* Two targets (v0 ingress and egress) and the filters fs, in that order,
+ * each action with its own bytes: 1 << its row number. */
+static struct tcx_snapshot *merge_case(const struct mfilter *fs, size_t n)
+{
+	struct tcx_snapshot *s = tcx_snapshot_new(NULL);
+
+	for (int i = 0; i < 2; i++) {
+		struct tcx_target *t = tcx_snapshot_add_target(s);
+
+		snprintf(t->dev, sizeof(t->dev), "v0");
+		snprintf(t->parent_name, sizeof(t->parent_name), i ? "egress" : "ingress");
+		t->ok = 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct tcx_filter *f = tcx_snapshot_add_filter(s);
+
+		f->target = fs[i].target;
+		f->chain = fs[i].chain;
+		f->pref = fs[i].pref;
+		f->protocol = fs[i].proto;
+		f->handle = fs[i].handle;
+		f->kind = (uint8_t)tcx_snapshot_kind(s, fs[i].kind);
+		f->first_action = (uint32_t)s->n_actions;
+		for (int k = 0; k < 2 && fs[i].act[k].order; k++) {
+			struct tcx_action *a = tcx_snapshot_add_action(s);
+
+			a->filter = (uint32_t)i;
+			a->order = fs[i].act[k].order;
+			a->kind = (uint8_t)tcx_snapshot_kind(s, "gact");
+			a->cookie_len = 1;
+			a->cookie[0] = fs[i].act[k].cookie;
+			f->n_actions++;
+		}
+	}
+	return s;
+}
+
+/* An action of filter `filter` of s, after the others. */
+static void merge_case_action(struct tcx_snapshot *s, uint32_t filter, uint16_t order,
+                              uint8_t cookie)
+{
+	struct tcx_action *a = tcx_snapshot_add_action(s);
+
+	a->filter = filter;
+	a->order = order;
+	a->kind = (uint8_t)tcx_snapshot_kind(s, "gact");
+	a->cookie_len = 1;
+	a->cookie[0] = cookie;
+	s->filters[filter].n_actions++;
+}
+
+static int same_fid(const struct tcx_filter *a, const struct tcx_filter *b)
+{
+	return a->target == b->target && a->chain == b->chain && a->pref == b->pref &&
+	       a->protocol == b->protocol && a->kind == b->kind && a->handle == b->handle;
+}
+
+/* The first filter of filter i's identity in s. */
+static size_t first_fid(const struct tcx_snapshot *s, size_t i)
+{
+	size_t j = 0;
+
+	while (!same_fid(&s->filters[j], &s->filters[i]))
+		j++;
+	return j;
+}
+
+static int same_aid(const struct tcx_snapshot *s, size_t i, size_t j)
+{
+	const struct tcx_action *a = &s->actions[i], *b = &s->actions[j];
+
+	return first_fid(s, a->filter) == first_fid(s, b->filter) && a->order == b->order &&
+	       a->kind == b->kind && a->cookie_len == b->cookie_len &&
+	       !memcmp(a->cookie, b->cookie, a->cookie_len);
+}
+
+/* Merge s and check it against the identities, compared row by row: the
+ * first row of each identity is shown, with the bytes of them all; the
+ * others are merged, want_f filters and want_a actions. */
+static void merge_and_check(struct tcx_snapshot *s, uint64_t want_f, uint64_t want_a)
+{
+	assert_true(s->n_actions < 64);
+	for (size_t i = 0; i < s->n_actions; i++)
+		s->actions[i].c[TCX_ACT_BYTES] = 1ULL << i;
+	assert_int_equal(tcx_snapshot_merge(s), 0);
+	for (size_t i = 0; i < s->n_filters; i++)
+		if (s->filters[i].merged != (first_fid(s, i) != i))
+			fail_msg("filter %zu: merged %d, expected %d", i, s->filters[i].merged,
+			         first_fid(s, i) != i);
+	for (size_t i = 0; i < s->n_actions; i++) {
+		uint64_t bytes = 0;
+		size_t first = i;
+
+		for (size_t j = 0; j < s->n_actions; j++)
+			if (same_aid(s, i, j)) {
+				bytes |= 1ULL << j;
+				if (j < first)
+					first = j;
+			}
+		if (s->actions[i].merged != (first != i))
+			fail_msg("action %zu: merged %d, expected %d", i, s->actions[i].merged,
+			         first != i);
+		if (first == i && s->actions[i].c[TCX_ACT_BYTES] != bytes)
+			fail_msg("action %zu: bytes %#" PRIx64 ", expected %#" PRIx64, i,
+			         s->actions[i].c[TCX_ACT_BYTES], bytes);
+	}
+	assert_int_equal(s->merged_filters, want_f);
+	assert_int_equal(s->merged_actions, want_a);
+	tcx_snapshot_unref(s);
+}
+
+/* u32 gives every filter past the 4095th of a hash table bucket the handle
+ * htid::fff, and keeps them at the bucket's end: the same filter identity,
+ * one after the other; their actions are the same series where their
+ * cookies are the same too. */
+static void test_merge_u32_reused_handle(void **state)
+{
+	static const struct mfilter fs[] = {
+	        {0, 0, 10, IP, 0x80000000, "u32", {{0, 0}}}, /* the table 800: */
+	        {0, 0, 10, IP, 0x80000800, "u32", {{1, 1}}},
+	        {0, 0, 10, IP, 0x80000ffe, "u32", {{1, 2}}},
+	        {0, 0, 10, IP, 0x80000fff, "u32", {{1, 3}}},
+	        {0, 0, 10, IP, 0x80000fff, "u32", {{1, 3}}},
+	        {0, 0, 10, IP, 0x80000fff, "u32", {{1, 4}}},
+	        {0, 0, 10, IP, 0x80000fff, "u32", {{1, 3}, {2, 3}}},
+	        {0, 0, 10, IP, 0x80001fff, "u32", {{1, 3}}}, /* bucket 1 */
+	        {0, 0, 11, IP, 0x80100000, "u32", {{0, 0}}},
+	        {0, 0, 11, IP, 0x80100fff, "u32", {{1, 3}}},
+	        {1, 0, 10, IP, 0x80200fff, "u32", {{1, 3}}},
+	        {1, 0, 10, IP, 0x80200fff, "u32", {{1, 3}}},
+	};
+
+	(void)state;
+	merge_and_check(merge_case(fs, sizeof(fs) / sizeof(fs[0])), 4, 3);
+}
+
+/* The kernel resumes a filter dump by count (but flower's filters, by
+ * handle): a filter or a tp added before the resume point between two
+ * chunks has the dump list rows again. A filter again is listed right
+ * after itself (target 1); a tp added before the tp being dumped has the
+ * dump list the tp before again from the same count, then the next one from
+ * the start (target 0). */
+static void test_merge_dump_resumed(void **state)
+{
+	static const struct mfilter fs[] = {
+	        {0, 0, 1, IP, 1, "basic", {{1, 1}}},
+	        {0, 0, 1, IP, 2, "basic", {{1, 2}}},
+	        {0, 0, 2, IP, 1, "basic", {{1, 3}}},
+	        {0, 0, 1, IP, 2, "basic", {{1, 2}}}, /* resumed */
+	        {0, 0, 2, IP, 1, "basic", {{1, 3}}},
+	        {0, 0, 2, IP, 2, "basic", {{1, 4}}},
+	        {1, 0, 1, IP, 1, "basic", {{1, 5}}},
+	        {1, 0, 1, IP, 2, "basic", {{1, 6}}},
+	        {1, 0, 1, IP, 2, "basic", {{1, 6}}}, /* resumed */
+	        {1, 0, 1, IP, 3, "basic", {{1, 7}}},
+	};
+
+	(void)state;
+	merge_and_check(merge_case(fs, sizeof(fs) / sizeof(fs[0])), 3, 3);
+}
+
+/* The filters of a target anywhere in the rows, not together. */
+static void test_merge_targets_interleaved(void **state)
+{
+	static const struct mfilter fs[] = {
+	        {0, 0, 1, IP, 1, "basic", {{1, 1}}},
+	        {1, 0, 1, IP, 1, "basic", {{1, 1}}},
+	        {0, 0, 1, IP, 1, "basic", {{1, 1}}},
+	        {0, 0, 1, IP, 2, "basic", {{1, 2}}},
+	};
+
+	(void)state;
+	merge_and_check(merge_case(fs, sizeof(fs) / sizeof(fs[0])), 1, 1);
+}
+
+/* Rows of the same chain, pref and handle that differ in protocol or kind
+ * are other filters, and the first one can come again after them. */
+static void test_merge_same_handle_other_tp(void **state)
+{
+	static const struct mfilter fs[] = {
+	        {0, 0, 1, IP, 1, "basic", {{1, 1}}},  {0, 0, 1, IPV6, 1, "basic", {{1, 1}}},
+	        {0, 0, 1, IP, 1, "basic", {{1, 1}}},  {0, 0, 2, IP, 1, "basic", {{1, 2}}},
+	        {0, 0, 2, IP, 1, "flower", {{1, 2}}}, {0, 0, 2, IP, 1, "basic", {{1, 2}}},
+	        {0, 0, 2, IP, 1, "flower", {{1, 2}}},
+	};
+
+	(void)state;
+	merge_and_check(merge_case(fs, sizeof(fs) / sizeof(fs[0])), 3, 3);
+}
+
+/* A filter's actions with an order twice, or after another filter's. */
+static void test_merge_actions_out_of_order(void **state)
+{
+	static const struct mfilter twice[] = {
+	        {0, 0, 1, IP, 1, "basic", {{1, 1}}},
+	        {0, 0, 1, IP, 2, "basic", {{1, 2}, {1, 2}}},
+	        {0, 0, 1, IP, 3, "basic", {{1, 3}, {2, 3}}},
+	};
+	static const struct mfilter after[] = {
+	        {0, 0, 1, IP, 1, "basic", {{1, 1}}},
+	        {0, 0, 1, IP, 2, "basic", {{1, 2}}},
+	};
+	struct tcx_snapshot *s;
+
+	(void)state;
+	merge_and_check(merge_case(twice, sizeof(twice) / sizeof(twice[0])), 0, 1);
+	s = merge_case(after, sizeof(after) / sizeof(after[0]));
+	merge_case_action(s, 0, 1, 1);
+	merge_and_check(s, 0, 1);
+}
+
+/* Rows in the dump's order, each its own identity, are left as they are,
+ * the same handle in other targets, chains and prefs included. */
+static void test_merge_distinct_rows_untouched(void **state)
+{
+	static const struct mfilter fs[] = {
+	        {0, 0, 1, IP, 0x80000000, "u32", {{0, 0}}},
+	        {0, 0, 1, IP, 0x80000800, "u32", {{1, 1}, {2, 1}}},
+	        {0, 0, 1, IP, 0x80000801, "u32", {{1, 1}}},
+	        {0, 0, 2, IP, 0x80000800, "u32", {{1, 1}}},
+	        {0, 1, 1, IP, 0x80000800, "u32", {{1, 1}}},
+	        {1, 0, 1, IP, 0x80000800, "u32", {{1, 1}}},
+	        {1, 0, 1, IP, 0x80000801, "u32", {{1, 2}}},
+	};
+	struct tcx_snapshot *s = merge_case(fs, sizeof(fs) / sizeof(fs[0]));
+
+	(void)state;
+	merge_and_check(s, 0, 0);
+}
+
 static void test_fmt_double(void **state)
 {
 	static const double samples[] = {
@@ -1044,6 +1293,12 @@ int main(void)
 	        cmocka_unit_test(test_escape_is_one_to_one),
 	        cmocka_unit_test(test_render_not_utf8),
 	        cmocka_unit_test(test_merge_same_identity),
+	        cmocka_unit_test(test_merge_u32_reused_handle),
+	        cmocka_unit_test(test_merge_dump_resumed),
+	        cmocka_unit_test(test_merge_targets_interleaved),
+	        cmocka_unit_test(test_merge_same_handle_other_tp),
+	        cmocka_unit_test(test_merge_actions_out_of_order),
+	        cmocka_unit_test(test_merge_distinct_rows_untouched),
 	        cmocka_unit_test(test_fmt_double),
 	        cmocka_unit_test(test_fmt_double_shortest),
 	        cmocka_unit_test(test_timestamps_in_full),
