@@ -1519,11 +1519,11 @@ out:
 	u32_attribute(&p);
 	collect_rows(&p);
 	for (size_t i = 0; i < p.n_ns; i++) {
+		for (size_t k = 0; k < p.ns[i]->n_links; k++)
+			free(p.ns[i]->links[k].flows);
 		free(p.ns[i]->links);
 		free(p.ns[i]->qdiscs);
 		free(p.ns[i]->classes);
-		for (size_t k = 0; k < p.ns[i]->n_links; k++)
-			free(p.ns[i]->links[k].flows);
 		free(p.ns[i]);
 	}
 	free(p.ns);
