@@ -407,7 +407,7 @@ void tcx_http_prerender(struct tcx_state *st, struct tcx_expo *e)
 		log_err("cannot render /metrics: %s", strerror(-err));
 }
 
-static enum MHD_Result serve_metrics(struct tcx_state *st, struct MHD_Connection *c)
+static enum MHD_Result serve_metrics(struct tcx_state *st, struct MHD_Connection *c, int head)
 {
 	const char *accept =
 	        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
@@ -429,6 +429,13 @@ static enum MHD_Result serve_metrics(struct tcx_state *st, struct MHD_Connection
 		return reply(st, c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
 		             "cannot render metrics\n", NULL, NULL);
 	}
+	/* A streamed body's length is not known ahead. libmicrohttpd 0.9.75
+	 * ends a chunked answer to HEAD with the last chunk, a body that the
+	 * client would read as the start of its next answer: a HEAD gets
+	 * neither a length nor chunks (HTTP/1.0's way, in an HTTP/1.1 answer),
+	 * and its connection closes. */
+	if (own && head)
+		MHD_set_response_options(r, MHD_RF_HTTP_VERSION_1_0_ONLY, MHD_RO_END);
 	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
 	if (own) /* the connection holds it now */
 		MHD_destroy_response(r);
@@ -642,7 +649,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	if (!authorized(h, c, &ret))
 		return ret;
 	if (strcmp(url, "/metrics") == 0)
-		return serve_metrics(h->st, c);
+		return serve_metrics(h->st, c, strcmp(method, MHD_HTTP_METHOD_HEAD) == 0);
 	if (strcmp(url, "/") == 0)
 		return serve_landing(h->st, c);
 	if (strcmp(url, "/healthz") == 0)

@@ -30,9 +30,11 @@ struct tcx_prom_render;
 struct tcx_prom_render *tcx_prom_render_new(const struct tcx_snapshot *s, int openmetrics,
                                             const struct tcx_selfstats *st,
                                             const struct tcx_rowlabels *labels);
-/* Render on into b until b->len reaches limit (a line, or a family's HELP
- * and TYPE and a line, past it at most) or the end. Returns 1 when more is
- * to come, 0 at the end, -errno when b failed. */
+/* Render on into b until b->len reaches limit, or to the end. It looks
+ * before each row of a family: past the limit by a row's samples at most,
+ * and the HELP and TYPE of the families begun, but at the end, where the
+ * snapshot's and the daemon's own families (a few KiB) do not pause.
+ * Returns 1 when more is to come, 0 at the end, -errno when b failed. */
 int tcx_prom_render_next(struct tcx_prom_render *r, struct tcx_buf *b, size_t limit);
 void tcx_prom_render_free(struct tcx_prom_render *r);
 
