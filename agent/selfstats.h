@@ -42,6 +42,7 @@ struct tcx_selfstats {
 	uint64_t collections_total;
 	uint64_t collection_errors_total[TCX_ERR__MAX];
 	uint64_t http_requests_total[TCX_HTTP_CODES];
+	uint64_t http_responses_cut_total; /* streamed, then cut: rendering failed */
 	double snapshot_age_s;
 	int last_reload_ok;
 	double last_reload_ts; /* Unix time of the last successful (re)load */

@@ -46,24 +46,34 @@ void tcx_expo_unref(struct tcx_expo *e)
 	free(e);
 }
 
-/* With e->lock held: the response of v, made if need be, from the rows'
- * label text, made once for every variant (when that fails, each rendering
- * makes its own). */
+/* With e->lock held: the rows' label text, made once for every variant
+ * (NULL when that fails: each rendering then makes its own). */
+static const struct tcx_rowlabels *labels_locked(struct tcx_expo *e)
+{
+	if (!e->labels)
+		e->labels = tcx_rowlabels_build(e->snap);
+	return e->labels;
+}
+
+/* With e->lock held: the shared response of v, made if need be. */
 static int response_locked(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make_fn make, void *arg)
 {
 	if (e->resp[v])
 		return 0;
-	if (!e->labels)
-		e->labels = tcx_rowlabels_build(e->snap);
-	return make(arg, e, v, &e->resp[v]);
+	labels_locked(e);
+	return make(arg, e, v, 0, &e->resp[v]);
 }
 
 int tcx_expo_response(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make_fn make, void *arg,
-                      void **resp)
+                      void **resp, int *own)
 {
 	int err;
 
 	atomic_fetch_or_explicit(&e->asked, 1u << v, memory_order_relaxed);
+	*resp = NULL;
+	*own = !(e->ahead & (1u << v));
+	if (*own)
+		return make(arg, e, v, 1, resp);
 	pthread_mutex_lock(&e->lock);
 	err = response_locked(e, v, make, arg);
 	*resp = e->resp[v];
@@ -89,34 +99,142 @@ int tcx_expo_prerender(struct tcx_expo *e, tcx_expo_make_fn make, void *arg)
 
 /* ---- rendering ------------------------------------------------------------------------- */
 
+/* A variant rendered a piece at a time (TCX_EXPO_PIECE bytes of text), each
+ * appended to out: the body of a streamed response, read as it is sent, or
+ * a gzip variant rendered whole. */
+struct tcx_expo_stream {
+	struct tcx_expo *e; /* a reference; NULL for tcx_expo_render() */
+	const struct tcx_snapshot *s;
+	const struct tcx_rowlabels *labels;
+	const struct tcx_selfstats *st; /* &own_st, the caller's, or NULL */
+	struct tcx_selfstats own_st;
+	enum tcx_variant v;
+	struct tcx_prom_render *r; /* NULL until the first piece */
+	struct tcx_gzip g;         /* gzip variants, while gz_open: text into out */
+	struct tcx_buf text;
+	int gz_open;
+	struct tcx_buf out; /* out.p[off..len): rendered, not read yet */
+	size_t off;
+	int more; /* 1: more to render; 0: all rendered; -errno: failed */
+};
+
+/* Before the first piece: the renderer, and the compressor of a gzip
+ * variant. Returns 1, or -ENOMEM. */
+static int stream_start(struct tcx_expo_stream *x)
+{
+	int om = x->v == TCX_VAR_OM || x->v == TCX_VAR_OM_GZ;
+
+	if (x->e) {
+		pthread_mutex_lock(&x->e->lock);
+		x->labels = labels_locked(x->e);
+		pthread_mutex_unlock(&x->e->lock);
+	}
+	x->r = tcx_prom_render_new(x->s, om, x->st, x->labels);
+	if (!x->r)
+		return -ENOMEM;
+	if (tcx_variant_is_gzip(x->v)) {
+		if (tcx_gzip_open(&x->g, &x->text, &x->out) < 0)
+			return -ENOMEM;
+		x->gz_open = 1;
+	}
+	return 1;
+}
+
+/* The next piece, appended to x->out (gzip: what the compressor gives out
+ * for it, maybe nothing; the member ends with the last). Returns 1 when
+ * more follows, 0 after the last, or -errno. */
+static int stream_step(struct tcx_expo_stream *x)
+{
+	int r;
+
+	if (!x->gz_open)
+		return tcx_prom_render_next(x->r, &x->out, x->out.len + TCX_EXPO_PIECE);
+	r = tcx_prom_render_next(x->r, &x->text, TCX_EXPO_PIECE);
+	if (r > 0 && (r = tcx_buf_flush(&x->text)) == 0)
+		return 1;
+	x->gz_open = 0;
+	return tcx_gzip_close(&x->g, &x->text, r);
+}
+
+static void stream_end(struct tcx_expo_stream *x)
+{
+	if (x->gz_open)
+		tcx_gzip_close(&x->g, &x->text, -ECANCELED);
+	tcx_prom_render_free(x->r);
+	tcx_buf_free(&x->out);
+}
+
+struct tcx_expo_stream *tcx_expo_stream_new(struct tcx_expo *e, enum tcx_variant v,
+                                            const struct tcx_selfstats *st)
+{
+	struct tcx_expo_stream *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return NULL;
+	x->e = tcx_expo_ref(e);
+	x->s = e->snap;
+	x->v = v;
+	if (st) {
+		x->own_st = *st;
+		x->st = &x->own_st;
+	}
+	tcx_buf_init_mem(&x->out);
+	x->more = 1;
+	return x;
+}
+
+ssize_t tcx_expo_stream_read(struct tcx_expo_stream *x, char *buf, size_t max)
+{
+	size_t n;
+
+	if (!x->r && x->more > 0)
+		x->more = stream_start(x);
+	while (x->more > 0 && x->off == x->out.len) {
+		x->out.len = x->off = 0;
+		x->more = stream_step(x);
+	}
+	if (x->more < 0)
+		return x->more;
+	n = x->out.len - x->off < max ? x->out.len - x->off : max;
+	if (n)
+		memcpy(buf, x->out.p + x->off, n);
+	x->off += n;
+	return (ssize_t)n;
+}
+
+void tcx_expo_stream_free(struct tcx_expo_stream *x)
+{
+	if (!x)
+		return;
+	stream_end(x);
+	tcx_expo_unref(x->e);
+	free(x);
+}
+
 int tcx_expo_render(const struct tcx_snapshot *s, const struct tcx_rowlabels *labels,
                     const struct tcx_selfstats *st, enum tcx_variant v, struct tcx_rendered *out)
 {
-	int om = v == TCX_VAR_OM || v == TCX_VAR_OM_GZ, r;
-	struct tcx_buf b;
+	struct tcx_expo_stream x = {.s = s, .labels = labels, .st = st, .v = v};
+	int r;
 
-	tcx_buf_init_mem(&b);
+	tcx_buf_init_mem(&x.out);
 	if (tcx_variant_is_gzip(v)) {
-		struct tcx_gzip g;
-		struct tcx_buf text;
-
-		if (tcx_gzip_open(&g, &text, &b) < 0)
-			return -ENOMEM;
-		r = tcx_render_prometheus_ex(s, om, st, labels, &text);
-		r = tcx_gzip_close(&g, &text, r);
+		/* in the pieces of a streamed body, into one buffer */
+		for (r = stream_start(&x); r > 0;)
+			r = stream_step(&x);
 	} else {
-		r = tcx_render_prometheus_ex(s, om, st, labels, &b);
+		r = tcx_render_prometheus_ex(s, v == TCX_VAR_OM, st, labels, &x.out);
 	}
-	if (!r && b.err)
-		r = -b.err;
-	if (!r && tcx_buf_reserve(&b, 1) < 0)
+	if (!r && tcx_buf_reserve(&x.out, 1) < 0)
 		r = -ENOMEM;
 	if (r < 0) {
-		tcx_buf_free(&b);
+		stream_end(&x);
 		return r;
 	}
-	b.p[b.len] = '\0'; /* not part of the body: for tests and logs */
-	out->p = b.p;
-	out->len = b.len;
+	x.out.p[x.out.len] = '\0'; /* not part of the body: for tests and logs */
+	out->p = x.out.p;
+	out->len = x.out.len;
+	x.out.p = NULL;
+	stream_end(&x);
 	return 0;
 }

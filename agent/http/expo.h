@@ -9,21 +9,24 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "agent/http/negotiate.h"
 #include "agent/selfstats.h"
 #include "collectors/snapshot.h"
 
-/* What /metrics serves of one snapshot. Each variant is rendered at most
- * once per snapshot, into a response every request for it shares, freed
- * with the exposition (once the next snapshot is published and the last
- * request using it is done). What is scraped is rendered ahead: an
- * exposition renders, before it is published, the variants that were asked
- * for during each of the two intervals before it (of the two expositions it
- * follows), as Prometheus's is, scraping every interval. Any other variant is
- * rendered on the first request for it: an occasional scrape of another
- * variant costs one rendering and memory until the next snapshot, and a
- * variant nobody asks for any more is neither rendered nor kept. */
+/* What /metrics serves of one snapshot. What is scraped is rendered ahead:
+ * an exposition renders, before it is published, the variants that were
+ * asked for during each of the two intervals before it (of the two
+ * expositions it follows), as Prometheus's is, scraping every interval, each
+ * once, into a response every request for it shares, freed with the
+ * exposition (once the next snapshot is published and the last request using
+ * it is done). Any other variant is streamed: each request for it gets a
+ * response of its own that renders the body as it is sent, a piece at a time
+ * (struct tcx_expo_stream), and holds a reference to the exposition until it
+ * ends. So an occasional scrape of another variant costs one rendering and
+ * a few hundred KiB while it is sent, not its body in memory, and a variant
+ * nobody asks for any more is neither rendered nor kept. */
 struct tcx_expo {
 	atomic_uint refcnt;
 	struct tcx_snapshot *snap;
@@ -46,13 +49,19 @@ struct tcx_expo *tcx_expo_ref(struct tcx_expo *e);
 void tcx_expo_unref(struct tcx_expo *e);
 
 /* Makes the server's response object for variant v of e's snapshot into
- * *resp; returns 0 or -errno. */
-typedef int (*tcx_expo_make_fn)(void *arg, struct tcx_expo *e, enum tcx_variant v, void **resp);
+ * *resp: with stream, one for a single request, whose body is a
+ * tcx_expo_stream; else one that every request shares, rendered whole
+ * (tcx_expo_render()). Returns 0 or -errno. */
+typedef int (*tcx_expo_make_fn)(void *arg, struct tcx_expo *e, enum tcx_variant v, int stream,
+                                void **resp);
 
-/* The response for a request of variant v (recorded as asked), made now if
- * it is not yet; it stays e's. Returns 0 or -errno. */
+/* The response for a request of variant v (recorded as asked). For a
+ * variant e renders ahead, the shared one (made now if its prerendering
+ * failed), which stays e's: *own = 0. For any other, a streamed one made for
+ * this request, which the caller releases once it has queued it: *own = 1.
+ * Returns 0 or -errno. */
 int tcx_expo_response(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make_fn make, void *arg,
-                      void **resp);
+                      void **resp, int *own);
 /* Make every variant e renders ahead (before e is published, so that no
  * request waits for it). Returns 0 or the first -errno; a variant that
  * fails is made again on request. */
@@ -75,5 +84,25 @@ struct tcx_rendered {
 struct tcx_rowlabels;
 int tcx_expo_render(const struct tcx_snapshot *s, const struct tcx_rowlabels *labels,
                     const struct tcx_selfstats *st, enum tcx_variant v, struct tcx_rendered *out);
+
+/* Text rendered per piece of a body that is rendered as it is sent; with
+ * gzip, compressed into less (tcx_expo_render() compresses in the same
+ * pieces: the same bytes). */
+#define TCX_EXPO_PIECE (192 * 1024)
+
+/* Variant v of e's snapshot for one response, rendered as it is read, a
+ * piece at a time: never whole in memory. It holds a reference to e until it
+ * is freed, and renders nothing before the first read (a HEAD request reads
+ * none). The rows' label text is e's, made by the first body that needs it
+ * (a streamed one, or one rendered whole). st: the daemon's counters to
+ * render (copied), or NULL. NULL when out of memory. */
+struct tcx_expo_stream;
+struct tcx_expo_stream *tcx_expo_stream_new(struct tcx_expo *e, enum tcx_variant v,
+                                            const struct tcx_selfstats *st);
+/* Up to max bytes of the body into buf: returns how many, 0 at its end, or
+ * -errno when rendering failed (what was read is then not the whole body,
+ * and no more can be). */
+ssize_t tcx_expo_stream_read(struct tcx_expo_stream *x, char *buf, size_t max);
+void tcx_expo_stream_free(struct tcx_expo_stream *x);
 
 #endif

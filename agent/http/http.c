@@ -318,23 +318,77 @@ static enum MHD_Result reply(struct tcx_state *st, struct MHD_Connection *c, uns
 	return ret;
 }
 
-/* Render variant v of e into a response (tcx_expo_make_fn; arg: the state). */
-static int make_response(void *arg, struct tcx_expo *e, enum tcx_variant v, void **resp)
+/* The body of a streamed response: what libmicrohttpd reads as it sends. */
+struct streamed {
+	struct tcx_state *st;
+	struct tcx_expo_stream *x;
+};
+
+/* libmicrohttpd's buffer for a body read when the client speaks HTTP/1.0
+ * (with HTTP/1.1 it reads into its connection's own, for chunks). */
+#define STREAM_BLOCK 32768
+
+static ssize_t streamed_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct streamed *b = cls;
+	ssize_t n = tcx_expo_stream_read(b->x, buf, max);
+
+	(void)pos; /* one response per request: read in order */
+	if (n > 0)
+		return n;
+	if (n == 0)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	/* The status has gone: libmicrohttpd closes the connection without
+	 * ending the body (no last chunk), so that the client sees it cut. It
+	 * reads no more of it: one line per response. */
+	atomic_fetch_add_explicit(&b->st->http_cut, 1, memory_order_relaxed);
+	log_err("cannot render /metrics: %s; the response is cut short", strerror((int)-n));
+	return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+/* When the response goes: sent, its client gone, or the request a HEAD. */
+static void streamed_free(void *cls)
+{
+	struct streamed *b = cls;
+
+	tcx_expo_stream_free(b->x);
+	free(b);
+}
+
+/* Variant v of e as a response (tcx_expo_make_fn; arg: the state):
+ * streamed, or rendered whole now. */
+static int make_response(void *arg, struct tcx_expo *e, enum tcx_variant v, int stream, void **resp)
 {
 	struct tcx_state *st = arg;
 	struct tcx_selfstats ss;
-	struct tcx_rendered out;
 	struct MHD_Response *r;
-	int err;
 
 	tcx_state_selfstats(st, e->snap, &ss);
-	err = tcx_expo_render(e->snap, e->labels, &ss, v, &out);
-	if (err < 0)
-		return err;
-	r = MHD_create_response_from_buffer(out.len, out.p, MHD_RESPMEM_MUST_FREE);
-	if (!r) {
-		free(out.p);
-		return -ENOMEM;
+	if (stream) {
+		struct streamed *b = malloc(sizeof(*b));
+
+		if (!b)
+			return -ENOMEM;
+		b->st = st;
+		b->x = tcx_expo_stream_new(e, v, &ss);
+		r = b->x ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
+		                                             streamed_read, b, streamed_free)
+		         : NULL;
+		if (!r) {
+			streamed_free(b);
+			return -ENOMEM;
+		}
+	} else {
+		struct tcx_rendered out;
+		int err = tcx_expo_render(e->snap, e->labels, &ss, v, &out);
+
+		if (err < 0)
+			return err;
+		r = MHD_create_response_from_buffer(out.len, out.p, MHD_RESPMEM_MUST_FREE);
+		if (!r) {
+			free(out.p);
+			return -ENOMEM;
+		}
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, tcx_variant_content_type(v));
 	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
@@ -353,7 +407,7 @@ void tcx_http_prerender(struct tcx_state *st, struct tcx_expo *e)
 		log_err("cannot render /metrics: %s", strerror(-err));
 }
 
-static enum MHD_Result serve_metrics(struct tcx_state *st, struct MHD_Connection *c)
+static enum MHD_Result serve_metrics(struct tcx_state *st, struct MHD_Connection *c, int head)
 {
 	const char *accept =
 	        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
@@ -363,19 +417,28 @@ static enum MHD_Result serve_metrics(struct tcx_state *st, struct MHD_Connection
 	struct tcx_expo *e = tcx_state_expo(st);
 	void *r = NULL;
 	enum MHD_Result ret;
-	int err;
+	int err, own;
 
 	if (!e)
 		return reply(st, c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
 		             "no collection has completed yet\n", "Retry-After", "1");
-	err = tcx_expo_response(e, v, make_response, st, &r);
+	err = tcx_expo_response(e, v, make_response, st, &r, &own);
 	if (err < 0) {
 		tcx_expo_unref(e);
 		log_err("cannot render /metrics: %s", strerror(-err));
 		return reply(st, c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
 		             "cannot render metrics\n", NULL, NULL);
 	}
+	/* A streamed body's length is not known ahead. libmicrohttpd 0.9.75
+	 * ends a chunked answer to HEAD with the last chunk, a body that the
+	 * client would read as the start of its next answer: a HEAD gets
+	 * neither a length nor chunks (HTTP/1.0's way, in an HTTP/1.1 answer),
+	 * and its connection closes. */
+	if (own && head)
+		MHD_set_response_options(r, MHD_RF_HTTP_VERSION_1_0_ONLY, MHD_RO_END);
 	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	if (own) /* the connection holds it now */
+		MHD_destroy_response(r);
 	tcx_expo_unref(e);
 	count(st, MHD_HTTP_OK);
 	return ret;
@@ -586,7 +649,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	if (!authorized(h, c, &ret))
 		return ret;
 	if (strcmp(url, "/metrics") == 0)
-		return serve_metrics(h->st, c);
+		return serve_metrics(h->st, c, strcmp(method, MHD_HTTP_METHOD_HEAD) == 0);
 	if (strcmp(url, "/") == 0)
 		return serve_landing(h->st, c);
 	if (strcmp(url, "/healthz") == 0)

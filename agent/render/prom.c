@@ -401,12 +401,44 @@ fail:
 	return NULL;
 }
 
-/* A render pass: the rows' labels (given, or its own), and what it writes
- * of the row families (tc_action_* and tc_filter_flags_info). */
+/* The parts of an exposition, in order: each a loop over families and, in
+ * each family, over rows. */
+enum section {
+	SEC_ACTIONS, /* tc_action_* */
+	SEC_FILTERS, /* tc_filter_flags_info */
+	SEC_QDISCS,  /* tc_qdisc_* */
+	SEC_CLASSES, /* tc_class_* */
+	SEC_XSTATS,  /* tc_qdisc_<kind>_*, tc_class_<kind>_* */
+	SEC_TARGETS, /* tc_scrape_collector_* */
+	SEC_QDEVS,   /* tc_scrape_device_* */
+	SEC_META,    /* tc_exporter_* of the snapshot, build info */
+	SEC_SELF,    /* the daemon's own counters, process_* */
+	SEC_EOF,     /* OpenMetrics' # EOF */
+	SEC__N,
+};
+
+/* Where a rendering stands, between two sample lines: it pauses there when
+ * the buffer holds `limit` bytes (tcx_prom_render_next()) and goes on from
+ * there. */
+struct cursor {
+	enum section sec;
+	unsigned fam;   /* the family within the section */
+	size_t row;     /* the next row of the family */
+	size_t written; /* its rows written (those shown: max_rows, max_filters) */
+	int hdr;        /* its HELP and TYPE are written */
+};
+
+/* A render pass: the rows' labels (given, or its own), what it writes of
+ * the row families (tc_action_* and tc_filter_flags_info), and where it
+ * stands. */
 struct render {
 	const struct tcx_snapshot *s;
 	const struct tcx_rowlabels *l;
-	struct tcx_rowlabels *own;    /* built here: freed with the pass */
+	struct tcx_rowlabels *own;      /* built here: freed with the pass */
+	int om;                         /* OpenMetrics, else text 0.0.4 */
+	const struct tcx_selfstats *st; /* the daemon's counters, or NULL */
+	struct cursor at;
+	size_t limit;                 /* pause once the buffer holds this many bytes */
 	struct tcx_buf row;           /* scratch for one-off label sets */
 	uint8_t on[TCX_ACT_CTR__MAX]; /* the tc_action_* families written (`families:`) */
 	uint8_t qdisc_on[TCX_QSTAT__MAX], class_on[TCX_QSTAT__MAX]; /* tc_qdisc_*, tc_class_* */
@@ -484,11 +516,14 @@ static void plan(struct render *r)
 	r->series_dropped = (uint64_t)(rows - r->max_rows) * k + (filters - r->max_filters);
 }
 
-static int render_init(struct render *r, const struct tcx_snapshot *s,
-                       const struct tcx_rowlabels *l)
+static int render_init(struct render *r, const struct tcx_snapshot *s, int om,
+                       const struct tcx_selfstats *st, const struct tcx_rowlabels *l)
 {
 	memset(r, 0, sizeof(*r));
 	r->s = s;
+	r->om = om;
+	r->st = st;
+	r->limit = SIZE_MAX;
 	tcx_buf_init_mem(&r->row);
 	if (!l)
 		l = r->own = tcx_rowlabels_build(s);
@@ -511,6 +546,24 @@ static inline void put_target(struct tcx_buf *b, const struct render *r, size_t 
 	const struct tcx_rowlabels *l = r->l;
 
 	tcx_buf_put(b, l->arena.p + l->tgt_off[ti], l->tgt_off[ti + 1] - l->tgt_off[ti]);
+}
+
+/* Before row i of a family (its `written` rows written): pause there when
+ * the buffer holds r->limit bytes. */
+static inline int pause_at(struct render *r, const struct tcx_buf *b, size_t i, size_t written)
+{
+	if (b->len < r->limit)
+		return 0;
+	r->at.row = i;
+	r->at.written = written;
+	return 1;
+}
+
+/* The family at r->at is done: the next one starts from its first row. */
+static inline void family_done(struct render *r)
+{
+	r->at.row = r->at.written = 0;
+	r->at.hdr = 0;
 }
 
 /* ---- families -------------------------------------------------------------------------- */
@@ -646,21 +699,23 @@ static inline void put_value(struct tcx_buf *b, char *p, uint64_t v)
 	b->len = (size_t)(p - b->p);
 }
 
-/* The samples of one family of a counter table: counter k of each row. sl[0]
- * is the family's name and brace; the rest is theirs. */
-typedef void counter_samples_fn(const struct render *r, int om, const struct tcx_counter_def *d,
-                                unsigned k, struct slice *sl, struct tcx_buf *b);
+/* The samples of one family of a counter table: counter k of each row,
+ * from row r->at.row on. sl[0] is the family's name and brace; the rest is
+ * theirs. Returns 1 when it paused (pause_at()), else 0. */
+typedef int counter_samples_fn(struct render *r, int om, const struct tcx_counter_def *d,
+                               unsigned k, struct slice *sl, struct tcx_buf *b);
 
 /* The families of counter table t, in their order of the exposition
  * (expo), those that are on: each its HELP and TYPE, then its samples. The
- * table is read per family; samples() writes the rows. */
-static void counter_families(const struct render *r, int om, const struct tcx_counter_table *t,
-                             const uint8_t *on, counter_samples_fn *samples, struct tcx_buf *b)
+ * table is read per family; samples() writes the rows. Returns 1 when it
+ * paused, else 0. */
+static int counter_families(struct render *r, int om, const struct tcx_counter_table *t,
+                            const uint8_t *on, counter_samples_fn *samples, struct tcx_buf *b)
 {
 	static const char *const types[] = {
 	        [TCX_METRIC_COUNTER] = "counter", [TCX_METRIC_GAUGE] = "gauge"};
 
-	for (unsigned x = 0; x < t->n; x++) {
+	for (unsigned x = r->at.fam; x < t->n; x++) {
 		struct slice sl[4]; /* NAME{, then the labels */
 		struct padded_name name;
 		unsigned k = 0;
@@ -671,28 +726,38 @@ static void counter_families(const struct render *r, int om, const struct tcx_co
 			continue;
 		padded_name(&name, t->def[k].family);
 		sl[0] = name.s;
-		family_header(b, t->def[k].family, types[t->def[k].type], t->def[k].help, om);
-		samples(r, om, &t->def[k], k, sl, b);
+		if (!r->at.hdr)
+			family_header(b, t->def[k].family, types[t->def[k].type], t->def[k].help,
+			              om);
+		r->at.hdr = 1;
+		if (samples(r, om, &t->def[k], k, sl, b)) {
+			r->at.fam = x;
+			return 1;
+		}
+		family_done(r);
 	}
+	return 0;
 }
 
 /* With `aggregate`: one series per aggregate, and in OpenMetrics when it
  * first appeared (NAME_created). */
-static void aggregate_samples(const struct render *r, int om, const struct tcx_counter_def *d,
-                              unsigned k, struct slice *sl, struct tcx_buf *b)
+static int aggregate_samples(struct render *r, int om, const struct tcx_counter_def *d, unsigned k,
+                             struct slice *sl, struct tcx_buf *b)
 {
 	const struct tcx_aggregates *g = r->s->aggs;
 	const struct tcx_rowlabels *l = r->l;
 	const char *name = d->family;
 	size_t stem = strlen(name) - 6; /* without _total */
 
-	for (size_t i = 0; i < r->max_rows; i++) {
+	for (size_t i = r->at.row; i < r->max_rows; i++) {
 		struct slice ts = {l->arena.p + l->ts_off[i], l->agg_off[i + 1] - l->ts_off[i]};
 		char *p;
 
+		if (pause_at(r, b, i, 0))
+			return 1;
 		sl[1] = (struct slice){l->arena.p + l->agg_off[i], l->ts_off[i] - l->agg_off[i]};
 		if (!(p = put_slices(b, sl, 2, 24)))
-			return;
+			return 0;
 		put_value(b, p, g->c[i].v[k]);
 		if (om) {
 			tcx_buf_put(b, name, stem);
@@ -703,61 +768,62 @@ static void aggregate_samples(const struct render *r, int om, const struct tcx_c
 			tcx_buf_putc(b, '\n');
 		}
 	}
+	return 0;
 }
 
 /* One series per action row shown, the first max_rows. */
-static void action_samples(const struct render *r, int om, const struct tcx_counter_def *d,
-                           unsigned k, struct slice *sl, struct tcx_buf *b)
+static int action_samples(struct render *r, int om, const struct tcx_counter_def *d, unsigned k,
+                          struct slice *sl, struct tcx_buf *b)
 {
 	const struct tcx_snapshot *s = r->s;
-	size_t written = 0;
+	size_t written = r->at.written;
 
-	for (size_t i = 0; i < s->n_actions && written < r->max_rows; i++) {
+	for (size_t i = r->at.row; i < s->n_actions && written < r->max_rows; i++) {
 		char *p;
 
 		if (!tcx_action_shown(&s->actions[i]))
 			continue;
+		if (pause_at(r, b, i, written))
+			return 1;
 		written++;
 		action_slices(r, i, sl + 1);
 		if (!(p = put_slices(b, sl, 4, 24)))
-			return;
+			return 0;
 		put_value(b, p, s->actions[i].c[k]);
 	}
-}
-
-static void render_actions(const struct render *r, int om, struct tcx_buf *b)
-{
-	counter_families(r, om, &tcx_action_counters, r->on,
-	                 r->s->aggs ? aggregate_samples : action_samples, b);
+	return 0;
 }
 
 /* ---- qdiscs and classes ------------------------------------------------------------------ */
 
-static void qrow_samples(const struct render *r, const struct tcx_qrow *rows, size_t n,
-                         const uint32_t *off, unsigned k, struct slice *sl, struct tcx_buf *b)
+static int qrow_samples(struct render *r, const struct tcx_qrow *rows, size_t n,
+                        const uint32_t *off, unsigned k, struct slice *sl, struct tcx_buf *b)
 {
 	const char *arena = r->l->arena.p;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = r->at.row; i < n; i++) {
 		char *p;
 
+		if (pause_at(r, b, i, 0))
+			return 1;
 		sl[1] = (struct slice){arena + off[i], off[i + 1] - off[i]};
 		if (!(p = put_slices(b, sl, 2, 24)))
-			return;
+			return 0;
 		put_value(b, p, rows[i].c[k]);
 	}
+	return 0;
 }
 
-static void qdisc_samples(const struct render *r, int om, const struct tcx_counter_def *d,
-                          unsigned k, struct slice *sl, struct tcx_buf *b)
+static int qdisc_samples(struct render *r, int om, const struct tcx_counter_def *d, unsigned k,
+                         struct slice *sl, struct tcx_buf *b)
 {
-	qrow_samples(r, r->s->qdiscs, r->s->n_qdiscs, r->l->qd_off, k, sl, b);
+	return qrow_samples(r, r->s->qdiscs, r->s->n_qdiscs, r->l->qd_off, k, sl, b);
 }
 
-static void class_samples(const struct render *r, int om, const struct tcx_counter_def *d,
-                          unsigned k, struct slice *sl, struct tcx_buf *b)
+static int class_samples(struct render *r, int om, const struct tcx_counter_def *d, unsigned k,
+                         struct slice *sl, struct tcx_buf *b)
 {
-	qrow_samples(r, r->s->classes, r->s->n_classes, r->l->cl_off, k, sl, b);
+	return qrow_samples(r, r->s->classes, r->s->n_classes, r->l->cl_off, k, sl, b);
 }
 
 /* One per-kind statistic of a row: NAME{LABELS[,label="value"]} VALUE. */
@@ -780,10 +846,12 @@ static void xstat_sample(struct tcx_buf *b, const struct tcx_xstat *f, const cha
 }
 
 /* The families of the fields [from, to) of table t (one family: its name
- * shared), over the rows that have t. tins: the fields are per tin. */
-static void xstats_family(const struct render *r, int om, const struct tcx_xstats_table *t,
-                          const struct tcx_xstat *fields, unsigned from, unsigned to, int tins,
-                          struct tcx_buf *b)
+ * shared), over the rows that have t, from row r->at.row on. tins: the
+ * fields are per tin. Its HELP and TYPE come with its first sample. Returns
+ * 1 when it paused, else 0. */
+static int xstats_family(struct render *r, int om, const struct tcx_xstats_table *t,
+                         const struct tcx_xstat *fields, unsigned from, unsigned to, int tins,
+                         struct tcx_buf *b)
 {
 	static const char *const types[] = {
 	        [TCX_XSTAT_COUNTER] = "counter", [TCX_XSTAT_GAUGE] = "gauge"};
@@ -791,9 +859,8 @@ static void xstats_family(const struct render *r, int om, const struct tcx_xstat
 	const struct tcx_qrow *rows = t->is_class ? s->classes : s->qdiscs;
 	const uint32_t *off = t->is_class ? r->l->cl_off : r->l->qd_off;
 	size_t n = t->is_class ? s->n_classes : s->n_qdiscs;
-	int header = 0;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = r->at.row; i < n; i++) {
 		const struct tcx_qrow *q = &rows[i];
 		const char *labels = r->l->arena.p + off[i];
 		size_t llen = off[i + 1] - off[i];
@@ -801,6 +868,8 @@ static void xstats_family(const struct render *r, int om, const struct tcx_xstat
 
 		if (q->xt != t)
 			continue;
+		if (pause_at(r, b, i, 0))
+			return 1;
 		x = s->xvals + q->xs;
 		for (unsigned tin = 0; tin < (tins ? q->n_tins : 1); tin++) {
 			const uint64_t *v = x;
@@ -815,38 +884,48 @@ static void xstats_family(const struct render *r, int om, const struct tcx_xstat
 			for (unsigned f = from; f < to; f++) {
 				if (!(present & (UINT64_C(1) << f)))
 					continue;
-				if (!header++)
+				if (!r->at.hdr)
 					family_header(b, fields[f].family, types[fields[f].type],
 					              fields[f].help, om);
+				r->at.hdr = 1;
 				xstat_sample(b, &fields[f], labels, llen,
 				             tins ? t->tin_label : fields[f].label,
 				             tins ? tv : fields[f].label_value, v[f]);
 			}
 		}
 	}
+	return 0;
 }
 
-/* Each table's fields, a family per run of fields of one name. */
-static void xstats_families(const struct render *r, int om, const struct tcx_xstat *fields,
-                            unsigned n, const struct tcx_xstats_table *t, int tins,
-                            struct tcx_buf *b)
+/* Each table's fields, a family per run of fields of one name. *fam counts
+ * the section's families: those before r->at.fam were written before the
+ * rendering paused. Returns 1 when it paused, else 0. */
+static int xstats_families(struct render *r, int om, const struct tcx_xstat *fields, unsigned n,
+                           const struct tcx_xstats_table *t, int tins, unsigned *fam,
+                           struct tcx_buf *b)
 {
 	for (unsigned from = 0, to; from < n; from = to) {
 		for (to = from + 1; to < n && strcmp(fields[to].family, fields[from].family) == 0;
 		     to++)
 			;
-		xstats_family(r, om, t, fields, from, to, tins, b);
+		if ((*fam)++ < r->at.fam)
+			continue;
+		if (xstats_family(r, om, t, fields, from, to, tins, b)) {
+			r->at.fam = *fam - 1;
+			return 1;
+		}
+		family_done(r);
 	}
+	return 0;
 }
 
-static void render_qrows(const struct render *r, int om, struct tcx_buf *b)
+static int render_xstats(struct render *r, int om, struct tcx_buf *b)
 {
 	const struct tcx_snapshot *s = r->s;
+	unsigned fam = 0;
 
-	counter_families(r, om, &tcx_qdisc_counters, r->qdisc_on, qdisc_samples, b);
-	counter_families(r, om, &tcx_class_counters, r->class_on, class_samples, b);
 	if (!r->xstats_on)
-		return;
+		return 0;
 	for (size_t k = 0; k < tcx_xstats_n_tables; k++) {
 		const struct tcx_xstats_table *t = tcx_xstats_tables[k];
 		const uint8_t *on = t->is_class ? r->class_on : r->qdisc_on;
@@ -857,9 +936,11 @@ static void render_qrows(const struct render *r, int om, struct tcx_buf *b)
 			i++;
 		if (i == n || !on[TCX_QSTAT_BYTES])
 			continue;
-		xstats_families(r, om, t->fields, t->n_fields, t, 0, b);
-		xstats_families(r, om, t->tin_fields, t->n_tin_fields, t, 1, b);
+		if (xstats_families(r, om, t->fields, t->n_fields, t, 0, &fam, b) ||
+		    xstats_families(r, om, t->tin_fields, t->n_tin_fields, t, 1, &fam, b))
+			return 1;
 	}
+	return 0;
 }
 
 /* An upper bound of the output, so that a growing buffer is sized once. */
@@ -886,7 +967,7 @@ static size_t estimate(const struct render *r)
 	return est;
 }
 
-static void render_filters(const struct render *r, int om, struct tcx_buf *b)
+static int render_filters(struct render *r, int om, struct tcx_buf *b)
 {
 	static const char *const flag_labels[] = {",skip_hw=\"", ",skip_sw=\"", ",in_hw=\"",
 	                                          ",not_in_hw=\""};
@@ -897,10 +978,10 @@ static void render_filters(const struct render *r, int om, struct tcx_buf *b)
 	size_t tail_len[16];
 	struct padded_name name;
 	struct slice sl[4];
-	size_t written = 0;
+	size_t written = r->at.written;
 
 	if (!r->flags_on)
-		return;
+		return 0;
 	for (unsigned flags = 0; flags < 16; flags++) {
 		char *t = tails[flags];
 
@@ -914,25 +995,31 @@ static void render_filters(const struct render *r, int om, struct tcx_buf *b)
 	sl[0] = name.s;
 	/* One family for the flags, each a label of its own, so that a query
 	 * compares values (in_hw="true") instead of matching substrings. */
-	family_header(b, "tc_filter_flags_info", "info",
-	              "Flags of a TC filter, one series per filter: skip_hw, skip_sw, in_hw "
-	              "(offloaded to hardware) and not_in_hw, each true or false.",
-	              om);
-	for (size_t i = 0; i < s->n_filters && written < r->max_filters; i++) {
+	if (!r->at.hdr)
+		family_header(
+		        b, "tc_filter_flags_info", "info",
+		        "Flags of a TC filter, one series per filter: skip_hw, skip_sw, in_hw "
+		        "(offloaded to hardware) and not_in_hw, each true or false.",
+		        om);
+	r->at.hdr = 1;
+	for (size_t i = r->at.row; i < s->n_filters && written < r->max_filters; i++) {
 		const struct tcx_filter *f = &s->filters[i];
 		const struct rl_filter *lf = &l->flt[i];
 		char *p;
 
 		if (f->merged)
 			continue;
+		if (pause_at(r, b, i, written))
+			return 1;
 		written++;
 		sl[1] = (struct slice){l->arena.p + lf->tp_off, lf->tp_len};
 		sl[2] = (struct slice){l->arena.p + lf->off, lf->len};
 		sl[3] = (struct slice){tails[f->flags & 15], tail_len[f->flags & 15]};
 		if (!(p = put_slices(b, sl, 4, 0)))
-			return;
+			return 0;
 		b->len = (size_t)(p - b->p);
 	}
+	return 0;
 }
 
 /* A gauge with a fractional value. */
@@ -944,7 +1031,7 @@ static void sample_double(struct tcx_buf *b, const char *name, const char *label
 	tcx_buf_putc(b, '\n');
 }
 
-static void render_targets(struct render *r, int om, struct tcx_buf *b)
+static int render_targets(struct render *r, int om, struct tcx_buf *b)
 {
 	static const struct {
 		const char *name, *type, *help;
@@ -965,12 +1052,18 @@ static void render_targets(struct render *r, int om, struct tcx_buf *b)
 	const struct tcx_snapshot *s = r->s;
 	struct tcx_buf *row = &r->row;
 
-	for (unsigned k = 0; k < sizeof(fams) / sizeof(fams[0]); k++) {
-		family_header(b, fams[k].name, fams[k].type, fams[k].help, om);
-		for (size_t i = 0; i < s->n_targets; i++) {
+	for (unsigned k = r->at.fam; k < sizeof(fams) / sizeof(fams[0]); k++) {
+		if (!r->at.hdr)
+			family_header(b, fams[k].name, fams[k].type, fams[k].help, om);
+		r->at.hdr = 1;
+		for (size_t i = r->at.row; i < s->n_targets; i++) {
 			const struct tcx_target *t = &s->targets[i];
 			int first = 0;
 
+			if (pause_at(r, b, i, 0)) {
+				r->at.fam = k;
+				return 1;
+			}
 			row->len = 0;
 			put_target(row, r, i);
 			switch (k) {
@@ -1003,7 +1096,9 @@ static void render_targets(struct render *r, int om, struct tcx_buf *b)
 				break;
 			}
 		}
+		family_done(r);
 	}
+	return 0;
 }
 
 /* The devices whose qdiscs and classes were collected: each one's labels
@@ -1018,7 +1113,7 @@ static void qdev_labels(struct tcx_buf *row, const struct tcx_qdev *d)
 		put_label(row, &first, "netns", d->netns);
 }
 
-static void render_qdevs(struct render *r, int om, struct tcx_buf *b)
+static int render_qdevs(struct render *r, int om, struct tcx_buf *b)
 {
 	static const char *const fams[][2] = {
 	        {"tc_scrape_device_success",
@@ -1030,19 +1125,27 @@ static void render_qdevs(struct render *r, int om, struct tcx_buf *b)
 	const struct tcx_snapshot *s = r->s;
 
 	if (!s->n_qdevs)
-		return;
-	for (unsigned k = 0; k < 3; k++) {
-		family_header(b, fams[k][0], "gauge", fams[k][1], om);
-		for (size_t i = 0; i < s->n_qdevs; i++) {
+		return 0;
+	for (unsigned k = r->at.fam; k < 3; k++) {
+		if (!r->at.hdr)
+			family_header(b, fams[k][0], "gauge", fams[k][1], om);
+		r->at.hdr = 1;
+		for (size_t i = r->at.row; i < s->n_qdevs; i++) {
 			const struct tcx_qdev *d = &s->qdevs[i];
 
+			if (pause_at(r, b, i, 0)) {
+				r->at.fam = k;
+				return 1;
+			}
 			qdev_labels(&r->row, d);
 			sample(b, fams[k][0], r->row.p, r->row.len,
 			       k == 0   ? (uint64_t)(d->ok != 0)
 			       : k == 1 ? d->n_qdiscs
 			                : d->n_classes);
 		}
+		family_done(r);
 	}
+	return 0;
 }
 
 /* What tcexporter was built from and with (agent/buildinfo.h). */
@@ -1170,6 +1273,12 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 		sample(b, "tc_exporter_http_requests_total", row->p, row->len,
 		       st->http_requests_total[i]);
 	}
+	family_header(b, "tc_exporter_http_responses_cut_total", "counter",
+	              "Responses of /metrics cut short, their connection closed: a body sent as "
+	              "it was rendered whose rendering failed (out of memory) once its status "
+	              "had been sent. Counted in tc_exporter_http_requests_total too, as 200.",
+	              om);
+	sample(b, "tc_exporter_http_responses_cut_total", "", 0, st->http_responses_cut_total);
 	family_header(b, "tc_exporter_snapshot_age_seconds", "gauge",
 	              "Age of the snapshot when this exposition was rendered (once per snapshot "
 	              "and format).",
@@ -1186,32 +1295,93 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 	render_process(&st->process, om, b);
 }
 
+/* Section r->at.sec from where r->at stands: returns 1 when it paused,
+ * else 0. */
+static int render_section(struct render *r, struct tcx_buf *b)
+{
+	int om = r->om;
+
+	switch (r->at.sec) {
+	case SEC_ACTIONS:
+		return counter_families(r, om, &tcx_action_counters, r->on,
+		                        r->s->aggs ? aggregate_samples : action_samples, b);
+	case SEC_FILTERS:
+		return render_filters(r, om, b);
+	case SEC_QDISCS:
+		return counter_families(r, om, &tcx_qdisc_counters, r->qdisc_on, qdisc_samples, b);
+	case SEC_CLASSES:
+		return counter_families(r, om, &tcx_class_counters, r->class_on, class_samples, b);
+	case SEC_XSTATS:
+		return render_xstats(r, om, b);
+	case SEC_TARGETS:
+		return render_targets(r, om, b);
+	case SEC_QDEVS:
+		return render_qdevs(r, om, b);
+	case SEC_META:
+		render_meta(r, om, b);
+		return 0;
+	case SEC_SELF:
+		if (r->st)
+			render_self(r, om, r->st, b);
+		return 0;
+	default:
+		if (om)
+			tcx_buf_put(b, "# EOF\n", 6);
+		return 0;
+	}
+}
+
+struct tcx_prom_render {
+	struct render r;
+};
+
+struct tcx_prom_render *tcx_prom_render_new(const struct tcx_snapshot *s, int om,
+                                            const struct tcx_selfstats *st,
+                                            const struct tcx_rowlabels *labels)
+{
+	struct tcx_prom_render *p = malloc(sizeof(*p));
+
+	if (p && render_init(&p->r, s, om, st, labels) < 0) {
+		tcx_prom_render_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+int tcx_prom_render_next(struct tcx_prom_render *p, struct tcx_buf *b, size_t limit)
+{
+	struct render *r = &p->r;
+
+	r->limit = limit;
+	while (r->at.sec < SEC__N && !b->err && !r->row.err) {
+		if (render_section(r, b))
+			return 1;
+		r->at = (struct cursor){.sec = r->at.sec + 1};
+	}
+	if (r->row.err)
+		return -ENOMEM;
+	return b->err ? -b->err : 0;
+}
+
+void tcx_prom_render_free(struct tcx_prom_render *p)
+{
+	if (!p)
+		return;
+	render_free(&p->r);
+	free(p);
+}
+
 int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int om, const struct tcx_selfstats *st,
                              const struct tcx_rowlabels *labels, struct tcx_buf *b)
 {
-	struct render r;
-	int err = 0;
+	struct tcx_prom_render *p = tcx_prom_render_new(s, om, st, labels);
+	int err;
 
-	if (render_init(&r, s, labels) < 0) {
-		render_free(&r);
+	if (!p)
 		return -ENOMEM;
-	}
 	if (!b->sink)
-		tcx_buf_reserve(b, estimate(&r));
-	render_actions(&r, om, b);
-	render_filters(&r, om, b);
-	render_qrows(&r, om, b);
-	render_targets(&r, om, b);
-	render_qdevs(&r, om, b);
-	render_meta(&r, om, b);
-	if (st)
-		render_self(&r, om, st, b);
-	if (om)
-		tcx_buf_put(b, "# EOF\n", 6);
-	if (r.row.err)
-		err = -ENOMEM;
-	render_free(&r);
-	if (err)
-		return err;
-	return b->err ? -b->err : 0;
+		tcx_buf_reserve(b, estimate(&p->r));
+	err = tcx_prom_render_next(p, b, SIZE_MAX);
+	tcx_prom_render_free(p);
+	return err;
 }

@@ -20,6 +20,24 @@ int tcx_render_prometheus_ex(const struct tcx_snapshot *s, int openmetrics,
                              const struct tcx_selfstats *st, const struct tcx_rowlabels *labels,
                              struct tcx_buf *b);
 
+/* The same, rendered piece by piece, for a body that is sent as it
+ * renders: a rendering that stops between two sample lines once the buffer
+ * holds `limit` bytes, and goes on from there on the next call. The pieces,
+ * one after the other, are the bytes tcx_render_prometheus_ex() writes.
+ * st and labels (NULL: made for this rendering) must outlive it. NULL when
+ * out of memory. */
+struct tcx_prom_render;
+struct tcx_prom_render *tcx_prom_render_new(const struct tcx_snapshot *s, int openmetrics,
+                                            const struct tcx_selfstats *st,
+                                            const struct tcx_rowlabels *labels);
+/* Render on into b until b->len reaches limit, or to the end. It looks
+ * before each row of a family: past the limit by a row's samples at most,
+ * and the HELP and TYPE of the families begun, but at the end, where the
+ * snapshot's and the daemon's own families (a few KiB) do not pause.
+ * Returns 1 when more is to come, 0 at the end, -errno when b failed. */
+int tcx_prom_render_next(struct tcx_prom_render *r, struct tcx_buf *b, size_t limit);
+void tcx_prom_render_free(struct tcx_prom_render *r);
+
 const char *tcx_mode_name(enum tcx_dump_mode m);
 
 #endif

@@ -2,8 +2,8 @@
 /* What gzip costs the daemon: the OpenMetrics body of a synthetic snapshot
  * of N rows (tests/bench/synth.h; 100k by default) compressed into one gzip
  * member by each codec: whole, as one buffer (zlib and libdeflate at levels
- * 1, 3 and 6), and streamed, fed in pieces of 256 KiB as the daemon's text
- * buffer flushes them (lib/buf.c): zlib at level 1, igzip (ISA-L, where the
+ * 1, 3 and 6), and streamed, fed in pieces of 192 KiB as the daemon renders
+ * them (TCX_EXPO_PIECE): zlib at level 1, igzip (ISA-L, where the
  * build has libisal) at levels 0 and 1, and the daemon's own code
  * (agent/render/gzip.c, with the codec this build chose). Prints, for each,
  * the median and the best over RUNS (default 5) of the CPU time of the
@@ -32,8 +32,8 @@
 #include <isa-l/igzip_lib.h>
 #endif
 
-/* The daemon's piece: its text buffer's size (FD_BUFSZ, lib/buf.c). */
-#define PIECE (256 * 1024)
+/* The daemon's piece of text (agent/http/expo.h). */
+#define PIECE TCX_EXPO_PIECE
 
 static int cmp(const void *a, const void *b)
 {

@@ -5,8 +5,11 @@
 #     in "# EOF"; text/plain, */*, no Accept, OpenMetrics with a lower q ->
 #     text 0.0.4; gzip that decodes (gzip -dc, curl --compressed) to the
 #     plain variant of the same snapshot; Vary; gzip;q=0 -> no gzip; the
-#     same variant twice in one snapshot -> the same bytes (rendered once);
-#   - HEAD (headers, no body), 404, 405 with Allow: GET, HEAD;
+#     same variant twice in one snapshot -> the same bytes but for the
+#     daemon's counters rendered with each (nothing is scraped every
+#     interval, so nothing is rendered ahead: each answer is streamed,
+#     chunked, with no Content-Length);
+#   - HEAD (the headers of a GET, no body), 404, 405 with Allow: GET, HEAD;
 #   - promtool check metrics on the text variant: no findings;
 #   - /healthz, and / (a link to metrics, the version);
 #   - an oversized header (64 KiB) -> 431/413 or a closed connection, and
@@ -136,9 +139,18 @@ expect_header om vary "Accept, Accept-Encoding"
 [ "$(tail -n 1 "$WORK/om.body")" = "# EOF" ] || fail "om: the body does not end with '# EOF'"
 grep -q '^tc_action_bytes_total{device="v0",parent="ingress",.*,cookie="01",tenant="acme",rule="q\\"uo\\\\te\\nnl"} 0$' \
 	"$WORK/om.body" || fail "om: the action row of cookie 01 is missing"
+expect_header om transfer-encoding chunked
+[ -z "$(header_of om content-length)" ] || fail "om: a Content-Length: not streamed"
+# The self metrics rendered with each answer (HTTP requests so far, age of
+# the snapshot, the process's CPU time, memory and open files) differ between
+# answers; everything else is the same.
+strip_render_time() {
+	grep -vE '^(tc_exporter_(http_requests_total|snapshot_age_seconds)|process_(cpu_seconds_total|resident_memory_bytes|virtual_memory_bytes|open_fds))[{ ]' "$1"
+}
 get om_only "$base/metrics" -H 'Accept: application/openmetrics-text; version=1.0.0'
 expect_header om_only content-type "$OM"
-cmp -s "$WORK/om.body" "$WORK/om_only.body" || fail "two OpenMetrics answers of one snapshot differ"
+diff -u <(strip_render_time "$WORK/om.body") <(strip_render_time "$WORK/om_only.body") ||
+	fail "two OpenMetrics answers of one snapshot differ"
 i=0
 for accept in 'text/plain' 'text/plain;version=0.0.4' '*/*' '' \
 	'application/openmetrics-text;version=1.0.0;q=0.2,text/plain;version=0.0.4;q=0.9' \
@@ -151,21 +163,15 @@ for accept in 'text/plain' 'text/plain;version=0.0.4' '*/*' '' \
 	expect_header "text$i" vary "Accept, Accept-Encoding"
 	[ -z "$(header_of "text$i" content-encoding)" ] || fail "text$i: gzip without Accept-Encoding"
 done
-# Rendered once per snapshot: the same bytes every time, self metrics included.
+# One snapshot: the same bytes every time, but for the self metrics.
 for j in $(seq 2 $i); do
-	cmp -s "$WORK/text1.body" "$WORK/text$j.body" ||
+	diff -u <(strip_render_time "$WORK/text1.body") <(strip_render_time "$WORK/text$j.body") ||
 		fail "two text answers of one snapshot differ (text1, text$j)"
 done
 ! grep -q '^# EOF' "$WORK/text1.body" || fail "the text variant has '# EOF'"
 grep -q '^# TYPE tc_action_bytes_total counter$' "$WORK/text1.body" ||
 	fail "text: no '# TYPE tc_action_bytes_total counter'"
 
-# The self metrics rendered with each variant (HTTP requests so far, age of
-# the snapshot, the process's CPU time, memory and open files) differ between
-# variants; everything else is the same.
-strip_render_time() {
-	grep -vE '^(tc_exporter_(http_requests_total|snapshot_age_seconds)|process_(cpu_seconds_total|resident_memory_bytes|virtual_memory_bytes|open_fds))[{ ]' "$1"
-}
 for v in text om; do
 	if [ $v = text ]; then acc='text/plain'; plain=text1; else acc=$PROM_ACCEPT; plain=om; fi
 	for enc in 'gzip' 'gzip, deflate, br' 'deflate;q=1, gzip;q=0.5'; do
@@ -182,17 +188,17 @@ for v in text om; do
 		[ "$(wc -l <"$WORK/${v}_gz.txt")" = "$(wc -l <"$WORK/$plain.body")" ] ||
 			fail "$v: gzip and plain have different line counts"
 	done
-	# curl --compressed: libcurl's decoder (zlib) reads the one gzip member
-	# that gzip -dc read, byte for byte (the variant is rendered once).
+	# curl --compressed: libcurl's decoder (zlib) reads one gzip member, as
+	# gzip -dc did.
 	get "${v}_curl" "$base/metrics" -H "Accept: $acc" --compressed
 	expect_header "${v}_curl" content-encoding gzip
-	cmp -s "$WORK/${v}_gz.txt" "$WORK/${v}_curl.body" ||
+	diff -u <(strip_render_time "$WORK/${v}_gz.txt") <(strip_render_time "$WORK/${v}_curl.body") ||
 		fail "$v: curl --compressed decodes something else than gzip -dc"
 	for enc in 'gzip;q=0' 'identity' 'br'; do
 		get "${v}_nogz" "$base/metrics" -H "Accept: $acc" -H "Accept-Encoding: $enc"
 		[ -z "$(header_of "${v}_nogz" content-encoding)" ] ||
 			fail "$v: Accept-Encoding: '$enc' got Content-Encoding $(header_of "${v}_nogz" content-encoding)"
-		cmp -s "$WORK/$plain.body" "$WORK/${v}_nogz.body" ||
+		diff -u <(strip_render_time "$WORK/$plain.body") <(strip_render_time "$WORK/${v}_nogz.body") ||
 			fail "$v: Accept-Encoding: '$enc' did not get the plain variant"
 	done
 done
@@ -228,8 +234,10 @@ PY
 tr -d '\r' <"$WORK/head.raw" >"$WORK/head.txt"
 head -n 1 "$WORK/head.txt" | grep -q '^HTTP/1.1 200 ' || fail "HEAD /metrics: $(head -n 1 "$WORK/head.txt")"
 grep -qx "Content-Type: $TEXT" "$WORK/head.txt" || fail "HEAD /metrics: no text Content-Type: $(cat "$WORK/head.txt")"
-grep -qx "Content-Length: $(wc -c <"$WORK/text1.body")" "$WORK/head.txt" ||
-	fail "HEAD /metrics: Content-Length is not the GET body's length ($(wc -c <"$WORK/text1.body"))"
+# streamed, as a GET is: its length is not known ahead, and there are no
+# chunks (not even the last) to end
+! grep -qi "^Content-Length:" "$WORK/head.txt" || fail "HEAD /metrics: a Content-Length"
+! grep -qi "^Transfer-Encoding:" "$WORK/head.txt" || fail "HEAD /metrics: Transfer-Encoding"
 if [ "$(tail -c 2 "$WORK/head.raw" | od -An -c | tr -d ' ')" != '\r\n' ] ||
 	[ "$(sed -n '/^$/,$p' "$WORK/head.txt" | wc -c)" != 1 ]; then
 	fail "HEAD /metrics sent a body: $(sed -n '/^$/,$p' "$WORK/head.txt" | head -c 200)"

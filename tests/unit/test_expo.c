@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,8 @@
 
 #include "agent/http/expo.h"
 #include "agent/render/prom.h"
+#include "collectors/xstats.h"
+#include "config/config.h"
 
 /* What Prometheus 2.42 sends (snmp-prometheus-http.md, section C). */
 #define PROM_ACCEPT                                                                                \
@@ -142,6 +145,7 @@ static void test_selfstats(void **state)
 	st.http_requests_total[tcx_http_code_slot(401)] = 2;
 	st.http_requests_total[tcx_http_code_slot(599)] = 1;
 	st.http_requests_total[tcx_http_code_slot(505)] = 4; /* libmicrohttpd's own */
+	st.http_responses_cut_total = 6;
 	assert_int_equal(tcx_expo_render(s, NULL, &st, TCX_VAR_TEXT, &r), 0);
 	out = r.p;
 	assert_non_null(strstr(out, "# TYPE tc_exporter_collections_total counter\n"
@@ -152,6 +156,8 @@ static void test_selfstats(void **state)
 	assert_non_null(strstr(out, "tc_exporter_http_requests_total{code=\"other\"} 1\n"));
 	assert_non_null(strstr(out, "tc_exporter_http_requests_total{code=\"505\"} 4\n"));
 	assert_null(strstr(out, "code=\"304\"")); /* never answered: not exported */
+	assert_non_null(strstr(out, "# TYPE tc_exporter_http_responses_cut_total counter\n"
+	                            "tc_exporter_http_responses_cut_total 6\n"));
 	assert_non_null(strstr(out, "tc_exporter_snapshot_age_seconds 1.5\n"));
 	assert_non_null(strstr(out, "tc_exporter_config_last_reload_successful 1\n"));
 	assert_non_null(strstr(out, "tc_exporter_config_last_reload_success_timestamp_seconds "
@@ -278,25 +284,60 @@ struct tcx_rowlabels *__wrap_tcx_rowlabels_build(const struct tcx_snapshot *s)
 	return __real_tcx_rowlabels_build(s);
 }
 
-/* A server stand-in: its "response" is the rendered body; it counts what
- * it makes and what is freed. */
-static unsigned made[TCX_VAR__MAX], freed[TCX_VAR__MAX];
+/* The whole body of a stream, read step bytes at a time (step 0: sizes
+ * that vary, from 1 byte to 1 MiB); the read after its end reads nothing. */
+static void read_stream(struct tcx_expo_stream *x, size_t step, struct tcx_rendered *body)
+{
+	size_t cap = 1 << 20, k = 0;
+	ssize_t n;
+
+	body->p = malloc(cap + 1);
+	body->len = 0;
+	assert_non_null(body->p);
+	do {
+		size_t want = step ? step : (size_t)1 << (k++ % 21);
+
+		if (body->len + want > cap) {
+			cap = 2 * (body->len + want);
+			body->p = realloc(body->p, cap + 1);
+			assert_non_null(body->p);
+		}
+		n = tcx_expo_stream_read(x, body->p + body->len, want);
+		assert_true(n >= 0 && (size_t)n <= want);
+		body->len += (size_t)n;
+	} while (n > 0);
+	assert_int_equal(tcx_expo_stream_read(x, body->p, 16), 0);
+	body->p[body->len] = '\0';
+}
+
+/* A server stand-in: its "response" is the body, rendered whole or read
+ * from a stream; it counts what it makes and what is freed. */
+static unsigned made[TCX_VAR__MAX], streamed[TCX_VAR__MAX], freed[TCX_VAR__MAX];
 
 struct fake_resp {
 	enum tcx_variant v;
 	struct tcx_rendered body;
 };
 
-static int fake_make(void *arg, struct tcx_expo *e, enum tcx_variant v, void **resp)
+static int fake_make(void *arg, struct tcx_expo *e, enum tcx_variant v, int stream, void **resp)
 {
 	struct fake_resp *r = malloc(sizeof(*r));
 
 	assert_ptr_equal(arg, made);
 	assert_non_null(r);
-	assert_non_null(e->labels); /* made once, before the first variant */
 	r->v = v;
-	assert_int_equal(tcx_expo_render(e->snap, e->labels, NULL, v, &r->body), 0);
-	made[v]++;
+	if (stream) {
+		struct tcx_expo_stream *x = tcx_expo_stream_new(e, v, NULL);
+
+		assert_non_null(x);
+		read_stream(x, 0, &r->body);
+		tcx_expo_stream_free(x);
+		streamed[v]++;
+	} else {
+		assert_non_null(e->labels); /* made once, before the first variant */
+		assert_int_equal(tcx_expo_render(e->snap, e->labels, NULL, v, &r->body), 0);
+		made[v]++;
+	}
 	*resp = r;
 	return 0;
 }
@@ -311,7 +352,8 @@ static void fake_free(void *resp)
 }
 
 /* One request for v: the body is the snapshot's, as tcx_expo_render()
- * makes it (decompressed for gzip), and it stays the exposition's. */
+ * makes it (decompressed for gzip); it stays the exposition's when v is
+ * rendered ahead, else it was streamed for this request alone. */
 static void request(struct tcx_expo *e, enum tcx_variant v)
 {
 	struct tcx_rendered want;
@@ -321,16 +363,22 @@ static void request(struct tcx_expo *e, enum tcx_variant v)
 	                                                : v;
 	const struct tcx_rowlabels *labels = e->labels;
 	unsigned builds = label_builds;
+	int own = -1;
 
-	assert_int_equal(tcx_expo_response(e, v, fake_make, made, (void **)&r), 0);
+	assert_int_equal(tcx_expo_response(e, v, fake_make, made, (void **)&r, &own), 0);
 	/* the label text is built once per exposition, for every variant: by
 	 * the first response that needs it, never again */
 	assert_int_equal(label_builds - builds, labels ? 0 : 1);
 	if (labels)
 		assert_ptr_equal(e->labels, labels);
+	assert_non_null(e->labels);
 	assert_non_null(r);
 	assert_int_equal(r->v, v);
-	assert_ptr_equal(e->resp[v], r);
+	assert_int_equal(own, !(e->ahead & (1u << v)));
+	if (own)
+		assert_ptr_not_equal(e->resp[v], r);
+	else
+		assert_ptr_equal(e->resp[v], r);
 	assert_int_equal(tcx_expo_render(e->snap, NULL, NULL, plain, &want), 0);
 	if (tcx_variant_is_gzip(v)) {
 		size_t ulen;
@@ -344,6 +392,8 @@ static void request(struct tcx_expo *e, enum tcx_variant v)
 		assert_memory_equal(r->body.p, want.p, want.len);
 	}
 	free(want.p);
+	if (own)
+		fake_free(r);
 }
 
 static void test_variant_lifetime(void **state)
@@ -352,43 +402,50 @@ static void test_variant_lifetime(void **state)
 	struct tcx_expo *e[7];
 
 	memset(made, 0, sizeof(made));
+	memset(streamed, 0, sizeof(streamed));
 	memset(freed, 0, sizeof(freed));
-	/* Prometheus scrapes every interval: its variant is rendered on its
+	/* Prometheus scrapes every interval: its variant is streamed to each
 	 * request until it has been asked for during two intervals, then
-	 * ahead of it. */
+	 * rendered ahead of it. */
 	e[0] = tcx_expo_new(s, fake_free, NULL);
 	assert_int_equal(tcx_expo_prerender(e[0], fake_make, made), 0);
 	assert_int_equal(made[TCX_VAR_OM_GZ], 0);
 	request(e[0], TCX_VAR_OM_GZ);
+	assert_int_equal(streamed[TCX_VAR_OM_GZ], 1);
 	e[1] = tcx_expo_new(s, fake_free, e[0]);
 	assert_int_equal(tcx_expo_prerender(e[1], fake_make, made), 0);
-	assert_int_equal(made[TCX_VAR_OM_GZ], 1);
+	assert_int_equal(made[TCX_VAR_OM_GZ], 0);
 	request(e[1], TCX_VAR_OM_GZ);
-	assert_int_equal(made[TCX_VAR_OM_GZ], 2);
+	assert_int_equal(streamed[TCX_VAR_OM_GZ], 2);
+	assert_null(e[1]->resp[TCX_VAR_OM_GZ]);
 	e[2] = tcx_expo_new(s, fake_free, e[1]);
 	assert_int_equal(tcx_expo_prerender(e[2], fake_make, made), 0);
-	assert_int_equal(made[TCX_VAR_OM_GZ], 3); /* rendered ahead */
+	assert_int_equal(made[TCX_VAR_OM_GZ], 1); /* rendered ahead */
 	assert_non_null(e[2]->resp[TCX_VAR_OM_GZ]);
 	/* Once per snapshot: every request of it is answered from those bytes. */
 	request(e[2], TCX_VAR_OM_GZ);
 	request(e[2], TCX_VAR_OM_GZ);
-	assert_int_equal(made[TCX_VAR_OM_GZ], 3);
-	/* A plain-text scrape: answered, rendered once for this snapshot. */
+	assert_int_equal(made[TCX_VAR_OM_GZ], 1);
+	assert_int_equal(streamed[TCX_VAR_OM_GZ], 2);
+	/* A plain-text scrape: answered, streamed to each request, kept by
+	 * none. */
 	request(e[2], TCX_VAR_TEXT);
 	request(e[2], TCX_VAR_TEXT);
-	assert_int_equal(made[TCX_VAR_TEXT], 1);
+	assert_int_equal(streamed[TCX_VAR_TEXT], 2);
+	assert_int_equal(made[TCX_VAR_TEXT], 0);
+	assert_null(e[2]->resp[TCX_VAR_TEXT]);
 	/* It was asked for during one interval only: the next snapshot does
 	 * not render it, Prometheus's variant it does. */
 	e[3] = tcx_expo_new(s, fake_free, e[2]);
 	assert_int_equal(tcx_expo_prerender(e[3], fake_make, made), 0);
-	assert_int_equal(made[TCX_VAR_TEXT], 1);
+	assert_int_equal(made[TCX_VAR_TEXT], 0);
 	assert_null(e[3]->resp[TCX_VAR_TEXT]);
-	assert_int_equal(made[TCX_VAR_OM_GZ], 4);
-	/* The snapshots replaced go with their bodies, the plain text too:
-	 * nothing of it is kept. */
+	assert_int_equal(made[TCX_VAR_OM_GZ], 2);
+	/* The snapshots replaced go with their bodies. */
+	assert_int_equal(freed[TCX_VAR_TEXT], 2); /* with their requests */
 	for (int i = 0; i < 3; i++)
 		tcx_expo_unref(e[i]);
-	assert_int_equal(freed[TCX_VAR_TEXT], 1);
+	assert_int_equal(freed[TCX_VAR_TEXT], 2);
 	assert_int_equal(freed[TCX_VAR_OM_GZ], 3);
 	/* Nobody asks any more (no request of e[3]): a variant must have been
 	 * asked for during each of the two intervals before a snapshot to be
@@ -402,12 +459,321 @@ static void test_variant_lifetime(void **state)
 	for (int i = 4; i < 7; i++)
 		for (unsigned v = 0; v < TCX_VAR__MAX; v++)
 			assert_null(e[i]->resp[v]);
-	assert_int_equal(made[TCX_VAR_OM_GZ], 4);
-	assert_int_equal(made[TCX_VAR_TEXT], 1);
+	assert_int_equal(made[TCX_VAR_OM_GZ], 2);
+	assert_int_equal(made[TCX_VAR_TEXT], 0);
 	assert_int_equal(made[TCX_VAR_OM] + made[TCX_VAR_TEXT_GZ], 0);
 	for (int i = 3; i < 7; i++)
 		tcx_expo_unref(e[i]);
 	assert_int_equal(freed[TCX_VAR_OM_GZ], 4); /* everything made is freed */
+	tcx_snapshot_unref(s);
+}
+
+/* ---- streamed bodies (struct tcx_expo_stream) ---- */
+
+/* Every part of an exposition, several pieces long each: n action rows and
+ * their filters' flags; n_tg targets; n_dev devices, each with a cake qdisc
+ * (statistics per tin) and n_cl htb classes (statistics of their own). */
+static struct tcx_snapshot *rich_snapshot(uint32_t n, uint32_t n_tg, uint32_t n_dev, uint32_t n_cl)
+{
+	struct tcx_snapshot *s = small_snapshot();
+	const struct tcx_xstats_table *cake = tcx_xstats_lookup("cake", 0);
+	const struct tcx_xstats_table *htb = tcx_xstats_lookup("htb", 1);
+	size_t nx = (size_t)n_dev *
+	            (cake->n_fields + 4 * (1 + cake->n_tin_fields) + (size_t)n_cl * htb->n_fields);
+
+	assert_non_null(cake);
+	assert_non_null(htb);
+	add_rows(s, n);
+	for (uint32_t i = 0; i < n_tg; i++) {
+		struct tcx_target *t = tcx_snapshot_add_target(s);
+
+		snprintf(t->dev, sizeof(t->dev), "d%u", i);
+		snprintf(t->parent_name, sizeof(t->parent_name), "egress");
+		t->ok = i % 3 != 0;
+		t->n_filters = i;
+	}
+	s->qdevs = calloc(n_dev, sizeof(*s->qdevs));
+	s->qdiscs = calloc(n_dev, sizeof(*s->qdiscs));
+	s->classes = calloc((size_t)n_dev * n_cl, sizeof(*s->classes));
+	s->xvals = calloc(nx, sizeof(*s->xvals));
+	assert_true(s->qdevs && s->qdiscs && s->classes && s->xvals);
+	for (uint32_t d = 0; d < n_dev; d++) {
+		struct tcx_qdev *qd = &s->qdevs[s->n_qdevs++];
+		struct tcx_qrow *q = &s->qdiscs[s->n_qdiscs++];
+
+		snprintf(qd->dev, sizeof(qd->dev), "q%u", d);
+		qd->ok = 1;
+		qd->first_qdisc = d;
+		qd->n_qdiscs = 1;
+		qd->first_class = (uint32_t)s->n_classes;
+		qd->n_classes = n_cl;
+		q->qdev = d;
+		q->handle = 0x10000;
+		q->parent = 0xFFFFFFFF;
+		q->kind = (uint8_t)tcx_snapshot_kind(s, "cake");
+		q->c[TCX_QSTAT_BYTES] = d;
+		q->xt = cake;
+		q->xs = (uint32_t)s->n_xvals;
+		q->xs_present = (1u << cake->n_fields) - 1;
+		q->n_tins = 4;
+		for (unsigned f = 0; f < cake->n_fields; f++)
+			s->xvals[s->n_xvals++] = d + f;
+		for (unsigned tin = 0; tin < 4; tin++) {
+			s->xvals[s->n_xvals++] = (1u << cake->n_tin_fields) - 1; /* present */
+			for (unsigned f = 0; f < cake->n_tin_fields; f++)
+				s->xvals[s->n_xvals++] = tin * 1000 + f;
+		}
+		for (uint32_t c = 0; c < n_cl; c++) {
+			struct tcx_qrow *k = &s->classes[s->n_classes++];
+
+			k->qdev = d;
+			k->handle = 0x10000 + c + 1;
+			k->parent = 0x10000;
+			k->kind = (uint8_t)tcx_snapshot_kind(s, "htb");
+			k->c[TCX_QSTAT_BYTES] = c;
+			k->xt = htb;
+			k->xs = (uint32_t)s->n_xvals;
+			k->xs_present = (1u << htb->n_fields) - 1;
+			for (unsigned f = 0; f < htb->n_fields; f++)
+				s->xvals[s->n_xvals++] = c * 7 + f;
+		}
+	}
+	assert_int_equal(s->n_xvals, nx);
+	return s;
+}
+
+static void config_err(void *arg, const char *msg)
+{
+	fail_msg("config error: %s", msg);
+}
+
+static int has(const struct tcx_buf *b, const char *what)
+{
+	return memmem(b->p, b->len, what, strlen(what)) != NULL;
+}
+
+/* The pieces of s, rendered with a limit each: they make the body rendered
+ * in one go, byte for byte, each at most a little more than the limit. */
+static void assert_pieces(const struct tcx_snapshot *s, int om, const struct tcx_selfstats *st,
+                          const struct tcx_buf *whole, size_t limit)
+{
+	struct tcx_prom_render *r = tcx_prom_render_new(s, om, st, NULL);
+	struct tcx_buf piece;
+	size_t off = 0, pieces = 0;
+	int more;
+
+	assert_non_null(r);
+	tcx_buf_init_mem(&piece);
+	do {
+		piece.len = 0;
+		more = tcx_prom_render_next(r, &piece, limit);
+		assert_true(more >= 0);
+		assert_true(piece.len > 0);
+		/* the limit, plus at most the samples of one row (a cake
+		 * qdisc's per-tin families: well under 8 KiB) or the sections
+		 * that do not pause (the snapshot's and the daemon's own
+		 * families: under 16 KiB) */
+		assert_true(piece.len < limit + (more ? 8192 : 16384));
+		assert_true(off + piece.len <= whole->len);
+		assert_memory_equal(piece.p, whole->p + off, piece.len);
+		off += piece.len;
+		pieces++;
+	} while (more);
+	assert_int_equal(off, whole->len);
+	assert_true(pieces > whole->len / (limit + 8192));
+	tcx_prom_render_free(r);
+	tcx_buf_free(&piece);
+}
+
+/* The renderer paused and resumed, anywhere: every section is long enough
+ * to pause in, some rows are not shown, and max_series stops the action
+ * rows, or the filters' flags, part of the way. */
+static void test_render_in_pieces(void **state)
+{
+	struct tcx_selfstats st = {.collections_total = 3};
+	static const size_t limits[] = {1, 100, 4096, TCX_EXPO_PIECE};
+	/* 4286 rows shown of 4 families (hw is off), 5001 filters */
+	static const char *const confs[] = {"interval: 5s\n", "max_series: 10000\n",
+	                                    "max_series: 19644\n"};
+
+	for (size_t c = 0; c < sizeof(confs) / sizeof(confs[0]); c++) {
+		struct tcx_snapshot *s = rich_snapshot(5000, 2000, 40, 100);
+
+		s->cfg = tcx_config_load_buffer("c.yaml", confs[c], strlen(confs[c]), config_err,
+		                                NULL);
+		assert_non_null(s->cfg);
+		for (size_t i = 0; i < s->n_actions; i += 7)
+			s->actions[i].drop = 1;
+		for (int om = 0; om < 2; om++) {
+			struct tcx_buf whole;
+
+			tcx_buf_init_mem(&whole);
+			assert_int_equal(tcx_render_prometheus_ex(s, om, &st, NULL, &whole), 0);
+			assert_true(whole.len > 4 * TCX_EXPO_PIECE);
+			assert_true(has(&whole, "tc_class_htb_"));
+			assert_true(has(&whole, "tin=\"3\""));
+			assert_true(has(&whole, "{device=\"q39\"} 100\n"));
+			assert_true(has(&whole, "{device=\"d1999\""));
+			if (c == 1)
+				assert_true(has(&whole, "\ntc_exporter_series_dropped 12145\n"));
+			if (c == 2)
+				assert_true(has(&whole, "\ntc_exporter_series_dropped 2501\n"));
+			for (size_t k = 0; k < sizeof(limits) / sizeof(limits[0]); k++)
+				assert_pieces(s, om, &st, &whole, limits[k]);
+			tcx_buf_free(&whole);
+		}
+		tcx_snapshot_unref(s);
+	}
+}
+
+/* A streamed body is the body rendered whole, byte for byte, in every
+ * variant (gzip too: compressed in the same pieces), however it is read. */
+static void test_stream_same_bytes(void **state)
+{
+	struct tcx_snapshot *s = rich_snapshot(20000, 300, 20, 50);
+	struct tcx_selfstats st = {.collections_total = 9, .snapshot_age_s = 0.25};
+	struct tcx_expo *e = tcx_expo_new(s, free, NULL);
+	static const size_t steps[] = {0, 1000, 32768};
+
+	st.http_responses_cut_total = 2;
+	for (unsigned v = 0; v < TCX_VAR__MAX; v++) {
+		struct tcx_rendered whole;
+
+		assert_int_equal(tcx_expo_render(s, NULL, &st, v, &whole), 0);
+		for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+			struct tcx_expo_stream *x = tcx_expo_stream_new(e, v, &st);
+			struct tcx_rendered body;
+
+			assert_non_null(x);
+			read_stream(x, steps[k], &body);
+			tcx_expo_stream_free(x);
+			assert_int_equal(body.len, whole.len);
+			assert_memory_equal(body.p, whole.p, whole.len);
+			free(body.p);
+		}
+		if (tcx_variant_is_gzip(v)) {
+			struct tcx_rendered plain;
+			size_t ulen;
+			char *unz = gunzip(whole.p, whole.len, &ulen);
+
+			assert_int_equal(tcx_expo_render(s, NULL, &st, v - 1, &plain), 0);
+			assert_int_equal(ulen, plain.len);
+			assert_memory_equal(unz, plain.p, plain.len);
+			assert_non_null(
+			        strstr(plain.p, "tc_exporter_http_responses_cut_total 2\n"));
+			free(unz);
+			free(plain.p);
+		}
+		free(whole.p);
+	}
+	tcx_expo_unref(e);
+	tcx_snapshot_unref(s);
+}
+
+/* A stream holds its exposition until it is freed, and renders nothing
+ * until it is read: a HEAD request's response makes no label text. */
+static void test_stream_holds_expo(void **state)
+{
+	struct tcx_snapshot *s = small_snapshot();
+	struct tcx_expo *e = tcx_expo_new(s, free, NULL);
+	struct tcx_expo_stream *x = tcx_expo_stream_new(e, TCX_VAR_TEXT_GZ, NULL);
+	struct tcx_expo_stream *y = tcx_expo_stream_new(e, TCX_VAR_OM, NULL);
+	unsigned builds = label_builds;
+	struct tcx_rendered body;
+
+	assert_non_null(x);
+	assert_non_null(y);
+	tcx_snapshot_unref(s);
+	tcx_expo_unref(e); /* the streams' references keep it */
+	assert_int_equal(atomic_load(&e->refcnt), 2);
+	tcx_expo_stream_free(y); /* never read: nothing rendered */
+	assert_int_equal(label_builds, builds);
+	assert_null(e->labels);
+	read_stream(x, 4096, &body);
+	assert_int_equal(label_builds, builds + 1);
+	assert_non_null(e->labels);
+	free(body.p);
+	tcx_expo_stream_free(x); /* the last reference: valgrind and ASan check */
+}
+
+/* ---- out of memory while streaming ---- */
+
+/* Allocation number fail_at (counted from 0 once armed) fails: every
+ * malloc(), calloc() and realloc() of the code under test (the test is
+ * linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc). */
+static long alloc_count, fail_at = -1;
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t k, size_t n);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t k, size_t n);
+void *__wrap_realloc(void *p, size_t n);
+
+static int alloc_fails(void)
+{
+	return fail_at >= 0 && alloc_count++ == fail_at;
+}
+
+void *__wrap_malloc(size_t n)
+{
+	return alloc_fails() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t k, size_t n)
+{
+	return alloc_fails() ? NULL : __real_calloc(k, n);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	return alloc_fails() ? NULL : __real_realloc(p, n);
+}
+
+/* Each allocation a streamed body makes, failed in turn: the body read is
+ * then the whole body, byte for byte (a failure it could do without), or
+ * the read fails and stays failed; nothing leaks (ASan, valgrind). */
+static void test_stream_out_of_memory(void **state)
+{
+	struct tcx_snapshot *s = rich_snapshot(3000, 10, 2, 10);
+
+	for (unsigned v = 0; v < TCX_VAR__MAX; v++) {
+		struct tcx_rendered whole;
+		long k, failed = 0;
+
+		assert_int_equal(tcx_expo_render(s, NULL, NULL, v, &whole), 0);
+		for (k = 0;; k++) {
+			struct tcx_expo *e = tcx_expo_new(s, free, NULL);
+			struct tcx_expo_stream *x = tcx_expo_stream_new(e, v, NULL);
+			char *body = malloc(whole.len + 1);
+			size_t len = 0;
+			ssize_t n;
+
+			assert_non_null(x);
+			assert_non_null(body);
+			alloc_count = 0;
+			fail_at = k;
+			while ((n = tcx_expo_stream_read(x, body + len, 4096)) > 0) {
+				assert_true(len + (size_t)n <= whole.len);
+				len += (size_t)n;
+			}
+			fail_at = -1;
+			if (n < 0) {
+				assert_int_equal(n, -ENOMEM);
+				assert_int_equal(tcx_expo_stream_read(x, body, 4096), -ENOMEM);
+				failed++;
+			} else {
+				assert_int_equal(len, whole.len);
+				assert_memory_equal(body, whole.p, len);
+			}
+			tcx_expo_stream_free(x);
+			tcx_expo_unref(e);
+			free(body);
+			if (alloc_count <= k) /* no allocation left to fail */
+				break;
+		}
+		assert_true(failed > 0);
+		free(whole.p);
+	}
 	tcx_snapshot_unref(s);
 }
 
@@ -427,10 +793,17 @@ static void test_expo_refcount(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_negotiation),   cmocka_unit_test(test_variants_and_gzip),
-	        cmocka_unit_test(test_selfstats),     cmocka_unit_test(test_process_stats),
-	        cmocka_unit_test(test_gzip_large),    cmocka_unit_test(test_variant_lifetime),
+	        cmocka_unit_test(test_negotiation),
+	        cmocka_unit_test(test_variants_and_gzip),
+	        cmocka_unit_test(test_selfstats),
+	        cmocka_unit_test(test_process_stats),
+	        cmocka_unit_test(test_gzip_large),
+	        cmocka_unit_test(test_variant_lifetime),
 	        cmocka_unit_test(test_expo_refcount),
+	        cmocka_unit_test(test_render_in_pieces),
+	        cmocka_unit_test(test_stream_same_bytes),
+	        cmocka_unit_test(test_stream_holds_expo),
+	        cmocka_unit_test(test_stream_out_of_memory),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
