@@ -149,6 +149,22 @@ daemon_alive() {
 	fi
 }
 
+# start_daemon CFG SECONDS: starts "$tcx" --config CFG (stderr to $derr),
+# sets DAEMON_PID, and waits at most SECONDS for its first collection
+# (/healthz answers 200); then sets LAST_AGE and LAST_T for
+# wait_next_collection.
+start_daemon() {
+	local deadline=$((SECONDS + $2))
+	"$tcx" --config "$1" > /dev/null 2> "$derr" &
+	DAEMON_PID=$!
+	until [[ $(curl -s -o /dev/null --max-time 10 -w '%{http_code}' "http://127.0.0.1:$PORT/healthz") == 200 ]]; do
+		daemon_alive "start-up"
+		((SECONDS < deadline)) || die "$n: the daemon did not complete a collection in $2 s"
+		sleep 0.1
+	done
+	LAST_AGE=$(health_age) LAST_T=$EPOCHREALTIME
+}
+
 # Seconds of CPU (user+sys, all threads) the daemon has used.
 daemon_cpu() {
 	daemon_alive "reading its CPU time"

@@ -112,15 +112,7 @@ scraped_collections() {
 daemon_window() {
 	local name=$1 dcfg=$out/daemon-$1.yaml c0 c1 cpu0 cpu1 i rc=0
 	n=$name derr=$out/daemon-$name.err
-	"$tcx" --config "$dcfg" > /dev/null 2> "$derr" &
-	DAEMON_PID=$!
-	local deadline=$((SECONDS + 120))
-	until [[ $(curl -s -o /dev/null --max-time 10 -w '%{http_code}' "http://127.0.0.1:$PORT/healthz") == 200 ]]; do
-		daemon_alive "start-up"
-		((SECONDS < deadline)) || die "$name: the daemon did not complete a collection in time"
-		sleep 0.1
-	done
-	LAST_AGE=$(health_age) LAST_T=$EPOCHREALTIME
+	start_daemon "$dcfg" 120
 	scrape_om "first scrape"
 	c0=$(scraped_collections)
 	cpu0=$(daemon_cpu)

@@ -128,16 +128,8 @@ targets:
 http:
   listen: ["127.0.0.1:$PORT"]
 YAML
-	"$tcx" --config "$dcfg" > /dev/null 2> "$derr" &
-	DAEMON_PID=$!
-	echo "$BENCH_TAG: N=$n: daemon (pid $DAEMON_PID), interval $interval; waiting for its first collection"
-	local deadline=$((SECONDS + 120 + n / 2000))
-	until [[ $(curl -s -o /dev/null --max-time 10 -w '%{http_code}' "http://127.0.0.1:$PORT/healthz") == 200 ]]; do
-		daemon_alive "start-up"
-		((SECONDS < deadline)) || die "N=$n: the daemon did not complete a collection in time"
-		sleep 0.1
-	done
-	LAST_AGE=$(health_age) LAST_T=$EPOCHREALTIME
+	echo "$BENCH_TAG: N=$n: daemon, interval $interval; waiting for its first collection"
+	start_daemon "$dcfg" $((120 + n / 2000))
 	scrape_om "first scrape"
 	c0=$(scraped_collections)
 	cpu0=$(daemon_cpu)

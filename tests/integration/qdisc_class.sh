@@ -150,14 +150,7 @@ note "what tc reports"
 "$PYTHON" "$cmpq" show --tc "$WORK/pre" --netns "$ns"
 grep -h -A4 '^class htb' "$WORK"/pre/class.q0.txt
 
-# verify WHAT CMD...: one comparison; a failure is recorded and the others
-# still run (so that one run shows everything that differs).
-failed=()
-verify() {
-	local what=$1
-	shift
-	"$@" || failed+=("$what")
-}
+failed=() # verify (tests/lib/common.sh)
 
 note "every qdisc and class, text and JSON, equals tc"
 if ! out=$(promtool check metrics <"$WORK/text.out" 2>&1) || [ -n "$out" ]; then

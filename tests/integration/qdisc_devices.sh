@@ -165,12 +165,7 @@ for f in text om json dtext djson; do
 	expect_empty "$f" err
 done
 
-failed=()
-verify() {
-	local what=$1
-	shift
-	"$@" || failed+=("$what")
-}
+failed=() # verify (tests/lib/common.sh)
 
 note "the devices let in: every qdisc, class and tc_scrape_device_* series, as tc lists them"
 if ! out=$(promtool check metrics <"$WORK/text.out" 2>&1) || [ -n "$out" ]; then

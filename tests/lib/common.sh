@@ -173,6 +173,15 @@ in_netns() {
 # test sees the named namespaces made here: a tmpfs over the host's
 # /run/netns, or over /run when the host has none (the host is not written
 # to).
+# verify WHAT CMD...: one comparison; when CMD fails, WHAT is added to the
+# caller's array `failed` and the others still run (so that one run shows
+# everything that differs).
+verify() {
+	local what=$1
+	shift
+	"$@" || failed+=("$what")
+}
+
 # require_qdisc_features: (in a private /run/netns) skips unless the kernel
 # has what the qdisc and class tests build: veth, htb, tbf, pfifo, ingress,
 # clsact, u32 and mirred. A missing feature is a skip (another kernel), not a
