@@ -1520,6 +1520,7 @@ struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg
 
 	if (!s)
 		return NULL;
+	tcx_snapshot_reuse(s);
 	ns_release_stale(c);
 	for (size_t i = 0; i < cfg->n_targets; i++)
 		if (expand_config_target(&p, &us, &cfg->targets[i]) < 0)

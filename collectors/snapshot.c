@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,60 @@ static void labelsets_free(struct tcx_labelsets *ls)
 	free(ls->value);
 	free(ls->text);
 	memset(ls, 0, sizeof(*ls));
+}
+
+/* The row arrays of the last collection's snapshot freed, for the next
+ * collection (tcx_snapshot_reuse()): a pass writes its rows into memory that
+ * is already mapped, instead of mapping and faulting in as much afresh (in
+ * the daemon, half of a collection's page faults: README, Benchmark). The
+ * arrays are as large as their rows (tcx_snapshot_seal() trims them), so the
+ * next pass starts sized from the last one; one much larger than its rows
+ * is freed instead. */
+#define SPARE_ARRAYS(X) X(filters) X(actions) X(qdiscs) X(classes) X(xvals)
+static struct {
+#define X(a)                                                                                       \
+	void *a;                                                                                   \
+	size_t cap_##a;
+	SPARE_ARRAYS(X)
+#undef X
+	int full;
+} spare;
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* s is being freed: its row arrays become the spare, when there is none. */
+static void spare_put(struct tcx_snapshot *s)
+{
+	pthread_mutex_lock(&spare_lock);
+	if (!spare.full) {
+#define X(a)                                                                                       \
+	if (s->cap_##a <= s->n_##a + s->n_##a / 2 + 256) {                                         \
+		spare.a = s->a;                                                                    \
+		spare.cap_##a = s->cap_##a;                                                        \
+		s->a = NULL;                                                                       \
+	}
+		SPARE_ARRAYS(X)
+#undef X
+		spare.full = 1;
+	}
+	pthread_mutex_unlock(&spare_lock);
+}
+
+void tcx_snapshot_reuse(struct tcx_snapshot *s)
+{
+	s->reuse = 1;
+	pthread_mutex_lock(&spare_lock);
+	if (spare.full && !s->n_filters && !s->n_actions && !s->n_qdiscs && !s->n_classes &&
+	    !s->n_xvals) {
+#define X(a)                                                                                       \
+	free(s->a);                                                                                \
+	s->a = spare.a;                                                                            \
+	s->cap_##a = s->a ? spare.cap_##a : 0;                                                     \
+	spare.a = NULL;
+		SPARE_ARRAYS(X)
+#undef X
+		spare.full = 0;
+	}
+	pthread_mutex_unlock(&spare_lock);
 }
 
 struct tcx_snapshot *tcx_snapshot_new(struct tcx_config *cfg)
@@ -43,6 +98,8 @@ void tcx_snapshot_unref(struct tcx_snapshot *s)
 	if (s->cfg)
 		tcx_config_unref(s->cfg);
 	free(s->targets);
+	if (s->reuse)
+		spare_put(s);
 	free(s->filters);
 	free(s->actions);
 	free(s->qdevs);

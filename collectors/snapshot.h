@@ -167,6 +167,7 @@ struct tcx_snapshot {
 	char kinds[TCX_MAX_KINDS][TCX_KIND_MAX];
 	unsigned n_kinds;
 	uint8_t kind_hint[2]; /* the kinds interned last, tried first */
+	int reuse;            /* its row arrays go to the next collection (tcx_snapshot_reuse) */
 
 	struct tcx_labelsets sets;
 
@@ -192,6 +193,10 @@ struct tcx_snapshot {
 };
 
 struct tcx_snapshot *tcx_snapshot_new(struct tcx_config *cfg);
+/* s, new and empty, is a collection's: its row arrays are those of the last
+ * collection's snapshot freed, if any, and go back for the next one when s
+ * is freed (see snapshot.c). */
+void tcx_snapshot_reuse(struct tcx_snapshot *s);
 struct tcx_snapshot *tcx_snapshot_ref(struct tcx_snapshot *s);
 void tcx_snapshot_unref(struct tcx_snapshot *s);
 

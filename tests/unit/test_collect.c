@@ -838,6 +838,42 @@ static void test_missing_targets_fail_alone(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* A collection's row arrays are those of the last one freed, already as
+ * large as its rows; the rows written over them are the new pass's own. */
+static void test_next_pass_reuses_row_arrays(void **state)
+{
+	struct fake k = {0};
+	struct funit *u;
+	struct tcx_snapshot *s, *t;
+	const void *actions;
+	size_t n;
+
+	setup_eth0(&k);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
+	add_tp(u, 0, 1, "flower", 300);
+	s = collect(&k, one_dev);
+	actions = s->actions;
+	n = s->n_actions;
+	assert_int_equal(n, 300);
+	tcx_snapshot_unref(s);
+
+	t = tcx_snapshot_new(NULL); /* not a collection's: takes nothing */
+	assert_int_equal(t->cap_actions, 0);
+	s = tcx_snapshot_new(NULL);
+	tcx_snapshot_reuse(s);
+	assert_ptr_equal(s->actions, actions);
+	assert_int_equal(s->cap_actions, n);
+	assert_int_equal(s->n_actions, 0);
+	tcx_snapshot_unref(s);
+	tcx_snapshot_unref(t);
+
+	u->tps[0].n = 200; /* fewer rows: none of the last pass's is left */
+	s = collect(&k, one_dev);
+	assert_int_equal(s->n_actions, 200);
+	assert_unit_rows(s, u, 0);
+	tcx_snapshot_unref(s);
+}
+
 static void test_device_vanishing_is_a_failure(void **state)
 {
 	struct fake k = {.gone_ifindex = 2};
@@ -1671,6 +1707,7 @@ int main(void)
 	        cmocka_unit_test(test_all_dumps_shared_block_once),
 	        cmocka_unit_test(test_named_device_without_parent),
 	        cmocka_unit_test(test_missing_targets_fail_alone),
+	        cmocka_unit_test(test_next_pass_reuses_row_arrays),
 	        cmocka_unit_test(test_device_vanishing_is_a_failure),
 	        cmocka_unit_test(test_malformed_message_fails_its_target_only),
 	        cmocka_unit_test(test_kernel_error_is_reported),
