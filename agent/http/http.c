@@ -793,17 +793,18 @@ static int starts(const char *s, const char *prefix)
 }
 
 /* accept() failed for want of descriptors: close the connection that has
- * waited longest for its request, one of this thread's if it has one
- * (libmicrohttpd stops accepting in a thread with connections until one of
- * them ends), so that the next connection gets in. Not while one closed here
- * is still open: its descriptor is about to be free. With h->lock held. */
+ * waited longest for its request, so that the next connection gets in.
+ * libmicrohttpd stops accepting in a thread that has connections until one
+ * of them ends (and so fails once until then): one of this thread's, if it
+ * has one, or its listen address could be shut out for good. Else the
+ * oldest of all, unless one closed here still holds its descriptor, which
+ * is about to be free: a thread with no connection fails again at once,
+ * for as long as it fails. With h->lock held. */
 static void evict_for_fd(struct tcx_http *h)
 {
 	pthread_t self = pthread_self();
 	struct conn *mine = NULL, *any = NULL;
 
-	if (h->closing)
-		return;
 	for (size_t i = 0; i < h->n; i++) {
 		struct conn *c = h->srv[i].head;
 
@@ -817,8 +818,10 @@ static void evict_for_fd(struct tcx_http *h)
 			}
 		}
 	}
-	if (mine || any)
-		close_waiting(mine ? mine : any);
+	if (mine)
+		close_waiting(mine);
+	else if (any && !h->closing)
+		close_waiting(any);
 }
 
 /* May this warning of libmicrohttpd be logged now? Each message (its digits
