@@ -16,6 +16,11 @@ extern const unsigned tcx_http_codes[TCX_HTTP_CODES]; /* the last one, 0, is "ot
 /* The index of code in tcx_http_codes (the last one for any other code). */
 unsigned tcx_http_code_slot(unsigned code);
 
+/* The causes of tc_exporter_http_accept_errors_total: no descriptor or
+ * memory left (EMFILE, ENFILE, ENOMEM, ENOBUFS), anything else. */
+#define TCX_ACCEPT_CAUSES 2
+extern const char *const tcx_accept_causes[TCX_ACCEPT_CAUSES];
+
 /* The process_* metrics the official Prometheus clients export, read from
  * /proc/self. */
 struct tcx_process_stats {
@@ -43,6 +48,7 @@ struct tcx_selfstats {
 	uint64_t collection_errors_total[TCX_ERR__MAX];
 	uint64_t http_requests_total[TCX_HTTP_CODES];
 	uint64_t http_responses_cut_total; /* streamed, then cut: rendering failed */
+	uint64_t http_accept_errors_total[TCX_ACCEPT_CAUSES];
 	double snapshot_age_s;
 	int last_reload_ok;
 	double last_reload_ts; /* Unix time of the last successful (re)load */

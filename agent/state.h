@@ -31,6 +31,7 @@ struct tcx_state {
 	uint64_t collection_errors_total[TCX_ERR__MAX];
 	atomic_uint_fast64_t http_requests[TCX_HTTP_CODES];
 	atomic_uint_fast64_t http_cut; /* streamed bodies whose rendering failed */
+	atomic_uint_fast64_t http_accept_errors[TCX_ACCEPT_CAUSES];
 	int last_reload_ok;
 	double last_reload_ts;
 };

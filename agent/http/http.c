@@ -31,7 +31,14 @@
  * of the stream and closes it as if the client had. It is done under
  * `lock`, which the close notification also takes, and libmicrohttpd closes
  * the socket only after that notification, so the descriptor is still the
- * connection's. */
+ * connection's.
+ *
+ * File descriptors. max_connections is lowered at start, so that those of
+ * every listen address fit in RLIMIT_NOFILE (fit_fds()). When accept() fails
+ * for want of descriptors all the same, the oldest connection waiting for
+ * its request is closed (evict_for_fd()): libmicrohttpd's log is the one
+ * place where that failure shows, so mhd_log() acts on it, and logs each of
+ * libmicrohttpd's warnings at most once a minute. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <gnutls/gnutls.h>
@@ -44,6 +51,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,6 +68,8 @@
 /* One connection (its socket context). */
 struct conn {
 	struct server *srv;
+	struct MHD_Connection *mc;
+	pthread_t thread; /* libmicrohttpd's thread that serves it */
 	int fd;
 	int waiting;              /* on srv->waiting: no complete request yet */
 	int closed;               /* shut down here: no longer counted in srv->live */
@@ -74,6 +85,7 @@ struct server {
 	struct MHD_Daemon *d;
 	char *addr;               /* a copy: the configuration may go first */
 	int quiesced;             /* its listen socket went to a successor */
+	int tls;                  /* no writing on its sockets but libmicrohttpd's */
 	size_t live;              /* connections not closed here */
 	struct conn *head, *tail; /* waiting for a request, oldest first */
 };
@@ -83,12 +95,18 @@ struct tcx_http {
 	struct server srv[TCX_MAX_LISTEN];
 	size_t n;
 	struct tcx_webconfig *web; /* what the TLS settings of these daemons came from */
-	unsigned max_connections;  /* per server */
+	unsigned max_connections;  /* per server, as fits in RLIMIT_NOFILE */
 	uint64_t deadline_ms;      /* for a whole request */
-	pthread_mutex_t lock;      /* the servers' connection lists and counts */
+	pthread_mutex_t lock;      /* the servers' connection lists and counts, closing, quiet */
 	pthread_cond_t wake;       /* the reaper waits on it (CLOCK_MONOTONIC) */
 	pthread_t reaper;
 	int reaper_running, stop;
+	size_t closing; /* connections shut down here whose descriptor is still open */
+	struct quiet {  /* libmicrohttpd's warnings: see quiet_pass() */
+		char key[96];
+		uint64_t last_ms; /* when it was last logged (0: a free slot) */
+		unsigned long left_out;
+	} quiet[8];
 };
 
 void tcx_http_response_free(void *resp)
@@ -145,6 +163,7 @@ static void close_waiting(struct conn *c)
 	wait_remove(c);
 	c->closed = 1;
 	c->srv->live--;
+	c->srv->h->closing++;
 	shutdown(c->fd, SHUT_RDWR);
 }
 
@@ -226,6 +245,8 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 			return;
 		}
 		c->srv = s;
+		c->mc = mc;
+		c->thread = pthread_self();
 		c->fd = ci->connect_fd;
 		ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 		if (ci && ci->client_addr->sa_family == AF_INET) {
@@ -248,6 +269,8 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 		if (!c->closed) {
 			wait_remove(c);
 			s->live--;
+		} else {
+			h->closing--;
 		}
 		pthread_mutex_unlock(&h->lock);
 		*socket_context = NULL;
@@ -625,6 +648,83 @@ static int authorized(struct tcx_http *h, struct MHD_Connection *c, enum MHD_Res
 	return ok;
 }
 
+/* ---- request framing (RFC 9112) ------------------------------------------------------- */
+
+/* Whether v is a Content-Length (decimal digits, at most 2^64 - 1), into *n. */
+static int content_length(const char *v, uint64_t *n)
+{
+	*n = 0;
+	if (!*v)
+		return 0;
+	for (; *v; v++) {
+		if (*v < '0' || *v > '9' || *n > (UINT64_MAX - (uint64_t)(*v - '0')) / 10)
+			return 0;
+		*n = *n * 10 + (uint64_t)(*v - '0');
+	}
+	return 1;
+}
+
+struct framing {
+	unsigned n_te, n_cl;
+	int te_chunked;  /* the one Transfer-Encoding is "chunked" */
+	int cl_conflict; /* Content-Length values that differ, or are not numbers */
+	uint64_t cl;     /* the first one */
+};
+
+static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+	struct framing *f = cls;
+	uint64_t n = 0;
+
+	(void)kind;
+	if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+		f->te_chunked = ++f->n_te == 1 && value && strcasecmp(value, "chunked") == 0;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+		if (!value || !content_length(value, &n) || (f->n_cl && n != f->cl))
+			f->cl_conflict = 1;
+		if (!f->n_cl++)
+			f->cl = n;
+	}
+	return MHD_YES;
+}
+
+/* Why the body of this request cannot be delimited for certain (RFC 9112
+ * section 6), so that it must get 400 and its connection close: NULL when it
+ * can. libmicrohttpd follows the first Content-Length only, and reads a
+ * Transfer-Encoding other than chunked to the end of the connection. */
+static const char *framing_error(struct MHD_Connection *c, const char *version)
+{
+	struct framing f = {0};
+
+	MHD_get_connection_values(c, MHD_HEADER_KIND, framing_header, &f);
+	if (f.n_te && f.n_cl)
+		return "bad request: both Transfer-Encoding and Content-Length\n";
+	if (f.n_te && strcmp(version, MHD_HTTP_VERSION_1_0) == 0)
+		return "bad request: Transfer-Encoding in an HTTP/1.0 request\n";
+	if (f.n_te && !f.te_chunked)
+		return "bad request: a Transfer-Encoding other than chunked\n";
+	if (f.cl_conflict)
+		return "bad request: Content-Length headers that differ\n";
+	return NULL;
+}
+
+/* The path of an absolute-form request target (http://host/path: RFC 9112
+ * section 3.2.2), which a server must accept; others as they are. */
+static const char *origin_path(const char *url)
+{
+	const char *p;
+
+	if (strncasecmp(url, "http://", 7) == 0)
+		p = url + 7;
+	else if (strncasecmp(url, "https://", 8) == 0)
+		p = url + 8;
+	else
+		return url;
+	p = strchr(p, '/');
+	return p ? p : "/";
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
                                const char *method, const char *version, const char *upload_data,
                                size_t *upload_data_size, void **req_cls)
@@ -634,8 +734,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	enum MHD_Result ret = MHD_NO;
 
 	if (!*req_cls) {
+		const char *bad = framing_error(c, version);
+
 		*req_cls = (void *)&first_call;
-		return MHD_YES;
+		if (!bad)
+			return MHD_YES;
+		request_received(h, c);
+		return reply(h->st, c, MHD_HTTP_BAD_REQUEST, "text/plain; charset=utf-8", bad,
+		             MHD_HTTP_HEADER_CONNECTION, "close");
 	}
 	if (*upload_data_size) { /* a body we have no use for */
 		*upload_data_size = 0;
@@ -648,6 +754,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		             "GET, HEAD");
 	if (!authorized(h, c, &ret))
 		return ret;
+	url = origin_path(url);
 	if (strcmp(url, "/metrics") == 0)
 		return serve_metrics(h->st, c, strcmp(method, MHD_HTTP_METHOD_HEAD) == 0);
 	if (strcmp(url, "/") == 0)
@@ -658,26 +765,262 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	             "not found: try /metrics\n", NULL, NULL);
 }
 
+/* ---- libmicrohttpd's log ------------------------------------------------------------- */
+
 /* libmicrohttpd answers a request it cannot parse or hold itself (400, 413,
  * 414, 431, 505), without calling the handler, and logs each such answer
  * with this format, whose first argument is the status: the one place where
  * these answers can be counted. tests/daemon/http_errors.sh checks that each
  * is. */
 static const char mhd_error_answer[] = "Error processing request (HTTP response code is %u";
+/* accept() failed; the argument is strerror() of its errno. */
+static const char mhd_accept_error[] = "Error accepting connection: %s";
+/* ... in a thread with no connection: it tries again at once, for as long
+ * as it fails. */
+static const char mhd_busy_wait[] = "Hit process or system resource limit at FIRST";
+/* The two answers libmicrohttpd 0.9.75 gets wrong (see answer_instead()):
+ * a query with more arguments than the connection's memory holds, and a
+ * Content-Length that is not a number (400) or beyond 64 bits (413). */
+static const char mhd_args_full[] = "Not enough memory in pool to allocate header record";
+static const char mhd_length_large[] = "Too large value of 'Content-Length' header";
+static const char mhd_length_bad[] = "Failed to parse `Content-Length' header";
+
+#define QUIET_MS 60000 /* each warning of libmicrohttpd at most once in it */
+
+static int starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* accept() failed for want of descriptors: close the connection that has
+ * waited longest for its request, so that the next connection gets in.
+ * libmicrohttpd stops accepting in a thread that has connections until one
+ * of them ends (and so fails once until then): one of this thread's, if it
+ * has one, or its listen address could be shut out for good. Else the
+ * oldest of all, unless one closed here still holds its descriptor, which
+ * is about to be free: a thread with no connection fails again at once,
+ * for as long as it fails. With h->lock held. */
+static void evict_for_fd(struct tcx_http *h)
+{
+	pthread_t self = pthread_self();
+	struct conn *mine = NULL, *any = NULL;
+
+	for (size_t i = 0; i < h->n; i++) {
+		struct conn *c = h->srv[i].head;
+
+		if (c && (!any || c->since_ms < any->since_ms))
+			any = c;
+		for (; c; c = c->next) {
+			if (pthread_equal(c->thread, self)) {
+				if (!mine || c->since_ms < mine->since_ms)
+					mine = c;
+				break;
+			}
+		}
+	}
+	if (mine)
+		close_waiting(mine);
+	else if (any && !h->closing)
+		close_waiting(any);
+}
+
+/* May this warning of libmicrohttpd be logged now? Each message (its digits
+ * left out: the same one about another count) at most once in QUIET_MS: some
+ * come with every failed accept(), thousands a second. *left_out: how many
+ * were not, over the last *since_ms. With h->lock held. */
+static int quiet_pass(struct tcx_http *h, const char *msg, unsigned long *left_out,
+                      uint64_t *since_ms)
+{
+	size_t nq = sizeof(h->quiet) / sizeof(h->quiet[0]), k = 0;
+	struct quiet *q = NULL, *lru = &h->quiet[0];
+	uint64_t now = tcx_clock_ms(CLOCK_MONOTONIC);
+	char key[sizeof(h->quiet[0].key)];
+
+	for (; *msg && k < sizeof(key) - 1; msg++)
+		if (*msg < '0' || *msg > '9')
+			key[k++] = *msg;
+	key[k] = '\0';
+	for (size_t i = 0; i < nq && !q; i++) {
+		if (h->quiet[i].last_ms && strcmp(h->quiet[i].key, key) == 0)
+			q = &h->quiet[i];
+		else if (h->quiet[i].last_ms < lru->last_ms)
+			lru = &h->quiet[i];
+	}
+	if (!q) {
+		q = lru;
+		memcpy(q->key, key, k + 1);
+		q->last_ms = 0;
+		q->left_out = 0;
+	}
+	if (q->last_ms && now - q->last_ms < QUIET_MS) {
+		q->left_out++;
+		return 0;
+	}
+	*left_out = q->left_out;
+	*since_ms = now - q->last_ms;
+	q->left_out = 0;
+	q->last_ms = now;
+	return 1;
+}
+
+/* Where libmicrohttpd 0.9.75 answers wrongly, it logs first, from the
+ * connection's thread, before it has written anything for the request:
+ *   - a Content-Length that is not a number (400) or beyond 64 bits (413):
+ *     it sends the header block twice, the second inside the first's body
+ *     (fixed in 1.0.0);
+ *   - a query string with more arguments than the connection's memory
+ *     holds (about 500 "a=b"): it means to answer 431, but closes the
+ *     connection with no answer.
+ * answer_instead() answers (414 for the query) in its place and closes the
+ * connection, so that what libmicrohttpd writes afterwards goes nowhere.
+ * For the query, the connection is the one whose request line this thread
+ * is parsing: uri_log() names it, and unescape() of the path ends the parse
+ * of the arguments. */
+static _Thread_local struct {
+	struct conn *c;    /* whose query arguments this thread parses */
+	const char *uri;   /* its request target, as uri_log() saw it */
+	unsigned answered; /* the status answer_instead() sent, to count */
+} parsing;
+
+/* MHD_OPTION_URI_LOG_CALLBACK: a request line; its query arguments are
+ * parsed next, then unescape() is called on its path. */
+static void *uri_log(void *cls, const char *uri, struct MHD_Connection *mc)
+{
+	(void)cls;
+	parsing.c = uri ? conn_of(mc) : NULL;
+	parsing.uri = uri;
+	parsing.answered = 0;
+	return NULL; /* the request's context: handler() sets it */
+}
+
+/* MHD_OPTION_UNESCAPE_CALLBACK: libmicrohttpd's own, for each query
+ * argument, then for the path. */
+static size_t unescape(void *cls, struct MHD_Connection *mc, char *s)
+{
+	(void)cls;
+	(void)mc;
+	if (s == parsing.uri)
+		parsing.c = NULL;
+	return MHD_http_unescape(s);
+}
+
+/* The connection of this thread whose headers libmicrohttpd is parsing,
+ * when they have an invalid Content-Length: the one waiting for its
+ * request with all its headers, a Content-Length that is not one, and no
+ * Transfer-Encoding (which libmicrohttpd would follow instead). With
+ * h->lock held. */
+static struct conn *bad_length(struct tcx_http *h)
+{
+	pthread_t self = pthread_self();
+	uint64_t n;
+
+	for (size_t i = 0; i < h->n; i++) {
+		for (struct conn *c = h->srv[i].head; c; c = c->next) {
+			const char *v;
+
+			if (!pthread_equal(c->thread, self) ||
+			    !MHD_get_connection_info(c->mc,
+			                             MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE) ||
+			    MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND,
+			                                MHD_HTTP_HEADER_TRANSFER_ENCODING))
+				continue;
+			v = MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND,
+			                                MHD_HTTP_HEADER_CONTENT_LENGTH);
+			if (v && !content_length(v, &n))
+				return c;
+		}
+	}
+	return NULL;
+}
+
+/* Answer code on c's socket and close it (see above); over TLS, only
+ * close it. With h->lock held, from c's thread. */
+static void answer_instead(struct conn *c, unsigned code)
+{
+	const char *reason = code == 413   ? "Content Too Large"
+	                     : code == 414 ? "URI Too Long"
+	                                   : "Bad Request";
+	const char *body = code == 413 ? "content too large: a Content-Length beyond 64 bits\n"
+	                   : code == 414
+	                           ? "URI too long: more query arguments than a request can hold\n"
+	                           : "bad request: an invalid Content-Length\n";
+	char date[64], buf[512];
+	time_t now = time(NULL);
+	struct tm tm;
+	int n;
+
+	if (c->closed)
+		return;
+	if (!c->srv->tls && gmtime_r(&now, &tm) &&
+	    strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm)) {
+		n = snprintf(
+		        buf, sizeof(buf),
+		        "HTTP/1.1 %u %s\r\nDate: %s\r\nConnection: close\r\n"
+		        "Content-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\n\r\n%s",
+		        code, reason, date, strlen(body), body);
+		if (send(c->fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) == n)
+			parsing.answered = code;
+	}
+	close_waiting(c);
+}
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct tcx_http *h = cls;
-	int answered = strncmp(fmt, mhd_error_answer, sizeof(mhd_error_answer) - 1) == 0;
+	int answered = starts(fmt, mhd_error_answer), pass;
+	unsigned long left_out = 0;
+	uint64_t since_ms = 0;
 	char msg[512];
+	va_list aq;
 	size_t n;
 
 	if (answered) {
-		va_list aq;
+		unsigned code;
 
 		va_copy(aq, ap);
-		count(h->st, va_arg(aq, unsigned));
+		code = va_arg(aq, unsigned);
 		va_end(aq);
+		count(h->st, parsing.answered ? parsing.answered : code);
+		parsing.answered = 0;
+	} else if (starts(fmt, mhd_accept_error)) {
+		const char *e;
+		int fds, resource;
+
+		va_copy(aq, ap);
+		e = va_arg(aq, const char *);
+		va_end(aq);
+		fds = strcmp(e, strerror(EMFILE)) == 0 || strcmp(e, strerror(ENFILE)) == 0;
+		resource = fds || strcmp(e, strerror(ENOMEM)) == 0 ||
+		           strcmp(e, strerror(ENOBUFS)) == 0;
+		atomic_fetch_add_explicit(&h->st->http_accept_errors[resource ? 0 : 1], 1,
+		                          memory_order_relaxed);
+		if (fds) {
+			pthread_mutex_lock(&h->lock);
+			evict_for_fd(h);
+			pthread_mutex_unlock(&h->lock);
+		}
+	} else if (starts(fmt, mhd_busy_wait)) {
+		int wait;
+
+		/* Not a busy loop while nothing is about to free a
+		 * descriptor: this thread has no connection to hold up. */
+		pthread_mutex_lock(&h->lock);
+		wait = !h->closing;
+		pthread_mutex_unlock(&h->lock);
+		if (wait)
+			usleep(5000);
+	} else if (starts(fmt, mhd_args_full) && parsing.c) {
+		pthread_mutex_lock(&h->lock);
+		answer_instead(parsing.c, MHD_HTTP_URI_TOO_LONG);
+		pthread_mutex_unlock(&h->lock);
+	} else if (starts(fmt, mhd_length_large) || starts(fmt, mhd_length_bad)) {
+		struct conn *c;
+
+		pthread_mutex_lock(&h->lock);
+		if ((c = bad_length(h)) != NULL)
+			answer_instead(c, starts(fmt, mhd_length_large) ? MHD_HTTP_CONTENT_TOO_LARGE
+			                                                : MHD_HTTP_BAD_REQUEST);
+		pthread_mutex_unlock(&h->lock);
 	}
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	n = strlen(msg);
@@ -688,9 +1031,18 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	 * it, naming the address. */
 	if (answered || strstr(msg, "connection limit") || strstr(msg, "handshake") ||
 	    strstr(msg, "TLS") || strstr(msg, "closed") || strstr(msg, "Closing connection") ||
-	    strstr(msg, "in pool") || strstr(msg, "Failed to bind"))
+	    strstr(msg, "in pool") || strstr(msg, "Failed to bind") ||
+	    strstr(msg, "Failed to send")) {
 		log_debug("http: %s", msg);
-	else
+		return;
+	}
+	pthread_mutex_lock(&h->lock);
+	pass = quiet_pass(h, msg, &left_out, &since_ms);
+	pthread_mutex_unlock(&h->lock);
+	if (pass && left_out)
+		log_warnx("http: %s (and %lu more like it in the last %llu s, not logged)", msg,
+		          left_out, (unsigned long long)(since_ms / 1000));
+	else if (pass)
 		log_warnx("http: %s", msg);
 }
 
@@ -708,7 +1060,7 @@ static struct MHD_Daemon *start_one(struct server *s, const struct tcx_http_cfg 
 	 * signals the workers. */
 	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	struct sockaddr_storage ss;
-	struct MHD_OptionItem opts[16];
+	struct MHD_OptionItem opts[20];
 	struct MHD_Daemon *d;
 	char host[256];
 	unsigned port;
@@ -754,12 +1106,17 @@ static struct MHD_Daemon *start_one(struct server *s, const struct tcx_http_cfg 
 	/* max_connections is enforced by on_connection(); the slots above it
 	 * hold connections closed there until their thread cleans them up. */
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT,
-	                                    2 * (intptr_t)cfg->max_connections, NULL};
+	                                    2 * (intptr_t)s->h->max_connections, NULL};
 	opts[n++] =
 	        (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s};
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s};
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-	                                    cfg->max_connections_per_ip, NULL};
+	                                    cfg->max_connections_per_ip < s->h->max_connections
+	                                            ? cfg->max_connections_per_ip
+	                                            : s->h->max_connections,
+	                                    NULL};
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)uri_log, NULL};
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL};
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
 	                                    (intptr_t)(cfg->timeout_s + 0.5), NULL};
 	/* No SO_REUSEPORT: a second process on this address must fail, not
@@ -798,21 +1155,60 @@ static struct MHD_Daemon *start_one(struct server *s, const struct tcx_http_cfg 
 	return d;
 }
 
+/* The file descriptors the daemon needs besides its HTTP connections and
+ * its sockets in other network namespaces: the standard streams, the
+ * collector's sockets in its own namespace, AgentX, the files a reload
+ * reads, /proc. */
+#define FDS_RESERVED 64
+/* Those of each listen address: its socket and an eventfd per thread. */
+#define FDS_PER_LISTEN 3
+
+/* max_connections of each listen address of cfg, lowered (with a warning)
+ * so that all of them fit in the soft RLIMIT_NOFILE as it is now; 0 when
+ * not even one does, the cause in err. */
+static unsigned fit_fds(const struct tcx_http_cfg *cfg, char *err, size_t errlen)
+{
+	unsigned long long n = cfg->n_listen, lim, fixed = FDS_RESERVED + n * FDS_PER_LISTEN, each;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return cfg->max_connections;
+	lim = rl.rlim_cur;
+	if (fixed + n * cfg->max_connections <= lim)
+		return cfg->max_connections;
+	each = lim > fixed ? (lim - fixed) / n : 0;
+	if (!each) {
+		snprintf(err, errlen,
+		         "RLIMIT_NOFILE %llu leaves no file descriptor for HTTP connections: "
+		         "%llu listen address%s and the rest of the daemon need %llu",
+		         lim, n, n > 1 ? "es" : "", fixed);
+		return 0;
+	}
+	log_warnx("http: max_connections %u on each of %llu listen address%s does not fit in "
+	          "RLIMIT_NOFILE %llu with the %llu file descriptors the rest of the daemon "
+	          "needs: each address takes %llu connections at most",
+	          cfg->max_connections, n, n > 1 ? "es" : "", lim, fixed, each);
+	return (unsigned)each;
+}
+
 struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg *cfg,
                                 struct tcx_webconfig *web, struct tcx_http *prev, char *err,
                                 size_t errlen)
 {
-	struct tcx_http *h = calloc(1, sizeof(*h));
+	unsigned max_connections = fit_fds(cfg, err, errlen);
+	struct tcx_http *h = max_connections ? calloc(1, sizeof(*h)) : NULL;
 	struct server *from[TCX_MAX_LISTEN];
 	int e;
 
+	if (!max_connections)
+		return NULL;
 	if (!h) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	h->st = st;
 	h->web = tcx_webconfig_ref(web);
-	h->max_connections = cfg->max_connections;
+	h->max_connections = max_connections;
 	h->deadline_ms = (uint64_t)(cfg->timeout_s * 1000 + 0.5);
 	pthread_mutex_init(&h->lock, NULL);
 	tcx_cond_init_monotonic(&h->wake);
@@ -858,6 +1254,7 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
 					fd = -1;
 			}
 			s->h = h;
+			s->tls = web && web->cert_pem;
 			s->addr = strdup(cfg->listen[i]);
 			errno = 0;
 			s->d = s->addr ? start_one(s, cfg, web, cfg->listen[i], fd, err, errlen)

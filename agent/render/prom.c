@@ -1279,6 +1279,14 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 	              "had been sent. Counted in tc_exporter_http_requests_total too, as 200.",
 	              om);
 	sample(b, "tc_exporter_http_responses_cut_total", "", 0, st->http_responses_cut_total);
+	family_header(b, "tc_exporter_http_accept_errors_total", "counter",
+	              "Connections the HTTP servers could not accept, by cause: resource (no file "
+	              "descriptor or memory left; with no descriptor, a connection waiting for its "
+	              "request is closed for each), other.",
+	              om);
+	for (unsigned i = 0; i < TCX_ACCEPT_CAUSES; i++)
+		sample1(r, b, "tc_exporter_http_accept_errors_total", "cause", tcx_accept_causes[i],
+		        st->http_accept_errors_total[i]);
 	family_header(b, "tc_exporter_snapshot_age_seconds", "gauge",
 	              "Age of the snapshot when this exposition was rendered (once per snapshot "
 	              "and format).",

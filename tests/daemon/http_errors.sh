@@ -7,6 +7,15 @@
 #     (a request line longer than the buffer), 431 (a 64 KiB header), 505
 #     (HTTP/2.0): each code counts exactly its requests, and none is logged
 #     as a warning;
+#   - RFC 9112: Content-Length headers that differ (a smuggled request in
+#     the body), Transfer-Encoding with Content-Length, a Transfer-Encoding
+#     other than chunked, or one in an HTTP/1.0 request get 400 and their
+#     connection closed (two equal Content-Length headers are served); an
+#     absolute-form target (GET http://x/metrics) is served as its path;
+#     600 query arguments get 414 (libmicrohttpd 0.9.75 would close the
+#     connection with no answer); an invalid Content-Length gets one
+#     answer, 413 or 400 (0.9.75 sends its header block twice); each
+#     counted by the status sent, none logged as a warning;
 #   - a second daemon on the address of a running one exits 1 within 10 s
 #     and names the address taken (no SO_REUSEPORT sharing of the port); the
 #     first one keeps serving every request;
@@ -94,6 +103,111 @@ grep '^tc_exporter_http_requests_total' "$WORK/m.txt"
 # flood the log.
 if grep 'warning: http:' "$WORK/tcx.err" >&2; then
 	fail "malformed requests were logged as warnings (above)"
+fi
+alive "$pid" tcx
+
+note "RFC 9112: framing, the absolute form, and two answers libmicrohttpd 0.9.75 gets wrong"
+# rfc.py PORT NAME: sends the request NAME, reads what comes back until the
+# server closes (5 s at most), and prints the status of each answer read by
+# its own framing (Content-Length, chunked, or to the end), then "garbage"
+# if bytes follow that are no answer, then "closed" or "open" (not closed
+# within 5 s).
+cat >"$WORK/rfc.py" <<'PY'
+import socket, sys
+port, name = int(sys.argv[1]), sys.argv[2]
+h = b"Host: x\r\n"
+req = {
+    # a body of 25 bytes, or none: the body is a second request
+    "cl_conflict": b"GET /healthz HTTP/1.1\r\n" + h + b"Content-Length: 0\r\nContent-Length: 25\r\n\r\n"
+                   b"GET /nope HTTP/1.1\r\nH: x\r\n\r\n",
+    "cl_same": b"GET /healthz HTTP/1.1\r\n" + h + b"Content-Length: 3\r\nContent-Length: 3\r\n"
+               b"Connection: close\r\n\r\nabc",
+    "te_cl": b"GET /healthz HTTP/1.1\r\n" + h + b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"
+             b"0\r\n\r\n",
+    "te_gzip": b"GET /healthz HTTP/1.1\r\n" + h + b"Transfer-Encoding: gzip\r\n\r\n",
+    "te_http10": b"GET /healthz HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    "absolute": b"GET http://x/metrics HTTP/1.1\r\n" + h + b"Connection: close\r\n\r\n",
+    "absolute_query": b"GET HTTP://x:9/healthz?a=1 HTTP/1.1\r\n" + h + b"Connection: close\r\n\r\n",
+    "args600": b"GET /healthz?" + b"a=b&" * 600 + b" HTTP/1.1\r\n" + h + b"\r\n",
+    "cl_huge": b"GET /metrics HTTP/1.1\r\n" + h + b"Content-Length: 99999999999999999999\r\n\r\n",
+    "cl_abc": b"GET /metrics HTTP/1.1\r\n" + h + b"Content-Length: abc\r\n\r\n",
+}[name]
+s = socket.create_connection(("127.0.0.1", port), timeout=5)
+s.sendall(req)
+d, state = b"", "closed"
+try:
+    while True:
+        x = s.recv(65536)
+        if not x:
+            break
+        d += x
+except socket.timeout:
+    state = "open"
+except ConnectionResetError:
+    state = "reset"
+out = []
+while d:
+    head, sep, rest = d.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    if not sep or not lines[0].startswith(b"HTTP/1.1 "):
+        out.append("garbage")
+        break
+    hdr = dict((k.strip().lower(), v.strip()) for k, _, v in (l.partition(b":") for l in lines[1:]))
+    out.append(lines[0].split(b" ")[1].decode())
+    if b"content-length" in hdr:
+        d = rest[int(hdr[b"content-length"]):]
+    elif hdr.get(b"transfer-encoding") == b"chunked":
+        while True:
+            size, _, rest = rest.partition(b"\r\n")
+            n = int(size, 16)
+            rest = rest[n + 2:]
+            if n == 0:
+                break
+        d = rest
+    else:
+        d = b""
+print(" ".join(out + [state]))
+PY
+scrape "$WORK/m0.txt" "$base/metrics"
+for t in cl_conflict:400 cl_same:200 te_cl:400 te_gzip:400 te_http10:400 absolute:200 \
+	absolute_query:200 args600:414 cl_huge:413 cl_abc:400; do
+	name=${t%:*} want="${t#*:} closed"
+	got=$("$PYTHON" "$WORK/rfc.py" "$port" "$name")
+	note "$name: $got"
+	[ "$got" = "$want" ] || fail "request $name got '$got', expected '$want'"
+done
+grep -q '^tc_exporter_http_requests_total' <("$PYTHON" - "$port" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+s.sendall(b"GET http://x/metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+d = b""
+while True:
+    x = s.recv(65536)
+    if not x:
+        break
+    d += x
+sys.stdout.write(d.decode())
+PY
+) || fail "GET http://x/metrics did not get the metrics"
+# Each answer is counted by the status sent: 400 five times more, 413 and
+# 414 once more.
+deadline=$((SECONDS + 15))
+while :; do
+	scrape "$WORK/m1.txt" "$base/metrics"
+	ok=1
+	for c in 400:5 413:1 414:1; do
+		series="tc_exporter_http_requests_total{code=\"${c%:*}\"}"
+		before=$(metric_value "$WORK/m0.txt" "$series")
+		after=$(metric_value "$WORK/m1.txt" "$series")
+		[ $((after - before)) = "${c#*:}" ] || ok=0
+	done
+	[ $ok = 0 ] || break
+	[ "$SECONDS" -lt "$deadline" ] ||
+		fail "the answers are not counted by their status: before $(grep '^tc_exporter_http_requests_total' "$WORK/m0.txt" | tr '\n' ' '), after $(grep '^tc_exporter_http_requests_total' "$WORK/m1.txt" | tr '\n' ' ')"
+	sleep 0.3
+done
+if grep 'warning: http:' "$WORK/tcx.err" >&2; then
+	fail "these requests were logged as warnings (above)"
 fi
 alive "$pid" tcx
 

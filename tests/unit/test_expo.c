@@ -146,6 +146,7 @@ static void test_selfstats(void **state)
 	st.http_requests_total[tcx_http_code_slot(599)] = 1;
 	st.http_requests_total[tcx_http_code_slot(505)] = 4; /* libmicrohttpd's own */
 	st.http_responses_cut_total = 6;
+	st.http_accept_errors_total[0] = 9; /* resource */
 	assert_int_equal(tcx_expo_render(s, NULL, &st, TCX_VAR_TEXT, &r), 0);
 	out = r.p;
 	assert_non_null(strstr(out, "# TYPE tc_exporter_collections_total counter\n"
@@ -158,6 +159,9 @@ static void test_selfstats(void **state)
 	assert_null(strstr(out, "code=\"304\"")); /* never answered: not exported */
 	assert_non_null(strstr(out, "# TYPE tc_exporter_http_responses_cut_total counter\n"
 	                            "tc_exporter_http_responses_cut_total 6\n"));
+	assert_non_null(strstr(out, "# TYPE tc_exporter_http_accept_errors_total counter\n"
+	                            "tc_exporter_http_accept_errors_total{cause=\"resource\"} 9\n"
+	                            "tc_exporter_http_accept_errors_total{cause=\"other\"} 0\n"));
 	assert_non_null(strstr(out, "tc_exporter_snapshot_age_seconds 1.5\n"));
 	assert_non_null(strstr(out, "tc_exporter_config_last_reload_successful 1\n"));
 	assert_non_null(strstr(out, "tc_exporter_config_last_reload_success_timestamp_seconds "
