@@ -65,14 +65,16 @@ ok=$(grep -c '^tc_scrape_collector_success{.*} 1$' "$WORK/now.prom" || true)
 failed=$(grep -c '^tc_scrape_collector_success{.*} 0$' "$WORK/now.prom" || true)
 [ "$((ok + failed))" = "$N" ] || fail "$ok + $failed targets, expected $N"
 # 256 - 64 (the reserve) fds, at 3 a namespace, less those of the daemon itself.
-[ "$ok" -ge 50 ] && [ "$ok" -lt 64 ] || fail "$ok namespaces collected, expected 50 to 63"
+if [ "$ok" -lt 50 ] || [ "$ok" -ge 64 ]; then
+	fail "$ok namespaces collected, expected 50 to 63"
+fi
 grep -qx "tc_exporter_snapshot_errors{cause=\"resource\"} $failed" "$WORK/now.prom" ||
 	fail "not $failed resource errors: $(grep '^tc_exporter_snapshot_errors{' "$WORK/now.prom")"
 grep -qE '^tc_exporter_collection_errors_total\{cause="resource"\} [1-9]' "$WORK/now.prom" ||
 	fail "the resource errors are not in tc_exporter_collection_errors_total"
 grep -qx 'tc_action_packets_total{tenant="acme"} 0' "$WORK/now.prom" ||
 	fail "the aggregate of the namespaces collected is missing"
-wait_log 5 "error: $failed targets: not opened: its sockets would leave fewer than 64 of the 256 open files \(the soft limit\) free, and those are kept for HTTP and reading /run/netns \(all netns $P[0-9]+, all netns $P[0-9]+, all netns $P[0-9]+ and $((failed - 3)) more\)$"
+wait_log 5 "error: $failed targets: not opened: its sockets would leave fewer than 64 of the 256 open files \(the soft limit\) free, and those are kept for HTTP and reading /run/netns \(all netns ${P}[0-9]+, all netns ${P}[0-9]+, all netns ${P}[0-9]+ and $((failed - 3)) more\)$"
 [ "$(logged 'targets: not opened' | wc -l)" = 1 ] ||
 	fail "the shortage was not logged once: $(logged 'targets: not opened')"
 fds=$(find "/proc/$TCX_PID/fd" -mindepth 1 | wc -l)

@@ -10,7 +10,8 @@
 #     namespaces it matched last, each failed (tc_scrape_collector_success 0,
 #     cause io counted, one log line for all of them, once), and the
 #     aggregate keeps its value;
-#   - nothing is released: the daemon holds as many sockets as before, so a
+#   - nothing is released: the daemon still holds both namespaces (their
+#     /run/netns entries, opened and closed with their sockets), so a
 #     filter deleted meanwhile still has its final counters (its
 #     notification waits in the socket), and once the directory can be read
 #     again, the aggregate counts the packets that filter saw after the last
@@ -68,6 +69,7 @@ cookies: {"0e01": [acme], "0e02": [acme]}
 unmapped: drop
 aggregate: {by: [tenant]}
 YAML
+# shellcheck disable=SC2054 # (setpriv's list of capabilities)
 TCX_WRAP=(setpriv --bounding-set -dac_override,-dac_read_search --)
 start_tcx tcx "$WORK/tcx.yaml"
 
