@@ -19,6 +19,7 @@
 #include "collectors/collect.h"
 #include "collectors/nl.h"
 #include "build.h"
+#include "lib/fds.h"
 
 struct cli_opts {
 	const char *config;
@@ -256,7 +257,12 @@ static int run_once(const struct cli_opts *o)
 	struct tcx_snapshot *s = NULL;
 	struct tcx_buf out;
 	int nerr = 0, ret = TCX_EXIT_PARTIAL, err;
+	rlim_t before, after;
 
+	/* A namespace costs 2 or 3 fds (README.md): room for them all. When
+	 * it cannot be raised, the targets that do not fit fail (cause
+	 * resource) and say why. */
+	tcx_fd_raise_limit(&before, &after);
 	cfg = o->config ? tcx_config_load_file(o->config, tcx_log_config_error, &nerr)
 	                : tcx_config_default();
 	if (!cfg)

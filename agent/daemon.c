@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@
 #include "collectors/nl.h"
 #include "build.h"
 #include "lib/clock.h"
+#include "lib/fds.h"
 #ifdef HAVE_SNMP
 #include "agent/snmp/subagent.h"
 #endif
@@ -343,8 +345,9 @@ int tcx_daemon_main(const char *config_path, const struct tcx_http_override *htt
 	struct daemon *d = calloc(1, sizeof(*d));
 	struct tcx_state *st;
 	sigset_t set;
-	char err[300];
-	int ret = 0, sig;
+	char err[300], files[80];
+	int ret = 0, sig, raised;
+	rlim_t nofile_before, nofile;
 
 	if (!d) {
 		log_err("out of memory");
@@ -360,6 +363,14 @@ int tcx_daemon_main(const char *config_path, const struct tcx_http_override *htt
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every thread made below */
 	signal(SIGPIPE, SIG_IGN);
 	setenv("MIBS", "", 1); /* net-snmp: numeric OIDs, no MIB files to load */
+	raised = tcx_fd_raise_limit(&nofile_before, &nofile);
+	if (raised < 0)
+		log_warnx("cannot raise the soft open files limit (%ju) to the hard one: %s",
+		          (uintmax_t)nofile_before, strerror(-raised));
+	snprintf(files, sizeof(files), "%ju open files at most", (uintmax_t)nofile);
+	if (nofile != nofile_before)
+		snprintf(files + strlen(files), sizeof(files) - strlen(files),
+		         " (the soft limit, raised from %ju)", (uintmax_t)nofile_before);
 
 	if (load_all(d, &st->cfg, &st->web) < 0) {
 		free(d);
@@ -396,8 +407,9 @@ int tcx_daemon_main(const char *config_path, const struct tcx_http_override *htt
 		ret = 1;
 		goto out;
 	}
-	log_info("tcexporter started: %zu target%s, collecting every %.3g s", st->cfg->n_targets,
-	         st->cfg->n_targets == 1 ? "" : "s", st->cfg->interval_s);
+	log_info("tcexporter started: %zu target%s, collecting every %.3g s, %s",
+	         st->cfg->n_targets, st->cfg->n_targets == 1 ? "" : "s", st->cfg->interval_s,
+	         files);
 
 	for (;;) {
 		sig = sigwaitinfo(&set, NULL);

@@ -56,11 +56,21 @@ struct ns_source {
 	int notify; /* opened with its deletion notifications */
 };
 
+/* The namespaces a netns glob matched at its last read of TCX_NETNS_DIR:
+ * when the directory cannot be read, they are its targets still (failed). */
+struct glob_seen {
+	char *glob;
+	char **names;
+	int used; /* by the current pass */
+};
+
 struct tcx_collector {
 	const struct tcx_source_ops *ops;
 	void *opaque;
 	struct ns_source *ns;
 	size_t n_ns, cap_ns;
+	struct glob_seen *globs;
+	size_t n_globs, cap_globs;
 	uint64_t dropped_closed[TCX_NLDROP__MAX]; /* by the sources closed since */
 	uint64_t lost_closed;                     /* notifications lost by them */
 };
@@ -84,6 +94,11 @@ void tcx_collector_free(struct tcx_collector *c)
 		if (c->ns[i].src)
 			c->ops->close(c->ns[i].src);
 	free(c->ns);
+	for (size_t i = 0; i < c->n_globs; i++) {
+		free(c->globs[i].glob);
+		tcx_netns_names_free(c->globs[i].names);
+	}
+	free(c->globs);
 	free(c);
 }
 
@@ -115,7 +130,9 @@ struct qinfo {
 struct pass_ns {
 	char name[64]; /* "" for our own namespace */
 	void *src;
+	int opened; /* src was asked for (pass_ns_get()) */
 	char open_err[256];
+	enum tcx_err_cause open_cause;
 	struct link *links;
 	size_t n_links, cap_links;
 	struct qinfo *qdiscs;
@@ -186,6 +203,22 @@ static void ns_release_unused(struct tcx_collector *c)
 			ns_close(c, i);
 }
 
+/* Keep the source of a namespace open through this pass, unused: its
+ * target failed for want of a read of TCX_NETNS_DIR. Its notifications wait
+ * in its socket for the next pass that collects it. */
+static void ns_keep(struct tcx_collector *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_ns; i++)
+		if (strcmp(c->ns[i].name, name) == 0)
+			c->ns[i].used = 1;
+}
+
+/* Did a call fail with errno e for want of fds or kernel memory? */
+static int no_resource(int e)
+{
+	return e == EMFILE || e == ENFILE || e == ENOMEM;
+}
+
 /* The source of a namespace, opened with its deletion notifications when
  * notify is set (a source opened otherwise is opened again). */
 static void *ns_source(struct tcx_collector *c, const char *name, int notify, char *err,
@@ -205,6 +238,7 @@ static void *ns_source(struct tcx_collector *c, const char *name, int notify, ch
 	}
 	if (tcx_grow(&c->ns, &c->cap_ns, c->n_ns + 1, sizeof(*c->ns), 16) < 0) {
 		snprintf(err, errlen, "out of memory");
+		errno = ENOMEM;
 		return NULL;
 	}
 	void *src = c->ops->open(c->opaque, name, notify, err, errlen);
@@ -746,7 +780,7 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 
 	if (!ns->src)
 		return unit_error(us, ns, t->dev, t->has_block ? t->block : 0, parent,
-		                  TCX_ERR_NOTFOUND, ns->open_err);
+		                  ns->open_cause, ns->open_err);
 	if (ns_list(p, ns) < 0)
 		return unit_error(us, ns, t->dev, t->has_block ? t->block : 0, parent,
 		                  TCX_ERR_KERNEL, ns->list_err);
@@ -1401,7 +1435,8 @@ static void collect_rows(struct pass *p)
 
 /* ---- the pass ------------------------------------------------------------------------------ */
 
-static struct pass_ns *pass_ns_get(struct pass *p, const char *name)
+/* The namespace of the pass of that name, added (with no source) if new. */
+static struct pass_ns *pass_ns_find(struct pass *p, const char *name)
 {
 	struct pass_ns *n;
 
@@ -1415,9 +1450,92 @@ static struct pass_ns *pass_ns_get(struct pass *p, const char *name)
 		return NULL;
 	p->ns[p->n_ns++] = n;
 	snprintf(n->name, sizeof(n->name), "%s", name);
+	return n;
+}
+
+/* The namespace of the pass of that name, with its source (NULL when it
+ * cannot be opened: open_err and open_cause say why). */
+static struct pass_ns *pass_ns_get(struct pass *p, const char *name)
+{
+	struct pass_ns *n = pass_ns_find(p, name);
+
+	if (!n || n->opened)
+		return n;
+	n->opened = 1;
 	n->src = ns_source(p->c, name, p->cfg->aggregate.mode != TCX_AGG_NONE, n->open_err,
 	                   sizeof(n->open_err));
+	if (!n->src)
+		n->open_cause = no_resource(errno) ? TCX_ERR_RESOURCE : TCX_ERR_NOTFOUND;
 	return n;
+}
+
+/* The last names glob matched; with `update` (a fresh read), names
+ * replaces them and is taken. NULL when there are none (or out of memory,
+ * with `update`). */
+static char **glob_names(struct tcx_collector *c, const char *glob, char **update)
+{
+	struct glob_seen *g = NULL;
+
+	for (size_t i = 0; i < c->n_globs && !g; i++)
+		if (strcmp(c->globs[i].glob, glob) == 0)
+			g = &c->globs[i];
+	if (!g && update) {
+		if (tcx_grow(&c->globs, &c->cap_globs, c->n_globs + 1, sizeof(*c->globs), 4) < 0)
+			return NULL;
+		g = &c->globs[c->n_globs];
+		*g = (struct glob_seen){.glob = strdup(glob)};
+		if (!g->glob)
+			return NULL;
+		c->n_globs++;
+	}
+	if (!g)
+		return NULL;
+	g->used = 1;
+	if (update) {
+		tcx_netns_names_free(g->names);
+		g->names = update;
+	}
+	return g->names;
+}
+
+/* After a pass: forget the globs no target has any more. */
+static void globs_release_unused(struct tcx_collector *c)
+{
+	for (size_t i = c->n_globs; i-- > 0;) {
+		if (c->globs[i].used) {
+			c->globs[i].used = 0;
+			continue;
+		}
+		free(c->globs[i].glob);
+		tcx_netns_names_free(c->globs[i].names);
+		c->globs[i] = c->globs[--c->n_globs];
+	}
+}
+
+/* A netns glob whose TCX_NETNS_DIR read failed with errno e: its targets are
+ * the namespaces it matched at its last read, each failed, their sources
+ * kept (nothing is released because a read failed); one target named by
+ * the glob when it matched none, or was never read. */
+static int glob_failed(struct pass *p, struct units *us, const struct tcx_target_cfg *tc, int e)
+{
+	char **names = glob_names(p->c, tc->netns, NULL);
+	char *none[] = {tc->netns, NULL};
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), "cannot read " TCX_NETNS_DIR ": %s", strerror(e));
+	if (!names || !names[0])
+		names = none;
+	for (size_t i = 0; names[i]; i++) {
+		struct pass_ns *ns = pass_ns_find(p, names[i]);
+
+		if (!ns)
+			return -1;
+		ns_keep(p->c, names[i]);
+		if (unit_error(us, ns, tc->dev, 0, config_parent(tc->parent),
+		               no_resource(e) ? TCX_ERR_RESOURCE : TCX_ERR_IO, msg) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* The units of one configured target: in its namespace, or in each that its
@@ -1434,12 +1552,15 @@ static int expand_config_target(struct pass *p, struct units *us, const struct t
 	}
 	names = tcx_netns_glob(tc->netns);
 	if (!names)
+		return glob_failed(p, us, tc, errno);
+	if (!glob_names(p->c, tc->netns, names)) {
+		tcx_netns_names_free(names);
 		return -1;
+	}
 	for (size_t i = 0; names[i] && ret == 0; i++) {
 		ns = pass_ns_get(p, names[i]);
 		ret = ns ? expand_target(p, us, tc, ns) : -1;
 	}
-	tcx_netns_names_free(names);
 	return ret;
 }
 
@@ -1473,17 +1594,22 @@ static void drain_finals(struct pass *p, const struct units *us)
 {
 	struct tcx_collector *c = p->c;
 
-	for (size_t i = 0; i < c->n_ns; i++) {
+	if (p->cfg->aggregate.mode == TCX_AGG_NONE || !c->ops->drain)
+		return;
+	/* Those opened by the pass: a source kept but not collected
+	 * (ns_keep()) keeps its notifications for the next pass. */
+	for (size_t i = 0; i < p->n_ns; i++) {
+		const struct pass_ns *ns = p->ns[i];
 		struct tcx_snapshot *f;
 
-		if (!c->ns[i].used || !c->ns[i].notify || !c->ops->drain)
+		if (!ns->src)
 			continue;
-		if (!(f = c->ops->drain(c->ns[i].src)))
+		if (!(f = c->ops->drain(ns->src)))
 			goto oom;
 		for (unsigned e = 0; e < TCX_ERR__MAX; e++)
 			p->s->errors[e] += f->errors[e];
 		for (size_t t = 0; t < f->n_targets; t++) {
-			const struct unit *u = final_unit(us, c->ns[i].name, &f->targets[t]);
+			const struct unit *u = final_unit(us, ns->name, &f->targets[t]);
 
 			if (u) /* as fill_target() names it */
 				fill_target(&f->targets[t], u);
@@ -1569,6 +1695,7 @@ out:
 	free(us.u);
 	free(us.slot);
 	ns_release_unused(c);
+	globs_release_unused(c);
 	for (unsigned i = 0; i < TCX_NLDROP__MAX; i++)
 		s->netlink_dropped[i] += c->dropped_closed[i];
 	s->notifications_lost = c->lost_closed;

@@ -15,6 +15,10 @@
  * dump() sends req, calls cb for every data message of the reply, and returns
  * 0 or the negative errno the kernel ended the dump with (NLMSG_DONE or
  * NLMSG_ERROR), with the kernel's extended ack text, if any, in err.
+ * open() returns NULL, with err saying why and errno set, when the namespace
+ * cannot be opened: EMFILE, ENFILE or ENOMEM (also for fds it would take of
+ * the reserve, lib/fds.h) fail its targets with cause resource, any other
+ * with cause notfound.
  * open() with notify set also subscribes to the namespace's deletion
  * notifications (notify.h), as long as the source is open; drain() (may be
  * NULL without notify) then returns the final rows of the filters deleted
@@ -42,7 +46,9 @@ struct tcx_collector *tcx_collector_new(const struct tcx_source_ops *ops, void *
 void tcx_collector_free(struct tcx_collector *c);
 
 /* Run one pass over cfg's targets. Never returns NULL unless out of memory;
- * per-target failures are recorded in the snapshot's targets. With
+ * per-target failures are recorded in the snapshot's targets. A netns glob
+ * whose read of TCX_NETNS_DIR fails keeps the namespaces it matched last, as
+ * failed targets whose sources stay open and undrained. With
  * `aggregate`, each namespace's deletion notifications are drained after
  * the dumps, and the final rows of the pass's dump units put in the
  * snapshot's finals, for tcx_agg_update() to fold. */

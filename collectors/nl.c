@@ -17,6 +17,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include "collectors/nl.h"
 #include "collectors/nlmsg.h"
 #include "collectors/notify.h"
+#include "lib/fds.h"
 
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK 11
@@ -151,6 +153,33 @@ static void nl_close(void *src)
 	free(s);
 }
 
+/* Do s's fds leave the reserve (lib/fds.h) free? Else err says why. */
+static int nl_fds_fit(const struct nl_src *s, char *err, size_t errlen)
+{
+	int fd = s->ns_fd;
+	rlim_t soft = 0;
+
+	if (s->sk && mnl_socket_get_fd(s->sk) > fd)
+		fd = mnl_socket_get_fd(s->sk);
+	if (s->notify && tcx_notify_fd(s->notify) > fd)
+		fd = tcx_notify_fd(s->notify);
+	if (fd < 0 || !tcx_fd_in_reserve(fd, &soft))
+		return 0;
+	snprintf(err, errlen,
+	         "not opened: its sockets would leave fewer than %ju of the %ju open files "
+	         "(the soft limit) free, and those are kept for HTTP and reading " TCX_NETNS_DIR,
+	         (uintmax_t)tcx_fd_reserve(soft), (uintmax_t)soft);
+	return -1;
+}
+
+/* s closed, as it failed with errno e: errno is e again. */
+static void *nl_open_failed(struct nl_src *s, int e)
+{
+	nl_close(s);
+	errno = e;
+	return NULL;
+}
+
 static void *nl_open(void *opaque, const char *netns, int notify, char *err, size_t errlen)
 {
 	struct nl_src *s = calloc(1, sizeof(*s));
@@ -158,6 +187,7 @@ static void *nl_open(void *opaque, const char *netns, int notify, char *err, siz
 
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
+		errno = ENOMEM;
 		return NULL;
 	}
 	s->ns_fd = -1;
@@ -167,16 +197,19 @@ static void *nl_open(void *opaque, const char *netns, int notify, char *err, siz
 		snprintf(path, sizeof(path), TCX_NETNS_DIR "/%s", netns);
 		s->ns_fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (s->ns_fd < 0) {
+			int e = errno;
+
 			snprintf(err, errlen, "netns '%s': cannot open %s: %s", netns, path,
-			         strerror(errno));
-			nl_close(s);
-			return NULL;
+			         strerror(e));
+			return nl_open_failed(s, e);
 		}
+		if (nl_fds_fit(s, err, errlen) < 0)
+			return nl_open_failed(s, EMFILE);
 	}
-	if (nl_in_ns(s, nl_open_socks, err, errlen) < 0) {
-		nl_close(s);
-		return NULL;
-	}
+	if (nl_in_ns(s, nl_open_socks, err, errlen) < 0)
+		return nl_open_failed(s, errno);
+	if (nl_fds_fit(s, err, errlen) < 0)
+		return nl_open_failed(s, EMFILE);
 	return s;
 }
 
@@ -191,8 +224,12 @@ static int nl_gone(void *src)
 	if (s->ns_fd < 0)
 		return 0;
 	snprintf(path, sizeof(path), TCX_NETNS_DIR "/%s", s->netns);
-	return stat(path, &now) < 0 || fstat(s->ns_fd, &ours) < 0 || now.st_dev != ours.st_dev ||
-	       now.st_ino != ours.st_ino;
+	/* Only a name that is not there is gone: a stat that fails otherwise
+	 * (out of memory, ...) releases nothing. */
+	if (stat(path, &now) < 0)
+		return errno == ENOENT || errno == ENOTDIR;
+	return fstat(s->ns_fd, &ours) == 0 &&
+	       (now.st_dev != ours.st_dev || now.st_ino != ours.st_ino);
 }
 
 /* One datagram of a reply into s->buf: its length, or -errno. */

@@ -636,20 +636,79 @@ void tcx_snapshot_classify(struct tcx_snapshot *s)
 	}
 }
 
+/* Failed targets (indices into the array arg) by reason, then position. */
+static int cmp_failed(const void *x, const void *y, void *arg)
+{
+	const struct tcx_target *t = arg;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	int c = strcmp(t[a].error, t[b].error);
+
+	return c ? c : (a > b) - (a < b);
+}
+
+/* Groups (their first positions in the array arg) by their first target. */
+static int cmp_group(const void *x, const void *y, void *arg)
+{
+	const uint32_t *idx = arg;
+	uint32_t a = idx[*(const uint32_t *)x], b = idx[*(const uint32_t *)y];
+
+	return (a > b) - (a < b);
+}
+
+/* The targets named in the line of a reason that several share. */
+#define FAILED_NAMED 3
+
 size_t tcx_snapshot_failures(const struct tcx_snapshot *s, struct tcx_buf *b)
 {
 	char where[TCX_TARGET_DESC_MAX];
-	size_t n = 0;
+	uint32_t *idx = malloc((s->n_targets + 1) * 2 * sizeof(*idx)), *group;
+	size_t n = 0, n_groups = 0;
 
 	for (size_t i = 0; i < s->n_targets; i++) {
 		const struct tcx_target *t = &s->targets[i];
 
 		if (t->ok)
 			continue;
-		tcx_buf_printf(b, "target %s: %s\n",
-		               tcx_describe_target(t, 1, where, sizeof(where)), t->error);
+		if (!idx) /* out of memory: one line each */
+			tcx_buf_printf(b, "target %s: %s\n",
+			               tcx_describe_target(t, 1, where, sizeof(where)), t->error);
+		else
+			idx[n] = (uint32_t)i;
 		n++;
 	}
+	/* One line per reason, in the order of its first target: 300
+	 * namespaces that failed for want of fds are one line. */
+	group = idx ? idx + s->n_targets + 1 : NULL;
+	if (idx)
+		qsort_r(idx, n, sizeof(*idx), cmp_failed, s->targets);
+	for (size_t i = 0; idx && i < n; i++)
+		if (!i || strcmp(s->targets[idx[i]].error, s->targets[idx[i - 1]].error) != 0)
+			group[n_groups++] = (uint32_t)i;
+	if (idx)
+		qsort_r(group, n_groups, sizeof(*group), cmp_group, idx);
+	for (size_t g = 0; g < n_groups; g++) {
+		size_t first = group[g], k = first;
+		const char *why = s->targets[idx[first]].error;
+
+		while (k < n && strcmp(s->targets[idx[k]].error, why) == 0)
+			k++;
+		if (k - first == 1) {
+			tcx_buf_printf(b, "target %s: %s\n",
+			               tcx_describe_target(&s->targets[idx[first]], 1, where,
+			                                   sizeof(where)),
+			               why);
+			continue;
+		}
+		tcx_buf_printf(b, "%zu targets: %s (", k - first, why);
+		for (size_t j = first; j < k && j < first + FAILED_NAMED; j++)
+			tcx_buf_printf(
+			        b, "%s%s", j > first ? ", " : "",
+			        tcx_describe_target(&s->targets[idx[j]], 1, where, sizeof(where)));
+		if (k - first > FAILED_NAMED)
+			tcx_buf_printf(b, " and %zu more", k - first - FAILED_NAMED);
+		tcx_buf_puts(b, ")\n");
+	}
+	free(idx);
 	for (size_t i = 0; i < s->n_qdevs; i++) {
 		const struct tcx_qdev *d = &s->qdevs[i];
 

@@ -81,8 +81,9 @@ enum tcx_err_cause {
 	TCX_ERR_MALFORMED = 0, /* message failed validation */
 	TCX_ERR_KERNEL,        /* kernel returned an error */
 	TCX_ERR_NOTFOUND,      /* device, qdisc, block or netns missing */
-	TCX_ERR_IO,            /* socket error */
+	TCX_ERR_IO,            /* socket error, or TCX_NETNS_DIR unreadable */
 	TCX_ERR_NOMEM,
+	TCX_ERR_RESOURCE, /* no fd or kernel memory left (EMFILE, ENFILE, ENOMEM; lib/fds.h) */
 	TCX_ERR__MAX,
 };
 
@@ -378,9 +379,11 @@ static inline enum tcx_map_kind tcx_labelset_map(const struct tcx_snapshot *s, u
 size_t tcx_snapshot_failed_targets(const struct tcx_snapshot *s);
 
 /* What failed in s, appended to b one line each, ending in '\n': each
- * failed target, as "target dev eth0 parent ingress netns red: <why>", then
+ * failed target, as "target dev eth0 parent ingress netns red: <why>" (the
+ * targets that share a reason in one line, in the order of the first: "300
+ * targets: <why> (all netns a, all netns b, all netns c and 297 more)"), then
  * each device whose classes could not be dumped, as "device eth0 netns red:
- * <why>". Returns the number of lines. */
+ * <why>". Returns the number of failed targets and devices. */
 struct tcx_buf;
 size_t tcx_snapshot_failures(const struct tcx_snapshot *s, struct tcx_buf *b);
 /* Return spare capacity once the snapshot is complete. */

@@ -427,28 +427,44 @@ char **tcx_netns_glob(const char *glob)
 {
 	DIR *d = opendir(TCX_NETNS_DIR);
 	struct dirent *e;
-	char **names = calloc(1, sizeof(*names));
-	size_t n = 0, cap = 1;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
 
-	if (!names)
-		goto oom;
-	while (d && (e = readdir(d))) {
+	if (!d && errno != ENOENT)
+		return NULL; /* errno says why */
+	if (tcx_grow(&names, &cap, 1, sizeof(*names), 16) < 0) {
+		err = ENOMEM;
+		goto fail;
+	}
+	names[0] = NULL;
+	while (d) {
+		errno = 0;
+		if (!(e = readdir(d))) {
+			err = errno; /* 0 at the end */
+			break;
+		}
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
 		    strlen(e->d_name) > TCX_NETNS_MAX || fnmatch(glob, e->d_name, 0) != 0)
 			continue;
 		if (tcx_grow(&names, &cap, n + 2, sizeof(*names), 16) < 0 ||
-		    !(names[n] = strdup(e->d_name)))
-			goto oom;
+		    !(names[n] = strdup(e->d_name))) {
+			err = ENOMEM;
+			break;
+		}
 		names[++n] = NULL;
 	}
+	if (err)
+		goto fail;
 	if (d)
 		closedir(d);
 	qsort(names, n, sizeof(*names), cmp_names);
 	return names;
-oom:
+fail:
 	if (d)
 		closedir(d);
 	tcx_netns_names_free(names);
+	errno = err;
 	return NULL;
 }
 
@@ -484,7 +500,10 @@ static void netns_glob_check(struct ctx *c, const tcx_ynode_t *v, const char *gl
 	char **names = tcx_netns_glob(glob);
 
 	if (!names) {
-		tcx_yaml_oom(&c->y);
+		/* collection reads it again, and says so when it cannot */
+		keep_warning(c, tcx_yaml_msg_at(&c->y, v,
+		                                "netns '%s': cannot read " TCX_NETNS_DIR ": %s",
+		                                glob, strerror(errno)));
 		return;
 	}
 	if (!names[0])

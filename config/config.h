@@ -207,8 +207,9 @@ int tcx_config_device_wanted(const struct tcx_config *cfg, const char *dev);
 
 /* The names of the named network namespaces (TCX_NETNS_DIR) that glob
  * matches (fnmatch(3)), sorted, as a NULL-terminated array to free with
- * tcx_netns_names_free(); NULL when out of memory. A directory that does not
- * exist holds no names; a name longer than 63 bytes is left out. */
+ * tcx_netns_names_free(); NULL, with errno set, when the directory cannot be
+ * read (EMFILE, EACCES, ...) or out of memory (ENOMEM). A directory that
+ * does not exist holds no names; a name longer than 63 bytes is left out. */
 char **tcx_netns_glob(const char *glob);
 void tcx_netns_names_free(char **names);
 

@@ -20,8 +20,8 @@
 #include "build.h"
 #include "lib/clock.h"
 
-static const char *const err_causes[TCX_ERR__MAX] = {"malformed", "kernel", "notfound", "io",
-                                                     "nomem"};
+static const char *const err_causes[TCX_ERR__MAX] = {"malformed", "kernel", "notfound",
+                                                     "io",        "nomem",  "resource"};
 static const char *const nldrop_causes[TCX_NLDROP__MAX] = {"sender", "length"};
 
 const char *tcx_mode_name(enum tcx_dump_mode m)

@@ -208,6 +208,27 @@ require_qdisc_features() {
 	ip netns del probe
 }
 
+# many_netns PREFIX N COOKIE: (in a private /run/netns) N named namespaces
+# PREFIX1 ... PREFIXN, each with a clsact on its lo (down: no traffic) and one
+# u32 filter on its ingress whose mirred action carries COOKIE; quickly (ip
+# and tc batches). Fails when one cannot be made (a missing kernel feature:
+# the caller skips).
+many_netns() {
+	local prefix=$1 n=$2 cookie=$3 i
+	for i in $(seq 1 "$n"); do echo "netns add $prefix$i"; done | ip -b - || return 1
+	for i in $(seq 1 "$n"); do
+		printf '%s\n' "qdisc add dev lo clsact" \
+			"filter add dev lo ingress pref 1 protocol ip u32 match u32 0 0 action mirred egress mirror dev lo cookie $cookie" |
+			tc -n "$prefix$i" -b - || return 1
+	done
+}
+
+# many_netns_del PREFIX N: deletes what many_netns PREFIX N made.
+many_netns_del() {
+	local i
+	for i in $(seq 1 "$2"); do echo "netns del $1$i"; done | ip -b - 2>/dev/null || true
+}
+
 private_netns_dir() {
 	if [ -d /run/netns ]; then
 		mount -t tmpfs tcx-test-netns /run/netns || fail "cannot mount a private /run/netns"

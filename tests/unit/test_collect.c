@@ -122,6 +122,7 @@ static void *f_open(void *opaque, const char *netns, int notify, char *err, size
 		         "netns '%s': cannot open /run/netns/%s: No such file or "
 		         "directory",
 		         netns, netns);
+		errno = ENOENT;
 		return NULL;
 	}
 	if (notify) {
@@ -1055,6 +1056,38 @@ static void test_class_dump_failure(void **state)
 /* A device that vanishes between the listing and its class dump (ENODEV)
  * fails its own classes only: the other device's qdiscs, classes and
  * filters (those on its class too), and its own qdiscs, are collected. */
+/* The failed targets that share a reason are one line of
+ * tcx_snapshot_failures(), in the order of the first: 300 namespaces short
+ * of fds are not 300 lines a pass. */
+static void test_failures_share_a_line(void **state)
+{
+	static const char *const ns[] = {"a", "b", "c", "d", "e", "f"};
+	static const char *const why[] = {"fds", "other", "fds", "fds", "fds", "gone"};
+	struct tcx_snapshot *s = tcx_snapshot_new(NULL);
+	struct tcx_buf b;
+
+	(void)state;
+	assert_non_null(s);
+	for (size_t i = 0; i < 6; i++) {
+		struct tcx_target *t = tcx_snapshot_add_target(s);
+
+		assert_non_null(t);
+		tcx_target_init(t, ns[i], "", 0, 0, 0);
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error), "%s", why[i]);
+	}
+	s->targets[5].ok = 1;
+	tcx_buf_init_mem(&b);
+	assert_int_equal(tcx_snapshot_failures(s, &b), 5);
+	tcx_buf_putc(&b, '\0');
+	assert_false(b.err);
+	assert_string_equal(b.p,
+	                    "4 targets: fds (all netns a, all netns c, all netns d and 1 more)\n"
+	                    "target all netns b: other\n");
+	tcx_buf_free(&b);
+	tcx_snapshot_unref(s);
+}
+
 static void test_class_dump_vanished_device_alone(void **state)
 {
 	struct fake k = {.class_status = -ENODEV, .class_fail_ifindex = 2};
@@ -1729,6 +1762,7 @@ int main(void)
 	        cmocka_unit_test(test_filterless_qdiscs_not_dumped),
 	        cmocka_unit_test(test_qdisc_listed_twice_is_one_row),
 	        cmocka_unit_test(test_class_dump_failure),
+	        cmocka_unit_test(test_failures_share_a_line),
 	        cmocka_unit_test(test_class_dump_vanished_device_alone),
 	        cmocka_unit_test(test_malformed_qdisc_drops_its_row),
 	        cmocka_unit_test(test_malformed_stats_drop_the_row_only),
