@@ -19,7 +19,8 @@ static inline rlim_t tcx_fd_reserve(rlim_t soft)
 }
 
 /* Raise the soft limit to the hard one, as Go programs do at start (the
- * default soft limit, 1024, is select(2)'s; nothing here uses select).
+ * default soft limit, 1024, is select(2)'s: libmicrohttpd here polls, and
+ * net-snmp's agent loop selects on its large fd sets).
  * *before and *after: the soft limit before and after. Returns 0, or
  * -errno when the limit could not be read or raised (it stays). */
 static inline int tcx_fd_raise_limit(rlim_t *before, rlim_t *after)
