@@ -14,7 +14,8 @@
 #     with a Retry-After, and both are counted in
 #     tc_exporter_http_requests_total;
 #   - SIGTERM in the middle of the flood (checks in flight, connections
-#     waiting for them) stops the daemon cleanly, at once.
+#     waiting for them) stops the daemon cleanly (exit 0, no sanitizer
+#     report) within 2 s.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
@@ -188,10 +189,12 @@ max401=$((4 * (10 + flood_ms / 1000 + 1)))
 [ "${n429:-0}" -gt 0 ] || fail "no 429 counted: the flood's failed checks were not limited"
 
 # SIGTERM with the flood still on: checks in flight, connections waiting
-# for them.
+# for them (libmicrohttpd must find none suspended when it stops). It took
+# 9-97 ms, 230-740 ms in the ASan build; stop_auth.sh is the one that
+# tells a stop that waits for checks.
 stop_tcx "$pid" tcx 10
 note "stopped in $STOP_MS ms during the flood"
-[ "$STOP_MS" -lt 1000 ] || fail "SIGTERM during the flood took $STOP_MS ms"
+[ "$STOP_MS" -lt 2000 ] || fail "SIGTERM during the flood took $STOP_MS ms"
 alive "$flood_pid" flood
 kill -TERM "$flood_pid"
 wait "$flood_pid" || fail "the flood client failed: $(tail -n 5 "$WORK/flood.err")"
