@@ -428,8 +428,6 @@ int tcx_daemon_main(const char *config_path, const struct tcx_http_override *htt
 		break;
 	}
 	sd_notify_msg("STOPPING=1");
-	/* the servers' threads are joined below: none may be in a bcrypt */
-	tcx_webconfig_abandon_checks();
 	pthread_mutex_lock(&st->lock);
 	st->stop = 1;
 	pthread_cond_signal(&st->wake);

@@ -10,8 +10,8 @@
 
 #include "agent/selfstats.h"
 
-const unsigned tcx_http_codes[TCX_HTTP_CODES] = {200, 400, 401, 403, 404, 405,
-                                                 413, 414, 431, 503, 505, 0};
+const unsigned tcx_http_codes[TCX_HTTP_CODES] = {200, 400, 401, 403, 404, 405, 413,
+                                                 414, 429, 431, 503, 505, 0};
 
 const char *const tcx_accept_causes[TCX_ACCEPT_CAUSES] = {"resource", "other"};
 

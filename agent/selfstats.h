@@ -11,7 +11,7 @@
 
 /* HTTP statuses counted in tc_exporter_http_requests_total: the handler's,
  * and the ones libmicrohttpd answers itself (400, 413, 414, 431, 505). */
-#define TCX_HTTP_CODES 12
+#define TCX_HTTP_CODES 13
 extern const unsigned tcx_http_codes[TCX_HTTP_CODES]; /* the last one, 0, is "other" */
 /* The index of code in tcx_http_codes (the last one for any other code). */
 unsigned tcx_http_code_slot(unsigned code);

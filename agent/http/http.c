@@ -38,7 +38,16 @@
  * for want of descriptors all the same, the oldest connection waiting for
  * its request is closed (evict_for_fd()): libmicrohttpd's log is the one
  * place where that failure shows, so mhd_log() acts on it, and logs each of
- * libmicrohttpd's warnings at most once a minute. */
+ * libmicrohttpd's warnings at most once a minute.
+ *
+ * Password checks. A bcrypt takes tens of milliseconds (a second at the
+ * highest cost) and runs in the web config's checker thread
+ * (tcx_webconfig_check_start()): the connection is suspended until its
+ * check ends (struct pending), so that its worker thread serves its other
+ * connections meanwhile, and the check's callback resumes it. A suspended
+ * connection is on no `waiting` list: its request is whole. tcx_http_stop()
+ * lets go of the checks under way and resumes their connections before it
+ * stops the daemons, which must find none suspended. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <gnutls/gnutls.h>
@@ -74,9 +83,19 @@ struct conn {
 	int waiting;              /* on srv->waiting: no complete request yet */
 	int closed;               /* shut down here: no longer counted in srv->live */
 	uint64_t since_ms;        /* when it began to wait for the current request */
-	int family;               /* of the client address: AF_INET or AF_INET6 */
-	unsigned char client[16]; /* the client address */
+	struct tcx_client client; /* its address */
 	struct conn *prev, *next; /* on srv->waiting */
+};
+
+/* A request whose password is being checked (its req_cls): its connection
+ * is suspended until the check ends, so that the thread serving it serves
+ * its other connections meanwhile. Freed by the handler once it resumes, or
+ * when the request ends. */
+struct pending {
+	struct MHD_Connection *mc;
+	struct tcx_auth_check *chk;  /* until let go of (under h->lock) */
+	int done, ok;                /* set by auth_done() before it resumes mc */
+	struct pending *prev, *next; /* on h->pending, under h->lock */
 };
 
 /* One libmicrohttpd daemon, for one listen address. */
@@ -97,7 +116,7 @@ struct tcx_http {
 	struct tcx_webconfig *web; /* what the TLS settings of these daemons came from */
 	unsigned max_connections;  /* per server, as fits in RLIMIT_NOFILE */
 	uint64_t deadline_ms;      /* for a whole request */
-	pthread_mutex_t lock;      /* the servers' connection lists and counts, closing, quiet */
+	pthread_mutex_t lock;      /* the servers' connection lists and counts, closing, quiet, pending */
 	pthread_cond_t wake;       /* the reaper waits on it (CLOCK_MONOTONIC) */
 	pthread_t reaper;
 	int reaper_running, stop;
@@ -107,6 +126,8 @@ struct tcx_http {
 		uint64_t last_ms; /* when it was last logged (0: a free slot) */
 		unsigned long left_out;
 	} quiet[8];
+	struct pending *pending; /* password checks under way */
+	int stopping;            /* no more of them: tcx_http_stop() */
 };
 
 void tcx_http_response_free(void *resp)
@@ -169,7 +190,7 @@ static void close_waiting(struct conn *c)
 
 static int same_client(const struct conn *a, const struct conn *b)
 {
-	return a->family == b->family && memcmp(a->client, b->client, sizeof(a->client)) == 0;
+	return memcmp(&a->client, &b->client, sizeof(a->client)) == 0;
 }
 
 /* The connection to close for c, the newest, when s is beyond its limit. */
@@ -250,11 +271,13 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 		c->fd = ci->connect_fd;
 		ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 		if (ci && ci->client_addr->sa_family == AF_INET) {
-			c->family = AF_INET;
-			memcpy(c->client, &((struct sockaddr_in *)ci->client_addr)->sin_addr, 4);
+			c->client.family = AF_INET;
+			memcpy(c->client.addr, &((struct sockaddr_in *)ci->client_addr)->sin_addr,
+			       4);
 		} else if (ci && ci->client_addr->sa_family == AF_INET6) {
-			c->family = AF_INET6;
-			memcpy(c->client, &((struct sockaddr_in6 *)ci->client_addr)->sin6_addr, 16);
+			c->client.family = AF_INET6;
+			memcpy(c->client.addr, &((struct sockaddr_in6 *)ci->client_addr)->sin6_addr,
+			       16);
 		}
 		*socket_context = c;
 		pthread_mutex_lock(&h->lock);
@@ -291,6 +314,28 @@ static void request_received(struct tcx_http *h, struct MHD_Connection *mc)
 	pthread_mutex_unlock(&h->lock);
 }
 
+/* The req_cls of a request the handler has seen, until it is a struct
+ * pending: only its address is used. */
+static const int req_started;
+
+/* p off h->pending, its check let go of. */
+static void pending_drop(struct tcx_http *h, struct pending *p)
+{
+	struct tcx_auth_check *chk;
+
+	pthread_mutex_lock(&h->lock);
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		h->pending = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	chk = p->chk;
+	p->chk = NULL;
+	pthread_mutex_unlock(&h->lock);
+	tcx_webconfig_check_end(chk);
+}
+
 /* MHD_OPTION_NOTIFY_COMPLETED: a request the handler saw has ended; the
  * connection now waits for the next one. */
 static void on_completed(void *cls, struct MHD_Connection *mc, void **req_cls,
@@ -299,7 +344,11 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **req_cls,
 	struct server *s = cls;
 	struct conn *c = conn_of(mc);
 
-	(void)req_cls;
+	if (*req_cls && *req_cls != &req_started) { /* closed before it resumed */
+		pending_drop(s->h, *req_cls);
+		free(*req_cls);
+		*req_cls = NULL;
+	}
 	if (!c || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		return; /* the connection is closing */
 	pthread_mutex_lock(&s->h->lock);
@@ -600,12 +649,97 @@ static enum MHD_Result serve_health(struct tcx_state *st, struct MHD_Connection 
 	             NULL);
 }
 
-/* Basic auth and client certificates, as the web config asks. */
-static int authorized(struct tcx_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
+/* 401, asking for basic auth. */
+static enum MHD_Result unauthorized(struct tcx_http *h, struct MHD_Connection *c)
 {
-	struct tcx_webconfig *web = tcx_state_web(h->st);
+	struct MHD_Response *r = MHD_create_response_from_buffer(13, (void *)"Unauthorized\n",
+	                                                         MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret = MHD_NO;
+
+	if (r) {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+		                        "text/plain; charset=utf-8");
+		add_web_headers(h->st, r);
+		ret = MHD_queue_basic_auth_fail_response(c, "tcexporter", r);
+		MHD_destroy_response(r);
+	}
+	count(h->st, MHD_HTTP_UNAUTHORIZED);
+	return ret;
+}
+
+/* The password check of a pending request ended (in the checker's thread,
+ * under its lock): its connection goes on, and the handler is called again. */
+static void auth_done(void *arg, int ok)
+{
+	struct pending *p = arg;
+
+	p->ok = ok;
+	p->done = 1;
+	MHD_resume_connection(p->mc);
+}
+
+/* Check (user, pass) with the connection suspended: MHD_YES, or an answer
+ * when it cannot be. */
+static enum MHD_Result check_suspended(struct tcx_http *h, struct MHD_Connection *c, void **req_cls,
+                                       struct tcx_webconfig *web, const struct tcx_client *client,
+                                       const char *user, const char *pass)
+{
+	struct pending *p = calloc(1, sizeof(*p));
+
+	if (p) {
+		p->mc = c;
+		pthread_mutex_lock(&h->lock);
+		if (h->stopping) {
+			pthread_mutex_unlock(&h->lock);
+			free(p);
+			p = NULL;
+		}
+	}
+	if (!p)
+		return reply(h->st, c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
+		             "cannot check the password now\n", "Retry-After", "1");
+	/* suspended before the check is queued, so that it resumes after */
+	MHD_suspend_connection(c);
+	p->next = h->pending;
+	if (p->next)
+		p->next->prev = p;
+	h->pending = p;
+	p->chk = tcx_webconfig_check_start(web, client, user, pass, auth_done, p);
+	if (!p->chk) /* out of memory: the handler answers 503 */
+		MHD_resume_connection(c);
+	pthread_mutex_unlock(&h->lock);
+	*req_cls = p;
+	return MHD_YES;
+}
+
+/* Basic auth and client certificates, as the web config asks: 1 when the
+ * request may go on; else 0 with *ret the handler's result (an answer, or
+ * the connection suspended while the password is checked: the handler is
+ * called again once it is). */
+static int authorized(struct tcx_http *h, struct MHD_Connection *c, void **req_cls,
+                      enum MHD_Result *ret)
+{
+	struct tcx_webconfig *web;
 	int ok = 1;
 
+	if (*req_cls != &req_started) { /* a struct pending: its check has ended */
+		struct pending *p = *req_cls;
+		int done, passed;
+
+		pending_drop(h, p);
+		done = p->done;
+		passed = p->ok;
+		free(p);
+		*req_cls = (void *)&req_started;
+		if (!done) /* the server stops, or there was no memory */
+			*ret = reply(h->st, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			             "text/plain; charset=utf-8", "cannot check the password now\n",
+			             "Retry-After", "1");
+		else if (!passed)
+			*ret = unauthorized(h, c);
+		return done && passed;
+	}
+	web = tcx_state_web(h->st);
 	if (!web)
 		return 1;
 	if (web->cert_pem && web->client_auth != TCX_CLIENT_AUTH_NONE) {
@@ -622,24 +756,34 @@ static int authorized(struct tcx_http *h, struct MHD_Connection *c, enum MHD_Res
 		}
 	}
 	if (ok && web->n_users) {
+		static const char limited[] =
+		        "too many failed password checks from this address: retry later\n";
+		static const struct tcx_client unknown;
+		const struct conn *cn = conn_of(c);
+		const struct tcx_client *client = cn ? &cn->client : &unknown;
 		char *pass = NULL;
 		char *user = MHD_basic_auth_get_username_password(c, &pass);
+		uint64_t retry_s;
+		char retry[24];
 
-		if (!user || !pass || !tcx_webconfig_check_password(web, user, pass)) {
-			struct MHD_Response *r = MHD_create_response_from_buffer(
-			        13, (void *)"Unauthorized\n", MHD_RESPMEM_PERSISTENT);
-
-			if (r) {
-				MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-				                        "text/plain; charset=utf-8");
-				add_web_headers(h->st, r);
-				*ret = MHD_queue_basic_auth_fail_response(c, "tcexporter", r);
-				MHD_destroy_response(r);
-			} else {
-				*ret = MHD_NO;
+		ok = 0;
+		if (!user || !pass) {
+			*ret = unauthorized(h, c);
+		} else {
+			switch (tcx_webconfig_auth(web, client, user, pass, &retry_s)) {
+			case TCX_AUTH_OK:
+				ok = 1;
+				break;
+			case TCX_AUTH_LIMITED:
+				snprintf(retry, sizeof(retry), "%llu", (unsigned long long)retry_s);
+				*ret = reply(h->st, c, MHD_HTTP_TOO_MANY_REQUESTS,
+				             "text/plain; charset=utf-8", limited, "Retry-After",
+				             retry);
+				break;
+			case TCX_AUTH_CHECK:
+				*ret = check_suspended(h, c, req_cls, web, client, user, pass);
+				break;
 			}
-			count(h->st, MHD_HTTP_UNAUTHORIZED);
-			ok = 0;
 		}
 		MHD_free(user);
 		MHD_free(pass);
@@ -729,14 +873,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
                                const char *method, const char *version, const char *upload_data,
                                size_t *upload_data_size, void **req_cls)
 {
-	static const int first_call = 0; /* only its address is used */
 	struct tcx_http *h = cls;
 	enum MHD_Result ret = MHD_NO;
 
 	if (!*req_cls) {
 		const char *bad = framing_error(c, version);
 
-		*req_cls = (void *)&first_call;
+		*req_cls = (void *)&req_started;
 		if (!bad)
 			return MHD_YES;
 		request_received(h, c);
@@ -752,7 +895,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return reply(h->st, c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 		             "method not allowed: use GET or HEAD\n", MHD_HTTP_HEADER_ALLOW,
 		             "GET, HEAD");
-	if (!authorized(h, c, &ret))
+	if (!authorized(h, c, req_cls, &ret))
 		return ret;
 	url = origin_path(url);
 	if (strcmp(url, "/metrics") == 0)
@@ -1058,7 +1201,8 @@ static struct MHD_Daemon *start_one(struct server *s, const struct tcx_http_cfg 
 	 * ("Failed to remove listen FD from epoll set", seen once in a
 	 * reload.sh run of 40 restarts under load). With poll() a quiesce only
 	 * signals the workers. */
-	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC |
+	                 MHD_ALLOW_SUSPEND_RESUME;
 	struct sockaddr_storage ss;
 	struct MHD_OptionItem opts[20];
 	struct MHD_Daemon *d;
@@ -1316,6 +1460,20 @@ void tcx_http_stop(struct tcx_http *h)
 		if (draining)
 			usleep(10000);
 	}
+	/* Password checks under way are let go of, and their connections
+	 * resumed (MHD_stop_daemon() must find none suspended): they answer
+	 * 503, or close. */
+	pthread_mutex_lock(&h->lock);
+	h->stopping = 1;
+	for (struct pending *p = h->pending; p; p = p->next) {
+		if (!p->chk)
+			continue; /* resumed already */
+		tcx_webconfig_check_end(p->chk);
+		p->chk = NULL;
+		if (!p->done)
+			MHD_resume_connection(p->mc);
+	}
+	pthread_mutex_unlock(&h->lock);
 	for (size_t i = 0; i < h->n; i++) {
 		MHD_stop_daemon(h->srv[i].d);
 		free(h->srv[i].addr);

@@ -9,9 +9,11 @@
  * silently ignored. Certificates and
  * keys are read and checked with GnuTLS at load time, so that a bad file is
  * reported at start-up (or reload), not at the first handshake. */
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <crypt.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/crypto.h>
@@ -20,6 +22,7 @@
 
 #include "agent/http/webconfig.h"
 #include "config/yamlutil.h"
+#include "lib/clock.h"
 
 #define CACHE_MAX   64         /* verified (user, password) pairs kept */
 #define DIGEST_LEN  32         /* HMAC-SHA-256 */
@@ -33,6 +36,13 @@ static const char dummy_hash[] = "$2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/V
 
 struct tcx_auth_cache_entry {
 	uint8_t digest[DIGEST_LEN]; /* HMAC(cache_key, len(user) | user | password) */
+};
+
+/* A client's token bucket of failed checks (rate_limit). */
+struct tcx_auth_bucket {
+	struct tcx_client key; /* see client_key() */
+	double tokens;         /* as of `at` */
+	double at;             /* CLOCK_MONOTONIC, seconds */
 };
 
 enum { TLS10, TLS11, TLS12, TLS13, N_TLS_VERSIONS };
@@ -53,6 +63,8 @@ static const char *const client_auth_names[] = {
 struct ctx {
 	struct tcx_yaml y; /* first: see config/yamlutil.h */
 	struct tcx_webconfig *wc;
+	int rate_limit;            /* the file sets one */
+	yaml_mark_t rate_limit_at; /* where */
 };
 
 typedef int (*key_fn)(struct ctx *c, void *obj, tcx_ynode_t *key, tcx_ynode_t *val);
@@ -572,50 +584,76 @@ static int top_http(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	                    " in http_server_config", NULL);
 }
 
-/* ---- rate_limit: only the disabled form (interval 0) ------------------------------ */
+/* ---- rate_limit ------------------------------------------------------------------ */
 
-/* A Go duration ("0", "1s", "1m30s", "250ms"): 1 when non-zero, 0 when zero,
- * -1 when invalid. */
-static int parse_go_duration(const char *s, size_t len)
+/* A Go duration ("0", "1s", "1m30s", "1.5h", "250ms", "100us") into *ns: 0;
+ * -1 when it is not one (a sign, a bare number other than 0), -2 when it
+ * exceeds Go's (int64 nanoseconds, about 292 years). */
+static int parse_go_duration(const char *s, size_t len, uint64_t *ns)
 {
-	static const char *const units[] = {"ns", "us", "µs", "μs", "ms", "s", "m", "h"};
+	static const struct {
+		const char *name;
+		uint64_t ns;
+	} units[] = {
+	        /* in this order, "ms" is tried before "m" */
+	        {"ns", 1},       {"us", 1000},      {"µs", 1000},       {"μs", 1000},
+	        {"ms", 1000000}, {"s", 1000000000}, {"m", 60000000000}, {"h", 3600000000000},
+	};
+	const uint64_t max = (uint64_t)1 << 63; /* one more than Go's */
 	const char *p = s, *end = s + len;
-	int nonzero = 0;
+	uint64_t total = 0;
 	size_t i;
 
+	*ns = 0;
 	if (len == 1 && s[0] == '0')
 		return 0;
 	if (len == 0)
 		return -1;
+	/* As Go's time.ParseDuration: the integer part exactly, the fraction
+	 * in floating point. */
 	while (p < end) {
-		const char *num = p;
-		int digits = 0, dot = 0;
+		uint64_t v = 0, frac = 0, scale = 1;
+		int digits = 0, big = 0;
 
-		for (; p < end && ((*p >= '0' && *p <= '9') || (*p == '.' && !dot)); p++) {
-			if (*p == '.') {
-				dot = 1;
-				continue;
-			}
-			digits++;
-			if (*p != '0')
-				nonzero = 1;
+		for (; p < end && *p >= '0' && *p <= '9'; p++, digits++) {
+			if (v > max / 10)
+				big = 1;
+			else
+				v = v * 10 + (uint64_t)(*p - '0');
 		}
-		if (p == num || digits == 0)
+		if (p < end && *p == '.') {
+			for (p++; p < end && *p >= '0' && *p <= '9'; p++, digits++) {
+				if (scale <= UINT64_MAX / 10 / 10) {
+					frac = frac * 10 + (uint64_t)(*p - '0');
+					scale *= 10;
+				}
+			}
+		}
+		if (digits == 0)
 			return -1;
-		/* in this order, "ms" is tried before "m" */
 		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if ((size_t)(end - p) >= strlen(units[i]) &&
-			    !memcmp(p, units[i], strlen(units[i])))
+			if ((size_t)(end - p) >= strlen(units[i].name) &&
+			    !memcmp(p, units[i].name, strlen(units[i].name)))
 				break;
 		if (i == sizeof(units) / sizeof(units[0]))
 			return -1;
-		p += strlen(units[i]);
+		p += strlen(units[i].name);
+		if (big || v > max / units[i].ns)
+			return -2;
+		v *= units[i].ns;
+		v += (uint64_t)((double)frac * ((double)units[i].ns / (double)scale));
+		if (v >= max || total >= max - v)
+			return -2;
+		total += v;
 	}
-	return nonzero;
+	*ns = total;
+	return 0;
 }
 
 struct rate_ps {
-	int enabled;
+	tcx_ynode_t *burst_v; /* when given and valid */
+	int bad;              /* a value was reported */
+	uint64_t interval_ns, burst;
 };
 
 static int rate_interval(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
@@ -623,24 +661,37 @@ static int rate_interval(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *
 	struct rate_ps *ps = obj;
 	int r;
 
-	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
+	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE)) {
+		ps->bad = 1;
 		return -1;
-	r = tcx_yaml_has_nul(v) ? -1 : parse_go_duration(tcx_yaml_sval(v), tcx_yaml_slen(v));
-	if (r < 0) {
+	}
+	r = tcx_yaml_has_nul(v)
+	            ? -1
+	            : parse_go_duration(tcx_yaml_sval(v), tcx_yaml_slen(v), &ps->interval_ns);
+	if (r == -1)
 		tcx_yaml_err_at(&c->y, v,
 		                "invalid interval '%s': must be a duration such as 0, 1s or 100ms",
 		                tcx_yaml_sval(v));
-		return -1;
-	}
-	ps->enabled = r;
-	return 0;
+	else if (r == -2)
+		tcx_yaml_err_at(&c->y, v,
+		                "invalid interval '%s': longer than the longest Go duration "
+		                "(2562047h)",
+		                tcx_yaml_sval(v));
+	if (r < 0)
+		ps->bad = 1;
+	return r < 0 ? -1 : 0;
 }
 
 static int rate_burst(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	uint64_t burst; /* checked, not used: see rate_interval */
+	struct rate_ps *ps = obj;
 
-	return tcx_yaml_uint(&c->y, k, v, 0, 9999999999ULL, &burst);
+	if (tcx_yaml_uint(&c->y, k, v, 0, 9999999999ULL, &ps->burst)) {
+		ps->bad = 1;
+		return -1;
+	}
+	ps->burst_v = v;
+	return 0;
 }
 
 static const struct key_handler rate_keys[] = {
@@ -648,20 +699,32 @@ static const struct key_handler rate_keys[] = {
         {"burst", rate_burst},
 };
 
+/* As in exporter-toolkit: no interval, or 0, turns the limit off; burst is
+ * the size of the bucket, and must be 1 or more when there is one. */
 static int top_rate_limit(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
 	struct rate_ps ps = {0};
 
 	if (walk_section(c, k, v, rate_keys, sizeof(rate_keys) / sizeof(rate_keys[0]),
-	                 " in rate_limit", &ps))
+	                 " in rate_limit", &ps) ||
+	    ps.bad)
 		return -1;
-	if (ps.enabled) {
-		/* interval: 0 disables the limiter in exporter-toolkit: that one is fine */
-		tcx_yaml_err_at(&c->y, k,
-		                "'rate_limit' is not supported by tcexporter; remove it or set "
-		                "interval: 0");
+	if (ps.interval_ns && ps.burst == 0 && ps.burst_v) {
+		tcx_yaml_err_at(&c->y, ps.burst_v,
+		                "invalid burst '0': must be 1 or more with an interval (with 0, no "
+		                "password could be checked)");
 		return -1;
 	}
+	if (ps.interval_ns && ps.burst == 0) {
+		tcx_yaml_err_at(&c->y, k,
+		                "'rate_limit' with an interval needs a burst of 1 or more "
+		                "(exporter-toolkit's default of 0 would refuse every password)");
+		return -1;
+	}
+	c->wc->limit_interval_ns = ps.interval_ns;
+	c->wc->limit_burst = ps.interval_ns ? ps.burst : 0;
+	c->rate_limit = ps.interval_ns != 0;
+	c->rate_limit_at = k->start_mark;
 	return 0;
 }
 
@@ -808,6 +871,7 @@ static void webconfig_free(struct tcx_webconfig *wc)
 		free(wc->cache);
 	}
 	explicit_bzero(wc->cache_key, sizeof(wc->cache_key));
+	free(wc->buckets);
 	pthread_mutex_destroy(&wc->lock);
 	free(wc);
 }
@@ -842,6 +906,8 @@ struct tcx_webconfig *tcx_webconfig_load_buffer(const char *name, const char *bu
 	memcpy(wc->dummy, dummy_hash, sizeof(wc->dummy));
 	wc->dummy[4] = '0';
 	wc->dummy[5] = '4';
+	wc->limit_interval_ns = TCX_AUTH_LIMIT_INTERVAL_NS;
+	wc->limit_burst = TCX_AUTH_LIMIT_BURST;
 	wc->cache = calloc(CACHE_MAX, sizeof(*wc->cache));
 	if (!wc->cache) {
 		tcx_yaml_oom(&c.y);
@@ -853,6 +919,17 @@ struct tcx_webconfig *tcx_webconfig_load_buffer(const char *name, const char *bu
 	}
 	/* an empty file, or comments only: no TLS, no authentication */
 	tcx_yaml_load(&c.y, buf, len, NULL, NULL);
+	if (c.rate_limit && !wc->n_users && !c.y.errors)
+		/* exporter-toolkit's limits every request, tcexporter's failed
+		 * password checks: without users, it would not limit anything */
+		tcx_yaml_err_mark(&c.y, &c.rate_limit_at,
+		                  "'rate_limit' limits failed password checks, and there is no "
+		                  "basic_auth_users: remove it or set interval: 0");
+	if (wc->n_users && wc->limit_interval_ns) {
+		wc->buckets = calloc(TCX_AUTH_LIMIT_CLIENTS, sizeof(*wc->buckets));
+		if (!wc->buckets)
+			tcx_yaml_oom(&c.y);
+	}
 out:
 	if (c.y.errors) {
 		webconfig_free(wc);
@@ -940,122 +1017,261 @@ static int bcrypt_verify(const char *password, const char *hash)
 	return ok;
 }
 
-/* A bcrypt runs in a thread of its own, which the requester waits for until
- * tcx_webconfig_abandon_checks(): a check in progress (up to a second at the
- * highest cost) never holds up a shutdown. The requester joins the thread
- * once it is done, or detaches it when abandoned; the job is freed by
- * whichever of the two lets go of it last. */
-static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t jobs_done = PTHREAD_COND_INITIALIZER;
-static int jobs_abandoned;
+/* ---- the limit of failed checks per client (rate_limit) --------------------------- */
 
-struct bcrypt_job {
-	char *password, *hash;
-	int refs, done, ok; /* under jobs_lock */
+/* What rate_limit counts client as: an IPv4 address, the /64 of an IPv6
+ * one (a host is given a /64 at least), an IPv4-mapped one as its IPv4
+ * address (a dual-stack listener sees those). */
+static struct tcx_client client_key(const struct tcx_client *client)
+{
+	static const unsigned char v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	struct tcx_client k;
+
+	memset(&k, 0, sizeof(k));
+	if (!client)
+		return k;
+	if (client->family == AF_INET) {
+		k.family = AF_INET;
+		memcpy(k.addr, client->addr, 4);
+	} else if (client->family == AF_INET6 && !memcmp(client->addr, v4mapped, 12)) {
+		k.family = AF_INET;
+		memcpy(k.addr, client->addr + 12, 4);
+	} else if (client->family == AF_INET6) {
+		k.family = AF_INET6;
+		memcpy(k.addr, client->addr, 8);
+	}
+	return k;
+}
+
+/* Under the lock: b's tokens as of now. */
+static void bucket_fill(const struct tcx_webconfig *wc, struct tcx_auth_bucket *b, double now)
+{
+	double t = b->tokens + (now - b->at) * 1e9 / (double)wc->limit_interval_ns;
+
+	b->tokens = t < (double)wc->limit_burst ? t : (double)wc->limit_burst;
+	b->at = now;
+}
+
+/* Under the lock: the bucket of key, as of now; a full one is made when it
+ * has none (in place of the fullest when TCX_AUTH_LIMIT_CLIENTS have one),
+ * unless make is 0 (then NULL). */
+static struct tcx_auth_bucket *bucket_of(struct tcx_webconfig *wc, const struct tcx_client *key,
+                                         double now, int make)
+{
+	struct tcx_auth_bucket *b = NULL;
+	size_t i;
+
+	for (i = 0; i < wc->n_buckets; i++) {
+		if (!memcmp(&wc->buckets[i].key, key, sizeof(*key))) {
+			bucket_fill(wc, &wc->buckets[i], now);
+			return &wc->buckets[i];
+		}
+	}
+	if (!make)
+		return NULL;
+	if (wc->n_buckets < TCX_AUTH_LIMIT_CLIENTS) {
+		b = &wc->buckets[wc->n_buckets++];
+	} else {
+		for (i = 0; i < wc->n_buckets; i++) {
+			bucket_fill(wc, &wc->buckets[i], now);
+			if (!b || wc->buckets[i].tokens > b->tokens)
+				b = &wc->buckets[i];
+		}
+	}
+	b->key = *key;
+	b->tokens = (double)wc->limit_burst;
+	b->at = now;
+	return b;
+}
+
+enum tcx_auth tcx_webconfig_auth(struct tcx_webconfig *wc, const struct tcx_client *client,
+                                 const char *user, const char *password, uint64_t *retry_s)
+{
+	struct tcx_client key = client_key(client);
+	uint8_t digest[DIGEST_LEN];
+	enum tcx_auth r = TCX_AUTH_CHECK;
+	int have_digest = user && password && cache_digest(wc, user, password, digest) == 0;
+
+	*retry_s = 0;
+	pthread_mutex_lock(&wc->lock);
+	if (have_digest && cache_find(wc, digest)) {
+		r = TCX_AUTH_OK;
+	} else if (wc->buckets) { /* users, and a limit */
+		struct tcx_auth_bucket *b = bucket_of(wc, &key, tcx_clock_s(CLOCK_MONOTONIC), 1);
+
+		if (b->tokens >= 1) {
+			b->tokens -= 1;
+		} else {
+			double wait = (1 - b->tokens) * (double)wc->limit_interval_ns / 1e9;
+
+			r = TCX_AUTH_LIMITED;
+			*retry_s = wait < 1 ? 1 : (uint64_t)wait + ((double)(uint64_t)wait < wait);
+		}
+	}
+	pthread_mutex_unlock(&wc->lock);
+	explicit_bzero(digest, sizeof(digest));
+	return r;
+}
+
+/* ---- password checks: one thread runs them ---------------------------------------- */
+
+/* Checks are queued, and run in order by one thread, started by the first
+ * one queued and ending when there is none left: a bcrypt takes a core for
+ * its duration, and a second thread would only give a flood of wrong
+ * passwords a second core. The thread is never joined (a check in
+ * progress, up to a second, must not hold up a shutdown): it touches
+ * nothing but the checks and the web configs they hold a reference to, and
+ * calls no GnuTLS function (the digests are made by the requesters). */
+struct tcx_auth_check {
+	struct tcx_webconfig *wc; /* a reference: hash points into it */
+	struct tcx_client key;
+	char *password;
+	const char *hash;
+	int known; /* the user exists */
+	int have_digest;
+	uint8_t digest[DIGEST_LEN];
+	void (*done)(void *arg, int ok);
+	void *arg;
+	/* under checks_lock */
+	int refs;   /* the owner's, and the queue's or the checker's */
+	int queued; /* on the queue */
+	int ended;  /* the owner let go */
+	struct tcx_auth_check *next;
 };
 
-static void job_put(struct bcrypt_job *j) /* under jobs_lock */
+static pthread_mutex_t checks_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tcx_auth_check *queue_head, **queue_tail = &queue_head;
+static int checker_running;
+
+static void check_put(struct tcx_auth_check *j) /* under checks_lock */
 {
 	if (--j->refs)
 		return;
 	free_secret(j->password);
-	free(j->hash);
+	explicit_bzero(j->digest, sizeof(j->digest));
+	tcx_webconfig_unref(j->wc);
 	free(j);
 }
 
-static void *job_main(void *arg)
+/* The result of j into its web config: the pair cached, the client's token
+ * given back. */
+static void check_record(struct tcx_auth_check *j, int ok)
 {
-	struct bcrypt_job *j = arg;
-	int ok = bcrypt_verify(j->password, j->hash);
+	struct tcx_webconfig *wc = j->wc;
+	struct tcx_auth_bucket *b;
 
-	pthread_mutex_lock(&jobs_lock);
-	j->ok = ok;
-	j->done = 1;
-	pthread_cond_broadcast(&jobs_done);
-	job_put(j);
-	pthread_mutex_unlock(&jobs_lock);
+	if (!ok)
+		return;
+	pthread_mutex_lock(&wc->lock);
+	if (j->have_digest)
+		cache_add(wc, j->digest);
+	b = wc->buckets ? bucket_of(wc, &j->key, tcx_clock_s(CLOCK_MONOTONIC), 0) : NULL;
+	if (b)
+		b->tokens = b->tokens + 1 < (double)wc->limit_burst ? b->tokens + 1
+		                                                    : (double)wc->limit_burst;
+	pthread_mutex_unlock(&wc->lock);
+}
+
+static void *checker_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&checks_lock);
+	while (queue_head) {
+		struct tcx_auth_check *j = queue_head;
+		int ok;
+
+		queue_head = j->next;
+		if (!queue_head)
+			queue_tail = &queue_head;
+		j->queued = 0;
+		pthread_mutex_unlock(&checks_lock);
+		ok = bcrypt_verify(j->password, j->hash) && j->known;
+		check_record(j, ok);
+		pthread_mutex_lock(&checks_lock);
+		if (!j->ended)
+			j->done(j->arg, ok);
+		check_put(j);
+	}
+	checker_running = 0;
+	pthread_mutex_unlock(&checks_lock);
 	return NULL;
 }
 
-/* bcrypt_verify(), given up (0) once checks are abandoned. */
-static int bcrypt_verify_abandonable(const char *password, const char *hash)
+struct tcx_auth_check *tcx_webconfig_check_start(struct tcx_webconfig *wc,
+                                                 const struct tcx_client *client, const char *user,
+                                                 const char *password,
+                                                 void (*done)(void *arg, int ok), void *arg)
 {
-	struct bcrypt_job *j = calloc(1, sizeof(*j));
-	int ok, started, finished;
-	pthread_t t;
+	struct tcx_auth_check *j = calloc(1, sizeof(*j));
+	const char *hash = NULL;
+	size_t i, ulen = user ? strlen(user) : 0;
 
 	if (!j)
-		return 0;
-	j->password = strdup(password);
-	j->hash = strdup(hash);
-	j->refs = 2;
-	if (!j->password || !j->hash) {
-		free_secret(j->password);
-		free(j->hash);
+		return NULL;
+	j->password = strdup(password ? password : "");
+	if (!j->password) {
 		free(j);
-		return 0;
+		return NULL;
 	}
-	pthread_mutex_lock(&jobs_lock);
-	started = !jobs_abandoned && pthread_create(&t, NULL, job_main, j) == 0;
-	if (!started)
-		j->refs = 1;
-	while (started && !j->done && !jobs_abandoned)
-		pthread_cond_wait(&jobs_done, &jobs_lock);
-	ok = j->done && j->ok;
-	finished = started && j->done;
-	if (started && !finished)
-		pthread_detach(t); /* abandoned: it ends on its own */
-	job_put(j);
-	pthread_mutex_unlock(&jobs_lock);
-	if (finished)
-		pthread_join(t, NULL); /* it is returning */
-	return ok;
-}
-
-void tcx_webconfig_abandon_checks(void)
-{
-	pthread_mutex_lock(&jobs_lock);
-	jobs_abandoned = 1;
-	pthread_cond_broadcast(&jobs_done);
-	pthread_mutex_unlock(&jobs_lock);
-}
-
-int tcx_webconfig_check_password(struct tcx_webconfig *wc, const char *user, const char *password)
-{
-	uint8_t digest[DIGEST_LEN];
-	const char *hash = NULL;
-	int cached = 0, have_digest, ok;
-	size_t i, ulen;
-
-	if (!wc || !user || !password)
-		return 0;
-	have_digest = cache_digest(wc, user, password, digest) == 0;
-	if (have_digest) {
-		pthread_mutex_lock(&wc->lock);
-		cached = cache_find(wc, digest);
-		pthread_mutex_unlock(&wc->lock);
-		if (cached) {
-			explicit_bzero(digest, sizeof(digest));
-			return 1;
-		}
-	}
-
+	j->have_digest = user && password && cache_digest(wc, user, password, j->digest) == 0;
 	/* every name is compared, so the time does not tell which matched */
-	ulen = strlen(user);
-	for (i = 0; i < wc->n_users; i++) {
+	for (i = 0; user && i < wc->n_users; i++) {
 		const char *name = wc->users[i].name;
 
 		if (ct_equal(user, ulen, name, strlen(name)))
 			hash = wc->users[i].hash;
 	}
-	ok = bcrypt_verify_abandonable(password, hash ? hash : wc->dummy) && hash;
-	if (ok && have_digest) {
-		pthread_mutex_lock(&wc->lock);
-		cache_add(wc, digest);
-		pthread_mutex_unlock(&wc->lock);
+	j->known = hash != NULL;
+	j->hash = hash ? hash : wc->dummy;
+	j->wc = tcx_webconfig_ref(wc);
+	j->key = client_key(client);
+	j->done = done;
+	j->arg = arg;
+	j->refs = 2;
+	pthread_mutex_lock(&checks_lock);
+	if (!checker_running) {
+		pthread_attr_t attr;
+		pthread_t t;
+
+		checker_running = pthread_attr_init(&attr) == 0;
+		if (checker_running) {
+			pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+			checker_running = pthread_create(&t, &attr, checker_main, NULL) == 0;
+			pthread_attr_destroy(&attr);
+		}
+		if (!checker_running) {
+			j->refs = 1;
+			check_put(j);
+			pthread_mutex_unlock(&checks_lock);
+			return NULL;
+		}
 	}
-	explicit_bzero(digest, sizeof(digest));
-	return ok;
+	j->queued = 1;
+	*queue_tail = j;
+	queue_tail = &j->next;
+	pthread_mutex_unlock(&checks_lock);
+	return j;
+}
+
+void tcx_webconfig_check_end(struct tcx_auth_check *j)
+{
+	struct tcx_auth_check **pp;
+
+	if (!j)
+		return;
+	pthread_mutex_lock(&checks_lock);
+	if (j->queued) {
+		for (pp = &queue_head; *pp != j; pp = &(*pp)->next)
+			;
+		*pp = j->next;
+		if (queue_tail == &j->next)
+			queue_tail = pp;
+		j->queued = 0;
+		j->refs--;
+	}
+	j->ended = 1;
+	check_put(j);
+	pthread_mutex_unlock(&checks_lock);
 }
 
 /* ---- mTLS ------------------------------------------------------------------------ */

@@ -13,6 +13,9 @@
  *       X-Frame-Options: deny      # on every response
  *   basic_auth_users:
  *     alice: $2y$10$...            # bcrypt
+ *   rate_limit:                    # failed password checks per client address
+ *     interval: 1s
+ *     burst: 10
  *
  * A key that tcexporter would not honour is an error, never ignored.
  * No I/O besides reading the files it names, no HTTP server calls: the HTTP
@@ -67,14 +70,37 @@ struct tcx_webconfig {
 	/* The hash an unknown user is checked against (so that it costs as much
 	 * as a known one): a fixed one, at the highest cost among the users. */
 	char dummy[61]; /* BCRYPT_LEN + 1 */
+	/* rate_limit, as exporter-toolkit's token bucket (a token every
+	 * interval, at most burst of them), but for failed password checks and
+	 * per client address: a check that fails takes a token from its
+	 * client's bucket, and a client with none left is refused without a
+	 * check. limit_interval_ns 0: no limit. Without rate_limit:
+	 * TCX_AUTH_LIMIT_INTERVAL_NS and TCX_AUTH_LIMIT_BURST. */
+	uint64_t limit_interval_ns;
+	uint64_t limit_burst;
 	/* A small cache of verified (user, password) pairs: bcrypt is slow on
 	 * purpose, and Prometheus scrapes every few seconds. Entries hold a
-	 * keyed digest, never the password. Serialised by the mutex. */
+	 * keyed digest, never the password. The buckets of the clients whose
+	 * checks failed, TCX_AUTH_LIMIT_CLIENTS at most. Serialised by the
+	 * mutex. */
 	pthread_mutex_t lock;
 	struct tcx_auth_cache_entry *cache;
 	size_t n_cache;
 	uint8_t cache_key[32]; /* random, per load */
+	struct tcx_auth_bucket *buckets;
+	size_t n_buckets;
 };
+
+/* The limit of failed password checks per client address when the web
+ * config has no rate_limit: 10 at once, then one a second. At cost 10
+ * (about 60 ms a check) an address gets 6% of the one thread that checks
+ * passwords, and a client that tries a wrong password once a second (a
+ * Prometheus whose secret changed) always gets its 401, never a 429. */
+#define TCX_AUTH_LIMIT_INTERVAL_NS 1000000000ULL
+#define TCX_AUTH_LIMIT_BURST       10
+/* The client addresses whose buckets are kept: beyond them, the fullest
+ * bucket (the one that would soon be full again, as a new one is) goes. */
+#define TCX_AUTH_LIMIT_CLIENTS 1024
 
 /* Load and validate a web config file. Every problem is reported through
  * errfn as "FILE:LINE:COL: message" (or "FILE: message" for file-level
@@ -95,15 +121,46 @@ void tcx_webconfig_unref(struct tcx_webconfig *wc);
  * that are not cached, from any client, pays for one. */
 #define TCX_BCRYPT_MAX_COST 14
 
-/* Basic auth: 1 when user/password match a configured user, 0 otherwise.
- * Always runs one bcrypt verification on a cache miss, against a fixed dummy
- * hash for unknown users, so that timing does not reveal which users exist;
+/* A client, as rate_limit counts them: its address. An IPv6 address
+ * counts as its /64 (the least one host is given), an IPv4-mapped one as
+ * the IPv4 address. */
+struct tcx_client {
+	int family; /* AF_INET, AF_INET6, or 0 (unknown: all such are one) */
+	unsigned char addr[16];
+};
+
+/* Basic auth, in two steps, so that the bcrypt of a check (tens of ms, up
+ * to a second) never runs in the thread that asks:
+ *   - tcx_webconfig_auth(): OK when (user, password) was verified before
+ *     (cached); LIMITED when a check would be needed and client has no
+ *     token left (*retry_s: the seconds until it has one); CHECK when a
+ *     check is needed: a token of client's is taken, given back if the
+ *     check succeeds;
+ *   - after CHECK, tcx_webconfig_check_start() queues the check; one thread
+ *     runs them, in order. It calls done(arg, ok) once it is over, unless
+ *     tcx_webconfig_check_end() came first; then tcx_webconfig_check_end()
+ *     lets go of it. done is called with a lock held that
+ *     tcx_webconfig_check_end() takes: once that returns, done has returned
+ *     or will never be called. done must not call into this module.
+ * A check runs one bcrypt verification, against a fixed dummy hash for
+ * unknown users, so that timing does not reveal which users exist, and
  * compares in constant time. Thread-safe. */
-int tcx_webconfig_check_password(struct tcx_webconfig *wc, const char *user, const char *password);
-/* From now on, checks in progress and new ones answer 0 at once (the bcrypt
- * of one in progress finishes in its own thread): for a shutdown, which
- * then waits for no password check. */
-void tcx_webconfig_abandon_checks(void);
+enum tcx_auth {
+	TCX_AUTH_OK,
+	TCX_AUTH_CHECK,
+	TCX_AUTH_LIMITED,
+};
+enum tcx_auth tcx_webconfig_auth(struct tcx_webconfig *wc, const struct tcx_client *client,
+                                 const char *user, const char *password, uint64_t *retry_s);
+struct tcx_auth_check;
+/* NULL when out of memory (the token taken stays taken). */
+struct tcx_auth_check *tcx_webconfig_check_start(struct tcx_webconfig *wc,
+                                                 const struct tcx_client *client, const char *user,
+                                                 const char *password,
+                                                 void (*done)(void *arg, int ok), void *arg);
+/* A check not begun yet is dropped; one in progress finishes in its thread
+ * (its result is still cached), without calling done. NULL: nothing. */
+void tcx_webconfig_check_end(struct tcx_auth_check *chk);
 
 /* mTLS: given the gnutls_session_t of a connection (as void * so this header
  * does not need GnuTLS), 0 when the client's certificate satisfies

@@ -6,7 +6,8 @@
  * (`cert`, `key`, `client_ca`) reaches GnuTLS's parsers. The loader must
  * report at least one error exactly when it refuses the file, and what it
  * accepts must be whole: a certificate with its key, users with bcrypt
- * hashes. */
+ * hashes, a rate_limit with a bucket of one token at least (and buckets to
+ * count in, with users). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(!wc->client_ca_pem || wc->cert_pem);
 	for (size_t i = 0; i < wc->n_users; i++)
 		FUZZ_CHECK(wc->users[i].name[0] && strlen(wc->users[i].hash) == 60);
+	FUZZ_CHECK(!wc->limit_interval_ns || wc->limit_burst >= 1);
+	FUZZ_CHECK(!wc->buckets == !(wc->n_users && wc->limit_interval_ns));
 	tcx_webconfig_unref(wc);
 	return 0;
 }

@@ -10,14 +10,16 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <crypt.h>
+#include <dirent.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <gnutls/gnutls.h>
@@ -209,6 +211,81 @@ static void bcrypt_hash(const char *password, char *out, size_t outlen)
 	bcrypt_hash_with("$2b$", password, out, outlen);
 }
 
+/* Basic auth as the HTTP server asks for it, waiting for the check when one
+ * is needed: 1 (verified), 0 (wrong), -1 (limited: refused without one). */
+struct waiter {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int done, ok;
+};
+
+static void on_checked(void *arg, int ok) /* in the checker's thread */
+{
+	struct waiter *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	w->ok = ok;
+	w->done = 1;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+static int check_from(struct tcx_webconfig *wc, const struct tcx_client *client, const char *user,
+                      const char *password)
+{
+	struct waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+	struct tcx_auth_check *chk;
+	uint64_t retry_s;
+
+	switch (tcx_webconfig_auth(wc, client, user, password, &retry_s)) {
+	case TCX_AUTH_OK:
+		return 1;
+	case TCX_AUTH_LIMITED:
+		assert_true(retry_s >= 1);
+		return -1;
+	case TCX_AUTH_CHECK:
+		break;
+	}
+	chk = tcx_webconfig_check_start(wc, client, user, password, on_checked, &w);
+	assert_non_null(chk);
+	pthread_mutex_lock(&w.lock);
+	while (!w.done)
+		pthread_cond_wait(&w.cond, &w.lock);
+	pthread_mutex_unlock(&w.lock);
+	tcx_webconfig_check_end(chk);
+	return w.ok;
+}
+
+static struct tcx_client v4(unsigned a, unsigned b, unsigned c, unsigned d)
+{
+	struct tcx_client k = {.family = AF_INET};
+
+	k.addr[0] = (unsigned char)a;
+	k.addr[1] = (unsigned char)b;
+	k.addr[2] = (unsigned char)c;
+	k.addr[3] = (unsigned char)d;
+	return k;
+}
+
+static struct tcx_client v6(const char *text)
+{
+	struct tcx_client k = {.family = AF_INET6};
+
+	assert_int_equal(inet_pton(AF_INET6, text, k.addr), 1);
+	return k;
+}
+
+/* check_from() from an address of its own each time: the tests of the
+ * limit per address choose theirs. */
+static int check_password(struct tcx_webconfig *wc, const char *user, const char *password)
+{
+	static atomic_uint n;
+	unsigned i = atomic_fetch_add(&n, 1);
+	struct tcx_client c = v4(10, (i >> 16) & 255, (i >> 8) & 255, i & 255);
+
+	return check_from(wc, &c, user, password);
+}
+
 /* ---- fixtures ------------------------------------------------------------------ */
 
 static int setup(void **state)
@@ -240,11 +317,33 @@ static int setup(void **state)
 	return 0;
 }
 
+/* The threads of this process (/proc/self/task). */
+static int n_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
 static int teardown(void **state)
 {
 	struct fx *fx = *state;
 	char cmd[128];
+	int i;
 
+	/* The checker thread ends once it has no check left (its last done
+	 * may have returned a moment ago): no thread is left running under
+	 * valgrind's leak check (tests/integration/valgrind.sh). */
+	for (i = 0; i < 1000 && n_threads() > 1; i++)
+		usleep(10000);
+	if (n_threads() > 1)
+		return -1;
 	if (!fx)
 		return 0;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
@@ -285,7 +384,7 @@ static void test_empty_file(void **state)
 		assert_int_equal(wc->n_users, 0);
 		assert_null(wc->users);
 		assert_int_equal(wc->n_cache, 0);
-		assert_int_equal(tcx_webconfig_check_password(wc, "alice", ALICE_PW), 0);
+		assert_int_equal(check_password(wc, "alice", ALICE_PW), 0);
 		assert_int_equal(tcx_webconfig_check_client_cert(wc, NULL, NULL, 0), 0);
 		tcx_webconfig_unref(wc);
 	}
@@ -483,7 +582,9 @@ static void test_everything(void **state)
 	assert_string_equal(wc->users[0].name, "alice");
 	assert_string_equal(wc->users[1].name, "bob");
 	assert_string_equal(wc->users[1].hash, fx->bob);
-	assert_int_equal(tcx_webconfig_check_password(wc, "bob", BOB_PW), 1);
+	assert_int_equal(check_password(wc, "bob", BOB_PW), 1);
+	assert_int_equal(wc->limit_interval_ns, 0); /* interval 0: no limit */
+	assert_null(wc->buckets);
 	/* the headers, kept for every response, in the file's order */
 	assert_int_equal(wc->n_headers, 5);
 	assert_string_equal(wc->headers[0].name, "Strict-Transport-Security");
@@ -498,11 +599,6 @@ static void test_everything(void **state)
 	assert_string_equal(wc->headers[4].value, "default-src 'self'");
 	tcx_webconfig_unref(wc);
 
-	/* rate_limit spelled as disabled in other ways */
-	wc = load_ok(fx, "rl.yml", "rate_limit:\n  interval: 0\n");
-	tcx_webconfig_unref(wc);
-	wc = load_ok(fx, "rl.yml", "rate_limit:\n  burst: 3\n");
-	tcx_webconfig_unref(wc);
 	wc = load_ok(fx, "rl.yml", "http_server_config:\n  http2: false\n  headers:\n");
 	assert_no_tls(wc);
 	assert_int_equal(wc->n_headers, 0);
@@ -882,15 +978,6 @@ static void test_unsupported(void **state)
 	              "remove it\n"
 	              "{W}:7:3: 'client_allowed_sans' is not supported by tcexporter; remove "
 	              "it\n");
-	expect_errors(fx, "bad.yml",
-	              "rate_limit:\n"
-	              "  interval: 1m30s\n"
-	              "  burst: 10\n",
-	              "{W}:1:1: 'rate_limit' is not supported by tcexporter; remove it or set "
-	              "interval: 0\n");
-	expect_errors(fx, "bad.yml", "rate_limit:\n  interval: 100ms\n",
-	              "{W}:1:1: 'rate_limit' is not supported by tcexporter; remove it or set "
-	              "interval: 0\n");
 }
 
 /* Every problem of a file, in one go. */
@@ -952,38 +1039,37 @@ static void test_password(void **state)
 	tcx_webconfig_unref(wc7);
 
 	assert_int_equal(wc->n_cache, 0);
-	assert_int_equal(tcx_webconfig_check_password(wc, "alice", ALICE_PW), 1);
+	assert_int_equal(check_password(wc, "alice", ALICE_PW), 1);
 	assert_int_equal(wc->n_cache, 1);
 	/* the second time from the cache: same answer, no new entry */
-	assert_int_equal(tcx_webconfig_check_password(wc, "alice", ALICE_PW), 1);
+	assert_int_equal(check_password(wc, "alice", ALICE_PW), 1);
 	assert_int_equal(wc->n_cache, 1);
 	/* a wrong password after a cached success */
-	assert_int_equal(tcx_webconfig_check_password(wc, "alice", "wonderlan"), 0);
-	assert_int_equal(tcx_webconfig_check_password(wc, "alice", ALICE_PW "x"), 0);
-	assert_int_equal(tcx_webconfig_check_password(wc, "alice", ""), 0);
-	assert_int_equal(tcx_webconfig_check_password(wc, "alice", BOB_PW), 0);
+	assert_int_equal(check_password(wc, "alice", "wonderlan"), 0);
+	assert_int_equal(check_password(wc, "alice", ALICE_PW "x"), 0);
+	assert_int_equal(check_password(wc, "alice", ""), 0);
+	assert_int_equal(check_password(wc, "alice", BOB_PW), 0);
 	assert_int_equal(wc->n_cache, 1);
 	/* the right password of another user, unknown users, near names */
-	assert_int_equal(tcx_webconfig_check_password(wc, "bob", ALICE_PW), 0);
-	assert_int_equal(tcx_webconfig_check_password(wc, "mallory", ALICE_PW), 0);
-	assert_int_equal(tcx_webconfig_check_password(wc, "alic", ALICE_PW), 0);
-	assert_int_equal(tcx_webconfig_check_password(wc, "alicealice", ALICE_PW), 0);
-	assert_int_equal(tcx_webconfig_check_password(wc, "", ALICE_PW), 0);
-	assert_int_equal(tcx_webconfig_check_password(wc, "Alice", ALICE_PW), 0);
+	assert_int_equal(check_password(wc, "bob", ALICE_PW), 0);
+	assert_int_equal(check_password(wc, "mallory", ALICE_PW), 0);
+	assert_int_equal(check_password(wc, "alic", ALICE_PW), 0);
+	assert_int_equal(check_password(wc, "alicealice", ALICE_PW), 0);
+	assert_int_equal(check_password(wc, "", ALICE_PW), 0);
+	assert_int_equal(check_password(wc, "Alice", ALICE_PW), 0);
 	assert_int_equal(wc->n_cache, 1);
-	assert_int_equal(tcx_webconfig_check_password(wc, "bob", BOB_PW), 1);
+	assert_int_equal(check_password(wc, "bob", BOB_PW), 1);
 	assert_int_equal(wc->n_cache, 2);
-	assert_int_equal(tcx_webconfig_check_password(wc, NULL, BOB_PW), 0);
-	assert_int_equal(tcx_webconfig_check_password(wc, "bob", NULL), 0);
-	assert_int_equal(tcx_webconfig_check_password(NULL, "bob", BOB_PW), 0);
+	assert_int_equal(check_password(wc, NULL, BOB_PW), 0);
+	assert_int_equal(check_password(wc, "bob", NULL), 0);
 	/* the cache key is per load: a new load starts empty and still agrees */
 	{
 		struct tcx_webconfig *wc2 = load_users(fx);
 
 		assert_int_equal(wc2->n_cache, 0);
 		assert_memory_not_equal(wc->cache_key, wc2->cache_key, sizeof(wc->cache_key));
-		assert_int_equal(tcx_webconfig_check_password(wc2, "alice", ALICE_PW), 1);
-		assert_int_equal(tcx_webconfig_check_password(wc2, "alice", BOB_PW), 0);
+		assert_int_equal(check_password(wc2, "alice", ALICE_PW), 1);
+		assert_int_equal(check_password(wc2, "alice", BOB_PW), 0);
 		tcx_webconfig_unref(wc2);
 	}
 	tcx_webconfig_unref(wc);
@@ -1002,10 +1088,10 @@ static void test_password_variants(void **state)
 	snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  carol: %s\n  dave: %s\n", y, a);
 	wc = load_ok(fx, "variants.yml", yaml);
 	assert_string_equal(wc->users[0].hash, y);
-	assert_int_equal(tcx_webconfig_check_password(wc, "carol", "pw-y"), 1);
-	assert_int_equal(tcx_webconfig_check_password(wc, "carol", "pw-a"), 0);
-	assert_int_equal(tcx_webconfig_check_password(wc, "dave", "pw-a"), 1);
-	assert_int_equal(tcx_webconfig_check_password(wc, "dave", "pw-y"), 0);
+	assert_int_equal(check_password(wc, "carol", "pw-y"), 1);
+	assert_int_equal(check_password(wc, "carol", "pw-a"), 0);
+	assert_int_equal(check_password(wc, "dave", "pw-a"), 1);
+	assert_int_equal(check_password(wc, "dave", "pw-y"), 0);
 	tcx_webconfig_unref(wc);
 }
 
@@ -1014,7 +1100,7 @@ static void test_password_no_users(void **state)
 	struct fx *fx = *state;
 	struct tcx_webconfig *wc = load_ok(fx, "nousers.yml", "basic_auth_users: {}\n");
 
-	assert_int_equal(tcx_webconfig_check_password(wc, "alice", ALICE_PW), 0);
+	assert_int_equal(check_password(wc, "alice", ALICE_PW), 0);
 	assert_int_equal(wc->n_cache, 0);
 	tcx_webconfig_unref(wc);
 }
@@ -1043,12 +1129,12 @@ static void test_password_cache_bound(void **state)
 	assert_int_equal(wc->n_users, N);
 	for (i = 0; i < N; i++) {
 		snprintf(pw, sizeof(pw), "pw%d", i);
-		assert_int_equal(tcx_webconfig_check_password(wc, wc->users[i].name, pw), 1);
+		assert_int_equal(check_password(wc, wc->users[i].name, pw), 1);
 		assert_int_equal(wc->n_cache, i < 64 ? (size_t)i + 1 : 64);
 	}
 	/* u0 was evicted: verified again (and cached again) all the same */
-	assert_int_equal(tcx_webconfig_check_password(wc, "u0", "pw0"), 1);
-	assert_int_equal(tcx_webconfig_check_password(wc, "u0", "pw1"), 0);
+	assert_int_equal(check_password(wc, "u0", "pw0"), 1);
+	assert_int_equal(check_password(wc, "u0", "pw1"), 0);
 	assert_int_equal(wc->n_cache, 64);
 	tcx_webconfig_unref(wc);
 }
@@ -1065,11 +1151,11 @@ static void *password_worker(void *arg)
 	int i;
 
 	for (i = 0; i < 6; i++) {
-		w->wrong += tcx_webconfig_check_password(w->wc, "alice", ALICE_PW) != 1;
-		w->wrong += tcx_webconfig_check_password(w->wc, "alice", BOB_PW) != 0;
-		w->wrong += tcx_webconfig_check_password(w->wc, "bob", BOB_PW) != 1;
-		w->wrong += tcx_webconfig_check_password(w->wc, (w->id & 1) ? "eve" : "bob",
-		                                         (w->id & 1) ? BOB_PW : ALICE_PW) != 0;
+		w->wrong += check_password(w->wc, "alice", ALICE_PW) != 1;
+		w->wrong += check_password(w->wc, "alice", BOB_PW) != 0;
+		w->wrong += check_password(w->wc, "bob", BOB_PW) != 1;
+		w->wrong += check_password(w->wc, (w->id & 1) ? "eve" : "bob",
+		                           (w->id & 1) ? BOB_PW : ALICE_PW) != 0;
 	}
 	return NULL;
 }
@@ -1326,70 +1412,301 @@ static void test_bcrypt_cost_limit(void **state)
 	              "request would pay for it: htpasswd -nBC 10 \"\" | tr -d ':\\n')\n");
 }
 
-struct check_arg {
-	struct tcx_webconfig *wc;
-	int ok;
-};
+/* ---- rate_limit -------------------------------------------------------------------- */
 
-static void *check_thread(void *p)
+/* The limit exporter-toolkit's keys set: a token every interval (a Go
+ * duration), burst of them at most; the default without rate_limit; off
+ * with interval 0, or none. */
+static void test_rate_limit_config(void **state)
 {
-	struct check_arg *a = p;
+	static const struct {
+		const char *interval;
+		uint64_t ns;
+	} durations[] = {
+	        {"1s", 1000000000ULL},
+	        {"1m30s", 90000000000ULL},
+	        {"250ms", 250000000ULL},
+	        {"1.5h", 5400000000000ULL},
+	        {"100us", 100000ULL},
+	        {"100\u00b5s", 100000ULL}, /* micro sign */
+	        {"100\u03bcs", 100000ULL}, /* Greek mu */
+	        {"7ns", 7},
+	        {".5s", 500000000ULL},
+	        {"1.s", 1000000000ULL},
+	        {"0.29s", 290000000ULL},
+	        {"1h2m3.5s", 3723500000000ULL},
+	        {"2562047h", 9223369200000000000ULL}, /* Go's longest whole hours */
+	        {"9223372036854775807ns", 9223372036854775807ULL},
+	};
+	static const char *const off[] = {
+	        "rate_limit:\n  interval: 0\n",
+	        "rate_limit:\n  interval: 0s\n  burst: 0\n",
+	        "rate_limit:\n  interval: 0.0h\n",
+	        "rate_limit:\n  burst: 3\n",
+	        "rate_limit: {}\n",
+	        "rate_limit:\n",
+	};
+	struct fx *fx = *state;
+	struct tcx_webconfig *wc;
+	char yaml[512];
+	size_t i;
 
-	a->ok = tcx_webconfig_check_password(a->wc, "mallory", "guess");
-	return NULL;
+	snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  alice: %s\n", fx->alice);
+	wc = load_ok(fx, "rl.yml", yaml);
+	assert_int_equal(wc->limit_interval_ns, TCX_AUTH_LIMIT_INTERVAL_NS);
+	assert_int_equal(wc->limit_burst, TCX_AUTH_LIMIT_BURST);
+	assert_non_null(wc->buckets);
+	tcx_webconfig_unref(wc);
+	for (i = 0; i < sizeof(durations) / sizeof(durations[0]); i++) {
+		snprintf(yaml, sizeof(yaml),
+		         "basic_auth_users:\n  alice: %s\nrate_limit:\n  interval: \"%s\"\n"
+		         "  burst: 7\n",
+		         fx->alice, durations[i].interval);
+		wc = load_ok(fx, "rl.yml", yaml);
+		assert_int_equal(wc->limit_interval_ns, durations[i].ns);
+		assert_int_equal(wc->limit_burst, 7);
+		tcx_webconfig_unref(wc);
+	}
+	/* off: interval 0 in any spelling, or none; also without users */
+	for (i = 0; i < sizeof(off) / sizeof(off[0]); i++) {
+		snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  alice: %s\n%s", fx->alice,
+		         off[i]);
+		wc = load_ok(fx, "rl.yml", yaml);
+		assert_int_equal(wc->limit_interval_ns, 0);
+		assert_null(wc->buckets);
+		tcx_webconfig_unref(wc);
+		wc = load_ok(fx, "rl.yml", off[i]);
+		assert_int_equal(wc->limit_interval_ns, 0);
+		tcx_webconfig_unref(wc);
+	}
 }
 
-/* A check in progress answers 0 at once when checks are abandoned, as SIGTERM
- * does, and later ones do not start. In a child: abandoning is for good. The
- * hash costs 12 (a quarter of a second, much more under valgrind), and the
- * child waits for the abandoned bcrypt to end before it exits, so that no
- * thread is left running under valgrind's leak check. */
-static void test_password_abandoned(void **state)
+static void test_rate_limit_errors(void **state)
+{
+	static const char *const bad[] = {
+	        "1",   "-1s", "+1s",  "1d", "s",     ".s", "1.2.3s",
+	        "1 s", "1s ", "1sec", "1S", "5m-3s", "",
+	};
+	struct fx *fx = *state;
+	char yaml[512], want[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(yaml, sizeof(yaml),
+		         "basic_auth_users:\n  alice: %s\nrate_limit:\n  interval: \"%s\"\n"
+		         "  burst: 1\n",
+		         fx->alice, bad[i]);
+		snprintf(want, sizeof(want),
+		         "{W}:4:13: invalid interval '%s': must be a duration such as 0, 1s or "
+		         "100ms\n",
+		         bad[i]);
+		expect_errors(fx, "rl.yml", yaml, want);
+	}
+	snprintf(yaml, sizeof(yaml),
+	         "basic_auth_users:\n  alice: %s\nrate_limit:\n  interval: 2562048h\n"
+	         "  burst: 1\n",
+	         fx->alice);
+	expect_errors(fx, "rl.yml", yaml,
+	              "{W}:4:13: invalid interval '2562048h': longer than the longest Go "
+	              "duration (2562047h)\n");
+	snprintf(yaml, sizeof(yaml),
+	         "basic_auth_users:\n  alice: %s\nrate_limit:\n  interval: 9223372036854775808ns\n",
+	         fx->alice);
+	expect_errors(fx, "rl.yml", yaml,
+	              "{W}:4:13: invalid interval '9223372036854775808ns': longer than the "
+	              "longest Go duration (2562047h)\n");
+	/* a bucket of 0 would refuse every password: exporter-toolkit's default */
+	snprintf(yaml, sizeof(yaml),
+	         "basic_auth_users:\n  alice: %s\nrate_limit:\n  interval: 1s\n  burst: 0\n",
+	         fx->alice);
+	expect_errors(fx, "rl.yml", yaml,
+	              "{W}:5:10: invalid burst '0': must be 1 or more with an interval (with 0, "
+	              "no password could be checked)\n");
+	snprintf(yaml, sizeof(yaml),
+	         "basic_auth_users:\n  alice: %s\nrate_limit:\n  interval: 1s\n", fx->alice);
+	expect_errors(fx, "rl.yml", yaml,
+	              "{W}:3:1: 'rate_limit' with an interval needs a burst of 1 or more "
+	              "(exporter-toolkit's default of 0 would refuse every password)\n");
+	snprintf(yaml, sizeof(yaml),
+	         "basic_auth_users:\n  alice: %s\nrate_limit:\n  interval: [1s]\n  burst: many\n"
+	         "  rate: 3\n",
+	         fx->alice);
+	expect_errors(fx, "rl.yml", yaml,
+	              "{W}:4:13: 'interval' must be a scalar, got a sequence\n"
+	              "{W}:5:10: invalid burst 'many': must be an integer from 0 to 9999999999\n"
+	              "{W}:6:3: unknown key 'rate' in rate_limit (expected one of: interval, "
+	              "burst)\n");
+	/* tcexporter's limit is of failed password checks: with no users, it
+	 * would limit nothing (exporter-toolkit's limits every request) */
+	expect_errors(fx, "rl.yml", "rate_limit:\n  interval: 1s\n  burst: 5\n",
+	              "{W}:1:1: 'rate_limit' limits failed password checks, and there is no "
+	              "basic_auth_users: remove it or set interval: 0\n");
+	expect_errors(fx, "rl.yml",
+	              "rate_limit:\n  interval: 1s\n  burst: 5\nbasic_auth_users: {}\n",
+	              "{W}:1:1: 'rate_limit' limits failed password checks, and there is no "
+	              "basic_auth_users: remove it or set interval: 0\n");
+}
+
+/* Failed checks are counted per client: a burst, then one an interval; a
+ * check that succeeds costs nothing; a verified (cached) pair is never
+ * refused. IPv6 addresses count by /64, IPv4-mapped ones as IPv4. */
+static void test_rate_limit_clients(void **state)
 {
 	struct fx *fx = *state;
-	char yaml[512], c12[64];
-	int status;
-	pid_t pid;
+	struct tcx_client a = v4(192, 0, 2, 1), b = v4(192, 0, 2, 2), c = v4(192, 0, 2, 3);
+	struct tcx_client d1 = v6("2001:db8::1"), d2 = v6("2001:db8::ffff:2"),
+	                  e = v6("2001:db8:0:1::1"), m = v6("::ffff:192.0.2.7"),
+	                  m4 = v4(192, 0, 2, 7);
+	struct tcx_webconfig *wc;
+	char yaml[512];
+	uint64_t retry_s;
+	int i;
 
-	snprintf(c12, sizeof(c12), "%.4s12%s", fx->alice, fx->alice + 6);
-	snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  alice: %s\n", c12);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct check_arg a = {load_ok(fx, "c12.yml", yaml), -1};
-		double t0 = tcx_clock_s(CLOCK_MONOTONIC), full, abandoned, next;
-		pthread_t t;
+	snprintf(yaml, sizeof(yaml),
+	         "basic_auth_users:\n  alice: %s\n  bob: %s\nrate_limit:\n  interval: 1h\n"
+	         "  burst: 3\n",
+	         fx->alice, fx->bob);
+	wc = load_ok(fx, "rl.yml", yaml);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(check_from(wc, &a, "alice", "wrong"), 0);
+	assert_int_equal(tcx_webconfig_auth(wc, &a, "alice", "wrong", &retry_s), TCX_AUTH_LIMITED);
+	assert_true(retry_s >= 3599 && retry_s <= 3600);
+	/* unknown users and right passwords not verified yet are refused too */
+	assert_int_equal(check_from(wc, &a, "mallory", "x"), -1);
+	assert_int_equal(check_from(wc, &a, "alice", ALICE_PW), -1);
+	/* other addresses are not; once verified, a pair passes from any */
+	assert_int_equal(check_from(wc, &b, "alice", ALICE_PW), 1);
+	assert_int_equal(check_from(wc, &a, "alice", ALICE_PW), 1);
+	assert_int_equal(check_from(wc, &a, "alice", "wrong"), -1);
+	/* successes give their token back: c's 3 failures still get checked */
+	assert_int_equal(check_from(wc, &c, "bob", BOB_PW), 1);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(check_from(wc, &c, "bob", "wrong"), 0);
+	assert_int_equal(check_from(wc, &c, "bob", "wrong"), -1);
+	/* one /64 */
+	for (i = 0; i < 3; i++)
+		assert_int_equal(check_from(wc, &d1, "bob", "wrong"), 0);
+	assert_int_equal(check_from(wc, &d2, "bob", "wrong"), -1);
+	assert_int_equal(check_from(wc, &e, "bob", "wrong"), 0);
+	/* an IPv4-mapped address is its IPv4 address */
+	for (i = 0; i < 3; i++)
+		assert_int_equal(check_from(wc, &m, "bob", "wrong"), 0);
+	assert_int_equal(check_from(wc, &m4, "bob", "wrong"), -1);
+	tcx_webconfig_unref(wc);
 
-		/* the time of one check, to compare with */
-		if (tcx_webconfig_check_password(a.wc, "mallory", "guess") != 0)
-			_exit(10);
-		full = tcx_clock_s(CLOCK_MONOTONIC) - t0;
-		t0 = tcx_clock_s(CLOCK_MONOTONIC);
-		if (pthread_create(&t, NULL, check_thread, &a))
-			_exit(11);
-		usleep((useconds_t)(full * 1e6 / 10));
-		tcx_webconfig_abandon_checks();
-		pthread_join(t, NULL);
-		abandoned = tcx_clock_s(CLOCK_MONOTONIC) - t0;
-		t0 = tcx_clock_s(CLOCK_MONOTONIC);
-		if (tcx_webconfig_check_password(a.wc, "alice", "guess") != 0)
-			_exit(12);
-		next = tcx_clock_s(CLOCK_MONOTONIC) - t0;
-		fprintf(stderr, "a check: %.3f s; abandoned after %.3f s; the next: %.3f s\n", full,
-		        abandoned, next);
-		usleep((useconds_t)(full * 1.5e6)); /* the abandoned bcrypt ends */
-		tcx_webconfig_unref(a.wc);
-		if (a.ok != 0)
-			_exit(13);
-		/* Under valgrind (tests/integration/valgrind.sh), threads take turns
-		 * at valgrind's pace: the times say nothing there, the results do. */
-		if (getenv("TCX_VALGRIND"))
-			_exit(0);
-		_exit(abandoned > full / 2 ? 14 : next > full / 10 ? 15 : 0);
+	/* refilled: a token every 50 ms */
+	snprintf(yaml, sizeof(yaml),
+	         "basic_auth_users:\n  alice: %s\nrate_limit:\n  interval: 50ms\n  burst: 1\n",
+	         fx->alice);
+	wc = load_ok(fx, "rl.yml", yaml);
+	assert_int_equal(tcx_webconfig_auth(wc, &a, "alice", "wrong", &retry_s), TCX_AUTH_CHECK);
+	assert_int_equal(tcx_webconfig_auth(wc, &a, "alice", "wrong", &retry_s), TCX_AUTH_LIMITED);
+	assert_int_equal(retry_s, 1); /* whole seconds, rounded up */
+	usleep(120000);
+	assert_int_equal(tcx_webconfig_auth(wc, &a, "alice", "wrong", &retry_s), TCX_AUTH_CHECK);
+	tcx_webconfig_unref(wc);
+
+	/* off: no client is ever refused */
+	snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  alice: %s\nrate_limit:\n  interval: 0\n",
+	         fx->alice);
+	wc = load_ok(fx, "rl.yml", yaml);
+	for (i = 0; i < 100; i++)
+		assert_int_equal(tcx_webconfig_auth(wc, &a, "alice", "wrong", &retry_s),
+		                 TCX_AUTH_CHECK);
+	tcx_webconfig_unref(wc);
+}
+
+/* Past TCX_AUTH_LIMIT_CLIENTS addresses, a new one takes the place of the
+ * fullest bucket (of the same ones, the oldest). */
+static void test_rate_limit_eviction(void **state)
+{
+	struct fx *fx = *state;
+	struct tcx_webconfig *wc;
+	struct tcx_client k;
+	char yaml[512];
+	uint64_t retry_s;
+	unsigned i;
+
+	snprintf(yaml, sizeof(yaml),
+	         "basic_auth_users:\n  alice: %s\nrate_limit:\n  interval: 1h\n  burst: 1\n",
+	         fx->alice);
+	wc = load_ok(fx, "rl.yml", yaml);
+	for (i = 0; i <= TCX_AUTH_LIMIT_CLIENTS; i++) {
+		k = v4(198, 18, i >> 8, i & 255);
+		assert_int_equal(tcx_webconfig_auth(wc, &k, "alice", "wrong", &retry_s),
+		                 TCX_AUTH_CHECK);
 	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(wc->n_buckets, TCX_AUTH_LIMIT_CLIENTS);
+	k = v4(198, 18, 0, 1);
+	assert_int_equal(tcx_webconfig_auth(wc, &k, "alice", "wrong", &retry_s), TCX_AUTH_LIMITED);
+	k = v4(198, 18, 0, 0); /* the first one's bucket went to the last one */
+	assert_int_equal(tcx_webconfig_auth(wc, &k, "alice", "wrong", &retry_s), TCX_AUTH_CHECK);
+	tcx_webconfig_unref(wc);
+}
+
+/* ---- ending checks ----------------------------------------------------------------- */
+
+struct ended {
+	int called;
+};
+
+static void on_ended_check(void *arg, int ok)
+{
+	(void)ok;
+	((struct ended *)arg)->called = 1;
+}
+
+/* tcx_webconfig_check_end() never waits for a bcrypt, as a shutdown must
+ * not: ending a check in progress returns at once, its done is never
+ * called, and its result is still cached; a check ended before it began
+ * never runs (its right password is not cached). The hash costs 12 (a
+ * quarter of a second, much more under valgrind). */
+static void test_check_end(void **state)
+{
+	struct fx *fx = *state;
+	struct tcx_client k = v4(203, 0, 113, 1);
+	struct ended a = {0}, b = {0};
+	struct tcx_auth_check *ca, *cb;
+	struct tcx_webconfig *wc;
+	char yaml[512], alice12[64], bob12[64];
+	double t0, full, end_a;
+	uint64_t retry_s;
+	struct crypt_data *data = calloc(1, sizeof(*data));
+	char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+
+	assert_non_null(data);
+	assert_non_null(crypt_gensalt_rn("$2b$", 12, NULL, 0, salt, sizeof(salt)));
+	snprintf(alice12, sizeof(alice12), "%s", crypt_r(ALICE_PW, salt, data));
+	snprintf(bob12, sizeof(bob12), "%s", crypt_r(BOB_PW, salt, data));
+	free(data);
+	snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  alice: %s\n  bob: %s\n", alice12, bob12);
+	wc = load_ok(fx, "c12.yml", yaml);
+	/* the time of one check, to compare with */
+	t0 = tcx_clock_s(CLOCK_MONOTONIC);
+	assert_int_equal(check_from(wc, &k, "mallory", "guess"), 0);
+	full = tcx_clock_s(CLOCK_MONOTONIC) - t0;
+
+	ca = tcx_webconfig_check_start(wc, &k, "alice", ALICE_PW, on_ended_check, &a);
+	cb = tcx_webconfig_check_start(wc, &k, "bob", BOB_PW, on_ended_check, &b);
+	assert_non_null(ca);
+	assert_non_null(cb);
+	tcx_webconfig_check_end(cb); /* queued behind alice's */
+	usleep((useconds_t)(full * 1e6 / 2));
+	t0 = tcx_clock_s(CLOCK_MONOTONIC);
+	tcx_webconfig_check_end(ca); /* in progress */
+	end_a = tcx_clock_s(CLOCK_MONOTONIC) - t0;
+	/* one more, after them: once it is done, theirs are over */
+	assert_int_equal(check_from(wc, &k, "mallory", "guess"), 0);
+	fprintf(stderr, "a check: %.3f s; ending one in progress: %.6f s\n", full, end_a);
+	assert_int_equal(a.called, 0);
+	assert_int_equal(b.called, 0);
+	assert_int_equal(tcx_webconfig_auth(wc, &k, "alice", ALICE_PW, &retry_s), TCX_AUTH_OK);
+	assert_int_equal(tcx_webconfig_auth(wc, &k, "bob", BOB_PW, &retry_s), TCX_AUTH_CHECK);
+	tcx_webconfig_unref(wc);
+	/* Under valgrind (tests/integration/valgrind.sh), threads take turns
+	 * at valgrind's pace: the times say nothing there, the results do. */
+	if (!getenv("TCX_VALGRIND"))
+		assert_true(end_a < full / 4);
 }
 
 int main(void)
@@ -1420,7 +1737,11 @@ int main(void)
 	        cmocka_unit_test(test_password_cache_bound),
 	        cmocka_unit_test(test_password_threads),
 	        cmocka_unit_test(test_bcrypt_cost_limit),
-	        cmocka_unit_test(test_password_abandoned),
+	        cmocka_unit_test(test_rate_limit_config),
+	        cmocka_unit_test(test_rate_limit_errors),
+	        cmocka_unit_test(test_rate_limit_clients),
+	        cmocka_unit_test(test_rate_limit_eviction),
+	        cmocka_unit_test(test_check_end),
 	        cmocka_unit_test(test_client_cert_require_verify),
 	        cmocka_unit_test(test_client_cert_verify_if_given),
 	        cmocka_unit_test(test_client_cert_require_any),
