@@ -116,8 +116,9 @@ struct tcx_http {
 	struct tcx_webconfig *web; /* what the TLS settings of these daemons came from */
 	unsigned max_connections;  /* per server, as fits in RLIMIT_NOFILE */
 	uint64_t deadline_ms;      /* for a whole request */
-	pthread_mutex_t lock;      /* the servers' connection lists and counts, closing, quiet, pending */
-	pthread_cond_t wake;       /* the reaper waits on it (CLOCK_MONOTONIC) */
+	pthread_mutex_t
+	        lock;        /* the servers' connection lists and counts, closing, quiet, pending */
+	pthread_cond_t wake; /* the reaper waits on it (CLOCK_MONOTONIC) */
 	pthread_t reaper;
 	int reaper_running, stop;
 	size_t closing; /* connections shut down here whose descriptor is still open */
