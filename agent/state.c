@@ -38,7 +38,9 @@ void tcx_state_selfstats(struct tcx_state *st, const struct tcx_snapshot *snap,
 	for (unsigned i = 0; i < TCX_HTTP_CODES; i++)
 		out->http_requests_total[i] =
 		        atomic_load_explicit(&st->http_requests[i], memory_order_relaxed);
-	out->http_responses_cut_total = atomic_load_explicit(&st->http_cut, memory_order_relaxed);
+	for (unsigned i = 0; i < TCX_CUT__MAX; i++)
+		out->http_responses_cut_total[i] =
+		        atomic_load_explicit(&st->http_cut[i], memory_order_relaxed);
 	out->snapshot_age_s = tcx_clock_s(CLOCK_REALTIME) - tcx_ts_s(snap->taken);
 	if (out->snapshot_age_s < 0)
 		out->snapshot_age_s = 0;
