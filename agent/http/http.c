@@ -28,18 +28,18 @@
  *     above it, for the connections closed here that its threads have not
  *     cleaned up yet.
  *
- * Slow readers. A connection sending an answer of /metrics holds a reference
- * to the exposition it is from (struct conn's expo; it is on the servers'
- * readers list, rd_head, oldest exposition first) until the answer is done: a client that
- * reads slowly keeps that collection (its snapshot, the label text and the
- * bodies rendered ahead) after a newer one is published, and a reader
- * opened every interval would keep one collection each. So each time a
- * collection is published (tcx_http_published()), the collections replaced
- * that answers still hold are counted, from the newest; past max_stale_mib,
- * the connections reading the older ones are closed. The current collection
- * is never counted: Prometheus's scrape, which reads it at once, is never
- * closed, nor one that spans a publication while max_stale_mib holds a
- * collection.
+ * Slow readers. A connection sending an answer of /metrics holds a
+ * reference to the exposition it is from (struct conn's expo; it is on the
+ * servers' readers list, rd_head, oldest exposition first) until the answer
+ * is done: a client that reads slowly keeps that collection (its snapshot,
+ * the label text and the bodies rendered ahead) after a newer one is
+ * published, and a reader opened every interval would keep one collection
+ * each. So each time a collection is published (tcx_http_published()), the
+ * collections replaced that answers still hold are counted, from the
+ * newest; past max_stale_mib, the connections reading the older ones are
+ * closed. The current collection is never counted: Prometheus's scrape,
+ * which reads it at once, is never closed, nor one that spans a publication
+ * while max_stale_mib holds a collection.
  *
  * "Closing" is shutdown() of the socket: the connection's thread sees the end
  * of the stream and closes it as if the client had. It is done under
