@@ -40,7 +40,6 @@ struct daemon {
 	struct tcx_state st;
 	const char *config_path;                       /* NULL: the built-in configuration */
 	const struct tcx_http_override *http_override; /* the command line's */
-	struct tcx_http *http;
 	struct tcx_config *http_cfg; /* one whose http section the servers run with */
 	pthread_t collector;
 	int ready_sent;
@@ -159,6 +158,7 @@ static void *collector_main(void *arg)
 			old = st->expo;
 			st->expo = e;
 			clock_gettime(CLOCK_MONOTONIC, &st->last_publish);
+			tcx_http_published(st->http, e);
 			pthread_mutex_unlock(&st->lock);
 			tcx_expo_unref(old);
 #ifdef HAVE_SNMP
@@ -243,7 +243,8 @@ static int http_changed(const struct daemon *d, const struct tcx_http_cfg *h,
 	const struct tcx_http_cfg *o = &d->http_cfg->http;
 
 	if (o->n_listen != h->n_listen || o->max_connections != h->max_connections ||
-	    o->max_connections_per_ip != h->max_connections_per_ip || o->timeout_s != h->timeout_s)
+	    o->max_connections_per_ip != h->max_connections_per_ip ||
+	    o->timeout_s != h->timeout_s || o->max_stale_mib != h->max_stale_mib)
 		return 1;
 	for (size_t i = 0; i < h->n_listen; i++)
 		if (strcmp(o->listen[i], h->listen[i]) != 0)
@@ -254,6 +255,18 @@ static int http_changed(const struct daemon *d, const struct tcx_http_cfg *h,
 	       !same_str(w->client_ca_pem, oldw->client_ca_pem) ||
 	       w->client_auth != oldw->client_auth ||
 	       !same_str(w->tls_priorities, oldw->tls_priorities);
+}
+
+/* The servers become h (st->http, which the collector reads under the
+ * lock); the old ones finish what they have and stop. */
+static void replace_http(struct tcx_state *st, struct tcx_http *h)
+{
+	struct tcx_http *old = st->http;
+
+	pthread_mutex_lock(&st->lock);
+	st->http = h;
+	pthread_mutex_unlock(&st->lock);
+	tcx_http_stop(old);
 }
 
 static void reload(struct daemon *d)
@@ -281,21 +294,19 @@ static void reload(struct daemon *d)
 	oldweb = tcx_webconfig_ref(st->web);
 	pthread_mutex_unlock(&st->lock);
 	if (http_changed(d, &cfg->http, web, oldweb)) {
-		nh = tcx_http_start(st, &cfg->http, web, d->http, err, sizeof(err));
-		if (!nh && tcx_http_handed_over(d->http)) {
+		nh = tcx_http_start(st, &cfg->http, web, st->http, err, sizeof(err));
+		if (!nh && tcx_http_handed_over(st->http)) {
 			/* Some old servers stopped accepting already: serve the old
 			 * settings from fresh servers (on the listen sockets of the
 			 * old ones that still accept), then retire the old ones. */
 			char err2[300];
 			struct tcx_http *again = tcx_http_start(st, &d->http_cfg->http, oldweb,
-			                                        d->http, err2, sizeof(err2));
+			                                        st->http, err2, sizeof(err2));
 
-			if (again) {
-				tcx_http_stop(d->http);
-				d->http = again;
-			} else {
+			if (again)
+				replace_http(st, again);
+			else
 				log_err("cannot restore the HTTP servers: %s", err2);
-			}
 		}
 		if (!nh) {
 			log_err("reload rejected: %s; keeping the running configuration", err);
@@ -324,10 +335,8 @@ static void reload(struct daemon *d)
 	st->last_reload_ts = tcx_clock_s(CLOCK_REALTIME);
 	pthread_cond_signal(&st->wake);
 	pthread_mutex_unlock(&st->lock);
-	if (nh) {
-		tcx_http_stop(d->http); /* drains what it still has; the new ones listen */
-		d->http = nh;
-	}
+	if (nh)
+		replace_http(st, nh);
 	/* the servers run with cfg's http section (equal to the old one when
 	 * they were kept): holding the old configuration would hold its cookies */
 	tcx_config_unref(d->http_cfg);
@@ -381,8 +390,8 @@ int tcx_daemon_main(const char *config_path, const struct tcx_http_override *htt
 	st->last_reload_ok = 1;
 	st->last_reload_ts = tcx_clock_s(CLOCK_REALTIME);
 
-	d->http = tcx_http_start(st, &st->cfg->http, st->web, NULL, err, sizeof(err));
-	if (!d->http) {
+	st->http = tcx_http_start(st, &st->cfg->http, st->web, NULL, err, sizeof(err));
+	if (!st->http) {
 		log_err("%s", err);
 		ret = 1;
 		goto out;
@@ -437,7 +446,7 @@ out:
 #ifdef HAVE_SNMP
 	tcx_snmp_stop(d->snmp);
 #endif
-	tcx_http_stop(d->http);
+	tcx_http_stop(st->http);
 	tcx_expo_unref(st->expo);
 	tcx_webconfig_unref(st->web);
 	tcx_config_unref(st->cfg);

@@ -20,6 +20,13 @@ unsigned tcx_http_code_slot(unsigned code);
  * memory left (EMFILE, ENFILE, ENOMEM, ENOBUFS), anything else. */
 #define TCX_ACCEPT_CAUSES 2
 extern const char *const tcx_accept_causes[TCX_ACCEPT_CAUSES];
+/* Why a response of /metrics was cut short (its connection closed), the
+ * reason label of tc_exporter_http_responses_cut_total. */
+enum tcx_cut_reason {
+	TCX_CUT_RENDER = 0, /* its rendering failed once its status had been sent */
+	TCX_CUT_MEMORY,     /* too slow: it held a replaced collection past max_stale_mib */
+	TCX_CUT__MAX,
+};
 
 /* The process_* metrics the official Prometheus clients export, read from
  * /proc/self. */
@@ -47,7 +54,7 @@ struct tcx_selfstats {
 	uint64_t collections_total;
 	uint64_t collection_errors_total[TCX_ERR__MAX];
 	uint64_t http_requests_total[TCX_HTTP_CODES];
-	uint64_t http_responses_cut_total; /* streamed, then cut: rendering failed */
+	uint64_t http_responses_cut_total[TCX_CUT__MAX];
 	uint64_t http_accept_errors_total[TCX_ACCEPT_CAUSES];
 	double snapshot_age_s;
 	int last_reload_ok;

@@ -15,14 +15,19 @@
 #include "agent/selfstats.h"
 #include "config/config.h"
 
+struct tcx_http;
+
 /* Pointers are swapped under `lock`; readers take a reference under it and
  * use the object without the lock. */
 struct tcx_state {
 	pthread_mutex_t lock;
 	pthread_cond_t wake; /* the collector waits on it between passes */
 	struct tcx_config *cfg;
-	struct tcx_webconfig *web;    /* NULL: no TLS, no auth */
-	struct tcx_expo *expo;        /* NULL until the first pass is published */
+	struct tcx_webconfig *web; /* NULL: no TLS, no auth */
+	struct tcx_expo *expo;     /* NULL until the first pass is published */
+	/* The HTTP servers, told of each new exposition under the lock; the
+	 * main thread, which alone replaces them, reads it without. */
+	struct tcx_http *http;
 	struct timespec last_publish; /* CLOCK_MONOTONIC */
 	int stop;
 	int collect_now;
@@ -30,7 +35,7 @@ struct tcx_state {
 	uint64_t collections_total;
 	uint64_t collection_errors_total[TCX_ERR__MAX];
 	atomic_uint_fast64_t http_requests[TCX_HTTP_CODES];
-	atomic_uint_fast64_t http_cut; /* streamed bodies whose rendering failed */
+	atomic_uint_fast64_t http_cut[TCX_CUT__MAX]; /* responses of /metrics cut short */
 	atomic_uint_fast64_t http_accept_errors[TCX_ACCEPT_CAUSES];
 	int last_reload_ok;
 	double last_reload_ts;

@@ -112,6 +112,23 @@ void tcx_snapshot_unref(struct tcx_snapshot *s)
 	free(s);
 }
 
+size_t tcx_snapshot_bytes(const struct tcx_snapshot *s)
+{
+	const struct tcx_aggregates *g = s->aggs;
+	size_t n = tcx_alloc_size(s) + tcx_alloc_size(s->targets) + tcx_alloc_size(s->filters) +
+	           tcx_alloc_size(s->actions) + tcx_alloc_size(s->qdevs) +
+	           tcx_alloc_size(s->qdiscs) + tcx_alloc_size(s->classes) +
+	           tcx_alloc_size(s->xvals) + tcx_alloc_size(s->sets.map) +
+	           tcx_alloc_size(s->sets.value) + tcx_alloc_size(s->sets.text);
+
+	if (g)
+		n += tcx_alloc_size(g) + tcx_alloc_size(g->value) + tcx_alloc_size(g->text) +
+		     tcx_alloc_size(g->c) + tcx_alloc_size(g->created);
+	if (s->finals)
+		n += tcx_alloc_size(s->finals) + tcx_alloc_size(s->finals->f);
+	return n;
+}
+
 #define ADD_ROW(s, arr, n, cap, minimum)                                                           \
 	do {                                                                                       \
 		if (tcx_grow(&(s)->arr, &(s)->cap, (s)->n + 1, sizeof(*(s)->arr), (minimum)) < 0)  \

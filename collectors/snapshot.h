@@ -200,6 +200,9 @@ struct tcx_snapshot *tcx_snapshot_new(struct tcx_config *cfg);
 void tcx_snapshot_reuse(struct tcx_snapshot *s);
 struct tcx_snapshot *tcx_snapshot_ref(struct tcx_snapshot *s);
 void tcx_snapshot_unref(struct tcx_snapshot *s);
+/* The memory that s holds (its rows, label sets and aggregates; not its
+ * configuration, which snapshots share). */
+size_t tcx_snapshot_bytes(const struct tcx_snapshot *s);
 
 /* Builders, used by the collector while the snapshot is still private. */
 struct tcx_target *tcx_snapshot_add_target(struct tcx_snapshot *s);

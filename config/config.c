@@ -1427,12 +1427,18 @@ static int http_timeout(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v
 	                      &c->cfg->http.timeout_s);
 }
 
+static int http_max_stale(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return uint_value(c, k, v, 1, 1048576, &c->cfg->http.max_stale_mib);
+}
+
 static const struct key_handler http_keys[] = {
         {"listen", http_listen},
         {"web_config", http_web_config},
         {"max_connections", http_max_conn},
         {"max_connections_per_ip", http_max_conn_ip},
         {"timeout", http_timeout},
+        {"max_stale_mib", http_max_stale},
 };
 
 static int top_http(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
@@ -1460,6 +1466,8 @@ static int http_defaults(struct ctx *c)
 		h->max_connections_per_ip = h->max_connections;
 	if (h->timeout_s == 0)
 		h->timeout_s = 10;
+	if (!h->max_stale_mib)
+		h->max_stale_mib = 256;
 	if (!c->cfg->snmp.ping_interval_s)
 		c->cfg->snmp.ping_interval_s = 5;
 	if (h->web_config) {

@@ -92,6 +92,10 @@ struct tcx_http_cfg {
 	unsigned max_connections; /* per listen address */
 	unsigned max_connections_per_ip;
 	double timeout_s; /* idle connections, and requests not complete, are closed after it */
+	/* What answers still being sent may hold of collections replaced
+	 * since they began, in MiB: beyond it, the readers of the oldest are
+	 * closed. */
+	unsigned max_stale_mib;
 };
 
 /* The `snmp:` section (the AgentX subagent). */

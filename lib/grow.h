@@ -3,6 +3,7 @@
 #ifndef TCX_LIB_GROW_H
 #define TCX_LIB_GROW_H
 
+#include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,13 @@ static inline int tcx_grow(void *arrp, size_t *cap, size_t want, size_t elem, si
 	memcpy(arrp, &n, sizeof(n));
 	*cap = ncap;
 	return 0;
+}
+
+/* The bytes that free(p) gives back (0 for NULL): what a structure holds,
+ * counted over the same pointers as its free function. */
+static inline size_t tcx_alloc_size(const void *p)
+{
+	return p ? malloc_usable_size((void *)p) : 0;
 }
 
 #endif

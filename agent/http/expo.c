@@ -6,6 +6,7 @@
 #include "agent/http/expo.h"
 #include "agent/render/gzip.h"
 #include "agent/render/prom.h"
+#include "lib/grow.h"
 
 struct tcx_expo *tcx_expo_new(struct tcx_snapshot *snap, void (*resp_free)(void *),
                               const struct tcx_expo *prev)
@@ -16,7 +17,9 @@ struct tcx_expo *tcx_expo_new(struct tcx_snapshot *snap, void (*resp_free)(void 
 		return NULL;
 	atomic_init(&e->refcnt, 1);
 	atomic_init(&e->asked, 0);
+	atomic_init(&e->bytes, tcx_alloc_size(e) + tcx_snapshot_bytes(snap));
 	pthread_mutex_init(&e->lock, NULL);
+	e->seq = prev ? prev->seq + 1 : 1;
 	e->snap = tcx_snapshot_ref(snap);
 	e->resp_free = resp_free;
 	if (prev) {
@@ -46,22 +49,36 @@ void tcx_expo_unref(struct tcx_expo *e)
 	free(e);
 }
 
+size_t tcx_expo_bytes(const struct tcx_expo *e)
+{
+	return atomic_load_explicit(&e->bytes, memory_order_relaxed);
+}
+
 /* With e->lock held: the rows' label text, made once for every variant
  * (NULL when that fails: each rendering then makes its own). */
 static const struct tcx_rowlabels *labels_locked(struct tcx_expo *e)
 {
-	if (!e->labels)
+	if (!e->labels) {
 		e->labels = tcx_rowlabels_build(e->snap);
+		atomic_fetch_add_explicit(&e->bytes, tcx_rowlabels_bytes(e->labels),
+		                          memory_order_relaxed);
+	}
 	return e->labels;
 }
 
 /* With e->lock held: the shared response of v, made if need be. */
 static int response_locked(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make_fn make, void *arg)
 {
+	size_t bytes = 0;
+	int err;
+
 	if (e->resp[v])
 		return 0;
 	labels_locked(e);
-	return make(arg, e, v, 0, &e->resp[v]);
+	err = make(arg, e, v, 0, &e->resp[v], &bytes);
+	if (!err)
+		atomic_fetch_add_explicit(&e->bytes, bytes, memory_order_relaxed);
+	return err;
 }
 
 int tcx_expo_response(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make_fn make, void *arg,
@@ -73,7 +90,7 @@ int tcx_expo_response(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make_fn m
 	*resp = NULL;
 	*own = !(e->ahead & (1u << v));
 	if (*own)
-		return make(arg, e, v, 1, resp);
+		return make(arg, e, v, 1, resp, NULL);
 	pthread_mutex_lock(&e->lock);
 	err = response_locked(e, v, make, arg);
 	*resp = e->resp[v];

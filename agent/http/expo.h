@@ -29,7 +29,11 @@
  * nobody asks for any more is neither rendered nor kept. */
 struct tcx_expo {
 	atomic_uint refcnt;
+	uint64_t seq; /* 1 for the first, then the one it follows + 1 */
 	struct tcx_snapshot *snap;
+	/* The memory it holds: its snapshot, the label text and the bodies
+	 * rendered ahead, from when each is made (tcx_expo_bytes()). */
+	atomic_size_t bytes;
 	pthread_mutex_t lock;     /* serialises the rendering of each variant */
 	void *resp[TCX_VAR__MAX]; /* the server's response objects, once made */
 	void (*resp_free)(void *resp);
@@ -47,13 +51,17 @@ struct tcx_expo *tcx_expo_new(struct tcx_snapshot *snap, void (*resp_free)(void 
                               const struct tcx_expo *prev);
 struct tcx_expo *tcx_expo_ref(struct tcx_expo *e);
 void tcx_expo_unref(struct tcx_expo *e);
+/* What e holds in memory, freed with it: its snapshot's rows, the label
+ * text and the bodies rendered ahead (from any thread, without a lock). */
+size_t tcx_expo_bytes(const struct tcx_expo *e);
 
 /* Makes the server's response object for variant v of e's snapshot into
  * *resp: with stream, one for a single request, whose body is a
  * tcx_expo_stream; else one that every request shares, rendered whole
- * (tcx_expo_render()). Returns 0 or -errno. */
+ * (tcx_expo_render()), whose memory it sets in *bytes. Returns 0 or
+ * -errno. */
 typedef int (*tcx_expo_make_fn)(void *arg, struct tcx_expo *e, enum tcx_variant v, int stream,
-                                void **resp);
+                                void **resp, size_t *bytes);
 
 /* The response for a request of variant v (recorded as asked). For a
  * variant e renders ahead, the shared one (made now if its prerendering

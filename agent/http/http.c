@@ -27,6 +27,20 @@
  *     (a TLS handshake over a long path) to send its request. libmicrohttpd's own limit is set
  *     above it, for the connections closed here that its threads have not
  *     cleaned up yet.
+ *
+ * Slow readers. A connection sending an answer of /metrics holds a
+ * reference to the exposition it is from (struct conn's expo; it is on the
+ * servers' readers list, rd_head, oldest exposition first) until the answer
+ * is done: a client that reads slowly keeps that collection (its snapshot,
+ * the label text and the bodies rendered ahead) after a newer one is
+ * published, and a reader opened every interval would keep one collection
+ * each. So each time a collection is published (tcx_http_published()), the
+ * collections replaced that answers still hold are counted, from the
+ * newest; past max_stale_mib, the connections reading the older ones are
+ * closed. The current collection is never counted: Prometheus's scrape,
+ * which reads it at once, is never closed, nor one that spans a publication
+ * while max_stale_mib holds a collection.
+ *
  * "Closing" is shutdown() of the socket: the connection's thread sees the end
  * of the stream and closes it as if the client had. It is done under
  * `lock`, which the close notification also takes, and libmicrohttpd closes
@@ -56,6 +70,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +88,7 @@
 #include "agent/render/prom.h"
 #include "build.h"
 #include "lib/clock.h"
+#include "lib/grow.h"
 
 /* One connection (its socket context). */
 struct conn {
@@ -85,6 +101,10 @@ struct conn {
 	uint64_t since_ms;        /* when it began to wait for the current request */
 	struct tcx_client client; /* its address */
 	struct conn *prev, *next; /* on srv->waiting */
+	/* While an answer of /metrics is being sent: a reference to the
+	 * exposition it is from, and its place on h's readers. */
+	struct tcx_expo *expo;
+	struct conn *rprev, *rnext;
 };
 
 /* A request whose password is being checked (its req_cls): its connection
@@ -116,8 +136,12 @@ struct tcx_http {
 	struct tcx_webconfig *web; /* what the TLS settings of these daemons came from */
 	unsigned max_connections;  /* per server, as fits in RLIMIT_NOFILE */
 	uint64_t deadline_ms;      /* for a whole request */
-	pthread_mutex_t
-	        lock;        /* the servers' connection lists and counts, closing, quiet, pending */
+	size_t max_stale;          /* bytes: max_stale_mib */
+	/* Every server's connections sending an answer of /metrics, by the
+	 * age of its exposition, oldest first. */
+	struct conn *rd_head, *rd_tail;
+	/* the servers' connection lists and counts, closing, quiet, pending, readers */
+	pthread_mutex_t lock;
 	pthread_cond_t wake; /* the reaper waits on it (CLOCK_MONOTONIC) */
 	pthread_t reaper;
 	int reaper_running, stop;
@@ -144,7 +168,7 @@ static void count(struct tcx_state *st, unsigned code)
 
 /* ---- slow clients (see the top of the file) --------------------------------------------- */
 
-/* The list functions and close_waiting() are called with h->lock held. */
+/* The list functions and close_conn() are called with h->lock held. */
 static void wait_push(struct conn *c, uint64_t now)
 {
 	struct server *s = c->srv;
@@ -180,7 +204,52 @@ static void wait_remove(struct conn *c)
 	c->waiting = 0;
 }
 
-static void close_waiting(struct conn *c)
+/* c sends an answer of e (whose reference it takes): onto h's readers,
+ * after those of older expositions (from the newest end: an answer is
+ * nearly always of the current one). */
+static void reader_push(struct tcx_http *h, struct conn *c, struct tcx_expo *e)
+{
+	struct conn *p = h->rd_tail;
+
+	while (p && p->expo->seq > e->seq)
+		p = p->rprev;
+	c->expo = e;
+	c->rprev = p;
+	c->rnext = p ? p->rnext : h->rd_head;
+	if (c->rnext)
+		c->rnext->rprev = c;
+	else
+		h->rd_tail = c;
+	if (p)
+		p->rnext = c;
+	else
+		h->rd_head = c;
+}
+
+/* c's answer has ended: off h's readers. Returns the reference it held
+ * (to release once the lock is let go: it may free a collection), or
+ * NULL. */
+static struct tcx_expo *reader_remove(struct conn *c)
+{
+	struct tcx_http *h = c->srv->h;
+	struct tcx_expo *e = c->expo;
+
+	if (!e)
+		return NULL;
+	if (c->rprev)
+		c->rprev->rnext = c->rnext;
+	else
+		h->rd_head = c->rnext;
+	if (c->rnext)
+		c->rnext->rprev = c->rprev;
+	else
+		h->rd_tail = c->rprev;
+	c->rprev = c->rnext = NULL;
+	c->expo = NULL;
+	return e;
+}
+
+static void close_conn(struct conn *c)
 {
 	wait_remove(c);
 	c->closed = 1;
@@ -210,7 +279,7 @@ static uint64_t reap(struct server *s, uint64_t now)
 	uint64_t dl = s->h->deadline_ms;
 
 	while (s->head && s->head->since_ms + dl <= now)
-		close_waiting(s->head);
+		close_conn(s->head);
 	return s->head ? s->head->since_ms + dl : UINT64_MAX;
 }
 
@@ -286,9 +355,11 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 		wait_push(c, now);
 		reap(s, now);
 		while (s->live > h->max_connections && s->head)
-			close_waiting(to_close(s, c));
+			close_conn(to_close(s, c));
 		pthread_mutex_unlock(&h->lock);
 	} else if (c) {
+		struct tcx_expo *e;
+
 		pthread_mutex_lock(&h->lock);
 		if (!c->closed) {
 			wait_remove(c);
@@ -296,7 +367,9 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 		} else {
 			h->closing--;
 		}
+		e = reader_remove(c);
 		pthread_mutex_unlock(&h->lock);
+		tcx_expo_unref(e);
 		*socket_context = NULL;
 		free(c);
 	}
@@ -337,25 +410,87 @@ static void pending_drop(struct tcx_http *h, struct pending *p)
 	tcx_webconfig_check_end(chk);
 }
 
-/* MHD_OPTION_NOTIFY_COMPLETED: a request the handler saw has ended; the
- * connection now waits for the next one. */
+/* MHD_OPTION_NOTIFY_COMPLETED: a request the handler saw has ended (its
+ * answer sent, or the connection closing); the connection now waits for the
+ * next one. */
 static void on_completed(void *cls, struct MHD_Connection *mc, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
 	struct server *s = cls;
 	struct conn *c = conn_of(mc);
+	struct tcx_expo *e;
 
 	if (*req_cls && *req_cls != &req_started) { /* closed before it resumed */
 		pending_drop(s->h, *req_cls);
 		free(*req_cls);
 		*req_cls = NULL;
 	}
-	if (!c || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
-		return; /* the connection is closing */
+	if (!c)
+		return;
 	pthread_mutex_lock(&s->h->lock);
-	if (!c->closed && !c->waiting)
+	e = reader_remove(c);
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && !c->closed && !c->waiting)
 		wait_push(c, tcx_clock_ms(CLOCK_MONOTONIC));
 	pthread_mutex_unlock(&s->h->lock);
+	tcx_expo_unref(e);
+}
+
+/* c's answer of /metrics, just queued, is from e. */
+static void reader_start(struct tcx_http *h, struct MHD_Connection *mc, struct tcx_expo *e)
+{
+	struct conn *c = conn_of(mc);
+	struct tcx_expo *old;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&h->lock);
+	old = reader_remove(c);
+	if (!c->closed)
+		reader_push(h, c, tcx_expo_ref(e));
+	pthread_mutex_unlock(&h->lock);
+	tcx_expo_unref(old);
+}
+
+void tcx_http_published(struct tcx_http *h, const struct tcx_expo *e)
+{
+	static atomic_int logged;
+	const struct tcx_expo *group = NULL;
+	size_t held = 0, newest = 0;
+	unsigned n_cut = 0;
+	int over = 0;
+
+	if (!h)
+		return;
+	pthread_mutex_lock(&h->lock);
+	/* From the newest: the collections before e that fit in max_stale
+	 * keep their readers, and the readers of any older one are closed.
+	 * Those closed already are on their way out. */
+	for (struct conn *x = h->rd_tail; x; x = x->rprev) {
+		if (x->closed || x->expo->seq >= e->seq)
+			continue;
+		if (x->expo != group) {
+			group = x->expo;
+			held += tcx_expo_bytes(group);
+			if (!newest)
+				newest = held;
+			over |= held > h->max_stale;
+		}
+		if (over) {
+			close_conn(x);
+			n_cut++;
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+	if (!n_cut)
+		return;
+	atomic_fetch_add_explicit(&h->st->http_cut[TCX_CUT_MEMORY], n_cut, memory_order_relaxed);
+	if (!atomic_exchange(&logged, 1))
+		log_warnx("http: answers still being sent held %zu MiB of collections replaced "
+		          "since, more than max_stale_mib (%zu; the last one replaced took %zu "
+		          "MiB): %u connection%s reading the oldest closed, counted in "
+		          "tc_exporter_http_responses_cut_total{reason=\"memory\"} (logged once)",
+		          held >> 20, h->max_stale >> 20, newest >> 20, n_cut,
+		          n_cut == 1 ? "" : "s");
 }
 
 /* The web config's http_server_config.headers, which every response carries
@@ -414,7 +549,7 @@ static ssize_t streamed_read(void *cls, uint64_t pos, char *buf, size_t max)
 	/* The status has gone: libmicrohttpd closes the connection without
 	 * ending the body (no last chunk), so that the client sees it cut. It
 	 * reads no more of it: one line per response. */
-	atomic_fetch_add_explicit(&b->st->http_cut, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&b->st->http_cut[TCX_CUT_RENDER], 1, memory_order_relaxed);
 	log_err("cannot render /metrics: %s; the response is cut short", strerror((int)-n));
 	return MHD_CONTENT_READER_END_WITH_ERROR;
 }
@@ -430,7 +565,8 @@ static void streamed_free(void *cls)
 
 /* Variant v of e as a response (tcx_expo_make_fn; arg: the state):
  * streamed, or rendered whole now. */
-static int make_response(void *arg, struct tcx_expo *e, enum tcx_variant v, int stream, void **resp)
+static int make_response(void *arg, struct tcx_expo *e, enum tcx_variant v, int stream, void **resp,
+                         size_t *bytes)
 {
 	struct tcx_state *st = arg;
 	struct tcx_selfstats ss;
@@ -457,6 +593,7 @@ static int make_response(void *arg, struct tcx_expo *e, enum tcx_variant v, int 
 
 		if (err < 0)
 			return err;
+		*bytes = tcx_alloc_size(out.p);
 		r = MHD_create_response_from_buffer(out.len, out.p, MHD_RESPMEM_MUST_FREE);
 		if (!r) {
 			free(out.p);
@@ -480,8 +617,9 @@ void tcx_http_prerender(struct tcx_state *st, struct tcx_expo *e)
 		log_err("cannot render /metrics: %s", strerror(-err));
 }
 
-static enum MHD_Result serve_metrics(struct tcx_state *st, struct MHD_Connection *c, int head)
+static enum MHD_Result serve_metrics(struct tcx_http *h, struct MHD_Connection *c, int head)
 {
+	struct tcx_state *st = h->st;
 	const char *accept =
 	        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	const char *enc =
@@ -512,6 +650,8 @@ static enum MHD_Result serve_metrics(struct tcx_state *st, struct MHD_Connection
 	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
 	if (own) /* the connection holds it now */
 		MHD_destroy_response(r);
+	if (ret == MHD_YES)
+		reader_start(h, c, e);
 	tcx_expo_unref(e);
 	count(st, MHD_HTTP_OK);
 	return ret;
@@ -900,7 +1040,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return ret;
 	url = origin_path(url);
 	if (strcmp(url, "/metrics") == 0)
-		return serve_metrics(h->st, c, strcmp(method, MHD_HTTP_METHOD_HEAD) == 0);
+		return serve_metrics(h, c, strcmp(method, MHD_HTTP_METHOD_HEAD) == 0);
 	if (strcmp(url, "/") == 0)
 		return serve_landing(h->st, c);
 	if (strcmp(url, "/healthz") == 0)
@@ -963,9 +1103,9 @@ static void evict_for_fd(struct tcx_http *h)
 		}
 	}
 	if (mine)
-		close_waiting(mine);
+		close_conn(mine);
 	else if (any && !h->closing)
-		close_waiting(any);
+		close_conn(any);
 }
 
 /* May this warning of libmicrohttpd be logged now? Each message (its digits
@@ -1105,7 +1245,7 @@ static void answer_instead(struct conn *c, unsigned code)
 		if (send(c->fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) == n)
 			parsing.answered = code;
 	}
-	close_waiting(c);
+	close_conn(c);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -1355,6 +1495,7 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
 	h->web = tcx_webconfig_ref(web);
 	h->max_connections = max_connections;
 	h->deadline_ms = (uint64_t)(cfg->timeout_s * 1000 + 0.5);
+	h->max_stale = (size_t)cfg->max_stale_mib << 20;
 	pthread_mutex_init(&h->lock, NULL);
 	tcx_cond_init_monotonic(&h->wake);
 	if ((e = pthread_create(&h->reaper, NULL, reaper, h)) != 0) {

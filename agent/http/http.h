@@ -24,6 +24,11 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
 int tcx_http_handed_over(const struct tcx_http *h);
 /* Stop; servers that handed their socket over finish their requests first. */
 void tcx_http_stop(struct tcx_http *h);
+/* e has just been published: while the collections before it that answers
+ * still being sent hold take more than max_stale_mib, the connections
+ * reading the oldest of them are closed. Called with the state's lock held
+ * (it takes no lock but h's own); h may be NULL. */
+void tcx_http_published(struct tcx_http *h, const struct tcx_expo *e);
 /* Frees a response the servers made (the resp_free of their expositions). */
 void tcx_http_response_free(void *resp);
 /* Render, in the calling thread, every variant an exposition that is not

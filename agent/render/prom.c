@@ -18,11 +18,13 @@
 #include "collectors/names.h"
 #include "collectors/xstats.h"
 #include "build.h"
+#include "lib/grow.h"
 #include "lib/clock.h"
 
 static const char *const err_causes[TCX_ERR__MAX] = {"malformed", "kernel", "notfound",
                                                      "io",        "nomem",  "resource"};
 static const char *const nldrop_causes[TCX_NLDROP__MAX] = {"sender", "length"};
+static const char *const cut_reasons[TCX_CUT__MAX] = {"render", "memory"};
 
 const char *tcx_mode_name(enum tcx_dump_mode m)
 {
@@ -121,6 +123,16 @@ struct tcx_rowlabels {
 	/* n_qdiscs + 1 and n_classes + 1 offsets: each one's labels */
 	uint32_t *qd_off, *cl_off;
 };
+
+size_t tcx_rowlabels_bytes(const struct tcx_rowlabels *l)
+{
+	if (!l)
+		return 0;
+	return tcx_alloc_size(l) + tcx_alloc_size(l->arena.p) + tcx_alloc_size(l->kinds.p) +
+	       tcx_alloc_size(l->flt) + tcx_alloc_size(l->act) + tcx_alloc_size(l->tgt_off) +
+	       tcx_alloc_size(l->set_off) + tcx_alloc_size(l->agg_off) + tcx_alloc_size(l->ts_off) +
+	       tcx_alloc_size(l->qd_off) + tcx_alloc_size(l->cl_off);
+}
 
 void tcx_rowlabels_free(struct tcx_rowlabels *l)
 {
@@ -1274,11 +1286,16 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 		       st->http_requests_total[i]);
 	}
 	family_header(b, "tc_exporter_http_responses_cut_total", "counter",
-	              "Responses of /metrics cut short, their connection closed: a body sent as "
-	              "it was rendered whose rendering failed (out of memory) once its status "
-	              "had been sent. Counted in tc_exporter_http_requests_total too, as 200.",
+	              "Responses of /metrics cut short, their connection closed, by reason: "
+	              "render, a body sent as it was rendered whose rendering failed (out of "
+	              "memory) once its status had been sent; memory, a client too slow, whose "
+	              "answer held a collection replaced since, when those held more than "
+	              "http.max_stale_mib. Counted in tc_exporter_http_requests_total too, as "
+	              "200.",
 	              om);
-	sample(b, "tc_exporter_http_responses_cut_total", "", 0, st->http_responses_cut_total);
+	for (unsigned i = 0; i < TCX_CUT__MAX; i++)
+		sample1(r, b, "tc_exporter_http_responses_cut_total", "reason", cut_reasons[i],
+		        st->http_responses_cut_total[i]);
 	family_header(b, "tc_exporter_http_accept_errors_total", "counter",
 	              "Connections the HTTP servers could not accept, by cause: resource (no file "
 	              "descriptor or memory left; with no descriptor, a connection waiting for its "

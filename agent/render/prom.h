@@ -12,6 +12,8 @@
 struct tcx_rowlabels;
 struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s);
 void tcx_rowlabels_free(struct tcx_rowlabels *l);
+/* The memory that l holds (0 for NULL). */
+size_t tcx_rowlabels_bytes(const struct tcx_rowlabels *l);
 
 /* The text formats (openmetrics: 0 or 1), plus the daemon's own counters
  * when st is not NULL, from labels as tcx_render() does. */

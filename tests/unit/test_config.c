@@ -1259,6 +1259,7 @@ static void test_http_section(void **state)
 	assert_int_equal(cfg->http.max_connections, 512);
 	assert_int_equal(cfg->http.max_connections_per_ip, 64);
 	assert_true(cfg->http.timeout_s == 10);
+	assert_int_equal(cfg->http.max_stale_mib, 256);
 	tcx_config_unref(cfg);
 
 	cfg = tcx_config_load_buffer(
@@ -1266,11 +1267,11 @@ static void test_http_section(void **state)
 	        "http:\n  listen: [\"127.0.0.1:9100\", \"[::1]:9101\", "
 	        "\":9102\"]\n  web_config: web.yml\n"
 	        "  max_connections: 100\n  max_connections_per_ip: 300\n"
-	        "  timeout: 30s\n",
+	        "  timeout: 30s\n  max_stale_mib: 1048576\n",
 	        strlen("http:\n  listen: [\"127.0.0.1:9100\", \"[::1]:9101\", "
 	               "\":9102\"]\n  web_config: web.yml\n"
 	               "  max_connections: 100\n  max_connections_per_ip: 300\n"
-	               "  timeout: 30s\n"),
+	               "  timeout: 30s\n  max_stale_mib: 1048576\n"),
 	        NULL, NULL);
 	assert_non_null(cfg);
 	assert_int_equal(cfg->http.n_listen, 3);
@@ -1279,6 +1280,7 @@ static void test_http_section(void **state)
 	assert_int_equal(cfg->http.max_connections, 100);
 	assert_int_equal(cfg->http.max_connections_per_ip, 100); /* capped */
 	assert_true(cfg->http.timeout_s == 30);
+	assert_int_equal(cfg->http.max_stale_mib, 1048576);
 	/* the command line's --web.listen-address and --web.config.file
 	 * replace what they set, and only that */
 	{
@@ -1319,15 +1321,24 @@ static void test_http_section(void **state)
 	assert_int_equal(tcx_listen_split("[::1]80", host, sizeof(host), &port), -1);
 
 	expect_errors("http:\n  listen: [\"nope\"]\n  timeout: 0s\n  bogus: 1\n"
-	              "  max_connections: 0\n",
+	              "  max_connections: 0\n  max_stale_mib: 0\n",
 	              "t.yaml:2:12: invalid listen address 'nope': expected HOST:PORT, "
 	              "[IPV6]:PORT or :PORT\n"
 	              "t.yaml:3:12: invalid timeout '0s': must be a duration between 1s and 24h "
 	              "such as 10s\n"
 	              "t.yaml:4:3: unknown key 'bogus' in http (expected one of: listen, "
-	              "web_config, max_connections, max_connections_per_ip, timeout)\n"
+	              "web_config, max_connections, max_connections_per_ip, timeout, "
+	              "max_stale_mib)\n"
 	              "t.yaml:5:20: invalid max_connections '0': must be an integer from 1 to "
-	              "65536\n");
+	              "65536\n"
+	              "t.yaml:6:18: invalid max_stale_mib '0': must be an integer from 1 to "
+	              "1048576\n");
+	expect_errors("http:\n  max_stale_mib: 1048577\n",
+	              "t.yaml:2:18: invalid max_stale_mib '1048577': must be an integer from 1 to "
+	              "1048576\n");
+	expect_errors("http:\n  max_stale_mib: 64MiB\n",
+	              "t.yaml:2:18: invalid max_stale_mib '64MiB': must be an integer from 1 to "
+	              "1048576\n");
 	expect_errors("http:\n  listen: []\n", "t.yaml:2:11: listen must not be empty\n");
 	expect_errors("http: [1]\n", "t.yaml:1:7: 'http' must be a mapping, got a sequence\n");
 }

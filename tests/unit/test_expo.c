@@ -145,7 +145,8 @@ static void test_selfstats(void **state)
 	st.http_requests_total[tcx_http_code_slot(401)] = 2;
 	st.http_requests_total[tcx_http_code_slot(599)] = 1;
 	st.http_requests_total[tcx_http_code_slot(505)] = 4; /* libmicrohttpd's own */
-	st.http_responses_cut_total = 6;
+	st.http_responses_cut_total[TCX_CUT_RENDER] = 6;
+	st.http_responses_cut_total[TCX_CUT_MEMORY] = 5;
 	st.http_accept_errors_total[0] = 9; /* resource */
 	assert_int_equal(tcx_expo_render(s, NULL, &st, TCX_VAR_TEXT, &r), 0);
 	out = r.p;
@@ -158,7 +159,8 @@ static void test_selfstats(void **state)
 	assert_non_null(strstr(out, "tc_exporter_http_requests_total{code=\"505\"} 4\n"));
 	assert_null(strstr(out, "code=\"304\"")); /* never answered: not exported */
 	assert_non_null(strstr(out, "# TYPE tc_exporter_http_responses_cut_total counter\n"
-	                            "tc_exporter_http_responses_cut_total 6\n"));
+	                            "tc_exporter_http_responses_cut_total{reason=\"render\"} 6\n"
+	                            "tc_exporter_http_responses_cut_total{reason=\"memory\"} 5\n"));
 	assert_non_null(strstr(out, "# TYPE tc_exporter_http_accept_errors_total counter\n"
 	                            "tc_exporter_http_accept_errors_total{cause=\"resource\"} 9\n"
 	                            "tc_exporter_http_accept_errors_total{cause=\"other\"} 0\n"));
@@ -323,7 +325,8 @@ struct fake_resp {
 	struct tcx_rendered body;
 };
 
-static int fake_make(void *arg, struct tcx_expo *e, enum tcx_variant v, int stream, void **resp)
+static int fake_make(void *arg, struct tcx_expo *e, enum tcx_variant v, int stream, void **resp,
+                     size_t *bytes)
 {
 	struct fake_resp *r = malloc(sizeof(*r));
 
@@ -340,6 +343,7 @@ static int fake_make(void *arg, struct tcx_expo *e, enum tcx_variant v, int stre
 	} else {
 		assert_non_null(e->labels); /* made once, before the first variant */
 		assert_int_equal(tcx_expo_render(e->snap, e->labels, NULL, v, &r->body), 0);
+		*bytes = r->body.len;
 		made[v]++;
 	}
 	*resp = r;
@@ -404,6 +408,7 @@ static void test_variant_lifetime(void **state)
 {
 	struct tcx_snapshot *s = small_snapshot();
 	struct tcx_expo *e[7];
+	size_t bytes;
 
 	memset(made, 0, sizeof(made));
 	memset(streamed, 0, sizeof(streamed));
@@ -423,9 +428,21 @@ static void test_variant_lifetime(void **state)
 	assert_int_equal(streamed[TCX_VAR_OM_GZ], 2);
 	assert_null(e[1]->resp[TCX_VAR_OM_GZ]);
 	e[2] = tcx_expo_new(s, fake_free, e[1]);
+	/* In order; the memory each holds: its snapshot's, then the label
+	 * text's and the bodies rendered ahead as they are made (a streamed
+	 * body is its response's, not the exposition's). */
+	assert_true(e[0]->seq == 1 && e[1]->seq == 2 && e[2]->seq == 3);
+	bytes = tcx_expo_bytes(e[2]);
+	assert_true(bytes > tcx_snapshot_bytes(s) && bytes < tcx_snapshot_bytes(s) + 1024);
+	assert_true(tcx_snapshot_bytes(s) >= s->cap_actions * sizeof(*s->actions));
+	assert_true(tcx_expo_bytes(e[1]) == bytes + tcx_rowlabels_bytes(e[1]->labels));
 	assert_int_equal(tcx_expo_prerender(e[2], fake_make, made), 0);
 	assert_int_equal(made[TCX_VAR_OM_GZ], 1); /* rendered ahead */
 	assert_non_null(e[2]->resp[TCX_VAR_OM_GZ]);
+	assert_true(tcx_rowlabels_bytes(e[2]->labels) > 0);
+	assert_true(tcx_expo_bytes(e[2]) ==
+	            bytes + tcx_rowlabels_bytes(e[2]->labels) +
+	                    ((struct fake_resp *)e[2]->resp[TCX_VAR_OM_GZ])->body.len);
 	/* Once per snapshot: every request of it is answered from those bytes. */
 	request(e[2], TCX_VAR_OM_GZ);
 	request(e[2], TCX_VAR_OM_GZ);
@@ -639,7 +656,7 @@ static void test_stream_same_bytes(void **state)
 	struct tcx_expo *e = tcx_expo_new(s, free, NULL);
 	static const size_t steps[] = {0, 1000, 32768};
 
-	st.http_responses_cut_total = 2;
+	st.http_responses_cut_total[TCX_CUT_MEMORY] = 2;
 	for (unsigned v = 0; v < TCX_VAR__MAX; v++) {
 		struct tcx_rendered whole;
 
@@ -663,8 +680,9 @@ static void test_stream_same_bytes(void **state)
 			assert_int_equal(tcx_expo_render(s, NULL, &st, v - 1, &plain), 0);
 			assert_int_equal(ulen, plain.len);
 			assert_memory_equal(unz, plain.p, plain.len);
-			assert_non_null(
-			        strstr(plain.p, "tc_exporter_http_responses_cut_total 2\n"));
+			assert_non_null(strstr(
+			        plain.p,
+			        "tc_exporter_http_responses_cut_total{reason=\"memory\"} 2\n"));
 			free(unz);
 			free(plain.p);
 		}
