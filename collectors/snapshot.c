@@ -22,9 +22,9 @@ static void labelsets_free(struct tcx_labelsets *ls)
  * collection (tcx_snapshot_reuse()): a pass writes its rows into memory that
  * is already mapped, instead of mapping and faulting in as much afresh (in
  * the daemon, half of a collection's page faults: README, Benchmark). The
- * arrays are as large as their rows (tcx_snapshot_seal() trims them), so the
- * next pass starts sized from the last one; one much larger than its rows
- * is freed instead. */
+ * next pass starts sized from the last one: tcx_snapshot_seal() trims the
+ * filters and actions to their rows, and an array much larger than its rows
+ * (the others grow by half) is freed instead. */
 #define SPARE_ARRAYS(X) X(filters) X(actions) X(qdiscs) X(classes) X(xvals)
 static struct {
 #define X(a)                                                                                       \

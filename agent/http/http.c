@@ -140,7 +140,7 @@ struct tcx_http {
 	/* Every server's connections sending an answer of /metrics, by the
 	 * age of its exposition, oldest first. */
 	struct conn *rd_head, *rd_tail;
-	/* the servers' connection lists and counts, closing, quiet, pending, readers */
+	/* the servers' connection lists and counts, closing, pending, readers */
 	pthread_mutex_t lock;
 	pthread_cond_t wake; /* the reaper waits on it (CLOCK_MONOTONIC) */
 	pthread_t reaper;
@@ -151,6 +151,10 @@ struct tcx_http {
 		uint64_t last_ms; /* when it was last logged (0: a free slot) */
 		unsigned long left_out;
 	} quiet[8];
+	/* quiet[] alone, and nothing taken under it: libmicrohttpd logs from
+	 * calls made with lock held (MHD_resume_connection()), or with the
+	 * checker's lock held (auth_done()) */
+	pthread_mutex_t quiet_lock;
 	struct pending *pending; /* password checks under way */
 	int stopping;            /* no more of them: tcx_http_stop() */
 };
@@ -1111,7 +1115,7 @@ static void evict_for_fd(struct tcx_http *h)
 /* May this warning of libmicrohttpd be logged now? Each message (its digits
  * left out: the same one about another count) at most once in QUIET_MS: some
  * come with every failed accept(), thousands a second. *left_out: how many
- * were not, over the last *since_ms. With h->lock held. */
+ * were not, over the last *since_ms. With h->quiet_lock held. */
 static int quiet_pass(struct tcx_http *h, const char *msg, unsigned long *left_out,
                       uint64_t *since_ms)
 {
@@ -1320,9 +1324,9 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 		log_debug("http: %s", msg);
 		return;
 	}
-	pthread_mutex_lock(&h->lock);
+	pthread_mutex_lock(&h->quiet_lock);
 	pass = quiet_pass(h, msg, &left_out, &since_ms);
-	pthread_mutex_unlock(&h->lock);
+	pthread_mutex_unlock(&h->quiet_lock);
 	if (pass && left_out)
 		log_warnx("http: %s (and %lu more like it in the last %llu s, not logged)", msg,
 		          left_out, (unsigned long long)(since_ms / 1000));
@@ -1497,6 +1501,7 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
 	h->deadline_ms = (uint64_t)(cfg->timeout_s * 1000 + 0.5);
 	h->max_stale = (size_t)cfg->max_stale_mib << 20;
 	pthread_mutex_init(&h->lock, NULL);
+	pthread_mutex_init(&h->quiet_lock, NULL);
 	tcx_cond_init_monotonic(&h->wake);
 	if ((e = pthread_create(&h->reaper, NULL, reaper, h)) != 0) {
 		snprintf(err, errlen, "cannot start a thread: %s", strerror(e));
@@ -1629,6 +1634,7 @@ void tcx_http_stop(struct tcx_http *h)
 	}
 	pthread_cond_destroy(&h->wake);
 	pthread_mutex_destroy(&h->lock);
+	pthread_mutex_destroy(&h->quiet_lock);
 	tcx_webconfig_unref(h->web);
 	free(h);
 }
