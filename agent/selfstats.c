@@ -15,6 +15,8 @@ const unsigned tcx_http_codes[TCX_HTTP_CODES] = {200, 400, 401, 403, 404, 405, 4
 
 const char *const tcx_accept_causes[TCX_ACCEPT_CAUSES] = {"resource", "other"};
 
+const char *const tcx_cut_reasons[TCX_CUT__MAX] = {"render", "memory"};
+
 unsigned tcx_http_code_slot(unsigned code)
 {
 	for (unsigned i = 0; i + 1 < TCX_HTTP_CODES; i++)

@@ -27,6 +27,7 @@ enum tcx_cut_reason {
 	TCX_CUT_MEMORY,     /* too slow: it held a replaced collection past max_stale_mib */
 	TCX_CUT__MAX,
 };
+extern const char *const tcx_cut_reasons[TCX_CUT__MAX];
 
 /* The process_* metrics the official Prometheus clients export, read from
  * /proc/self. */

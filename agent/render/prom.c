@@ -24,7 +24,6 @@
 static const char *const err_causes[TCX_ERR__MAX] = {"malformed", "kernel", "notfound",
                                                      "io",        "nomem",  "resource"};
 static const char *const nldrop_causes[TCX_NLDROP__MAX] = {"sender", "length"};
-static const char *const cut_reasons[TCX_CUT__MAX] = {"render", "memory"};
 
 const char *tcx_mode_name(enum tcx_dump_mode m)
 {
@@ -1294,7 +1293,7 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 	              "200.",
 	              om);
 	for (unsigned i = 0; i < TCX_CUT__MAX; i++)
-		sample1(r, b, "tc_exporter_http_responses_cut_total", "reason", cut_reasons[i],
+		sample1(r, b, "tc_exporter_http_responses_cut_total", "reason", tcx_cut_reasons[i],
 		        st->http_responses_cut_total[i]);
 	family_header(b, "tc_exporter_http_accept_errors_total", "counter",
 	              "Connections the HTTP servers could not accept, by cause: resource (no file "
