@@ -63,25 +63,29 @@
 
 struct cls_info {
 	const char *kind;
-	uint16_t act_attr;   /* the exts action nest */
-	uint16_t flags_attr; /* TCA_CLS_FLAGS_* u32, 0 = none */
-	uint8_t terse;       /* implements .terse_dump */
+	uint16_t act_attr;    /* the exts action nest */
+	uint16_t police_attr; /* the exts legacy policer (TCA_OLD_COMPAT), 0 = none */
+	uint16_t flags_attr;  /* TCA_CLS_FLAGS_* u32, 0 = none */
+	uint8_t terse;        /* implements .terse_dump */
 };
 
-/* Attribute ids from each cls_*.c (tcf_exts_init's action id). */
+/* Attribute ids from each cls_*.c (tcf_exts_init's action and police ids;
+ * flower and matchall take no legacy policer). */
 static const struct cls_info cls_table[] = {
-        {"flower", TCA_FLOWER_ACT, TCA_FLOWER_FLAGS, 1},
-        {"matchall", TCA_MATCHALL_ACT, TCA_MATCHALL_FLAGS, 0},
-        {"u32", TCA_U32_ACT, TCA_U32_FLAGS, 0},
-        {"bpf", TCA_BPF_ACT, TCA_BPF_FLAGS_GEN, 0},
-        {"basic", TCA_BASIC_ACT, 0, 0},
-        {"fw", TCA_FW_ACT, 0, 0},
-        {"route", TCA_ROUTE4_ACT, 0, 0},
-        {"flow", TCA_FLOW_ACT, 0, 0},
-        {"cgroup", TCA_CGROUP_ACT, 0, 0},
-        {"tcindex", 7 /* TCA_TCINDEX_ACT, removed in 6.3 */, 0, 0},
-        {"rsvp", 6 /* TCA_RSVP_ACT, removed in 6.3 */, 0, 0},
-        {"rsvp6", 6, 0, 0},
+        {"flower", TCA_FLOWER_ACT, 0, TCA_FLOWER_FLAGS, 1},
+        {"matchall", TCA_MATCHALL_ACT, 0, TCA_MATCHALL_FLAGS, 0},
+        {"u32", TCA_U32_ACT, TCA_U32_POLICE, TCA_U32_FLAGS, 0},
+        {"bpf", TCA_BPF_ACT, TCA_BPF_POLICE, TCA_BPF_FLAGS_GEN, 0},
+        {"basic", TCA_BASIC_ACT, TCA_BASIC_POLICE, 0, 0},
+        {"fw", TCA_FW_ACT, TCA_FW_POLICE, 0, 0},
+        {"route", TCA_ROUTE4_ACT, TCA_ROUTE4_POLICE, 0, 0},
+        {"flow", TCA_FLOW_ACT, TCA_FLOW_POLICE, 0, 0},
+        {"cgroup", TCA_CGROUP_ACT, TCA_CGROUP_POLICE, 0, 0},
+        /* removed in 6.3: TCA_TCINDEX_ACT, TCA_TCINDEX_POLICE */
+        {"tcindex", 7, 6, 0, 0},
+        /* removed in 6.3: TCA_RSVP_ACT, TCA_RSVP_POLICE */
+        {"rsvp", 6, 5, 0, 0},
+        {"rsvp6", 6, 5, 0, 0},
 };
 
 static const struct cls_info *cls_lookup(const char *kind)
@@ -245,12 +249,68 @@ static int action_cb(const struct nlattr *nest, void *data, struct tcx_perr *pe)
 	return 0;
 }
 
+/* ---- a legacy policer ------------------------------------------------------------ */
+
+/* A `police` given to a classifier without `action` (tc's old syntax) is
+ * kept as the filter's one action, of type TCA_OLD_COMPAT. tcf_exts_dump()
+ * puts its parameters alone under the classifier's POLICE attribute (no
+ * kind, cookie or stats nest), tcf_exts_dump_stats() its counters in the
+ * message's top-level statistics: TCA_STATS (struct tc_stats) on 6.1 to
+ * 6.18, TCA_STATS2 read first as tc does. Its row is action 1, kind police.
+ * Returns -1 when the message cannot be kept (out of memory, too many
+ * kinds); a policer that cannot be read loses its row alone, counted in
+ * errors[TCX_ERR_MALFORMED], with the reason in pe. */
+static int old_police(struct acts_ctx *ac, const struct nlattr *police,
+                      const struct nlattr *const tb[], struct tcx_perr *pe)
+{
+	int k = tcx_snapshot_kind(ac->snap, "police");
+	struct parms_ctx pc = {.info = act_lookup("police")};
+	struct tc_stats old;
+
+	if (k < 0)
+		return tcx_perr_fail(pe, "more than %d distinct classifier and action kinds",
+		                     TCX_MAX_KINDS);
+	pc.act = tcx_snapshot_add_action(ac->snap);
+	if (!pc.act)
+		return tcx_perr_fail(pe, "out of memory");
+	pc.act->filter = ac->filter;
+	pc.act->order = 1;
+	pc.act->kind = (uint8_t)k;
+	if (tcx_attr_nested(police, "legacy police", parms_cb, &pc, pe) < 0)
+		goto malformed;
+	if (tb[TCA_STATS2]) {
+		struct tcx_stats_ctx sc = {.c = pc.act->c};
+
+		if (tcx_attr_nested(tb[TCA_STATS2], "TCA_STATS2", stats_cb, &sc, pe) < 0)
+			goto malformed;
+	} else if (tb[TCA_STATS]) {
+		if (tcx_attr_len(tb[TCA_STATS]) < offsetof(struct tc_stats, bps)) {
+			tcx_perr_fail(
+			        pe, "TCA_STATS of %zu bytes, too short for the policer's counters",
+			        tcx_attr_len(tb[TCA_STATS]));
+			goto malformed;
+		}
+		tcx_attr_struct(tb[TCA_STATS], &old, sizeof(old));
+		pc.act->c[TCX_ACT_BYTES] = old.bytes;
+		pc.act->c[TCX_ACT_PACKETS] = old.packets;
+		pc.act->c[TCX_ACT_DROPS] = old.drops;
+		pc.act->c[TCX_ACT_OVERLIMITS] = old.overlimits;
+	}
+	ac->n++;
+	return 0;
+malformed:
+	ac->snap->n_actions--;
+	ac->snap->errors[TCX_ERR_MALFORMED]++;
+	return 0;
+}
+
 /* ---- filter options (TCA_OPTIONS of the classifier) ------------------------- */
 
 struct opts_ctx {
 	const struct cls_info *cls;
 	struct tcx_filter *f;
 	struct acts_ctx acts;
+	const struct nlattr *police; /* the legacy policer, if any */
 };
 
 static int options_cb(const struct nlattr *a, void *data, struct tcx_perr *pe)
@@ -260,6 +320,8 @@ static int options_cb(const struct nlattr *a, void *data, struct tcx_perr *pe)
 
 	if (t == oc->cls->act_attr)
 		return tcx_attr_nested(a, "actions", action_cb, &oc->acts, pe);
+	if (oc->cls->police_attr && t == oc->cls->police_attr)
+		oc->police = a;
 	if (oc->cls->flags_attr && t == oc->cls->flags_attr) {
 		if (tcx_attr_u32(a, "classifier flags", &oc->f->flags, pe) < 0)
 			return -1;
@@ -333,6 +395,11 @@ enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_sn
 		 * live is not known, so it has none. */
 		if (cls &&
 		    tcx_attr_nested(tb[TCA_OPTIONS], "TCA_OPTIONS", options_cb, &oc, &pe) < 0) {
+			tcx_snapshot_truncate(snap, mark_f, mark_a);
+			return TCX_PARSE_ERROR;
+		}
+		/* The kernel dumps either the actions or the policer. */
+		if (oc.police && !oc.acts.n && old_police(&oc.acts, oc.police, tb, &pe) < 0) {
 			tcx_snapshot_truncate(snap, mark_f, mark_a);
 			return TCX_PARSE_ERROR;
 		}

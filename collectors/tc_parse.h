@@ -33,8 +33,11 @@ int tcx_cls_supports_terse(const char *kind);
 
 /* Parse one RTM_NEWTFILTER message, or an RTM_DELTFILTER notification
  * (the same layout: notify.c). On TCX_PARSE_ROW the filter and its actions
- * are appended to snap (filter.target = target); on every result but
- * TCX_PARSE_ERROR, key describes the tp. */
+ * are appended to snap (filter.target = target); a legacy policer (`police`
+ * without `action`) is its action 1, of kind police, and one that cannot be
+ * read loses that row alone, counted in snap->errors[TCX_ERR_MALFORMED]
+ * with the reason in err. On every result but TCX_PARSE_ERROR, key
+ * describes the tp. */
 enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_snapshot *snap,
                                        uint32_t target, struct tcx_tp_key *key, char *err,
                                        size_t errlen);

@@ -158,6 +158,54 @@ static void seed_repair(struct seed *s)
 	done(s, 0);
 }
 
+/* A filter whose one action is a legacy policer (`police` without
+ * `action`): its parameters under the classifier's police attribute, its
+ * counters in the message's TCA_STATS (old) or TCA_STATS2. */
+static void police_filter(struct seed *s, uint32_t handle, uint16_t pref, const char *kind,
+                          uint16_t police_attr, int stats2, const struct nlb_stats *st)
+{
+	struct nlmsghdr *nlh =
+	        nlb_filter(scratch.b, ETH0, TCX_PARENT_INGRESS, handle, pref, IP, kind, 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+
+	mnl_attr_put_u32(nlh, TCA_U32_CLASSID, 1); /* flowid :1 (classid in basic and fw too) */
+	nlb_old_police(nlh, police_attr, handle);
+	mnl_attr_nest_end(nlh, opt);
+	if (stats2)
+		nlb_stats(nlh, TCA_STATS2, st);
+	else
+		nlb_old_stats(nlh, st);
+	put(s, nlh);
+}
+
+/* Legacy policers on ingress (u32 aborts the terse dump): u32's with the
+ * old TCA_STATS, as the kernel sends it, basic's with TCA_STATS2, fw's
+ * without statistics. */
+static void seed_police(struct seed *s)
+{
+	s->data[s->len++] = CFG_ALL;
+	links(s, 0);
+	put(s, nlb_qdisc(scratch.b, ETH0, 0xFFFF0000U, CLSACT, "ingress", 0, 0));
+	done(s, 0);
+	tp_header(s, ETH0, TCX_PARENT_INGRESS, 50, "u32");
+	done(s, -EMSGSIZE);
+	tp_header(s, ETH0, TCX_PARENT_INGRESS, 50, "u32");
+	police_filter(s, 0x80000800U, 50, "u32", TCA_U32_POLICE, 0, &st_small);
+	tp_header(s, ETH0, TCX_PARENT_INGRESS, 51, "basic");
+	police_filter(s, 1, 51, "basic", TCA_BASIC_POLICE, 1, &st_big);
+	tp_header(s, ETH0, TCX_PARENT_INGRESS, 52, "fw");
+	{
+		struct nlmsghdr *nlh =
+		        nlb_filter(scratch.b, ETH0, TCX_PARENT_INGRESS, 2, 52, IP, "fw", 0);
+		struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+
+		nlb_old_police(nlh, TCA_FW_POLICE, 3);
+		mnl_attr_nest_end(nlh, opt);
+		put(s, nlh);
+	}
+	done(s, 0);
+}
+
 /* Shared blocks: one with flower rows, one the kernel says is gone (an
  * extended ack). */
 static void seed_blocks(struct seed *s)
@@ -419,7 +467,7 @@ static const struct {
         {"all", seed_all},       {"repair", seed_repair},
         {"blocks", seed_blocks}, {"list-error", seed_list_error},
         {"labels", seed_labels}, {"targets", seed_targets},
-        {"qdiscs", seed_qdiscs},
+        {"qdiscs", seed_qdiscs}, {"police", seed_police},
 };
 
 int main(int argc, char **argv)

@@ -3,6 +3,7 @@
 #include <linux/gen_stats.h>
 #include <linux/netlink.h>
 #include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <string.h>
 
@@ -76,6 +77,37 @@ void nlb_action(struct nlmsghdr *nlh, uint16_t order, const char *kind, const vo
 		mnl_attr_nest_end(nlh, opt);
 	}
 	mnl_attr_nest_end(nlh, nest);
+}
+
+void nlb_old_police(struct nlmsghdr *nlh, uint16_t police_attr, uint32_t index)
+{
+	struct nlattr *nest = mnl_attr_nest_start(nlh, police_attr);
+	struct tc_police p;
+	struct tcf_t tm = {0};
+
+	memset(&p, 0, sizeof(p));
+	p.index = index;
+	p.action = TC_ACT_SHOT;
+	p.burst = 10240;
+	p.refcnt = 1;
+	p.bindcnt = 1;
+	p.rate.rate = 250000; /* 2000kbit */
+	mnl_attr_put(nlh, TCA_POLICE_TBF, sizeof(p), &p);
+	mnl_attr_put_u32(nlh, TCA_POLICE_RESULT, TC_ACT_OK);
+	mnl_attr_put(nlh, TCA_POLICE_TM, sizeof(tm), &tm);
+	mnl_attr_nest_end(nlh, nest);
+}
+
+void nlb_old_stats(struct nlmsghdr *nlh, const struct nlb_stats *st)
+{
+	struct tc_stats old;
+
+	memset(&old, 0, sizeof(old));
+	old.bytes = st->bytes;
+	old.packets = (uint32_t)st->packets;
+	old.drops = st->drops;
+	old.overlimits = st->overlimits;
+	mnl_attr_put(nlh, TCA_STATS, sizeof(old), &old);
 }
 
 struct nlmsghdr *nlb_done(void *buf, int status)

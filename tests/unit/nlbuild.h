@@ -27,6 +27,14 @@ void nlb_action(struct nlmsghdr *nlh, uint16_t order, const char *kind, const vo
 /* The stats nest alone, as the kernel writes it. */
 void nlb_stats(struct nlmsghdr *nlh, uint16_t type, const struct nlb_stats *st);
 
+/* A legacy policer (`police` without `action`) as tcf_exts_dump() writes
+ * it: its parameters alone (TCA_POLICE_TBF with index, RESULT, TM) under
+ * the classifier's attribute police_attr. */
+void nlb_old_police(struct nlmsghdr *nlh, uint16_t police_attr, uint32_t index);
+/* Its counters as tcf_exts_dump_stats() adds them to the message: the old
+ * TCA_STATS struct (hardware counters left out). */
+void nlb_old_stats(struct nlmsghdr *nlh, const struct nlb_stats *st);
+
 /* NLMSG_DONE carrying status (0 or -errno). */
 struct nlmsghdr *nlb_done(void *buf, int status);
 /* NLMSG_ERROR carrying status (0: an ack) for a request of type req_type,

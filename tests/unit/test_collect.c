@@ -41,6 +41,9 @@ struct ftp {
 	int table_only; /* a table made with `divisor`: not a tp, only listed by tps */
 	uint64_t bytes; /* its filters' bytes (+ i), when not 0 */
 	uint32_t index; /* its actions' first index (+ i), when not 0 */
+	/* its filters' action is a legacy policer (u32 or basic only; 2: with
+	 * a TCA_STATS too short for its counters) */
+	int old_police;
 };
 
 struct funit {
@@ -183,9 +186,20 @@ static int emit_filter_as(struct fake *k, const struct funit *u, const struct ft
 	uint16_t act_attr = strcmp(tp->kind, "flower") == 0     ? TCA_FLOWER_ACT
 	                    : strcmp(tp->kind, "matchall") == 0 ? TCA_MATCHALL_ACT
 	                                                        : TCA_U32_ACT;
-	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
-	struct nlattr *acts = mnl_attr_nest_start(nlh, act_attr);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS), *acts;
 
+	if (tp->old_police) {
+		nlb_old_police(nlh,
+		               strcmp(tp->kind, "u32") == 0 ? TCA_U32_POLICE : TCA_BASIC_POLICE,
+		               (tp->index ? tp->index : 100) + (uint32_t)i);
+		mnl_attr_nest_end(nlh, opt);
+		if (tp->old_police == 2)
+			mnl_attr_put(nlh, TCA_STATS, sizeof(st.bytes), &st.bytes);
+		else
+			nlb_old_stats(nlh, &st);
+		return cb(nlh, data);
+	}
+	acts = mnl_attr_nest_start(nlh, act_attr);
 	nlb_action(nlh, 1, "gact", tp->no_cookie ? NULL : cookie,
 	           tp->no_cookie ? 0 : sizeof(cookie), &st, 2,
 	           terse ? 0 : (tp->index ? tp->index : 100) + (uint32_t)i);
@@ -1729,6 +1743,86 @@ static void test_final_lost_counted(void **state)
 	tcx_config_unref(cfg);
 }
 
+/* ---- legacy policers ----------------------------------------------------------------------- */
+
+/* u32 filters with a legacy policer (`police` without `action`) next to
+ * one with an action: every filter has its row, the policers kind police,
+ * and the aggregate sums them with the other action rows, deletions
+ * included. */
+static void test_old_police_rows_aggregated(void **state)
+{
+	struct fake k = {0};
+	struct tcx_config *cfg = config(agg_all);
+	struct tcx_collector *c = tcx_collector_new(&fake_ops, &k);
+	struct tcx_agg *a = tcx_agg_new();
+	struct tcx_snapshot *s;
+	struct funit *u;
+	uint64_t first;
+
+	setup_eth0(&k);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
+	add_tp(u, 0, 10, "u32", 2);
+	u->tps[0].old_police = 1;
+	add_tp(u, 0, 20, "u32", 1);
+	u->tps[1].bytes = 1000;
+	add_tp(u, 0, 30, "basic", 1);
+	u->tps[2].old_police = 1;
+	u->tps[2].bytes = 7;
+
+	s = collect(&k, one_dev);
+	assert_true(s->targets[0].ok);
+	assert_int_equal(s->n_filters, 4);
+	assert_int_equal(s->n_actions, 4);
+	assert_int_equal(s->errors[TCX_ERR_MALFORMED], 0);
+	for (size_t i = 0; i < 4; i++) {
+		const struct tcx_action *act = &s->actions[i];
+		const struct tcx_filter *f = &s->filters[act->filter];
+		uint32_t nth = f->pref == 10 ? (f->handle & 0xfff) - 0x800 : 0;
+
+		assert_int_equal(f->n_actions, 1);
+		assert_string_equal(tcx_kind_name(s, act->kind), f->pref == 20 ? "gact" : "police");
+		assert_int_equal(act->order, 1);
+		assert_int_equal(act->index, 100 + nth);
+		assert_int_equal(act->c[TCX_ACT_BYTES],
+		                 fbytes(&u->tps[f->pref / 10 - 1], (int)nth));
+	}
+	tcx_snapshot_unref(s);
+
+	first = agg_pass(c, a, cfg, NULL);
+	assert_int_equal(first, fbytes(&u->tps[0], 0) + fbytes(&u->tps[0], 1) + 1000 + 7);
+	u->tps[2].bytes = 57; /* 50 bytes, then deleted */
+	queue_deletion(&k, u, &u->tps[2], 0);
+	u->n_tps = 2;
+	assert_int_equal(agg_pass(c, a, cfg, NULL), first + 50);
+	tcx_agg_free(a);
+	tcx_collector_free(c);
+	tcx_config_unref(cfg);
+}
+
+/* A policer whose statistics cannot be read loses its row alone, counted as
+ * malformed: the filters, the other rows and the target stay. */
+static void test_malformed_old_police_drops_its_row(void **state)
+{
+	struct fake k = {0};
+	struct funit *u;
+
+	setup_eth0(&k);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
+	add_tp(u, 0, 10, "u32", 2);
+	u->tps[0].old_police = 2;
+	add_tp(u, 0, 20, "basic", 1);
+	u->tps[1].old_police = 1;
+	struct tcx_snapshot *s = collect(&k, one_dev);
+
+	assert_true(s->targets[0].ok);
+	assert_int_equal(s->errors[TCX_ERR_MALFORMED], 2);
+	assert_int_equal(s->n_filters, 3);
+	assert_int_equal(s->n_actions, 1);
+	assert_int_equal(s->filters[s->actions[0].filter].pref, 20);
+	assert_int_equal(s->actions[0].c[TCX_ACT_BYTES], fbytes(&u->tps[1], 0));
+	tcx_snapshot_unref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1766,6 +1860,8 @@ int main(void)
 	        cmocka_unit_test(test_class_dump_vanished_device_alone),
 	        cmocka_unit_test(test_malformed_qdisc_drops_its_row),
 	        cmocka_unit_test(test_malformed_stats_drop_the_row_only),
+	        cmocka_unit_test(test_old_police_rows_aggregated),
+	        cmocka_unit_test(test_malformed_old_police_drops_its_row),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

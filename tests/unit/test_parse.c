@@ -831,6 +831,175 @@ static void test_describe_target(void **state)
 	assert_string_equal(tcx_describe_target(&t, 1, b, sizeof(b)), want);
 }
 
+/* ---- legacy policers (`police` without `action`) ------------------------------------ */
+
+/* A u32 filter's policer under TCA_U32_POLICE, its counters in the
+ * message's TCA_STATS2: action 1 of kind police. */
+static void test_old_police_u32(void **state)
+{
+	struct fx *f = *state;
+	struct nlb_stats st = {.bytes = 150000, .packets = 100, .drops = 40, .overlimits = 40};
+	struct nlmsghdr *nlh =
+	        nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 0x80000800, 50, 0x0800, "u32", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+
+	mnl_attr_put_u32(nlh, TCA_U32_CLASSID, 1);
+	nlb_old_police(nlh, TCA_U32_POLICE, 7);
+	mnl_attr_nest_end(nlh, opt);
+	nlb_stats(nlh, TCA_STATS2, &st);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_int_equal(f->s->n_filters, 1);
+	assert_int_equal(f->s->n_actions, 1);
+	assert_int_equal(f->s->filters[0].n_actions, 1);
+	assert_int_equal(f->s->filters[0].first_action, 0);
+	const struct tcx_action *a = &f->s->actions[0];
+	assert_int_equal(a->filter, 0);
+	assert_int_equal(a->order, 1);
+	assert_string_equal(tcx_kind_name(f->s, a->kind), "police");
+	assert_int_equal(a->index, 7);
+	assert_int_equal(a->cookie_len, 0);
+	assert_int_equal(a->c[TCX_ACT_BYTES], 150000);
+	assert_int_equal(a->c[TCX_ACT_PACKETS], 100);
+	assert_int_equal(a->c[TCX_ACT_DROPS], 40);
+	assert_int_equal(a->c[TCX_ACT_OVERLIMITS], 40);
+	assert_int_equal(f->s->errors[TCX_ERR_MALFORMED], 0);
+}
+
+/* As 6.1 to 6.18 send it: the old TCA_STATS struct, here for every
+ * classifier that takes a policer, each in its own POLICE attribute (and
+ * none read from another's, nor from flower's or matchall's). */
+static void test_old_police_every_classifier(void **state)
+{
+	static const struct {
+		const char *kind;
+		uint16_t attr;
+		int row;
+	} cls[] = {
+	        {"u32", TCA_U32_POLICE, 1},
+	        {"basic", TCA_BASIC_POLICE, 1},
+	        {"fw", TCA_FW_POLICE, 1},
+	        {"route", TCA_ROUTE4_POLICE, 1},
+	        {"flow", TCA_FLOW_POLICE, 1},
+	        {"cgroup", TCA_CGROUP_POLICE, 1},
+	        {"bpf", TCA_BPF_POLICE, 1},
+	        {"tcindex", 6, 1},
+	        {"rsvp", 5, 1},
+	        {"rsvp6", 5, 1},
+	        {"basic", TCA_BASIC_EMATCHES, 0},
+	        {"flower", TCA_FLOWER_KEY_ETH_DST, 0}, /* flower takes no policer */
+	};
+	struct fx *f = *state;
+	struct nlb_stats st = {
+	        .bytes = (uint64_t)1 << 33, .packets = 3, .drops = 2, .overlimits = 1};
+
+	for (size_t i = 0; i < sizeof(cls) / sizeof(cls[0]); i++) {
+		struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, (uint32_t)i + 1,
+		                                  (uint16_t)(i + 1), 0x0800, cls[i].kind, 0);
+		struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+
+		nlb_old_police(nlh, cls[i].attr, (uint32_t)i + 1);
+		mnl_attr_nest_end(nlh, opt);
+		nlb_old_stats(nlh, &st);
+		size_t before = f->s->n_actions;
+		assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+		assert_int_equal(f->s->filters[f->s->n_filters - 1].n_actions, cls[i].row);
+		assert_int_equal(f->s->n_actions, before + (size_t)cls[i].row);
+		if (!cls[i].row)
+			continue;
+		const struct tcx_action *a = &f->s->actions[before];
+		assert_int_equal(a->filter, f->s->n_filters - 1);
+		assert_string_equal(tcx_kind_name(f->s, a->kind), "police");
+		assert_int_equal(a->order, 1);
+		assert_int_equal(a->index, i + 1);
+		assert_int_equal(a->c[TCX_ACT_BYTES], (uint64_t)1 << 33);
+		assert_int_equal(a->c[TCX_ACT_PACKETS], 3);
+		assert_int_equal(a->c[TCX_ACT_DROPS], 2);
+		assert_int_equal(a->c[TCX_ACT_OVERLIMITS], 1);
+		assert_int_equal(a->c[TCX_ACT_HW_BYTES], 0);
+	}
+	assert_int_equal(f->s->errors[TCX_ERR_MALFORMED], 0);
+}
+
+/* A policer or statistics that cannot be read lose the policer's row
+ * alone: the filter is kept, the row counted as malformed. */
+static void test_old_police_malformed(void **state)
+{
+	struct fx *f = *state;
+	struct nlb_stats st = {.bytes = 10, .packets = 1};
+	struct tc_stats old = {.bytes = 10};
+	enum { SHORT_TBF, BAD_NEST, SHORT_STATS, BAD_STATS2, N_CASES };
+	static const char *const why[N_CASES] = {
+	        "action 1: police parameters (attribute 1) of 2 bytes, too short for the "
+	        "action index",
+	        "legacy police: attribute 5 has length 200, outside 4..8",
+	        "TCA_STATS of 16 bytes, too short for the policer's counters",
+	        "TCA_STATS_PKT64 follows attribute 0, not a basic stats attribute",
+	};
+
+	for (int c = 0; c < N_CASES; c++) {
+		struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, (uint32_t)c + 1,
+		                                  50, 0x0800, c % 2 ? "fw" : "u32", 0);
+		struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+		uint16_t attr = c % 2 ? TCA_FW_POLICE : TCA_U32_POLICE;
+
+		if (c == SHORT_TBF) {
+			struct nlattr *p = mnl_attr_nest_start(nlh, attr);
+			mnl_attr_put(nlh, TCA_POLICE_TBF, 2, "\x07\x00");
+			mnl_attr_nest_end(nlh, p);
+		} else if (c == BAD_NEST) {
+			struct nlattr *p = mnl_attr_nest_start(nlh, attr);
+			struct nlattr *bad = mnl_nlmsg_get_payload_tail(nlh);
+			mnl_attr_put_u32(nlh, TCA_POLICE_RESULT, 0);
+			bad->nla_len = 200; /* runs past the nest */
+			mnl_attr_nest_end(nlh, p);
+		} else {
+			nlb_old_police(nlh, attr, 9);
+		}
+		mnl_attr_put_u32(nlh, TCA_U32_CLASSID, 1);
+		mnl_attr_nest_end(nlh, opt);
+		if (c == SHORT_STATS) {
+			mnl_attr_put(nlh, TCA_STATS, 16, &old);
+		} else if (c == BAD_STATS2) {
+			struct nlattr *s2 = mnl_attr_nest_start(nlh, TCA_STATS2);
+			uint64_t pkt = 5;
+			mnl_attr_put(nlh, TCA_STATS_PKT64, sizeof(pkt), &pkt);
+			mnl_attr_nest_end(nlh, s2);
+		} else {
+			nlb_stats(nlh, TCA_STATS2, &st);
+		}
+
+		assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+		assert_string_equal(f->err, why[c]);
+		assert_int_equal(f->s->n_filters, c + 1);
+		assert_int_equal(f->s->filters[c].handle, c + 1);
+		assert_int_equal(f->s->filters[c].n_actions, 0);
+		assert_int_equal(f->s->n_actions, 0);
+		assert_int_equal(f->s->errors[TCX_ERR_MALFORMED], c + 1);
+	}
+}
+
+/* A policer beside actions (no kernel sends both): the actions win. */
+static void test_old_police_beside_actions(void **state)
+{
+	struct fx *f = *state;
+	struct nlb_stats st = {.bytes = 10, .packets = 1};
+	struct nlmsghdr *nlh =
+	        nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 1, 50, 0x0800, "basic", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_BASIC_ACT);
+
+	nlb_action(nlh, 1, "gact", NULL, 0, &st, TCA_GACT_PARMS, 3);
+	mnl_attr_nest_end(nlh, acts);
+	nlb_old_police(nlh, TCA_BASIC_POLICE, 4);
+	mnl_attr_nest_end(nlh, opt);
+	nlb_old_stats(nlh, &st);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_int_equal(f->s->n_actions, 1);
+	assert_string_equal(tcx_kind_name(f->s, f->s->actions[0].kind), "gact");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -841,6 +1010,10 @@ int main(void)
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_pedit_ex_index, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_short_parms_rejected, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_old_police_u32, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_old_police_every_classifier, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_old_police_malformed, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_old_police_beside_actions, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_unspec_not_parms, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pkt64_pairs_with_preceding, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pkt64_after_basic_only, setup, teardown),

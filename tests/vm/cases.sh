@@ -26,7 +26,7 @@ set -euo pipefail
 TC=/sbin/tc
 IP=/sbin/ip
 TCX=/tcx/tcexporter
-CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc)
+CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police)
 
 # shellcheck disable=SC1091
 [ ! -f /tcx/env ] || . /tcx/env
@@ -593,6 +593,30 @@ c12_hfsc() {
 	qsnap pre
 	tcx r c.yaml
 	qsnap post
+}
+
+c13_police() {
+	# Legacy policers (`police` without `action`, as shaping scripts police
+	# ingress), which the kernel dumps under the classifier's own POLICE
+	# attribute with their counters in the filter's statistics: u32 on a
+	# veth's ingress qdisc, basic on a dummy's egress. 64kbit with a 10k
+	# burst lets about 10 datagrams of 1000 bytes through, then 1 a second:
+	# of 40 sent at once, some pass and the others are dropped.
+	veth v13a v13b
+	$IP addr add 10.13.1.1/24 dev v13b
+	$IP neigh add 10.13.1.2 lladdr "$(mac v13a)" dev v13b
+	$TC qdisc add dev v13a ingress
+	$TC filter add dev v13a parent ffff: protocol ip prio 50 u32 match ip src 0.0.0.0/0 \
+		police rate 64kbit burst 10k drop flowid :1
+	dummy d13 10.13.0.1/24
+	$TC qdisc add dev d13 clsact
+	$TC filter add dev d13 egress protocol ip prio 7 basic police rate 64kbit burst 10k drop
+	udp 10.13.1.2 40 1000
+	udp 10.13.0.2 30 1000
+	config c.yaml '{dev: v13a, parent: ingress}' '{dev: d13, parent: egress}'
+	collect r c.yaml v13a-ingress d13-egress
+	$TC -s filter show dev v13a ingress >tc-r-post-v13a-ingress.txt
+	$TC -s filter show dev d13 egress >tc-r-post-d13-egress.txt
 }
 
 "$CASE"
