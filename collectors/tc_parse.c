@@ -299,7 +299,7 @@ static int old_police(struct acts_ctx *ac, const struct nlattr *police,
 	ac->n++;
 	return 0;
 malformed:
-	ac->snap->n_actions--;
+	tcx_snapshot_truncate(ac->snap, ac->snap->n_filters, ac->snap->n_actions - 1);
 	ac->snap->errors[TCX_ERR_MALFORMED]++;
 	return 0;
 }
