@@ -244,7 +244,10 @@ static int http_changed(const struct daemon *d, const struct tcx_http_cfg *h,
 
 	if (o->n_listen != h->n_listen || o->max_connections != h->max_connections ||
 	    o->max_connections_per_ip != h->max_connections_per_ip ||
-	    o->timeout_s != h->timeout_s || o->max_stale_mib != h->max_stale_mib)
+	    o->timeout_s != h->timeout_s || o->max_stale_mib != h->max_stale_mib ||
+	    o->renders_per_ip != h->renders_per_ip || o->renders != h->renders ||
+	    o->password_checks_per_ip != h->password_checks_per_ip ||
+	    o->password_checks != h->password_checks)
 		return 1;
 	for (size_t i = 0; i < h->n_listen; i++)
 		if (strcmp(o->listen[i], h->listen[i]) != 0)
@@ -416,6 +419,7 @@ int tcx_daemon_main(const char *config_path, const struct tcx_http_override *htt
 		ret = 1;
 		goto out;
 	}
+	pthread_setname_np(d->collector, "tcx-collector"); /* top -H, /proc: its CPU alone */
 	log_info("tcexporter started: %zu target%s, collecting every %.3g s, %s",
 	         st->cfg->n_targets, st->cfg->n_targets == 1 ? "" : "s", st->cfg->interval_s,
 	         files);

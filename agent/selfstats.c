@@ -17,6 +17,9 @@ const char *const tcx_accept_causes[TCX_ACCEPT_CAUSES] = {"resource", "other"};
 
 const char *const tcx_cut_reasons[TCX_CUT__MAX] = {"render", "memory"};
 
+const char *const tcx_refuse_reasons[TCX_REFUSE__MAX] = {"render", "password_queue",
+                                                         "password_rate"};
+
 unsigned tcx_http_code_slot(unsigned code)
 {
 	for (unsigned i = 0; i + 1 < TCX_HTTP_CODES; i++)

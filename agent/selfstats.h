@@ -28,6 +28,15 @@ enum tcx_cut_reason {
 	TCX_CUT__MAX,
 };
 extern const char *const tcx_cut_reasons[TCX_CUT__MAX];
+/* Why a request was refused with 429, the reason label of
+ * tc_exporter_http_requests_refused_total. */
+enum tcx_refuse_reason {
+	TCX_REFUSE_RENDER = 0,     /* its address had had its renders of the collection */
+	TCX_REFUSE_PASSWORD_QUEUE, /* too many password checks waiting */
+	TCX_REFUSE_PASSWORD_RATE,  /* its address had spent its failed checks (rate_limit) */
+	TCX_REFUSE__MAX,
+};
+extern const char *const tcx_refuse_reasons[TCX_REFUSE__MAX];
 
 /* The process_* metrics the official Prometheus clients export, read from
  * /proc/self. */
@@ -56,6 +65,7 @@ struct tcx_selfstats {
 	uint64_t collection_errors_total[TCX_ERR__MAX];
 	uint64_t http_requests_total[TCX_HTTP_CODES];
 	uint64_t http_responses_cut_total[TCX_CUT__MAX];
+	uint64_t http_requests_refused_total[TCX_REFUSE__MAX];
 	uint64_t http_accept_errors_total[TCX_ACCEPT_CAUSES];
 	double snapshot_age_s;
 	int last_reload_ok;

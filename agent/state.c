@@ -41,6 +41,9 @@ void tcx_state_selfstats(struct tcx_state *st, const struct tcx_snapshot *snap,
 	for (unsigned i = 0; i < TCX_CUT__MAX; i++)
 		out->http_responses_cut_total[i] =
 		        atomic_load_explicit(&st->http_cut[i], memory_order_relaxed);
+	for (unsigned i = 0; i < TCX_REFUSE__MAX; i++)
+		out->http_requests_refused_total[i] =
+		        atomic_load_explicit(&st->http_refused[i], memory_order_relaxed);
 	for (unsigned i = 0; i < TCX_ACCEPT_CAUSES; i++)
 		out->http_accept_errors_total[i] =
 		        atomic_load_explicit(&st->http_accept_errors[i], memory_order_relaxed);

@@ -35,7 +35,8 @@ struct tcx_state {
 	uint64_t collections_total;
 	uint64_t collection_errors_total[TCX_ERR__MAX];
 	atomic_uint_fast64_t http_requests[TCX_HTTP_CODES];
-	atomic_uint_fast64_t http_cut[TCX_CUT__MAX]; /* responses of /metrics cut short */
+	atomic_uint_fast64_t http_cut[TCX_CUT__MAX];        /* responses of /metrics cut short */
+	atomic_uint_fast64_t http_refused[TCX_REFUSE__MAX]; /* requests refused with 429 */
 	atomic_uint_fast64_t http_accept_errors[TCX_ACCEPT_CAUSES];
 	int last_reload_ok;
 	double last_reload_ts;

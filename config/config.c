@@ -202,8 +202,8 @@ static int duration_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, double 
 
 	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
-	if (tcx_yaml_has_nul(v) || parse_interval(tcx_yaml_sval(v), tcx_yaml_slen(v), &s) ||
-	    s < min_s || s > max_s || (whole && s != (double)(int)s)) {
+	if (parse_interval(tcx_yaml_sval(v), tcx_yaml_slen(v), &s) || s < min_s || s > max_s ||
+	    (whole && s != (double)(int)s)) {
 		tcx_yaml_err_at(&c->y, v, "invalid %s '%s': %s", tcx_yaml_sval(k), tcx_yaml_sval(v),
 		                expected);
 		return -1;
@@ -219,7 +219,7 @@ static int string_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, const cha
 {
 	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
-	if (tcx_yaml_slen(v) == 0 || tcx_yaml_has_nul(v)) {
+	if (tcx_yaml_slen(v) == 0) {
 		tcx_yaml_err_at(&c->y, v, "invalid %s '%s': %s", tcx_yaml_sval(k), tcx_yaml_sval(v),
 		                expected);
 		return -1;
@@ -249,9 +249,9 @@ static int top_unmapped(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v
 {
 	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
-	if (!strcasecmp(tcx_yaml_sval(v), "export") && !tcx_yaml_has_nul(v)) {
+	if (!strcasecmp(tcx_yaml_sval(v), "export")) {
 		c->cfg->unmapped = TCX_UNMAPPED_EXPORT;
-	} else if (!strcasecmp(tcx_yaml_sval(v), "drop") && !tcx_yaml_has_nul(v)) {
+	} else if (!strcasecmp(tcx_yaml_sval(v), "drop")) {
 		c->cfg->unmapped = TCX_UNMAPPED_DROP;
 	} else {
 		tcx_yaml_err_at(&c->y, v, "invalid unmapped policy '%s' (expected export or drop)",
@@ -385,8 +385,7 @@ static int tgt_parent(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 	ps->parent_key = k;
 	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
-	if (tcx_yaml_has_nul(v) ||
-	    parse_parent(tcx_yaml_sval(v), tcx_yaml_slen(v), &ps->t->parent)) {
+	if (parse_parent(tcx_yaml_sval(v), tcx_yaml_slen(v), &ps->t->parent)) {
 		tcx_yaml_err_at(&c->y, v,
 		                "invalid parent '%s': expected ingress, egress, root or a handle "
 		                "such as 1: "
@@ -621,7 +620,7 @@ static int top_labels(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 
 		if (tcx_yaml_expect_item(&c->y, e, YAML_SCALAR_NODE, "label name"))
 			goto bad;
-		if (tcx_yaml_has_nul(e) || !tcx_label_name_valid(tcx_yaml_sval(e))) {
+		if (!tcx_label_name_valid(tcx_yaml_sval(e))) {
 			tcx_yaml_err_at(&c->y, e,
 			                "invalid label name '%s': must match "
 			                "[a-zA-Z_][a-zA-Z0-9_]* and not "
@@ -707,7 +706,7 @@ static int label_values(struct ctx *c, const char *what, const char *name, const
 				ret = -1;
 				continue;
 			}
-			l = tcx_yaml_has_nul(lk) ? -1 : find_label(cfg, tcx_yaml_sval(lk));
+			l = find_label(cfg, tcx_yaml_sval(lk));
 			if (l < 0) {
 				tcx_yaml_err_at(&c->y, lk, "%s '%s': unknown label '%s'", what,
 				                name, tcx_yaml_sval(lk));
@@ -742,10 +741,6 @@ static int label_values(struct ctx *c, const char *what, const char *name, const
 		if (vals[i]->type != YAML_SCALAR_NODE) {
 			tcx_yaml_err_at(&c->y, vals[i], "%s '%s': label values must be scalars",
 			                what, name);
-			ret = -1;
-		} else if (tcx_yaml_has_nul(vals[i])) {
-			tcx_yaml_err_at(&c->y, vals[i],
-			                "%s '%s': label values must not contain NUL", what, name);
 			ret = -1;
 		}
 	}
@@ -1117,7 +1112,7 @@ static const struct key_handler decoder_keys[] = {
 /* A decoder's label: the index of a declared label, or -1 after a report. */
 static int decoder_label(struct ctx *c, const tcx_ynode_t *v)
 {
-	int l = tcx_yaml_has_nul(v) ? -1 : find_label(c->cfg, tcx_yaml_sval(v));
+	int l = find_label(c->cfg, tcx_yaml_sval(v));
 
 	if (l < 0 && !c->labels_bad)
 		tcx_yaml_err_at(&c->y, v, "decoder label '%s' is not declared in 'labels'",
@@ -1227,8 +1222,7 @@ static int load_decoder(struct ctx *c, tcx_ynode_t *e, struct tcx_decoder *d)
 		ret = -1;
 	} else if (ps.type.v->type == YAML_SCALAR_NODE) {
 		for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-			if (!tcx_yaml_has_nul(ps.type.v) &&
-			    !strcasecmp(tcx_yaml_sval(ps.type.v), types[i]))
+			if (!strcasecmp(tcx_yaml_sval(ps.type.v), types[i]))
 				type = (int)i;
 		if (type < 0) {
 			tcx_yaml_err_at(
@@ -1259,11 +1253,9 @@ static int load_decoder(struct ctx *c, tcx_ynode_t *e, struct tcx_decoder *d)
 		tcx_yaml_err_at(&c->y, ps.layout.k, "'layout' applies only to uuid decoders");
 		ret = -1;
 	} else if (ps.layout.v && ps.layout.v->type == YAML_SCALAR_NODE) {
-		if (!tcx_yaml_has_nul(ps.layout.v) &&
-		    !strcasecmp(tcx_yaml_sval(ps.layout.v), "ovs")) {
+		if (!strcasecmp(tcx_yaml_sval(ps.layout.v), "ovs")) {
 			d->layout = TCX_UUID_OVS;
-		} else if (!tcx_yaml_has_nul(ps.layout.v) &&
-		           !strcasecmp(tcx_yaml_sval(ps.layout.v), "rfc4122")) {
+		} else if (!strcasecmp(tcx_yaml_sval(ps.layout.v), "rfc4122")) {
 			d->layout = TCX_UUID_RFC4122;
 		} else {
 			tcx_yaml_err_at(&c->y, ps.layout.v,
@@ -1371,7 +1363,7 @@ static int listen_one(struct ctx *c, tcx_ynode_t *v)
 
 	if (tcx_yaml_expect_item(&c->y, v, YAML_SCALAR_NODE, "listen address"))
 		return -1;
-	if (tcx_yaml_has_nul(v) || tcx_listen_split(tcx_yaml_sval(v), host, sizeof(host), &port)) {
+	if (tcx_listen_split(tcx_yaml_sval(v), host, sizeof(host), &port)) {
 		tcx_yaml_err_at(
 		        &c->y, v,
 		        "invalid listen address '%s': expected HOST:PORT, [IPV6]:PORT or :PORT",
@@ -1432,6 +1424,26 @@ static int http_max_stale(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t 
 	return uint_value(c, k, v, 1, 1048576, &c->cfg->http.max_stale_mib);
 }
 
+static int http_renders_ip(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return uint_value(c, k, v, 1, 1024, &c->cfg->http.renders_per_ip);
+}
+
+static int http_renders(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return uint_value(c, k, v, 1, 1024, &c->cfg->http.renders);
+}
+
+static int http_checks_ip(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return uint_value(c, k, v, 1, 1024, &c->cfg->http.password_checks_per_ip);
+}
+
+static int http_checks(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return uint_value(c, k, v, 1, 1024, &c->cfg->http.password_checks);
+}
+
 static const struct key_handler http_keys[] = {
         {"listen", http_listen},
         {"web_config", http_web_config},
@@ -1439,6 +1451,10 @@ static const struct key_handler http_keys[] = {
         {"max_connections_per_ip", http_max_conn_ip},
         {"timeout", http_timeout},
         {"max_stale_mib", http_max_stale},
+        {"renders_per_ip", http_renders_ip},
+        {"renders", http_renders},
+        {"password_checks_per_ip", http_checks_ip},
+        {"password_checks", http_checks},
 };
 
 static int top_http(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
@@ -1468,6 +1484,18 @@ static int http_defaults(struct ctx *c)
 		h->timeout_s = 10;
 	if (!h->max_stale_mib)
 		h->max_stale_mib = 256;
+	if (!h->renders)
+		h->renders = 8;
+	if (!h->renders_per_ip)
+		h->renders_per_ip = 2;
+	if (h->renders_per_ip > h->renders)
+		h->renders_per_ip = h->renders;
+	if (!h->password_checks)
+		h->password_checks = 32;
+	if (!h->password_checks_per_ip)
+		h->password_checks_per_ip = 4;
+	if (h->password_checks_per_ip > h->password_checks)
+		h->password_checks_per_ip = h->password_checks;
 	if (!c->cfg->snmp.ping_interval_s)
 		c->cfg->snmp.ping_interval_s = 5;
 	if (h->web_config) {
@@ -1553,11 +1581,6 @@ static int devices_regex(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, regex_t 
 
 	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
-	if (tcx_yaml_has_nul(v)) {
-		tcx_yaml_err_at(&c->y, v, "invalid %s regex '%s': it holds a NUL byte",
-		                tcx_yaml_sval(k), tcx_yaml_sval(v));
-		return -1;
-	}
 	r = regcomp(re, tcx_yaml_sval(v), REG_EXTENDED | REG_NOSUB);
 	if (r) {
 		regerror(r, re, msg, sizeof(msg));
@@ -1657,10 +1680,10 @@ static void resolve_aggregate(struct ctx *c)
 		if (tcx_yaml_expect_item(&c->y, e, YAML_SCALAR_NODE, "label name"))
 			continue;
 		name = tcx_yaml_sval(e);
-		for (unsigned b = 0; !tcx_yaml_has_nul(e) && b < TCX_BL__MAX && !bit; b++)
+		for (unsigned b = 0; b < TCX_BL__MAX && !bit; b++)
 			if (!strcmp(name, tcx_builtin_labels[b]))
 				bit = 1u << b;
-		if (!bit && !tcx_yaml_has_nul(e) && (l = find_label(c->cfg, name)) >= 0) {
+		if (!bit && (l = find_label(c->cfg, name)) >= 0) {
 			bit = 1u << l;
 			set = &user;
 		}
@@ -1706,13 +1729,11 @@ static int family_value(struct tcx_yaml *y, const void *row, void *obj, tcx_ynod
 	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
 	s = tcx_yaml_sval(v);
-	if (!tcx_yaml_has_nul(v) &&
-	    (!strcasecmp(s, "on") || !strcasecmp(s, "true") || !strcasecmp(s, "yes"))) {
+	if (!strcasecmp(s, "on") || !strcasecmp(s, "true") || !strcasecmp(s, "yes")) {
 		*out = TCX_FAM_ON;
-	} else if (!tcx_yaml_has_nul(v) &&
-	           (!strcasecmp(s, "off") || !strcasecmp(s, "false") || !strcasecmp(s, "no"))) {
+	} else if (!strcasecmp(s, "off") || !strcasecmp(s, "false") || !strcasecmp(s, "no")) {
 		*out = TCX_FAM_OFF;
-	} else if (auto_ok && !tcx_yaml_has_nul(v) && !strcasecmp(s, "auto")) {
+	} else if (auto_ok && !strcasecmp(s, "auto")) {
 		*out = TCX_FAM_AUTO;
 	} else {
 		tcx_yaml_err_at(&c->y, v, "invalid %s '%s' in families (expected %s)",
@@ -1788,7 +1809,7 @@ static int config_entry(struct tcx_yaml *y, const tcx_ynode_t *k, struct tcx_ypa
 {
 	struct ctx *c = (struct ctx *)y;
 
-	if (!c->labels_seen || tcx_yaml_has_nul(k))
+	if (!c->labels_seen)
 		return 0;
 	if (!strcmp(tcx_yaml_sval(k), "cookies"))
 		cookie_entry(c, p);

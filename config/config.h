@@ -96,6 +96,12 @@ struct tcx_http_cfg {
 	 * since they began, in MiB: beyond it, the readers of the oldest are
 	 * closed. */
 	unsigned max_stale_mib;
+	/* Renders of /metrics on demand (variants not rendered ahead) a
+	 * collection may have, per client address and in all. */
+	unsigned renders_per_ip, renders;
+	/* Password checks that may wait for the checker, per client address
+	 * and in all. */
+	unsigned password_checks_per_ip, password_checks;
 };
 
 /* The `snmp:` section (the AgentX subagent). */
@@ -262,6 +268,10 @@ static inline const struct tcx_class_entry *tcx_config_class_labels(const struct
 
 /* Label name checks shared with the renderers. */
 int tcx_label_name_valid(const char *name);
+/* A name the exposition writes itself (tcx_builtin_labels, then
+ * tcx_reserved_labels): not a user label. */
 int tcx_label_name_reserved(const char *name);
+extern const char *const tcx_reserved_labels[];
+extern const size_t tcx_n_reserved_labels;
 
 #endif

@@ -199,18 +199,48 @@ const char *const tcx_builtin_labels[TCX_BL__MAX] = {
         [TCX_BL_ORDER] = "order",   [TCX_BL_ACTION] = "action", [TCX_BL_COOKIE] = "cookie",
 };
 
+/* The label names the exposition writes that are not action row labels
+ * (tcx_builtin_labels): of qdisc and class rows and their per-kind statistics
+ * (collectors/xstats.c), of the filters' flags, of the exporter's own
+ * families and its build info (agent/render/prom.c, agent/buildinfo.c); then
+ * le and quantile, which Prometheus gives histograms and summaries.
+ * tests/unit/test_expo.c renders every family and checks the two lists hold
+ * exactly the names it finds, and these two. */
+const char *const tcx_reserved_labels[] = {
+        "tin",
+        "band",
+        "skip_hw",
+        "skip_sw",
+        "in_hw",
+        "not_in_hw",
+        "type",
+        "mode",
+        "cause",
+        "row",
+        "code",
+        "reason",
+        "version",
+        "revision",
+        "libmnl_version",
+        "libmicrohttpd_version",
+        "netsnmp_version",
+        "gzip",
+        "le",
+        "quantile",
+};
+const size_t tcx_n_reserved_labels = sizeof(tcx_reserved_labels) / sizeof(tcx_reserved_labels[0]);
+
 int tcx_label_name_reserved(const char *name)
 {
-	static const char *const reserved[] = {
-	        "device", "block",  "parent", "chain", "protocol", "pref", "kind", "handle",
-	        "order",  "action", "cookie", "netns", "target",   "mode", "le",   "quantile",
-	};
 	size_t i;
 
 	if (!name)
 		return 0;
-	for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
-		if (!strcmp(name, reserved[i]))
+	for (i = 0; i < TCX_BL__MAX; i++)
+		if (!strcmp(name, tcx_builtin_labels[i]))
+			return 1;
+	for (i = 0; i < tcx_n_reserved_labels; i++)
+		if (!strcmp(name, tcx_reserved_labels[i]))
 			return 1;
 	return 0;
 }

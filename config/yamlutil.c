@@ -157,13 +157,11 @@ int tcx_yaml_bool(struct tcx_yaml *y, const tcx_ynode_t *k, const tcx_ynode_t *v
 {
 	if (tcx_yaml_expect(y, k, v, YAML_SCALAR_NODE))
 		return -1;
-	if (!tcx_yaml_has_nul(v) &&
-	    (!strcasecmp(tcx_yaml_sval(v), "true") || !strcasecmp(tcx_yaml_sval(v), "yes"))) {
+	if (!strcasecmp(tcx_yaml_sval(v), "true") || !strcasecmp(tcx_yaml_sval(v), "yes")) {
 		*out = 1;
 		return 0;
 	}
-	if (!tcx_yaml_has_nul(v) &&
-	    (!strcasecmp(tcx_yaml_sval(v), "false") || !strcasecmp(tcx_yaml_sval(v), "no"))) {
+	if (!strcasecmp(tcx_yaml_sval(v), "false") || !strcasecmp(tcx_yaml_sval(v), "no")) {
 		*out = 0;
 		return 0;
 	}
@@ -245,7 +243,7 @@ void tcx_yaml_walk_pair(struct tcx_yaml *y, struct tcx_yaml_walker *w, struct tc
 		return;
 	}
 	for (i = 0; i < keys->n; i++)
-		if (!tcx_yaml_has_nul(k) && !strcmp(tcx_yaml_sval(k), row_key(keys, i)))
+		if (!strcmp(tcx_yaml_sval(k), row_key(keys, i)))
 			break;
 	if (i == keys->n) {
 		expected[0] = '\0';
@@ -540,11 +538,30 @@ static int collection_end(struct builder *b)
 	return node_done(b, f->node);
 }
 
+/* Every scalar of a loader is a C string: one holding a NUL byte (a "\0"
+ * escape) ends the document, at its start, before any use reads the text
+ * up to the NUL as the whole. */
+static int scalar_nul(struct builder *b, const yaml_event_t *e)
+{
+	const char *v = (const char *)e->data.scalar.value;
+	const char *nul = memchr(v, '\0', e->data.scalar.length);
+	const struct frame *f = b->depth ? &b->stack[b->depth - 1] : NULL;
+	int key = f && f->node->type == YAML_MAPPING_NODE && (b->n_pending - f->first) % 2 == 0;
+
+	if (!nul)
+		return 0;
+	tcx_yaml_err_mark(b->y, &e->start_mark, "%s '%s' holds a NUL byte (its byte %zu)",
+	                  key ? "key" : "value", v, (size_t)(nul - v) + 1);
+	return -1;
+}
+
 static int scalar(struct builder *b, const yaml_event_t *e)
 {
 	tcx_ynode_t *n;
 	char *v;
 
+	if (scalar_nul(b, e))
+		return -1;
 	node_starts(b);
 	n = new_node(b, YAML_SCALAR_NODE, &e->start_mark);
 	v = n ? tcx_arena_alloc(&b->y->mem, e->data.scalar.length + 1) : NULL;

@@ -48,7 +48,7 @@ struct tcx_ynode {
 	yaml_mark_t start_mark;
 	union {
 		struct {
-			char *value; /* NUL-terminated (it may hold NULs too) */
+			char *value; /* NUL-terminated, no NUL before (yamlutil.c refuses one) */
 			size_t length;
 			yaml_scalar_style_t style;
 		} scalar;
@@ -144,12 +144,6 @@ static inline const char *tcx_yaml_sval(const tcx_ynode_t *n)
 static inline size_t tcx_yaml_slen(const tcx_ynode_t *n)
 {
 	return n->data.scalar.length;
-}
-
-/* The scalar holds a NUL byte (e.g. "a\0b"): it cannot be a C string. */
-static inline int tcx_yaml_has_nul(const tcx_ynode_t *n)
-{
-	return memchr(n->data.scalar.value, '\0', n->data.scalar.length) != NULL;
 }
 
 /* An empty plain scalar: YAML's null (`key:` with nothing after it). */

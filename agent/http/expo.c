@@ -81,21 +81,29 @@ static int response_locked(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make
 	return err;
 }
 
-int tcx_expo_response(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make_fn make, void *arg,
-                      void **resp, int *own)
+void tcx_expo_ask(struct tcx_expo *e, enum tcx_variant v)
 {
-	int err;
-
 	atomic_fetch_or_explicit(&e->asked, 1u << v, memory_order_relaxed);
+}
+
+int tcx_expo_response(struct tcx_expo *e, enum tcx_variant v, int head, tcx_expo_make_fn make,
+                      void *arg, void **resp, int *own)
+{
+	int err = 0;
+
 	*resp = NULL;
 	*own = !(e->ahead & (1u << v));
-	if (*own)
-		return make(arg, e, v, 1, resp, NULL);
-	pthread_mutex_lock(&e->lock);
-	err = response_locked(e, v, make, arg);
-	*resp = e->resp[v];
-	pthread_mutex_unlock(&e->lock);
-	return err;
+	if (!*own) {
+		pthread_mutex_lock(&e->lock);
+		if (!head)
+			err = response_locked(e, v, make, arg);
+		*resp = e->resp[v];
+		pthread_mutex_unlock(&e->lock);
+		if (*resp || err)
+			return err;
+		*own = 1; /* a HEAD of a variant whose prerendering failed */
+	}
+	return make(arg, e, v, head ? -1 : 1, resp, NULL);
 }
 
 int tcx_expo_prerender(struct tcx_expo *e, tcx_expo_make_fn make, void *arg)

@@ -56,20 +56,25 @@ void tcx_expo_unref(struct tcx_expo *e);
 size_t tcx_expo_bytes(const struct tcx_expo *e);
 
 /* Makes the server's response object for variant v of e's snapshot into
- * *resp: with stream, one for a single request, whose body is a
- * tcx_expo_stream; else one that every request shares, rendered whole
+ * *resp: with stream 1, one for a single request, whose body is a
+ * tcx_expo_stream; with stream -1, one for a single HEAD, with the headers
+ * alone; with 0, one that every request shares, rendered whole
  * (tcx_expo_render()), whose memory it sets in *bytes. Returns 0 or
  * -errno. */
 typedef int (*tcx_expo_make_fn)(void *arg, struct tcx_expo *e, enum tcx_variant v, int stream,
                                 void **resp, size_t *bytes);
 
-/* The response for a request of variant v (recorded as asked). For a
- * variant e renders ahead, the shared one (made now if its prerendering
- * failed), which stays e's: *own = 0. For any other, a streamed one made for
- * this request, which the caller releases once it has queued it: *own = 1.
- * Returns 0 or -errno. */
-int tcx_expo_response(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make_fn make, void *arg,
-                      void **resp, int *own);
+/* Record v as asked of e: the next exposition renders it ahead if it was
+ * asked of e and of e's predecessor. */
+void tcx_expo_ask(struct tcx_expo *e, enum tcx_variant v);
+/* The response for a request of variant v. For a variant e renders ahead,
+ * the shared one (for a GET, made now if its prerendering failed), which
+ * stays e's: *own = 0. For any other, a streamed one made for this request,
+ * which the caller releases once it has queued it: *own = 1. A HEAD (head)
+ * renders nothing: the shared response if it is made, else one with the
+ * headers alone. Returns 0 or -errno. */
+int tcx_expo_response(struct tcx_expo *e, enum tcx_variant v, int head, tcx_expo_make_fn make,
+                      void *arg, void **resp, int *own);
 /* Make every variant e renders ahead (before e is published, so that no
  * request waits for it). Returns 0 or the first -errno; a variant that
  * fails is made again on request. */

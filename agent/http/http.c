@@ -59,9 +59,27 @@
  * (tcx_webconfig_check_start()): the connection is suspended until its
  * check ends (struct pending), so that its worker thread serves its other
  * connections meanwhile, and the check's callback resumes it. A suspended
- * connection is on no `waiting` list: its request is whole. tcx_http_stop()
- * lets go of the checks under way and resumes their connections before it
- * stops the daemons, which must find none suspended. */
+ * connection goes back on its server's `waiting` list, as if its request
+ * were not whole yet (from the time it was suspended): the reaper and
+ * max_connections close it like any other, and closing it lets go of its
+ * check (its client's token given back if it had not begun) and resumes it
+ * (close_conn()). Checks that wait are bounded (TCX_AUTH_QUEUE_CLIENT,
+ * TCX_AUTH_QUEUE_MAX): beyond, 429 at once. tcx_http_stop() lets go of the
+ * checks under way and resumes their connections before it stops the
+ * daemons, which must find none suspended.
+ *
+ * Renders on demand. A variant that is not rendered ahead is rendered for
+ * each GET of it, as it is sent. A collection has renders_per_ip of those
+ * per client address (as tcx_client_key() counts them) and `renders` in
+ * all: a GET beyond them waits, suspended, for the next collection
+ * (tcx_http_published() resumes it, and it is taken again from the top,
+ * authorised already), and one that has waited once and finds none left
+ * gets 429. So a client cycling through the variants gets at most
+ * renders_per_ip renders an interval, and each of its connections at most
+ * one refusal, not a refusal as fast as it can ask. A waiting connection is
+ * on its server's `waiting` list, closed like one without a whole request.
+ * Prometheus's variant, rendered ahead, and HEAD, which renders nothing,
+ * are never held up. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <gnutls/gnutls.h>
@@ -89,6 +107,7 @@
 #include "build.h"
 #include "lib/clock.h"
 #include "lib/grow.h"
+#include "lib/hash.h"
 
 /* One connection (its socket context). */
 struct conn {
@@ -101,6 +120,9 @@ struct conn {
 	uint64_t since_ms;        /* when it began to wait for the current request */
 	struct tcx_client client; /* its address */
 	struct conn *prev, *next; /* on srv->waiting */
+	struct pending *pend;     /* the check it is suspended for */
+	int rwait;                /* suspended for the next collection: on h's rw list */
+	struct conn *rwnext;
 	/* While an answer of /metrics is being sent: a reference to the
 	 * exposition it is from, and its place on h's readers. */
 	struct tcx_expo *expo;
@@ -113,10 +135,22 @@ struct conn {
  * when the request ends. */
 struct pending {
 	struct MHD_Connection *mc;
+	struct conn *conn;           /* its connection's, while linked (under h->lock) */
 	struct tcx_auth_check *chk;  /* until let go of (under h->lock) */
 	int done, ok;                /* set by auth_done() before it resumes mc */
+	int full;                    /* not queued: too many checks wait */
+	int closed;                  /* its connection closed here (under h->lock) */
 	struct pending *prev, *next; /* on h->pending, under h->lock */
 };
+
+/* What one client address (tcx_client_key()) asked of one collection. */
+struct client_turn {
+	struct tcx_client key;
+	uint64_t seq;     /* of the collection (0: a free slot) */
+	unsigned renders; /* on demand */
+	unsigned first;   /* its first variant + 1 */
+};
+#define CLIENT_SLOTS 256 /* the addresses followed in one collection */
 
 /* One libmicrohttpd daemon, for one listen address. */
 struct server {
@@ -157,6 +191,15 @@ struct tcx_http {
 	pthread_mutex_t quiet_lock;
 	struct pending *pending; /* password checks under way */
 	int stopping;            /* no more of them: tcx_http_stop() */
+	unsigned checks_per_ip, checks;
+	/* Renders on demand (see the top), under lock: what each address
+	 * asked of a collection, how many the collection render_seq had in
+	 * all, and the connections waiting for the one after published_seq. */
+	unsigned renders_per_ip, renders;
+	struct client_turn turns[CLIENT_SLOTS];
+	uint64_t render_seq, published_seq;
+	unsigned n_rendered;
+	struct conn *rw_head;
 };
 
 void tcx_http_response_free(void *resp)
@@ -253,8 +296,36 @@ static struct tcx_expo *reader_remove(struct conn *c)
 	return e;
 }
 
+/* c off h's connections waiting for a collection, and resumed (with
+ * resume). */
+static void rwait_remove(struct tcx_http *h, struct conn *c, int resume)
+{
+	struct conn **pp = &h->rw_head;
+
+	while (*pp != c)
+		pp = &(*pp)->rwnext;
+	*pp = c->rwnext;
+	c->rwnext = NULL;
+	c->rwait = 0;
+	if (resume)
+		MHD_resume_connection(c->mc);
+}
+
 static void close_conn(struct conn *c)
 {
+	struct pending *p = c->pend;
+
+	if (p) { /* suspended for a check: resumed, to close */
+		c->pend = NULL;
+		p->conn = NULL;
+		p->closed = 1;
+		tcx_webconfig_check_end(p->chk);
+		p->chk = NULL;
+		if (!p->done)
+			MHD_resume_connection(p->mc);
+	}
+	if (c->rwait)
+		rwait_remove(c->srv->h, c, 1);
 	wait_remove(c);
 	c->closed = 1;
 	c->srv->live--;
@@ -282,8 +353,14 @@ static uint64_t reap(struct server *s, uint64_t now)
 {
 	uint64_t dl = s->h->deadline_ms;
 
-	while (s->head && s->head->since_ms + dl <= now)
-		close_conn(s->head);
+	while (s->head && s->head->since_ms + dl <= now) {
+		if (s->head->rwait) { /* answered (429) rather than closed */
+			rwait_remove(s->h, s->head, 1);
+			wait_remove(s->head);
+		} else {
+			close_conn(s->head);
+		}
+	}
 	return s->head ? s->head->since_ms + dl : UINT64_MAX;
 }
 
@@ -365,6 +442,8 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 		struct tcx_expo *e;
 
 		pthread_mutex_lock(&h->lock);
+		if (c->rwait)
+			rwait_remove(h, c, 0);
 		if (!c->closed) {
 			wait_remove(c);
 			s->live--;
@@ -393,8 +472,9 @@ static void request_received(struct tcx_http *h, struct MHD_Connection *mc)
 }
 
 /* The req_cls of a request the handler has seen, until it is a struct
- * pending: only its address is used. */
-static const int req_started;
+ * pending, and of one that waits for a collection to be rendered for it
+ * (authorised): only their addresses are used. */
+static const int req_started, req_waited;
 
 /* p off h->pending, its check let go of. */
 static void pending_drop(struct tcx_http *h, struct pending *p)
@@ -402,6 +482,11 @@ static void pending_drop(struct tcx_http *h, struct pending *p)
 	struct tcx_auth_check *chk;
 
 	pthread_mutex_lock(&h->lock);
+	if (p->conn) { /* its request is whole again */
+		p->conn->pend = NULL;
+		wait_remove(p->conn);
+		p->conn = NULL;
+	}
 	if (p->prev)
 		p->prev->next = p->next;
 	else
@@ -424,7 +509,8 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **req_cls,
 	struct conn *c = conn_of(mc);
 	struct tcx_expo *e;
 
-	if (*req_cls && *req_cls != &req_started) { /* closed before it resumed */
+	if (*req_cls && *req_cls != &req_started && *req_cls != &req_waited) {
+		/* a struct pending, closed before it resumed */
 		pending_drop(s->h, *req_cls);
 		free(*req_cls);
 		*req_cls = NULL;
@@ -466,6 +552,9 @@ void tcx_http_published(struct tcx_http *h, const struct tcx_expo *e)
 	if (!h)
 		return;
 	pthread_mutex_lock(&h->lock);
+	h->published_seq = e->seq;
+	while (h->rw_head) /* their GETs are taken again, of e */
+		rwait_remove(h, h->rw_head, 1);
 	/* From the newest: the collections before e that fit in max_stale
 	 * keep their readers, and the readers of any older one are closed.
 	 * Those closed already are on their way out. */
@@ -567,8 +656,18 @@ static void streamed_free(void *cls)
 	free(b);
 }
 
+/* The body of a HEAD's own response: never read. */
+static ssize_t headless_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)cls;
+	(void)pos;
+	(void)buf;
+	(void)max;
+	return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
 /* Variant v of e as a response (tcx_expo_make_fn; arg: the state):
- * streamed, or rendered whole now. */
+ * streamed, headers alone, or rendered whole now. */
 static int make_response(void *arg, struct tcx_expo *e, enum tcx_variant v, int stream, void **resp,
                          size_t *bytes)
 {
@@ -576,8 +675,14 @@ static int make_response(void *arg, struct tcx_expo *e, enum tcx_variant v, int 
 	struct tcx_selfstats ss;
 	struct MHD_Response *r;
 
-	tcx_state_selfstats(st, e->snap, &ss);
-	if (stream) {
+	if (stream >= 0)
+		tcx_state_selfstats(st, e->snap, &ss);
+	if (stream < 0) {
+		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, headless_read,
+		                                      NULL, NULL);
+		if (!r)
+			return -ENOMEM;
+	} else if (stream) {
 		struct streamed *b = malloc(sizeof(*b));
 
 		if (!b)
@@ -621,7 +726,121 @@ void tcx_http_prerender(struct tcx_state *st, struct tcx_expo *e)
 		log_err("cannot render /metrics: %s", strerror(-err));
 }
 
-static enum MHD_Result serve_metrics(struct tcx_http *h, struct MHD_Connection *c, int head)
+static int quiet_pass(struct tcx_http *h, const char *msg, unsigned long *left_out,
+                      uint64_t *since_ms);
+
+/* 429 for the reason why, counted, and logged at most once in QUIET_MS per
+ * reason, naming the client's address; retry_s for Retry-After. */
+static enum MHD_Result refuse(struct tcx_http *h, struct MHD_Connection *c,
+                              enum tcx_refuse_reason why, const char *body, uint64_t retry_s)
+{
+	const struct conn *cn = conn_of(c);
+	char retry[24], addr[INET6_ADDRSTRLEN] = "an unknown address";
+	unsigned long left_out = 0;
+	uint64_t since_ms = 0;
+	int pass;
+
+	atomic_fetch_add_explicit(&h->st->http_refused[why], 1, memory_order_relaxed);
+	pthread_mutex_lock(&h->quiet_lock);
+	pass = quiet_pass(h, tcx_refuse_reasons[why], &left_out, &since_ms);
+	pthread_mutex_unlock(&h->quiet_lock);
+	if (pass) {
+		char more[80] = "";
+
+		if (cn && cn->client.family)
+			inet_ntop(cn->client.family, cn->client.addr, addr, sizeof(addr));
+		if (left_out)
+			snprintf(more, sizeof(more), "; %lu more in the last %llu s, not logged",
+			         left_out, (unsigned long long)(since_ms / 1000));
+		log_warnx("http: %s: 429, %.*s (tc_exporter_http_requests_refused_total"
+		          "{reason=\"%s\"}%s)",
+		          addr, (int)strcspn(body, ":\n"), body, tcx_refuse_reasons[why], more);
+	}
+	snprintf(retry, sizeof(retry), "%llu", (unsigned long long)retry_s);
+	return reply(h->st, c, MHD_HTTP_TOO_MANY_REQUESTS, "text/plain; charset=utf-8", body,
+	             "Retry-After", retry);
+}
+
+enum render_turn { RENDER_NOW, RENDER_WAIT, RENDER_REFUSED };
+
+/* Under h->lock: the turn of key in the collection seq; NULL when
+ * CLIENT_SLOTS other addresses have one. */
+static struct client_turn *turn_of(struct tcx_http *h, const struct tcx_client *key, uint64_t seq)
+{
+	uint64_t hash = tcx_hash_bytes(0, key, sizeof(*key));
+
+	for (unsigned i = 0; i < CLIENT_SLOTS; i++) {
+		struct client_turn *t = &h->turns[(hash + i) % CLIENT_SLOTS];
+
+		if (t->seq < seq) /* free, or of an older collection */
+			*t = (struct client_turn){.key = *key, .seq = seq};
+		else if (t->seq > seq || memcmp(&t->key, key, sizeof(*key)) != 0)
+			continue;
+		return t;
+	}
+	return NULL;
+}
+
+/* A GET of variant v of e from mc: whether it is answered now, waits for
+ * the next collection (mc suspended), or is refused (waited: it has waited
+ * once). A variant rendered ahead is answered now; any other is if its
+ * address, and all of them, have renders of e left (counted). The GET marks
+ * v as asked of e when v is its address's first variant of e (or, with no
+ * turn left for it, when v is rendered ahead): so a client cycling through
+ * the variants has one of them rendered ahead, not all four. */
+static enum render_turn get_turn(struct tcx_http *h, struct MHD_Connection *mc, struct tcx_expo *e,
+                                 enum tcx_variant v, int waited)
+{
+	struct conn *c = conn_of(mc);
+	struct tcx_client key = tcx_client_key(c ? &c->client : NULL);
+	unsigned ahead = e->ahead & (1u << v);
+	enum render_turn r = RENDER_NOW;
+	struct client_turn *t;
+
+	pthread_mutex_lock(&h->lock);
+	if (e->seq > h->render_seq) {
+		h->render_seq = e->seq;
+		h->n_rendered = 0;
+	}
+	t = turn_of(h, &key, e->seq);
+	if (t && !t->first)
+		t->first = v + 1;
+	if (t ? t->first == v + 1 : ahead != 0)
+		tcx_expo_ask(e, v);
+	if (ahead) {
+		/* answered from the body rendered ahead */
+	} else if (t && t->renders < h->renders_per_ip && h->n_rendered < h->renders) {
+		t->renders++;
+		h->n_rendered++;
+	} else if (waited || !c || c->closed || h->stopping) {
+		r = RENDER_REFUSED;
+	} else {
+		r = RENDER_WAIT;
+		MHD_suspend_connection(mc);
+		if (h->published_seq > e->seq) { /* one is out already: at once */
+			MHD_resume_connection(mc);
+		} else {
+			c->rwait = 1;
+			c->rwnext = h->rw_head;
+			h->rw_head = c;
+			wait_push(c, tcx_clock_ms(CLOCK_MONOTONIC));
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+	return r;
+}
+
+/* Seconds to the next collection, at least 1. */
+static uint64_t to_next(struct tcx_state *st)
+{
+	double interval, age = tcx_state_age(st, &interval);
+
+	return age >= 0 && interval > age + 1 ? (uint64_t)(interval - age) + 1 : 1;
+}
+
+/* /metrics; *req_cls is &req_waited once it has waited for a collection. */
+static enum MHD_Result serve_metrics(struct tcx_http *h, struct MHD_Connection *c, int head,
+                                     void **req_cls)
 {
 	struct tcx_state *st = h->st;
 	const char *accept =
@@ -637,7 +856,22 @@ static enum MHD_Result serve_metrics(struct tcx_http *h, struct MHD_Connection *
 	if (!e)
 		return reply(st, c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
 		             "no collection has completed yet\n", "Retry-After", "1");
-	err = tcx_expo_response(e, v, make_response, st, &r, &own);
+	if (!head) {
+		enum render_turn t = get_turn(h, c, e, v, *req_cls == &req_waited);
+
+		if (t != RENDER_NOW)
+			tcx_expo_unref(e);
+		if (t == RENDER_WAIT) {
+			*req_cls = (void *)&req_waited;
+			return MHD_YES;
+		}
+		if (t == RENDER_REFUSED)
+			return refuse(h, c, TCX_REFUSE_RENDER,
+			              "too many renders of /metrics for this address in this "
+			              "collection: retry after the next one\n",
+			              to_next(st));
+	}
+	err = tcx_expo_response(e, v, head, make_response, st, &r, &own);
 	if (err < 0) {
 		tcx_expo_unref(e);
 		log_err("cannot render /metrics: %s", strerror(-err));
@@ -830,28 +1064,44 @@ static enum MHD_Result check_suspended(struct tcx_http *h, struct MHD_Connection
                                        const char *user, const char *pass)
 {
 	struct pending *p = calloc(1, sizeof(*p));
+	struct conn *cn = conn_of(c);
 
 	if (p) {
 		p->mc = c;
 		pthread_mutex_lock(&h->lock);
-		if (h->stopping) {
+		if (h->stopping || (cn && cn->closed)) {
+			int closed = cn && cn->closed;
+
 			pthread_mutex_unlock(&h->lock);
 			free(p);
 			p = NULL;
+			if (closed) { /* shut down here meanwhile: no answer */
+				tcx_webconfig_auth_refund(web, client);
+				return MHD_NO;
+			}
 		}
 	}
-	if (!p)
+	if (!p) {
+		tcx_webconfig_auth_refund(web, client);
 		return reply(h->st, c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
 		             "cannot check the password now\n", "Retry-After", "1");
+	}
 	/* suspended before the check is queued, so that it resumes after */
 	MHD_suspend_connection(c);
 	p->next = h->pending;
 	if (p->next)
 		p->next->prev = p;
 	h->pending = p;
-	p->chk = tcx_webconfig_check_start(web, client, user, pass, auth_done, p);
-	if (!p->chk) /* out of memory: the handler answers 503 */
+	p->chk = tcx_webconfig_check_start(web, client, user, pass, h->checks_per_ip, h->checks,
+	                                   auth_done, p);
+	if (!p->chk) { /* the handler answers 429 (queues full) or 503 */
+		p->full = errno == EBUSY;
 		MHD_resume_connection(c);
+	} else if (cn) { /* closed like a connection without a whole request */
+		p->conn = cn;
+		cn->pend = p;
+		wait_push(cn, tcx_clock_ms(CLOCK_MONOTONIC));
+	}
 	pthread_mutex_unlock(&h->lock);
 	*req_cls = p;
 	return MHD_YES;
@@ -869,14 +1119,21 @@ static int authorized(struct tcx_http *h, struct MHD_Connection *c, void **req_c
 
 	if (*req_cls != &req_started) { /* a struct pending: its check has ended */
 		struct pending *p = *req_cls;
-		int done, passed;
+		int done, passed, full, closed;
 
 		pending_drop(h, p);
 		done = p->done;
 		passed = p->ok;
+		full = p->full;
+		closed = p->closed;
 		free(p);
 		*req_cls = (void *)&req_started;
-		if (!done) /* the server stops, or there was no memory */
+		if (closed && !done) /* its socket is shut down */
+			*ret = MHD_NO;
+		else if (full)
+			*ret = refuse(h, c, TCX_REFUSE_PASSWORD_QUEUE,
+			              "too many password checks waiting: retry later\n", 1);
+		else if (!done) /* the server stops, or there was no memory */
 			*ret = reply(h->st, c, MHD_HTTP_SERVICE_UNAVAILABLE,
 			             "text/plain; charset=utf-8", "cannot check the password now\n",
 			             "Retry-After", "1");
@@ -909,7 +1166,6 @@ static int authorized(struct tcx_http *h, struct MHD_Connection *c, void **req_c
 		char *pass = NULL;
 		char *user = MHD_basic_auth_get_username_password(c, &pass);
 		uint64_t retry_s;
-		char retry[24];
 
 		ok = 0;
 		if (!user || !pass) {
@@ -920,10 +1176,7 @@ static int authorized(struct tcx_http *h, struct MHD_Connection *c, void **req_c
 				ok = 1;
 				break;
 			case TCX_AUTH_LIMITED:
-				snprintf(retry, sizeof(retry), "%llu", (unsigned long long)retry_s);
-				*ret = reply(h->st, c, MHD_HTTP_TOO_MANY_REQUESTS,
-				             "text/plain; charset=utf-8", limited, "Retry-After",
-				             retry);
+				*ret = refuse(h, c, TCX_REFUSE_PASSWORD_RATE, limited, retry_s);
 				break;
 			case TCX_AUTH_CHECK:
 				*ret = check_suspended(h, c, req_cls, web, client, user, pass);
@@ -1036,6 +1289,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return MHD_YES;
 	}
 	request_received(h, c);
+	if (*req_cls == &req_waited) { /* a GET of /metrics, authorised */
+		const struct conn *cn = conn_of(c);
+		int closed;
+
+		pthread_mutex_lock(&h->lock);
+		closed = cn && cn->closed;
+		pthread_mutex_unlock(&h->lock);
+		return closed ? MHD_NO : serve_metrics(h, c, 0, req_cls);
+	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return reply(h->st, c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 		             "method not allowed: use GET or HEAD\n", MHD_HTTP_HEADER_ALLOW,
@@ -1044,7 +1306,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return ret;
 	url = origin_path(url);
 	if (strcmp(url, "/metrics") == 0)
-		return serve_metrics(h, c, strcmp(method, MHD_HTTP_METHOD_HEAD) == 0);
+		return serve_metrics(h, c, strcmp(method, MHD_HTTP_METHOD_HEAD) == 0, req_cls);
 	if (strcmp(url, "/") == 0)
 		return serve_landing(h->st, c);
 	if (strcmp(url, "/healthz") == 0)
@@ -1500,6 +1762,10 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
 	h->max_connections = max_connections;
 	h->deadline_ms = (uint64_t)(cfg->timeout_s * 1000 + 0.5);
 	h->max_stale = (size_t)cfg->max_stale_mib << 20;
+	h->checks_per_ip = cfg->password_checks_per_ip;
+	h->checks = cfg->password_checks;
+	h->renders_per_ip = cfg->renders_per_ip;
+	h->renders = cfg->renders;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_mutex_init(&h->quiet_lock, NULL);
 	tcx_cond_init_monotonic(&h->wake);
@@ -1620,6 +1886,8 @@ void tcx_http_stop(struct tcx_http *h)
 		if (!p->done)
 			MHD_resume_connection(p->mc);
 	}
+	while (h->rw_head) /* taken again: rendered for, or refused */
+		rwait_remove(h, h->rw_head, 1);
 	pthread_mutex_unlock(&h->lock);
 	for (size_t i = 0; i < h->n; i++) {
 		MHD_stop_daemon(h->srv[i].d);

@@ -9,6 +9,7 @@
  * silently ignored. Certificates and
  * keys are read and checked with GnuTLS at load time, so that a bad file is
  * reported at start-up (or reload), not at the first handshake. */
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,7 @@ struct tcx_auth_cache_entry {
 
 /* A client's token bucket of failed checks (rate_limit). */
 struct tcx_auth_bucket {
-	struct tcx_client key; /* see client_key() */
+	struct tcx_client key; /* see tcx_client_key() */
 	double tokens;         /* as of `at` */
 	double at;             /* CLOCK_MONOTONIC, seconds */
 };
@@ -79,7 +80,7 @@ struct key_handler {
 /* The scalar equals s (and holds no NUL byte). */
 static int is(const tcx_ynode_t *n, const char *s)
 {
-	return !tcx_yaml_has_nul(n) && !strcmp(tcx_yaml_sval(n), s);
+	return !strcmp(tcx_yaml_sval(n), s);
 }
 
 /* A mapping, or null which stands for an empty one: 1 when null, 0 when a
@@ -180,7 +181,7 @@ static int pem_value(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, tcx_ynode_t 
 	*kp = k;
 	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
-	if (tcx_yaml_slen(v) == 0 || tcx_yaml_has_nul(v)) {
+	if (tcx_yaml_slen(v) == 0) {
 		tcx_yaml_err_at(&c->y, v, "'%s' must be a non-empty string", tcx_yaml_sval(k));
 		return -1;
 	}
@@ -547,7 +548,7 @@ static int header_value(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v
 	if (i == TCX_WEB_HEADERS_MAX || tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
 	s = tcx_yaml_sval(v);
-	if (tcx_yaml_has_nul(v) || strpbrk(s, "\r\n")) {
+	if (strpbrk(s, "\r\n")) {
 		tcx_yaml_err_at(&c->y, v, "invalid value for %s: a header value is one line",
 		                header_keys[i].key);
 		return -1;
@@ -665,9 +666,7 @@ static int rate_interval(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *
 		ps->bad = 1;
 		return -1;
 	}
-	r = tcx_yaml_has_nul(v)
-	            ? -1
-	            : parse_go_duration(tcx_yaml_sval(v), tcx_yaml_slen(v), &ps->interval_ns);
+	r = parse_go_duration(tcx_yaml_sval(v), tcx_yaml_slen(v), &ps->interval_ns);
 	if (r == -1)
 		tcx_yaml_err_at(&c->y, v,
 		                "invalid interval '%s': must be a duration such as 0, 1s or 100ms",
@@ -782,7 +781,7 @@ static int top_users(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 			ret = -1;
 			continue;
 		}
-		if (tcx_yaml_slen(uk) == 0 || tcx_yaml_has_nul(uk)) {
+		if (tcx_yaml_slen(uk) == 0) {
 			tcx_yaml_err_at(&c->y, uk, "user name must be a non-empty string");
 			ret = -1;
 			continue;
@@ -1019,10 +1018,8 @@ static int bcrypt_verify(const char *password, const char *hash)
 
 /* ---- the limit of failed checks per client (rate_limit) --------------------------- */
 
-/* What rate_limit counts client as: an IPv4 address, the /64 of an IPv6
- * one (a host is given a /64 at least), an IPv4-mapped one as its IPv4
- * address (a dual-stack listener sees those). */
-static struct tcx_client client_key(const struct tcx_client *client)
+/* (A dual-stack listener sees IPv4-mapped addresses.) */
+struct tcx_client tcx_client_key(const struct tcx_client *client)
 {
 	static const unsigned char v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	struct tcx_client k;
@@ -1087,7 +1084,7 @@ static struct tcx_auth_bucket *bucket_of(struct tcx_webconfig *wc, const struct 
 enum tcx_auth tcx_webconfig_auth(struct tcx_webconfig *wc, const struct tcx_client *client,
                                  const char *user, const char *password, uint64_t *retry_s)
 {
-	struct tcx_client key = client_key(client);
+	struct tcx_client key = tcx_client_key(client);
 	uint8_t digest[DIGEST_LEN];
 	enum tcx_auth r = TCX_AUTH_CHECK;
 	int have_digest = user && password && cache_digest(wc, user, password, digest) == 0;
@@ -1115,13 +1112,17 @@ enum tcx_auth tcx_webconfig_auth(struct tcx_webconfig *wc, const struct tcx_clie
 
 /* ---- password checks: one thread runs them ---------------------------------------- */
 
-/* Checks are queued, and run in order by one thread, started by the first
- * one queued and ending when there is none left: a bcrypt takes a core for
- * its duration, and a second thread would only give a flood of wrong
- * passwords a second core. The thread is never joined (a check in
- * progress, up to a second, must not hold up a shutdown): it touches
- * nothing but the checks and the web configs they hold a reference to, and
- * calls no GnuTLS function (the digests are made by the requesters). */
+/* Checks are queued, and run by one thread, started by the first one queued
+ * and ending when there is none left: a bcrypt takes a core for its
+ * duration, and a second thread would only give a flood of wrong passwords
+ * a second core. Each client has a queue of its own, and the queues take
+ * turns (a ring, a new one at its end): a client's first check waits for at
+ * most one check of each other client, whatever their queues hold. Bounded
+ * checks of a client, and in all, wait (tcx_webconfig_check_start()). The
+ * thread is never joined (a check in progress, up to a second, must not
+ * hold up a shutdown): it touches nothing but the checks and the web
+ * configs they hold a reference to, and calls no GnuTLS function (the
+ * digests are made by the requesters). */
 struct tcx_auth_check {
 	struct tcx_webconfig *wc; /* a reference: hash points into it */
 	struct tcx_client key;
@@ -1133,14 +1134,24 @@ struct tcx_auth_check {
 	void (*done)(void *arg, int ok);
 	void *arg;
 	/* under checks_lock */
-	int refs;   /* the owner's, and the queue's or the checker's */
-	int queued; /* on the queue */
-	int ended;  /* the owner let go */
+	int refs;              /* the owner's, and the queue's or the checker's */
+	struct check_queue *q; /* the queue it waits on, or NULL */
+	int ended;             /* the owner let go */
 	struct tcx_auth_check *next;
 };
 
+/* A client's checks not begun yet, oldest first; on the ring while it has
+ * one. */
+struct check_queue {
+	struct tcx_client key;
+	struct tcx_auth_check *head, **tail;
+	unsigned n;
+	struct check_queue *next;
+};
+
 static pthread_mutex_t checks_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct tcx_auth_check *queue_head, **queue_tail = &queue_head;
+static struct check_queue *ring_head, **ring_tail = &ring_head;
+static unsigned n_queued;
 static int checker_running;
 
 static void check_put(struct tcx_auth_check *j) /* under checks_lock */
@@ -1153,37 +1164,131 @@ static void check_put(struct tcx_auth_check *j) /* under checks_lock */
 	free(j);
 }
 
+/* Under wc's lock: a token back into the bucket of key (if it has one). */
+static void bucket_refund(struct tcx_webconfig *wc, const struct tcx_client *key)
+{
+	struct tcx_auth_bucket *b =
+	        wc->buckets ? bucket_of(wc, key, tcx_clock_s(CLOCK_MONOTONIC), 0) : NULL;
+
+	if (b)
+		b->tokens = b->tokens + 1 < (double)wc->limit_burst ? b->tokens + 1
+		                                                    : (double)wc->limit_burst;
+}
+
+void tcx_webconfig_auth_refund(struct tcx_webconfig *wc, const struct tcx_client *client)
+{
+	struct tcx_client key = tcx_client_key(client);
+
+	pthread_mutex_lock(&wc->lock);
+	bucket_refund(wc, &key);
+	pthread_mutex_unlock(&wc->lock);
+}
+
 /* The result of j into its web config: the pair cached, the client's token
  * given back. */
 static void check_record(struct tcx_auth_check *j, int ok)
 {
 	struct tcx_webconfig *wc = j->wc;
-	struct tcx_auth_bucket *b;
 
 	if (!ok)
 		return;
 	pthread_mutex_lock(&wc->lock);
 	if (j->have_digest)
 		cache_add(wc, j->digest);
-	b = wc->buckets ? bucket_of(wc, &j->key, tcx_clock_s(CLOCK_MONOTONIC), 0) : NULL;
-	if (b)
-		b->tokens = b->tokens + 1 < (double)wc->limit_burst ? b->tokens + 1
-		                                                    : (double)wc->limit_burst;
+	bucket_refund(wc, &j->key);
 	pthread_mutex_unlock(&wc->lock);
+}
+
+/* Under checks_lock: q off the ring, and freed. */
+static void ring_remove(struct check_queue *q)
+{
+	struct check_queue **pp;
+
+	for (pp = &ring_head; *pp != q; pp = &(*pp)->next)
+		;
+	*pp = q->next;
+	if (ring_tail == &q->next)
+		ring_tail = pp;
+	free(q);
+}
+
+/* Under checks_lock: j off its queue. */
+static void unqueue(struct tcx_auth_check *j)
+{
+	struct check_queue *q = j->q;
+	struct tcx_auth_check **pp;
+
+	for (pp = &q->head; *pp != j; pp = &(*pp)->next)
+		;
+	*pp = j->next;
+	if (q->tail == &j->next)
+		q->tail = pp;
+	j->q = NULL;
+	n_queued--;
+	if (!--q->n)
+		ring_remove(q);
+}
+
+/* Under checks_lock: the next check to run, off its queue, whose queue
+ * goes to the end of the ring. */
+static struct tcx_auth_check *next_check(void)
+{
+	struct check_queue *q = ring_head;
+	struct tcx_auth_check *j = q ? q->head : NULL;
+
+	if (!j)
+		return NULL;
+	if (q->n > 1 && q->next) { /* its turn is over */
+		ring_head = q->next;
+		q->next = NULL;
+		*ring_tail = q;
+		ring_tail = &q->next;
+	}
+	unqueue(j);
+	return j;
+}
+
+/* Under checks_lock: j onto its client's queue; -1 when per_client checks
+ * wait on that one, or max on all of them. */
+static int enqueue(struct tcx_auth_check *j, unsigned per_client, unsigned max)
+{
+	struct check_queue *q;
+
+	for (q = ring_head; q && memcmp(&q->key, &j->key, sizeof(j->key)); q = q->next)
+		;
+	if (n_queued >= max || (q && q->n >= per_client)) {
+		errno = EBUSY;
+		return -1;
+	}
+	if (!q) {
+		q = calloc(1, sizeof(*q));
+		if (!q) {
+			errno = ENOMEM;
+			return -1;
+		}
+		q->key = j->key;
+		q->tail = &q->head;
+		*ring_tail = q;
+		ring_tail = &q->next;
+	}
+	j->next = NULL;
+	*q->tail = j;
+	q->tail = &j->next;
+	q->n++;
+	n_queued++;
+	j->q = q;
+	return 0;
 }
 
 static void *checker_main(void *arg)
 {
+	struct tcx_auth_check *j;
+
 	(void)arg;
 	pthread_mutex_lock(&checks_lock);
-	while (queue_head) {
-		struct tcx_auth_check *j = queue_head;
+	while ((j = next_check())) {
 		int ok;
 
-		queue_head = j->next;
-		if (!queue_head)
-			queue_tail = &queue_head;
-		j->queued = 0;
 		pthread_mutex_unlock(&checks_lock);
 		ok = bcrypt_verify(j->password, j->hash) && j->known;
 		check_record(j, ok);
@@ -1199,18 +1304,20 @@ static void *checker_main(void *arg)
 
 struct tcx_auth_check *tcx_webconfig_check_start(struct tcx_webconfig *wc,
                                                  const struct tcx_client *client, const char *user,
-                                                 const char *password,
-                                                 void (*done)(void *arg, int ok), void *arg)
+                                                 const char *password, unsigned per_client,
+                                                 unsigned max, void (*done)(void *arg, int ok),
+                                                 void *arg)
 {
 	struct tcx_auth_check *j = calloc(1, sizeof(*j));
 	const char *hash = NULL;
 	size_t i, ulen = user ? strlen(user) : 0;
 
-	if (!j)
-		return NULL;
-	j->password = strdup(password ? password : "");
-	if (!j->password) {
+	if (j)
+		j->password = strdup(password ? password : "");
+	if (!j || !j->password) {
 		free(j);
+		tcx_webconfig_auth_refund(wc, client);
+		errno = ENOMEM;
 		return NULL;
 	}
 	j->have_digest = user && password && cache_digest(wc, user, password, j->digest) == 0;
@@ -1224,12 +1331,12 @@ struct tcx_auth_check *tcx_webconfig_check_start(struct tcx_webconfig *wc,
 	j->known = hash != NULL;
 	j->hash = hash ? hash : wc->dummy;
 	j->wc = tcx_webconfig_ref(wc);
-	j->key = client_key(client);
+	j->key = tcx_client_key(client);
 	j->done = done;
 	j->arg = arg;
 	j->refs = 2;
 	pthread_mutex_lock(&checks_lock);
-	if (!checker_running) {
+	if (enqueue(j, per_client, max) == 0 && !checker_running) {
 		pthread_attr_t attr;
 		pthread_t t;
 
@@ -1240,36 +1347,42 @@ struct tcx_auth_check *tcx_webconfig_check_start(struct tcx_webconfig *wc,
 			pthread_attr_destroy(&attr);
 		}
 		if (!checker_running) {
-			j->refs = 1;
-			check_put(j);
-			pthread_mutex_unlock(&checks_lock);
-			return NULL;
+			unqueue(j);
+			errno = EAGAIN;
 		}
 	}
-	j->queued = 1;
-	*queue_tail = j;
-	queue_tail = &j->next;
+	if (!j->q) { /* never to run */
+		int e = errno;
+
+		j->refs = 1;
+		check_put(j);
+		pthread_mutex_unlock(&checks_lock);
+		tcx_webconfig_auth_refund(wc, client);
+		errno = e;
+		return NULL;
+	}
 	pthread_mutex_unlock(&checks_lock);
 	return j;
 }
 
 void tcx_webconfig_check_end(struct tcx_auth_check *j)
 {
-	struct tcx_auth_check **pp;
+	int never_ran;
 
 	if (!j)
 		return;
 	pthread_mutex_lock(&checks_lock);
-	if (j->queued) {
-		for (pp = &queue_head; *pp != j; pp = &(*pp)->next)
-			;
-		*pp = j->next;
-		if (queue_tail == &j->next)
-			queue_tail = pp;
-		j->queued = 0;
+	never_ran = j->q != NULL;
+	if (never_ran) {
+		unqueue(j);
 		j->refs--;
 	}
 	j->ended = 1;
+	if (never_ran) { /* its token back; the lock order is checks_lock, wc's */
+		pthread_mutex_lock(&j->wc->lock);
+		bucket_refund(j->wc, &j->key);
+		pthread_mutex_unlock(&j->wc->lock);
+	}
 	check_put(j);
 	pthread_mutex_unlock(&checks_lock);
 }

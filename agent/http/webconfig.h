@@ -128,6 +128,10 @@ struct tcx_client {
 	int family; /* AF_INET, AF_INET6, or 0 (unknown: all such are one) */
 	unsigned char addr[16];
 };
+/* What per-address limits count client as: an IPv4 address, the /64 of an
+ * IPv6 one (a host is given a /64 at least), an IPv4-mapped one as its IPv4
+ * address. */
+struct tcx_client tcx_client_key(const struct tcx_client *client);
 
 /* Basic auth, in two steps, so that the bcrypt of a check (tens of ms, up
  * to a second) never runs in the thread that asks:
@@ -135,13 +139,15 @@ struct tcx_client {
  *     (cached); LIMITED when a check would be needed and client has no
  *     token left (*retry_s: the seconds until it has one); CHECK when a
  *     check is needed: a token of client's is taken, given back if the
- *     check succeeds;
+ *     check succeeds or never runs;
  *   - after CHECK, tcx_webconfig_check_start() queues the check; one thread
- *     runs them, in order. It calls done(arg, ok) once it is over, unless
- *     tcx_webconfig_check_end() came first; then tcx_webconfig_check_end()
- *     lets go of it. done is called with a lock held that
- *     tcx_webconfig_check_end() takes: once that returns, done has returned
- *     or will never be called. done must not call into this module.
+ *     runs them, the clients' queues in turn (a client's first check waits
+ *     for at most one check of each other client). It calls done(arg, ok)
+ *     once it is over, unless tcx_webconfig_check_end() came first; then
+ *     tcx_webconfig_check_end() lets go of it. done is called with a lock
+ *     held that tcx_webconfig_check_end() takes: once that returns, done
+ *     has returned or will never be called. done must not call into this
+ *     module.
  * A check runs one bcrypt verification, against a fixed dummy hash for
  * unknown users, so that timing does not reveal which users exist, and
  * compares in constant time. Thread-safe. */
@@ -152,15 +158,26 @@ enum tcx_auth {
 };
 enum tcx_auth tcx_webconfig_auth(struct tcx_webconfig *wc, const struct tcx_client *client,
                                  const char *user, const char *password, uint64_t *retry_s);
+/* The defaults of the checks that may wait (not begun): of one client
+ * (http.password_checks_per_ip), of all (http.password_checks). At cost 10
+ * (about 60 ms a check), the last of 32 begins within 2 s. */
+#define TCX_AUTH_QUEUE_CLIENT 4
+#define TCX_AUTH_QUEUE_MAX    32
 struct tcx_auth_check;
-/* NULL when out of memory (the token taken stays taken). */
+/* NULL, the client's token given back, when the check cannot be queued:
+ * errno EBUSY when per_client checks of its client, or max of all, wait
+ * already, else (out of memory, no thread) ENOMEM or EAGAIN. */
 struct tcx_auth_check *tcx_webconfig_check_start(struct tcx_webconfig *wc,
                                                  const struct tcx_client *client, const char *user,
-                                                 const char *password,
-                                                 void (*done)(void *arg, int ok), void *arg);
-/* A check not begun yet is dropped; one in progress finishes in its thread
- * (its result is still cached), without calling done. NULL: nothing. */
+                                                 const char *password, unsigned per_client,
+                                                 unsigned max, void (*done)(void *arg, int ok),
+                                                 void *arg);
+/* A check not begun yet is dropped, its client's token given back; one in
+ * progress finishes in its thread (its result is still cached), without
+ * calling done. NULL: nothing. */
 void tcx_webconfig_check_end(struct tcx_auth_check *chk);
+/* After TCX_AUTH_CHECK, when no check is started: client's token back. */
+void tcx_webconfig_auth_refund(struct tcx_webconfig *wc, const struct tcx_client *client);
 
 /* mTLS: given the gnutls_session_t of a connection (as void * so this header
  * does not need GnuTLS), 0 when the client's certificate satisfies

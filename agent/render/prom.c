@@ -1295,6 +1295,18 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 	for (unsigned i = 0; i < TCX_CUT__MAX; i++)
 		sample1(r, b, "tc_exporter_http_responses_cut_total", "reason", tcx_cut_reasons[i],
 		        st->http_responses_cut_total[i]);
+	family_header(b, "tc_exporter_http_requests_refused_total", "counter",
+	              "Requests refused with 429, by reason: render, a GET of /metrics that would "
+	              "have rendered a variant for itself when its client address, or all of them, "
+	              "had had http.renders_per_ip (http.renders) renders of the collection, after "
+	              "waiting for the next one; password_queue, a password check beyond "
+	              "http.password_checks_per_ip (http.password_checks) waiting; password_rate, "
+	              "a password check beyond the web config's rate_limit. Counted in "
+	              "tc_exporter_http_requests_total too, as 429.",
+	              om);
+	for (unsigned i = 0; i < TCX_REFUSE__MAX; i++)
+		sample1(r, b, "tc_exporter_http_requests_refused_total", "reason",
+		        tcx_refuse_reasons[i], st->http_requests_refused_total[i]);
 	family_header(b, "tc_exporter_http_accept_errors_total", "counter",
 	              "Connections the HTTP servers could not accept, by cause: resource (no file "
 	              "descriptor or memory left; with no descriptor, a connection waiting for its "

@@ -28,6 +28,8 @@ interval: 1h
 targets: [{all: true}]
 http:
   listen: ["127.0.0.1:$port"]
+  renders_per_ip: 1024 # each GET a render of its own: not what this tests
+  renders: 1024
   max_connections: 256
   max_connections_per_ip: 64
   timeout: 3s

@@ -236,6 +236,11 @@ notify_listen() {
 	wait_file "$2.bound" 10 "$NOTIFY_PID" notify
 }
 
+# sanitizer_build: is the daemon under test built with ASan or TSan?
+sanitizer_build() {
+	grep -q -e libasan -e libtsan <<<"$(ldd "$TCX_BIN" 2>/dev/null)"
+}
+
 # start_tcx NAME CONFIG [EXTRA ARGS]: starts the daemon as NAME (bg_start;
 # the words of the array TCX_WRAP, e.g. valgrind, go in front) and sets
 # TCX_PID.

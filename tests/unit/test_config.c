@@ -1056,6 +1056,23 @@ static void test_err_label_names(void **state)
 	              "and not start with __\n");
 	expect_errors("labels: [tenant, device]\n",
 	              "t.yaml:1:18: label name 'device' clashes with a built-in label\n");
+	/* every name the exposition writes itself (test_expo.c checks the
+	 * list against the renderer) */
+	expect_errors("labels: [tenant, tin]\n",
+	              "t.yaml:1:18: label name 'tin' clashes with a built-in label\n");
+	expect_errors("classes: {}\nlabels:\n  - band\n  - code\n",
+	              "t.yaml:3:5: label name 'band' clashes with a built-in label\n"
+	              "t.yaml:4:5: label name 'code' clashes with a built-in label\n");
+	for (size_t i = 0; i < TCX_BL__MAX + tcx_n_reserved_labels; i++) {
+		const char *name = i < TCX_BL__MAX ? tcx_builtin_labels[i]
+		                                   : tcx_reserved_labels[i - TCX_BL__MAX];
+		char yaml[96], msg[128];
+
+		snprintf(yaml, sizeof(yaml), "labels: [a, %s]\n", name);
+		snprintf(msg, sizeof(msg),
+		         "t.yaml:1:13: label name '%s' clashes with a built-in label\n", name);
+		expect_errors(yaml, msg);
+	}
 	expect_errors("labels: [tenant, job]\n",
 	              "t.yaml:1:18: label name 'job' is set by Prometheus on every series it "
 	              "scrapes (it would rename this one exported_job)\n");
@@ -1068,6 +1085,22 @@ static void test_err_label_names(void **state)
 	              "l15, l16, l17, l18, l19, l20, l21, l22, l23, l24, l25, l26, l27, l28, l29, "
 	              "l30, l31, l32, l33]\n",
 	              "t.yaml:1:160: too many labels (at most 32)\n");
+}
+
+/* A NUL byte ("\\0") in any scalar, key or value, is refused where the
+ * scalar starts, before any use reads the text up to it as the whole. */
+static void test_err_nul(void **state)
+{
+	expect_errors("labels: [a]\nclasses:\n  \"dev\\0x 1:10\": [x]\n",
+	              "t.yaml:3:3: key 'dev' holds a NUL byte (its byte 4)\n");
+	expect_errors("labels: [a]\ncookies:\n  \"01\": {a: \"v\\0\"}\n",
+	              "t.yaml:3:13: value 'v' holds a NUL byte (its byte 2)\n");
+	expect_errors("labels: [\"a\\0b\"]\n",
+	              "t.yaml:1:10: value 'a' holds a NUL byte (its byte 2)\n");
+	expect_errors("devices:\n  exclude: \"a\\0b\"\n",
+	              "t.yaml:2:12: value 'a' holds a NUL byte (its byte 2)\n");
+	expect_errors("\"\\0interval\": 5s\n",
+	              "t.yaml:1:1: key '' holds a NUL byte (its byte 1)\n");
 }
 
 static void test_err_cookie_values(void **state)
@@ -1235,8 +1268,6 @@ static void test_devices(void **state)
 	expect_errors("devices:\n  include: \"^(eth\"\n  exclude: \"[a\"\n",
 	              "t.yaml:2:12: invalid include regex '^(eth': Unmatched ( or \\(\n"
 	              "t.yaml:3:12: invalid exclude regex '[a': Unmatched [, [^, [:, [., or [=\n");
-	expect_errors("devices:\n  exclude: \"a\\0b\"\n",
-	              "t.yaml:2:12: invalid exclude regex 'a': it holds a NUL byte\n");
 	expect_errors("devices: {include: [eth]}\n",
 	              "t.yaml:1:20: 'include' must be a scalar, got a sequence\n");
 	expect_errors("devices: {incl: eth}\n",
@@ -1260,7 +1291,22 @@ static void test_http_section(void **state)
 	assert_int_equal(cfg->http.max_connections_per_ip, 64);
 	assert_true(cfg->http.timeout_s == 10);
 	assert_int_equal(cfg->http.max_stale_mib, 256);
+	assert_int_equal(cfg->http.renders_per_ip, 2);
+	assert_int_equal(cfg->http.renders, 8);
+	assert_int_equal(cfg->http.password_checks_per_ip, 4);
+	assert_int_equal(cfg->http.password_checks, 32);
 	tcx_config_unref(cfg);
+	cfg = load_ok("http: {renders_per_ip: 20, renders: 10, password_checks_per_ip: 1, "
+	              "password_checks: 1024}\n");
+	assert_int_equal(cfg->http.renders_per_ip, 10); /* capped */
+	assert_int_equal(cfg->http.renders, 10);
+	assert_int_equal(cfg->http.password_checks_per_ip, 1);
+	assert_int_equal(cfg->http.password_checks, 1024);
+	tcx_config_unref(cfg);
+	expect_errors("http: {renders: 0, password_checks_per_ip: 1025}\n",
+	              "t.yaml:1:17: invalid renders '0': must be an integer from 1 to 1024\n"
+	              "t.yaml:1:44: invalid password_checks_per_ip '1025': must be an integer "
+	              "from 1 to 1024\n");
 
 	cfg = tcx_config_load_buffer(
 	        "/etc/tcx/main.yaml",
@@ -1328,7 +1374,8 @@ static void test_http_section(void **state)
 	              "such as 10s\n"
 	              "t.yaml:4:3: unknown key 'bogus' in http (expected one of: listen, "
 	              "web_config, max_connections, max_connections_per_ip, timeout, "
-	              "max_stale_mib)\n"
+	              "max_stale_mib, renders_per_ip, renders, password_checks_per_ip, "
+	              "password_checks)\n"
 	              "t.yaml:5:20: invalid max_connections '0': must be an integer from 1 to "
 	              "65536\n"
 	              "t.yaml:6:18: invalid max_stale_mib '0': must be an integer from 1 to "
@@ -1611,10 +1658,8 @@ static void test_err_classes(void **state)
 	              "MAJOR:MINOR, 1 to 4 hex digits each, such as 1:10\n"
 	              "t.yaml:10:3: class 'eth0 1:2:3': invalid class id '1:2:3': expected "
 	              "MAJOR:MINOR, 1 to 4 hex digits each, such as 1:10\n");
-	expect_errors("labels: [a]\nclasses:\n  \"eth0 1:\\0\": [x]\n  [eth0]: [x]\n",
-	              "t.yaml:3:3: class 'eth0 1:': invalid class id '1:': expected "
-	              "MAJOR:MINOR, 1 to 4 hex digits each, such as 1:10\n"
-	              "t.yaml:4:3: expected a scalar key, got a sequence\n");
+	expect_errors("labels: [a]\nclasses:\n  [eth0]: [x]\n",
+	              "t.yaml:3:3: expected a scalar key, got a sequence\n");
 	/* duplicates, after normalisation; the same class in another namespace
 	 * is another entry */
 	expect_errors("labels: [a]\nclasses:\n  \"eth0 1:a\": [x]\n  \"blue/eth0 1:a\": [x]\n"
@@ -1635,7 +1680,7 @@ static void test_err_classes(void **state)
 	              "t.yaml:3:15: class 'eth0 1:a': expected a mapping or a sequence of label "
 	              "values, got a scalar\n");
 	expect_errors("labels: [a]\nclasses:\n  \"eth0 1:a\": [\"x\\0y\"]\n",
-	              "t.yaml:3:16: class 'eth0 1:a': label values must not contain NUL\n");
+	              "t.yaml:3:16: value 'x' holds a NUL byte (its byte 2)\n");
 	expect_errors("labels: [a, b]\nclasses:\n  \"eth0 1:a\": {a: x, a: y, b: z}\n",
 	              "t.yaml:3:22: duplicate key 'a' (first at 3:16)\n");
 	expect_errors("classes:\n  \"eth0 1:a\": [acme]\n",
@@ -1682,6 +1727,7 @@ int main(void)
 	        cmocka_unit_test(test_err_parent),
 	        cmocka_unit_test(test_err_hex),
 	        cmocka_unit_test(test_err_label_names),
+	        cmocka_unit_test(test_err_nul),
 	        cmocka_unit_test(test_err_cookie_values),
 	        cmocka_unit_test(test_err_decoders),
 	        cmocka_unit_test(test_err_unmapped),

@@ -147,6 +147,8 @@ static void test_selfstats(void **state)
 	st.http_requests_total[tcx_http_code_slot(505)] = 4; /* libmicrohttpd's own */
 	st.http_responses_cut_total[TCX_CUT_RENDER] = 6;
 	st.http_responses_cut_total[TCX_CUT_MEMORY] = 5;
+	st.http_requests_refused_total[TCX_REFUSE_RENDER] = 8;
+	st.http_requests_refused_total[TCX_REFUSE_PASSWORD_RATE] = 3;
 	st.http_accept_errors_total[0] = 9; /* resource */
 	assert_int_equal(tcx_expo_render(s, NULL, &st, TCX_VAR_TEXT, &r), 0);
 	out = r.p;
@@ -161,6 +163,11 @@ static void test_selfstats(void **state)
 	assert_non_null(strstr(out, "# TYPE tc_exporter_http_responses_cut_total counter\n"
 	                            "tc_exporter_http_responses_cut_total{reason=\"render\"} 6\n"
 	                            "tc_exporter_http_responses_cut_total{reason=\"memory\"} 5\n"));
+	assert_non_null(strstr(
+	        out, "# TYPE tc_exporter_http_requests_refused_total counter\n"
+	             "tc_exporter_http_requests_refused_total{reason=\"render\"} 8\n"
+	             "tc_exporter_http_requests_refused_total{reason=\"password_queue\"} 0\n"
+	             "tc_exporter_http_requests_refused_total{reason=\"password_rate\"} 3\n"));
 	assert_non_null(strstr(out, "# TYPE tc_exporter_http_accept_errors_total counter\n"
 	                            "tc_exporter_http_accept_errors_total{cause=\"resource\"} 9\n"
 	                            "tc_exporter_http_accept_errors_total{cause=\"other\"} 0\n"));
@@ -373,7 +380,8 @@ static void request(struct tcx_expo *e, enum tcx_variant v)
 	unsigned builds = label_builds;
 	int own = -1;
 
-	assert_int_equal(tcx_expo_response(e, v, fake_make, made, (void **)&r, &own), 0);
+	tcx_expo_ask(e, v);
+	assert_int_equal(tcx_expo_response(e, v, 0, fake_make, made, (void **)&r, &own), 0);
 	/* the label text is built once per exposition, for every variant: by
 	 * the first response that needs it, never again */
 	assert_int_equal(label_builds - builds, labels ? 0 : 1);
@@ -812,6 +820,127 @@ static void test_expo_refcount(void **state)
 	tcx_expo_unref(e); /* frees the response through resp_free: valgrind checks */
 }
 
+/* ---- the label names of the exposition ---- */
+
+/* Every family of the exposition: small_snapshot()'s action row, a target of
+ * a shared block in a namespace, and a device in a namespace with one qdisc
+ * or class of each per-kind statistics table, every field present (cake's
+ * per tin too). */
+static struct tcx_snapshot *every_family_snapshot(void)
+{
+	struct tcx_snapshot *s = small_snapshot();
+	struct tcx_target *t = tcx_snapshot_add_target(s);
+	size_t n = tcx_xstats_n_tables, nx = 0;
+	struct tcx_qdev *qd;
+
+	t->block = 5;
+	snprintf(t->netns, sizeof(t->netns), "blue");
+	for (size_t i = 0; i < n; i++)
+		nx += tcx_xstats_tables[i]->n_fields +
+		      (size_t)TCX_XSTATS_TINS * (1 + tcx_xstats_tables[i]->n_tin_fields);
+	s->qdevs = calloc(1, sizeof(*s->qdevs));
+	s->qdiscs = calloc(n, sizeof(*s->qdiscs));
+	s->classes = calloc(n, sizeof(*s->classes));
+	s->xvals = calloc(nx, sizeof(*s->xvals));
+	assert_true(s->qdevs && s->qdiscs && s->classes && s->xvals);
+	qd = &s->qdevs[s->n_qdevs++];
+	snprintf(qd->dev, sizeof(qd->dev), "q0");
+	snprintf(qd->netns, sizeof(qd->netns), "blue");
+	qd->ok = 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct tcx_xstats_table *xt = tcx_xstats_tables[i];
+		struct tcx_qrow *q =
+		        xt->is_class ? &s->classes[s->n_classes++] : &s->qdiscs[s->n_qdiscs++];
+
+		q->handle = 0x10000 + (xt->is_class ? (uint32_t)i + 1 : 0);
+		q->parent = xt->is_class ? 0x10000 : 0xFFFFFFFF;
+		q->labels = TCX_LABELSET_NONE;
+		q->kind = (uint8_t)tcx_snapshot_kind(s, xt->kind);
+		q->xt = xt;
+		q->xs = (uint32_t)s->n_xvals;
+		q->xs_present = (uint32_t)((UINT64_C(1) << xt->n_fields) - 1);
+		s->n_xvals += xt->n_fields;
+		if (xt->tins_attr) {
+			q->n_tins = TCX_XSTATS_TINS;
+			for (unsigned tin = 0; tin < TCX_XSTATS_TINS; tin++) {
+				s->xvals[s->n_xvals] = (UINT64_C(1) << xt->n_tin_fields) - 1;
+				s->n_xvals += 1 + xt->n_tin_fields;
+			}
+		}
+	}
+	qd->n_qdiscs = (uint32_t)s->n_qdiscs;
+	qd->n_classes = (uint32_t)s->n_classes;
+	return s;
+}
+
+/* The label names of the samples of a text exposition, each once, in
+ * names[] (at most max). Returns how many. */
+static size_t label_names(const char *text, char names[][64], size_t max)
+{
+	size_t n = 0;
+
+	for (const char *p = text; *p; p = strchr(p, '\n') + 1) {
+		const char *q = p;
+
+		if (*p == '#' || !(q = strpbrk(p, "{\n")) || *q != '{')
+			continue;
+		while (*q != '}') {
+			const char *name = q + 1, *eq = strchr(name, '=');
+			size_t k, len = (size_t)(eq - name);
+
+			assert_non_null(eq);
+			assert_true(len > 0 && len < 64 && eq[1] == '"');
+			for (q = eq + 2; *q != '"'; q++)
+				if (*q == '\\')
+					q++;
+			q++;
+			assert_true(*q == ',' || *q == '}');
+			for (k = 0; k < n; k++)
+				if (strlen(names[k]) == len && !memcmp(names[k], name, len))
+					break;
+			if (k == n) {
+				assert_true(n < max);
+				memcpy(names[n], name, len);
+				names[n++][len] = '\0';
+			}
+		}
+	}
+	return n;
+}
+
+/* A label name the exposition writes is one a configuration cannot declare
+ * (config/labels.c), and the reserved names are exactly those written, and
+ * le and quantile. */
+static void test_label_names_reserved(void **state)
+{
+	static const char conf[] = "families: {hw: on, flows: on}\n";
+	struct tcx_snapshot *s = every_family_snapshot();
+	struct tcx_selfstats st = {.collections_total = 1};
+	char names[64][64];
+	struct tcx_rendered r;
+	size_t n, i, k;
+
+	s->cfg = tcx_config_load_buffer("c.yaml", conf, strlen(conf), config_err, NULL);
+	assert_non_null(s->cfg);
+	assert_int_equal(tcx_expo_render(s, NULL, &st, TCX_VAR_TEXT, &r), 0);
+	n = label_names(r.p, names, 64);
+	for (i = 0; i < n; i++) {
+		if (!tcx_label_name_reserved(names[i]))
+			fail_msg("label '%s' of the exposition is not reserved", names[i]);
+	}
+	for (i = 0; i < TCX_BL__MAX + tcx_n_reserved_labels; i++) {
+		const char *name = i < TCX_BL__MAX ? tcx_builtin_labels[i]
+		                                   : tcx_reserved_labels[i - TCX_BL__MAX];
+
+		for (k = 0; k < n && strcmp(names[k], name); k++)
+			;
+		if (k == n && strcmp(name, "le") && strcmp(name, "quantile"))
+			fail_msg("reserved label '%s' is not in the exposition", name);
+	}
+	free(r.p);
+	tcx_snapshot_unref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -822,6 +951,7 @@ int main(void)
 	        cmocka_unit_test(test_gzip_large),
 	        cmocka_unit_test(test_variant_lifetime),
 	        cmocka_unit_test(test_expo_refcount),
+	        cmocka_unit_test(test_label_names_reserved),
 	        cmocka_unit_test(test_render_in_pieces),
 	        cmocka_unit_test(test_stream_same_bytes),
 	        cmocka_unit_test(test_stream_holds_expo),

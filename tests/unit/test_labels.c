@@ -316,8 +316,9 @@ static void test_label_names(void **state)
 	static const char *const valid[] = {"a", "_", "_x", "tenant", "Rule_2", "a__b", "A9"};
 	static const char *const invalid[] = {"", "1a", "__", "__x", "a-b", "a.b", "a b", "é"};
 	static const char *const reserved[] = {
-	        "device", "block",  "parent", "chain", "protocol", "pref", "kind", "handle",
-	        "order",  "action", "cookie", "netns", "target",   "mode", "le",   "quantile"};
+	        "device", "block",  "parent", "chain", "protocol", "pref", "kind",    "handle",
+	        "order",  "action", "cookie", "netns", "tin",      "band", "mode",    "code",
+	        "reason", "cause",  "row",    "type",  "version",  "le",   "quantile"};
 	size_t i;
 
 	for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++) {
@@ -335,6 +336,7 @@ static void test_label_names(void **state)
 	assert_int_equal(tcx_label_name_reserved("devs"), 0);
 	assert_int_equal(tcx_label_name_reserved("de"), 0);
 	assert_int_equal(tcx_label_name_reserved("tenant"), 0);
+	assert_int_equal(tcx_label_name_reserved("target"), 0); /* no label of the exposition */
 }
 
 /* ---- label sets ------------------------------------------------------------------------ */

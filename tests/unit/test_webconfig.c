@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <crypt.h>
 #include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -44,6 +45,9 @@ struct errs {
 	size_t len;
 	unsigned n;
 };
+
+/* The default bounds of the checks that wait (per client, in all). */
+#define BOUNDS TCX_AUTH_QUEUE_CLIENT, TCX_AUTH_QUEUE_MAX
 
 static void collect(void *arg, const char *msg)
 {
@@ -246,7 +250,7 @@ static int check_from(struct tcx_webconfig *wc, const struct tcx_client *client,
 	case TCX_AUTH_CHECK:
 		break;
 	}
-	chk = tcx_webconfig_check_start(wc, client, user, password, on_checked, &w);
+	chk = tcx_webconfig_check_start(wc, client, user, password, BOUNDS, on_checked, &w);
 	assert_non_null(chk);
 	pthread_mutex_lock(&w.lock);
 	while (!w.done)
@@ -1687,8 +1691,8 @@ static void test_check_end(void **state)
 	assert_int_equal(check_from(wc, &k, "mallory", "guess"), 0);
 	full = tcx_clock_s(CLOCK_MONOTONIC) - t0;
 
-	ca = tcx_webconfig_check_start(wc, &k, "alice", ALICE_PW, on_ended_check, &a);
-	cb = tcx_webconfig_check_start(wc, &k, "bob", BOB_PW, on_ended_check, &b);
+	ca = tcx_webconfig_check_start(wc, &k, "alice", ALICE_PW, BOUNDS, on_ended_check, &a);
+	cb = tcx_webconfig_check_start(wc, &k, "bob", BOB_PW, BOUNDS, on_ended_check, &b);
 	assert_non_null(ca);
 	assert_non_null(cb);
 	tcx_webconfig_check_end(cb); /* queued behind alice's */
@@ -1715,6 +1719,171 @@ static void test_check_end(void **state)
 		assert_int_equal(a_at_end, 0);
 		assert_int_equal(b_at_end, 0);
 	}
+}
+
+/* ---- the queues of checks ------------------------------------------------------- */
+
+/* The order in which checks end, by the ids given to them. */
+struct order {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int n, ids[64];
+};
+
+struct tagged {
+	struct order *o;
+	int id;
+};
+
+static void on_ordered(void *arg, int ok) /* in the checker's thread */
+{
+	struct tagged *t = arg;
+
+	(void)ok;
+	pthread_mutex_lock(&t->o->lock);
+	t->o->ids[t->o->n++] = t->id;
+	pthread_cond_signal(&t->o->cond);
+	pthread_mutex_unlock(&t->o->lock);
+}
+
+static void wait_ordered(struct order *o, int n)
+{
+	pthread_mutex_lock(&o->lock);
+	while (o->n < n)
+		pthread_cond_wait(&o->cond, &o->lock);
+	pthread_mutex_unlock(&o->lock);
+}
+
+/* A web config with alice (cost 4) and slow (cost 12: a quarter of a
+ * second, a check that keeps the checker busy while others are queued). */
+static struct tcx_webconfig *load_slow(struct fx *fx, const char *rate_limit)
+{
+	struct crypt_data *data = calloc(1, sizeof(*data));
+	char salt[CRYPT_GENSALT_OUTPUT_SIZE], slow[64], yaml[512];
+
+	assert_non_null(data);
+	assert_non_null(crypt_gensalt_rn("$2b$", 12, NULL, 0, salt, sizeof(salt)));
+	snprintf(slow, sizeof(slow), "%s", crypt_r("slow", salt, data));
+	free(data);
+	snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  alice: %s\n  slow: %s\n%s", fx->alice,
+	         slow, rate_limit);
+	return load_ok(fx, "slow.yml", yaml);
+}
+
+/* A check queued for tagged t (asserted), to be ended by the caller. */
+static struct tcx_auth_check *started(struct tcx_webconfig *wc, const struct tcx_client *client,
+                                      const char *user, const char *password, struct tagged *t)
+{
+	struct tcx_auth_check *j =
+	        tcx_webconfig_check_start(wc, client, user, password, BOUNDS, on_ordered, t);
+
+	assert_non_null(j);
+	return j;
+}
+
+/* The clients' queues take turns: behind a check in progress, a client's
+ * 4 checks, then one of b, then one of c: b's and c's first checks wait
+ * for one of a's, not for the four. Past TCX_AUTH_QUEUE_CLIENT checks of a
+ * client, and TCX_AUTH_QUEUE_MAX in all, a check is refused (EBUSY). */
+static void test_check_fairness(void **state)
+{
+	struct fx *fx = *state;
+	struct tcx_webconfig *wc = load_slow(fx, "rate_limit:\n  interval: 0\n");
+	struct order o = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}};
+	struct tagged t[64];
+	struct tcx_auth_check *h[64];
+	int n = 0;
+	struct tcx_client z = v4(198, 51, 100, 9), a = v4(198, 51, 100, 1), b = v4(198, 51, 100, 2),
+	                  c = v4(198, 51, 100, 3), k;
+	static const int want[] = {0, 1, 5, 6, 2, 3, 4};
+	int i;
+
+	for (i = 0; i < 64; i++)
+		t[i] = (struct tagged){&o, i};
+	h[n++] = started(wc, &z, "slow", "x", &t[0]);
+	for (i = 1; i <= TCX_AUTH_QUEUE_CLIENT; i++)
+		h[n++] = started(wc, &a, "alice", "wrong", &t[i]);
+	errno = 0;
+	assert_null(
+	        tcx_webconfig_check_start(wc, &a, "alice", "wrong", BOUNDS, on_ordered, &t[63]));
+	assert_int_equal(errno, EBUSY);
+	h[n++] = started(wc, &b, "alice", "wrong", &t[5]);
+	h[n++] = started(wc, &c, "alice", "wrong", &t[6]);
+	wait_ordered(&o, 7);
+	for (i = 0; i < 7; i++)
+		assert_int_equal(o.ids[i], want[i]);
+
+	/* all the queues together, once the check in progress is off its */
+	o.n = 0;
+	h[n++] = started(wc, &z, "slow", "x", &t[0]);
+	usleep(50000);
+	for (i = 1; i <= TCX_AUTH_QUEUE_MAX; i++) {
+		k = v4(198, 51, 101, (unsigned)i);
+		h[n++] = started(wc, &k, "alice", "wrong", &t[i]);
+	}
+	k = v4(198, 51, 102, 1);
+	errno = 0;
+	assert_null(
+	        tcx_webconfig_check_start(wc, &k, "alice", "wrong", BOUNDS, on_ordered, &t[63]));
+	assert_int_equal(errno, EBUSY);
+	wait_ordered(&o, TCX_AUTH_QUEUE_MAX + 1);
+	for (i = 0; i <= TCX_AUTH_QUEUE_MAX; i++)
+		assert_int_equal(o.ids[i], i);
+	while (n > 0)
+		tcx_webconfig_check_end(h[--n]);
+	tcx_webconfig_unref(wc);
+}
+
+/* A token spent on a check that never runs is given back: one ended before
+ * it began, one refused because its queue is full, one the server gave up
+ * on (tcx_webconfig_auth_refund()). */
+static void test_check_refund(void **state)
+{
+	struct fx *fx = *state;
+	struct tcx_webconfig *wc = load_slow(fx, "rate_limit:\n  interval: 1h\n  burst: 6\n");
+	struct order o = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}};
+	struct tagged t = {&o, 0};
+	struct tcx_client z = v4(198, 51, 100, 9), r = v4(198, 51, 100, 7);
+	struct tcx_auth_check *blocker, *q[TCX_AUTH_QUEUE_CLIENT];
+	uint64_t retry_s;
+	int i;
+
+	blocker = tcx_webconfig_check_start(wc, &z, "slow", "x", BOUNDS, on_ordered, &t);
+	assert_non_null(blocker);
+	/* ended while queued */
+	assert_int_equal(tcx_webconfig_auth(wc, &r, "alice", "wrong", &retry_s), TCX_AUTH_CHECK);
+	q[0] = tcx_webconfig_check_start(wc, &r, "alice", "wrong", BOUNDS, on_ordered, &t);
+	assert_non_null(q[0]);
+	tcx_webconfig_check_end(q[0]);
+	for (i = 0; i < 6; i++)
+		assert_int_equal(tcx_webconfig_auth(wc, &r, "alice", "wrong", &retry_s),
+		                 TCX_AUTH_CHECK);
+	assert_int_equal(tcx_webconfig_auth(wc, &r, "alice", "wrong", &retry_s), TCX_AUTH_LIMITED);
+	/* 4 queued with 4 of those tokens; 2 more refused (queue full) */
+	for (i = 0; i < TCX_AUTH_QUEUE_CLIENT; i++) {
+		q[i] = tcx_webconfig_check_start(wc, &r, "alice", "wrong", BOUNDS, on_ordered, &t);
+		assert_non_null(q[i]);
+	}
+	for (i = 0; i < 2; i++)
+		assert_null(tcx_webconfig_check_start(wc, &r, "alice", "wrong", BOUNDS, on_ordered,
+		                                      &t));
+	assert_int_equal(tcx_webconfig_auth(wc, &r, "alice", "wrong", &retry_s), TCX_AUTH_CHECK);
+	assert_int_equal(tcx_webconfig_auth(wc, &r, "alice", "wrong", &retry_s), TCX_AUTH_CHECK);
+	assert_int_equal(tcx_webconfig_auth(wc, &r, "alice", "wrong", &retry_s), TCX_AUTH_LIMITED);
+	/* the server gave up on those two */
+	tcx_webconfig_auth_refund(wc, &r);
+	tcx_webconfig_auth_refund(wc, &r);
+	for (i = 0; i < TCX_AUTH_QUEUE_CLIENT; i++)
+		tcx_webconfig_check_end(q[i]);
+	for (i = 0; i < 6; i++)
+		assert_int_equal(tcx_webconfig_auth(wc, &r, "alice", "wrong", &retry_s),
+		                 TCX_AUTH_CHECK);
+	assert_int_equal(tcx_webconfig_auth(wc, &r, "alice", "wrong", &retry_s), TCX_AUTH_LIMITED);
+	pthread_mutex_lock(&o.lock); /* none of r's ran: the blocker is still in progress */
+	assert_int_equal(o.n, 0);
+	pthread_mutex_unlock(&o.lock);
+	tcx_webconfig_check_end(blocker);
+	tcx_webconfig_unref(wc);
 }
 
 int main(void)
@@ -1750,6 +1919,8 @@ int main(void)
 	        cmocka_unit_test(test_rate_limit_clients),
 	        cmocka_unit_test(test_rate_limit_eviction),
 	        cmocka_unit_test(test_check_end),
+	        cmocka_unit_test(test_check_fairness),
+	        cmocka_unit_test(test_check_refund),
 	        cmocka_unit_test(test_client_cert_require_verify),
 	        cmocka_unit_test(test_client_cert_verify_if_given),
 	        cmocka_unit_test(test_client_cert_require_any),
