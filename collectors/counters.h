@@ -43,7 +43,9 @@ enum tcx_family_mode {
 	S(QDISC, .name = "qdisc", .dflt = TCX_FAM_ON)                                              \
 	S(CLASS, .name = "class", .dflt = TCX_FAM_ON)                                              \
 	S(XSTATS, .name = "xstats", .dflt = TCX_FAM_ON)                                            \
-	S(FLOWS, .name = "flows", .dflt = TCX_FAM_OFF)
+	S(FLOWS, .name = "flows", .dflt = TCX_FAM_OFF)                                             \
+	S(HITS, .name = "hits", .dflt = TCX_FAM_ON, .dflt_aggregated = TCX_FAM_OFF)                \
+	S(KEYS, .name = "keys", .dflt = TCX_FAM_OFF)
 
 struct tcx_family_switch {
 	const char *name; /* first: the configuration's key table reads it */
@@ -201,6 +203,45 @@ static const struct tcx_counter_def tcx_class_defs[TCX_QSTAT__MAX] = {
 #undef TCX_QSTAT_DEF
 static const struct tcx_counter_table tcx_qdisc_counters = {tcx_qdisc_defs, TCX_QSTAT__MAX};
 static const struct tcx_counter_table tcx_class_counters = {tcx_class_defs, TCX_QSTAT__MAX};
+
+/* ---- the hit counters of a filter, kept by its classifier -------------------- */
+
+/* A classifier's own counters of its rules (not its actions'): u32 keeps
+ * lookups and hits with CONFIG_CLS_U32_PERF (TCA_U32_PCNT) and a mark's
+ * matches with CONFIG_CLS_U32_MARK (TCA_U32_MARK, 32 bits), basic lookups
+ * and hits (TCA_BASIC_PCNT), matchall hits (TCA_MATCHALL_PCNT). A filter
+ * has those its kernel sends (tcx_filter.hv_present): a counter not kept is
+ * absent, never 0. u32 also counts each key's hits (tcx_filter.n_keys), the
+ * family TCX_KEY_HITS_FAMILY, behind the switch `keys`. */
+#define TCX_FILTER_COUNTERS(C)                                                                     \
+	C(LOOKUPS, .key = "lookups", .family = "tc_filter_lookups_total",                          \
+	  .help = "Packets the filter was tried on (u32 with CONFIG_CLS_U32_PERF, basic).",        \
+	  .width = 64, .replace = 1, .expo = 0, .sw = TCX_SW_HITS)                                 \
+	C(HITS, .key = "hits", .family = "tc_filter_hits_total",                                   \
+	  .help = "Packets the filter matched (u32 with CONFIG_CLS_U32_PERF, basic, matchall).",   \
+	  .width = 64, .replace = 1, .expo = 1, .sw = TCX_SW_HITS)                                 \
+	C(U32_MARK, .key = "u32_mark_success", .family = "tc_filter_u32_mark_success_total",       \
+	  .help = "Packets whose mark matched the u32 filter's `mark` (CONFIG_CLS_U32_MARK; the "  \
+	          "kernel counts in 32 bits).",                                                    \
+	  .width = 32, .expo = 2, .sw = TCX_SW_HITS)
+
+#define TCX_FCTR_ID(id, ...) TCX_FCTR_##id,
+enum tcx_filter_counter { TCX_FILTER_COUNTERS(TCX_FCTR_ID) TCX_FCTR__MAX };
+#undef TCX_FCTR_ID
+
+#define TCX_FCTR_DEF(id, ...) [TCX_FCTR_##id] = {__VA_ARGS__},
+static const struct tcx_counter_def tcx_filter_defs[TCX_FCTR__MAX] = {
+        TCX_FILTER_COUNTERS(TCX_FCTR_DEF)};
+#undef TCX_FCTR_DEF
+static const struct tcx_counter_table tcx_filter_counters = {tcx_filter_defs, TCX_FCTR__MAX};
+
+/* A u32 filter's hits per key, label key="0", "1"...: its JSON key,
+ * family and HELP (width 64, switch `keys`). */
+#define TCX_KEY_HITS_KEY    "key_hits"
+#define TCX_KEY_HITS_FAMILY "tc_filter_u32_key_hits_total"
+#define TCX_KEY_HITS_HELP                                                                          \
+	"Packets that matched each key of the u32 filter (its match lines, from 0; "               \
+	"CONFIG_CLS_U32_PERF)."
 
 /* ---- using a table ------------------------------------------------------------- */
 

@@ -25,7 +25,7 @@ static void labelsets_free(struct tcx_labelsets *ls)
  * next pass starts sized from the last one: tcx_snapshot_seal() trims the
  * filters and actions to their rows, and an array much larger than its rows
  * (the others grow by half) is freed instead. */
-#define SPARE_ARRAYS(X) X(filters) X(actions) X(qdiscs) X(classes) X(xvals)
+#define SPARE_ARRAYS(X) X(filters) X(actions) X(qdiscs) X(classes) X(xvals) X(hvals)
 static struct {
 #define X(a)                                                                                       \
 	void *a;                                                                                   \
@@ -59,7 +59,7 @@ void tcx_snapshot_reuse(struct tcx_snapshot *s)
 	s->reuse = 1;
 	pthread_mutex_lock(&spare_lock);
 	if (spare.full && !s->n_filters && !s->n_actions && !s->n_qdiscs && !s->n_classes &&
-	    !s->n_xvals) {
+	    !s->n_xvals && !s->n_hvals) {
 #define X(a)                                                                                       \
 	free(s->a);                                                                                \
 	s->a = spare.a;                                                                            \
@@ -106,6 +106,7 @@ void tcx_snapshot_unref(struct tcx_snapshot *s)
 	free(s->qdiscs);
 	free(s->classes);
 	free(s->xvals);
+	free(s->hvals);
 	labelsets_free(&s->sets);
 	tcx_aggregates_free(s->aggs);
 	tcx_finals_free(s->finals);
@@ -118,8 +119,9 @@ size_t tcx_snapshot_bytes(const struct tcx_snapshot *s)
 	size_t n = tcx_alloc_size(s) + tcx_alloc_size(s->targets) + tcx_alloc_size(s->filters) +
 	           tcx_alloc_size(s->actions) + tcx_alloc_size(s->qdevs) +
 	           tcx_alloc_size(s->qdiscs) + tcx_alloc_size(s->classes) +
-	           tcx_alloc_size(s->xvals) + tcx_alloc_size(s->sets.map) +
-	           tcx_alloc_size(s->sets.value) + tcx_alloc_size(s->sets.text);
+	           tcx_alloc_size(s->xvals) + tcx_alloc_size(s->hvals) +
+	           tcx_alloc_size(s->sets.map) + tcx_alloc_size(s->sets.value) +
+	           tcx_alloc_size(s->sets.text);
 
 	if (g)
 		n += tcx_alloc_size(g) + tcx_alloc_size(g->value) + tcx_alloc_size(g->text) +
@@ -208,8 +210,30 @@ int tcx_snapshot_kind(struct tcx_snapshot *s, const char *kind)
 	return (int)s->n_kinds++;
 }
 
+uint64_t *tcx_snapshot_add_hvals(struct tcx_snapshot *s, struct tcx_filter *f, unsigned n_keys)
+{
+	size_t n = TCX_FCTR__MAX + n_keys;
+	uint64_t *v;
+
+	if (n_keys > UINT8_MAX || s->n_hvals + n > UINT32_MAX ||
+	    tcx_grow(&s->hvals, &s->cap_hvals, s->n_hvals + n, sizeof(*s->hvals), 256) < 0)
+		return NULL;
+	f->hv = (uint32_t)s->n_hvals;
+	f->n_keys = (uint8_t)n_keys;
+	v = memset(s->hvals + s->n_hvals, 0, n * sizeof(*v));
+	s->n_hvals += n;
+	return v;
+}
+
 void tcx_snapshot_truncate(struct tcx_snapshot *s, size_t n_filters, size_t n_actions)
 {
+	/* hv grows with the filters: the first dropped that has some is where
+	 * the dropped values start */
+	for (size_t i = n_filters; i < s->n_filters; i++)
+		if (s->filters[i].hv_present) {
+			s->n_hvals = s->filters[i].hv;
+			break;
+		}
 	if (n_filters < s->n_filters)
 		s->n_filters = n_filters;
 	if (n_actions < s->n_actions)
@@ -297,6 +321,31 @@ static int filter_order(const struct tcx_filter *a, const struct tcx_filter *b)
 	return (a->handle > b->handle) - (a->handle < b->handle);
 }
 
+/* Add the hit counters of filter f to those of first, of its identity: each
+ * counter that either has, and key k of each that has key k (first keeps its
+ * number of keys). */
+static void merge_hits(struct tcx_snapshot *s, struct tcx_filter *first, const struct tcx_filter *f)
+{
+	const struct tcx_counter_table *t = &tcx_filter_counters;
+	const uint64_t *v = s->hvals + f->hv;
+	uint64_t *to;
+
+	if (!f->hv_present)
+		return;
+	if (!first->hv_present) { /* f's values become first's */
+		first->hv = f->hv;
+		first->n_keys = f->n_keys;
+		first->hv_present = f->hv_present;
+		return;
+	}
+	to = s->hvals + first->hv;
+	for (unsigned k = 0; k < t->n; k++)
+		to[k] = tcx_counter_add(&t->def[k], to[k], v[k]);
+	for (unsigned k = 0; k < first->n_keys && k < f->n_keys; k++)
+		to[t->n + k] += v[t->n + k];
+	first->hv_present |= f->hv_present;
+}
+
 /* Rows in dump order can share an identity only with the row before them.
  * The filters of a target out of order (chains made out of order, u32
  * tables made out of order, a dump resumed after a change), all of them
@@ -382,6 +431,8 @@ int tcx_snapshot_merge(struct tcx_snapshot *s)
 	for (size_t i = 0; i < s->n_filters; i++) {
 		s->filters[i].merged = canon[i] != i;
 		s->merged_filters += canon[i] != i;
+		if (canon[i] != i)
+			merge_hits(s, &s->filters[canon[i]], &s->filters[i]);
 	}
 	for (size_t i = 0; i < s->n_actions; i++) {
 		struct tcx_action *a = &s->actions[i], *first;

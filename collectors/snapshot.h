@@ -49,18 +49,25 @@ struct tcx_target {
 	uint32_t first_filter;            /* its filters are contiguous */
 };
 
+/* A filter. Its hit counters (collectors/counters.h, tcx_filter_counters),
+ * when its classifier keeps some, are in hvals[hv ...]: TCX_FCTR__MAX values
+ * (bit k of hv_present: value k is the kernel's; the others are absent),
+ * then n_keys hits of its u32 keys. */
 struct tcx_filter {
 	uint32_t target; /* index into targets[] */
 	uint32_t chain;
 	uint32_t handle;
-	uint32_t flags; /* TCX_FLAG_*, 0 when the classifier reports none */
 	uint16_t pref;
 	uint16_t protocol; /* host order */
+	uint8_t flags;     /* TCX_FLAG_*, 0 when the classifier reports none */
 	uint8_t kind;      /* index into kinds[] */
 	uint8_t has_flags;
 	uint8_t merged; /* the same identity as an earlier filter: not shown */
 	uint16_t n_actions;
+	uint8_t hv_present; /* 0: no hit counters */
+	uint8_t n_keys;
 	uint32_t first_action;
+	uint32_t hv;
 };
 
 struct tcx_action {
@@ -164,6 +171,8 @@ struct tcx_snapshot {
 	size_t n_classes, cap_classes;
 	uint64_t *xvals;
 	size_t n_xvals, cap_xvals;
+	uint64_t *hvals; /* the filters' hit counters (tcx_filter.hv) */
+	size_t n_hvals, cap_hvals;
 
 	char kinds[TCX_MAX_KINDS][TCX_KIND_MAX];
 	unsigned n_kinds;
@@ -221,7 +230,12 @@ const char *tcx_describe_target(const struct tcx_target *t, int with_netns, char
                                 size_t outlen);
 /* Intern a kind string; returns its index, or -1 when the table is full. */
 int tcx_snapshot_kind(struct tcx_snapshot *s, const char *kind);
-/* Drop the rows added after the given marks (a failed target keeps none). */
+/* Room for the hit counters of filter f, TCX_FCTR__MAX + n_keys values,
+ * zeroed: sets f->hv and f->n_keys and returns the values, or NULL when out
+ * of memory. The caller sets f->hv_present. */
+uint64_t *tcx_snapshot_add_hvals(struct tcx_snapshot *s, struct tcx_filter *f, unsigned n_keys);
+/* Drop the rows added after the given marks (a failed target keeps none),
+ * and the hit counters of the filters dropped. */
 void tcx_snapshot_truncate(struct tcx_snapshot *s, size_t n_filters, size_t n_actions);
 /* ---- row identity ---------------------------------------------------------------- */
 

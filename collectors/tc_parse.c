@@ -61,31 +61,62 @@
 
 /* ---- classifier and action tables ------------------------------------------ */
 
+/* Where a classifier's hit counters are: its PCNT attribute holds u64s,
+ * lookups first when it has them, then hits, then (u32) one per key. */
+enum pcnt_layout {
+	PCNT_NONE = 0,
+	PCNT_HITS,         /* matchall: struct tc_matchall_pcnt */
+	PCNT_LOOKUPS_HITS, /* basic: struct tc_basic_pcnt */
+	PCNT_U32,          /* struct tc_u32_pcnt: then kcnts[nkeys] */
+};
+
 struct cls_info {
 	const char *kind;
 	uint16_t act_attr;    /* the exts action nest */
 	uint16_t police_attr; /* the exts legacy policer (TCA_OLD_COMPAT), 0 = none */
 	uint16_t flags_attr;  /* TCA_CLS_FLAGS_* u32, 0 = none */
 	uint8_t terse;        /* implements .terse_dump */
+	uint8_t pcnt_layout;  /* enum pcnt_layout */
+	uint16_t pcnt_attr;   /* its hit counters (CONFIG_CLS_U32_PERF for u32) */
+	uint16_t mark_attr;   /* struct tc_u32_mark (CONFIG_CLS_U32_MARK) */
 };
 
 /* Attribute ids from each cls_*.c (tcf_exts_init's action and police ids;
- * flower and matchall take no legacy policer). */
+ * flower and matchall take no legacy policer; the PCNT and MARK of
+ * u32_dump(), basic_dump() and mall_dump(): flower, bpf and the others keep
+ * no count of their own, and no terse dump carries one). */
 static const struct cls_info cls_table[] = {
-        {"flower", TCA_FLOWER_ACT, 0, TCA_FLOWER_FLAGS, 1},
-        {"matchall", TCA_MATCHALL_ACT, 0, TCA_MATCHALL_FLAGS, 0},
-        {"u32", TCA_U32_ACT, TCA_U32_POLICE, TCA_U32_FLAGS, 0},
-        {"bpf", TCA_BPF_ACT, TCA_BPF_POLICE, TCA_BPF_FLAGS_GEN, 0},
-        {"basic", TCA_BASIC_ACT, TCA_BASIC_POLICE, 0, 0},
-        {"fw", TCA_FW_ACT, TCA_FW_POLICE, 0, 0},
-        {"route", TCA_ROUTE4_ACT, TCA_ROUTE4_POLICE, 0, 0},
-        {"flow", TCA_FLOW_ACT, TCA_FLOW_POLICE, 0, 0},
-        {"cgroup", TCA_CGROUP_ACT, TCA_CGROUP_POLICE, 0, 0},
+        {.kind = "flower", .act_attr = TCA_FLOWER_ACT, .flags_attr = TCA_FLOWER_FLAGS, .terse = 1},
+        {.kind = "matchall",
+         .act_attr = TCA_MATCHALL_ACT,
+         .flags_attr = TCA_MATCHALL_FLAGS,
+         .pcnt_layout = PCNT_HITS,
+         .pcnt_attr = TCA_MATCHALL_PCNT},
+        {.kind = "u32",
+         .act_attr = TCA_U32_ACT,
+         .police_attr = TCA_U32_POLICE,
+         .flags_attr = TCA_U32_FLAGS,
+         .pcnt_layout = PCNT_U32,
+         .pcnt_attr = TCA_U32_PCNT,
+         .mark_attr = TCA_U32_MARK},
+        {.kind = "bpf",
+         .act_attr = TCA_BPF_ACT,
+         .police_attr = TCA_BPF_POLICE,
+         .flags_attr = TCA_BPF_FLAGS_GEN},
+        {.kind = "basic",
+         .act_attr = TCA_BASIC_ACT,
+         .police_attr = TCA_BASIC_POLICE,
+         .pcnt_layout = PCNT_LOOKUPS_HITS,
+         .pcnt_attr = TCA_BASIC_PCNT},
+        {.kind = "fw", .act_attr = TCA_FW_ACT, .police_attr = TCA_FW_POLICE},
+        {.kind = "route", .act_attr = TCA_ROUTE4_ACT, .police_attr = TCA_ROUTE4_POLICE},
+        {.kind = "flow", .act_attr = TCA_FLOW_ACT, .police_attr = TCA_FLOW_POLICE},
+        {.kind = "cgroup", .act_attr = TCA_CGROUP_ACT, .police_attr = TCA_CGROUP_POLICE},
         /* removed in 6.3: TCA_TCINDEX_ACT, TCA_TCINDEX_POLICE */
-        {"tcindex", 7, 6, 0, 0},
+        {.kind = "tcindex", .act_attr = 7, .police_attr = 6},
         /* removed in 6.3: TCA_RSVP_ACT, TCA_RSVP_POLICE */
-        {"rsvp", 6, 5, 0, 0},
-        {"rsvp6", 6, 5, 0, 0},
+        {.kind = "rsvp", .act_attr = 6, .police_attr = 5},
+        {.kind = "rsvp6", .act_attr = 6, .police_attr = 5},
 };
 
 static const struct cls_info *cls_lookup(const char *kind)
@@ -311,22 +342,99 @@ struct opts_ctx {
 	struct tcx_filter *f;
 	struct acts_ctx acts;
 	const struct nlattr *police; /* the legacy policer, if any */
+	const struct nlattr *pcnt, *mark;
 };
 
 static int options_cb(const struct nlattr *a, void *data, struct tcx_perr *pe)
 {
 	struct opts_ctx *oc = data;
 	uint16_t t = tcx_attr_type(a);
+	uint32_t flags;
 
 	if (t == oc->cls->act_attr)
 		return tcx_attr_nested(a, "actions", action_cb, &oc->acts, pe);
 	if (oc->cls->police_attr && t == oc->cls->police_attr)
 		oc->police = a;
+	if (oc->cls->pcnt_attr && t == oc->cls->pcnt_attr)
+		oc->pcnt = a;
+	if (oc->cls->mark_attr && t == oc->cls->mark_attr)
+		oc->mark = a;
 	if (oc->cls->flags_attr && t == oc->cls->flags_attr) {
-		if (tcx_attr_u32(a, "classifier flags", &oc->f->flags, pe) < 0)
+		if (tcx_attr_u32(a, "classifier flags", &flags, pe) < 0)
 			return -1;
+		oc->f->flags = (uint8_t)(flags & 0xf); /* TCX_FLAG_* */
 		oc->f->has_flags = 1;
 	}
+	return 0;
+}
+
+/* ---- a filter's hit counters ------------------------------------------------------ */
+
+/* The counters of the classifier's PCNT and MARK attributes (oc->pcnt,
+ * oc->mark) into f's hit counters. Returns -1 when out of memory; counters
+ * that cannot be read are left out, all of the filter's, counted in
+ * errors[TCX_ERR_MALFORMED] with the reason in pe (the filter row stays). */
+static int filter_hits(struct tcx_snapshot *snap, struct tcx_filter *f, const struct opts_ctx *oc,
+                       struct tcx_perr *pe)
+{
+	size_t len = oc->pcnt ? tcx_attr_len(oc->pcnt) : 0, n_keys = 0, need = 8;
+	uint8_t present = 0;
+	uint64_t *v;
+
+	if (oc->pcnt) {
+		if (oc->cls->pcnt_layout != PCNT_HITS)
+			need = 16;
+		if (oc->cls->pcnt_layout == PCNT_U32 && len >= need) {
+			/* exactly the keys' counters follow */
+			n_keys = (len - need) / 8;
+			if ((len - need) % 8 || n_keys > UINT8_MAX) {
+				tcx_perr_fail(pe, "TCA_U32_PCNT of %zu bytes, not 16 and 8 per key",
+				              len);
+				goto malformed;
+			}
+		}
+		if (len < need) {
+			tcx_perr_fail(pe,
+			              "%s hit counters (attribute %u) of %zu bytes, less than %zu",
+			              oc->cls->kind, oc->cls->pcnt_attr, len, need);
+			goto malformed;
+		}
+		present |= 1u << TCX_FCTR_HITS;
+		if (oc->cls->pcnt_layout != PCNT_HITS)
+			present |= 1u << TCX_FCTR_LOOKUPS;
+	}
+	if (oc->mark) {
+		if (tcx_attr_len(oc->mark) < sizeof(struct tc_u32_mark)) {
+			tcx_perr_fail(pe, "TCA_U32_MARK of %zu bytes, less than %zu",
+			              tcx_attr_len(oc->mark), sizeof(struct tc_u32_mark));
+			goto malformed;
+		}
+		present |= 1u << TCX_FCTR_U32_MARK;
+	}
+	if (!present)
+		return 0;
+	if (!(v = tcx_snapshot_add_hvals(snap, f, (unsigned)n_keys)))
+		return tcx_perr_fail(pe, "out of memory");
+	if (oc->pcnt) {
+		const uint8_t *p = tcx_attr_data(oc->pcnt);
+
+		if (oc->cls->pcnt_layout != PCNT_HITS) {
+			memcpy(&v[TCX_FCTR_LOOKUPS], p, 8);
+			p += 8;
+		}
+		memcpy(&v[TCX_FCTR_HITS], p, 8);
+		memcpy(v + TCX_FCTR__MAX, p + 8, n_keys * 8);
+	}
+	if (oc->mark) {
+		struct tc_u32_mark m;
+
+		memcpy(&m, tcx_attr_data(oc->mark), sizeof(m));
+		v[TCX_FCTR_U32_MARK] = m.success;
+	}
+	f->hv_present = present;
+	return 0;
+malformed:
+	snap->errors[TCX_ERR_MALFORMED]++;
 	return 0;
 }
 
@@ -399,7 +507,8 @@ enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_sn
 			return TCX_PARSE_ERROR;
 		}
 		/* The kernel dumps either the actions or the policer. */
-		if (oc.police && !oc.acts.n && old_police(&oc.acts, oc.police, tb, &pe) < 0) {
+		if ((oc.police && !oc.acts.n && old_police(&oc.acts, oc.police, tb, &pe) < 0) ||
+		    (cls && filter_hits(snap, f, &oc, &pe) < 0)) {
 			tcx_snapshot_truncate(snap, mark_f, mark_a);
 			return TCX_PARSE_ERROR;
 		}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* JSON lines: one object per action row, then one line with the array of
- * qdiscs and one with the array of classes (see tcexporter(8), "JSON
- * OUTPUT"). */
+ * filters, one with the array of qdiscs and one with the array of classes
+ * (see tcexporter(8), "JSON OUTPUT"). */
 #include <stdio.h>
 #include <string.h>
 
@@ -184,42 +184,85 @@ static void render_qrows(const struct tcx_snapshot *s, int is_class, struct tcx_
 	tcx_buf_put(b, "]}\n", 3);
 }
 
+/* A filter's identity, opening its object: {"netns":"",...,"flags":"..." */
+static void filter_identity(const struct tcx_snapshot *s, const struct tcx_filter *f,
+                            struct tcx_buf *b)
+{
+	const struct tcx_target *t = &s->targets[f->target];
+	const char *kind = tcx_kind_name(s, f->kind);
+	char tmp[64];
+
+	tcx_buf_put(b, "{\"netns\":", 9);
+	tcx_buf_json_string(b, t->netns);
+	if (t->block) {
+		key(b, "device");
+		tcx_buf_put(b, "null", 4);
+		kv_u64(b, "block", t->block);
+	} else {
+		kv_str(b, "device", t->dev);
+		key(b, "block");
+		tcx_buf_put(b, "null", 4);
+	}
+	kv_str(b, "parent", t->parent_name);
+	kv_u64(b, "chain", f->chain);
+	kv_str(b, "protocol", tcx_protocol_name(f->protocol, tmp, sizeof(tmp)));
+	kv_u64(b, "pref", f->pref);
+	kv_str(b, "kind", kind);
+	tcx_format_handle(kind, f->handle, tmp, sizeof(tmp));
+	kv_str(b, "handle", tmp);
+	tcx_flags_string(f->flags, tmp, sizeof(tmp));
+	kv_str(b, "flags", tmp);
+}
+
+/* {"filters":[...]}: one object per filter shown, its identity and the hit
+ * counters its classifier keeps (none: no key), u32's per key in
+ * "key_hits":[...]. */
+static void render_filters(const struct tcx_snapshot *s, struct tcx_buf *b)
+{
+	const struct tcx_counter_table *ctr = &tcx_filter_counters;
+	int first = 1;
+
+	tcx_buf_puts(b, "{\"filters\":[");
+	for (size_t i = 0; i < s->n_filters; i++) {
+		const struct tcx_filter *f = &s->filters[i];
+		const uint64_t *v = s->hvals + f->hv;
+
+		if (f->merged)
+			continue;
+		if (!first)
+			tcx_buf_putc(b, ',');
+		first = 0;
+		filter_identity(s, f, b);
+		for (unsigned c = 0; c < ctr->n; c++)
+			if (f->hv_present & (1u << c))
+				kv_u64(b, ctr->def[c].key, v[c]);
+		if (f->n_keys && (f->hv_present & (1u << TCX_FCTR_HITS))) {
+			key(b, TCX_KEY_HITS_KEY);
+			for (unsigned k = 0; k < f->n_keys; k++) {
+				tcx_buf_putc(b, k ? ',' : '[');
+				tcx_buf_u64(b, v[ctr->n + k]);
+			}
+			tcx_buf_putc(b, ']');
+		}
+		tcx_buf_putc(b, '}');
+	}
+	tcx_buf_put(b, "]}\n", 3);
+}
+
 int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 {
 	const struct tcx_config *cfg = s->cfg;
 	const struct tcx_counter_table *ctr = &tcx_action_counters;
-	char tmp[64], hex[2 * TCX_COOKIE_MAX + 1];
+	char hex[2 * TCX_COOKIE_MAX + 1];
 
 	if (s->aggs)
 		render_aggregates(s->aggs, b);
 	for (size_t i = 0; !s->aggs && i < s->n_actions; i++) {
 		const struct tcx_action *a = &s->actions[i];
-		const struct tcx_filter *f = &s->filters[a->filter];
-		const struct tcx_target *t = &s->targets[f->target];
-		const char *kind = tcx_kind_name(s, f->kind);
 
 		if (!tcx_action_shown(a))
 			continue;
-		tcx_buf_put(b, "{\"netns\":", 9);
-		tcx_buf_json_string(b, t->netns);
-		if (t->block) {
-			key(b, "device");
-			tcx_buf_put(b, "null", 4);
-			kv_u64(b, "block", t->block);
-		} else {
-			kv_str(b, "device", t->dev);
-			key(b, "block");
-			tcx_buf_put(b, "null", 4);
-		}
-		kv_str(b, "parent", t->parent_name);
-		kv_u64(b, "chain", f->chain);
-		kv_str(b, "protocol", tcx_protocol_name(f->protocol, tmp, sizeof(tmp)));
-		kv_u64(b, "pref", f->pref);
-		kv_str(b, "kind", kind);
-		tcx_format_handle(kind, f->handle, tmp, sizeof(tmp));
-		kv_str(b, "handle", tmp);
-		tcx_flags_string(f->flags, tmp, sizeof(tmp));
-		kv_str(b, "flags", tmp);
+		filter_identity(s, &s->filters[a->filter], b);
 		kv_u64(b, "order", a->order);
 		kv_str(b, "action", tcx_kind_name(s, a->kind));
 		key(b, "index");
@@ -243,6 +286,8 @@ int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 			kv_u64(b, ctr->def[c].key, a->c[c]);
 		tcx_buf_put(b, "}\n", 2);
 	}
+	if (s->n_targets && !s->aggs) /* aggregates stand for the filters too */
+		render_filters(s, b);
 	if (s->n_qdevs) {
 		render_qrows(s, 0, b);
 		render_qrows(s, 1, b);

@@ -417,6 +417,8 @@ fail:
 enum section {
 	SEC_ACTIONS, /* tc_action_* */
 	SEC_FILTERS, /* tc_filter_flags_info */
+	SEC_HITS,    /* tc_filter_lookups_total, tc_filter_hits_total, ... */
+	SEC_KEYS,    /* tc_filter_u32_key_hits_total */
 	SEC_QDISCS,  /* tc_qdisc_* */
 	SEC_CLASSES, /* tc_class_* */
 	SEC_XSTATS,  /* tc_qdisc_<kind>_*, tc_class_<kind>_* */
@@ -454,10 +456,13 @@ struct render {
 	uint8_t on[TCX_ACT_CTR__MAX]; /* the tc_action_* families written (`families:`) */
 	uint8_t qdisc_on[TCX_QSTAT__MAX], class_on[TCX_QSTAT__MAX]; /* tc_qdisc_*, tc_class_* */
 	int xstats_on;                                              /* tc_qdisc_<kind>_* ... */
-	int flags_on;            /* tc_filter_flags_info is written */
-	size_t max_rows;         /* action rows (or aggregates) written, the first ones */
-	size_t max_filters;      /* filters written to tc_filter_flags_info */
-	uint64_t series_dropped; /* series left out past max_series */
+	int flags_on;                   /* tc_filter_flags_info is written */
+	uint8_t hits_on[TCX_FCTR__MAX]; /* the filter hit families written */
+	int keys_on;                    /* tc_filter_u32_key_hits_total is written */
+	size_t max_rows;                /* action rows (or aggregates) written, the first ones */
+	size_t max_filters;             /* filters written to tc_filter_flags_info */
+	size_t hits_end;                /* the hit counters of the filters before it are written */
+	uint64_t series_dropped;        /* series left out past max_series */
 };
 
 /* Is switch sw, set to auto, on: does some row (or aggregate) have a
@@ -473,9 +478,20 @@ static int auto_on(const struct render *r, enum tcx_switch_id sw)
 	return (nonzero & mask) || (tcx_family_switches[sw].auto_in_hw && r->l->in_hw);
 }
 
+/* The hit series of filter f that plan() turned on. */
+static size_t hit_series(const struct render *r, const struct tcx_filter *f)
+{
+	size_t n = r->keys_on && (f->hv_present & (1u << TCX_FCTR_HITS)) ? f->n_keys : 0;
+
+	for (unsigned k = 0; k < TCX_FCTR__MAX; k++)
+		n += r->hits_on[k] && (f->hv_present & (1u << k));
+	return f->merged ? 0 : n;
+}
+
 /* Which row families are written, and how many of their series fit in
  * max_series: the first action rows (or aggregates) whose every series fits,
- * then the first filters' flags in what is left. */
+ * then the first filters' flags in what is left, then the hit counters of
+ * the first filters whose every hit series fits in what is left. */
 static void plan(struct render *r)
 {
 	const struct tcx_snapshot *s = r->s;
@@ -486,6 +502,7 @@ static void plan(struct render *r)
 	uint64_t max = cfg ? cfg->max_series : 0;
 	/* each switch: 1 on, 0 off, -1 auto and not looked at yet */
 	int sw_on[TCX_SW__MAX];
+	unsigned present = 0, keys = 0;
 
 	for (unsigned sw = 0; sw < TCX_SW__MAX; sw++) {
 		enum tcx_family_mode m = tcx_switch_mode(
@@ -502,6 +519,14 @@ static void plan(struct render *r)
 		k += r->on[c];
 	}
 	r->flags_on = sw_on[TCX_SW_FLAGS] > 0;
+	/* a family no filter has a counter of is left out, HELP and all */
+	for (size_t i = 0; i < s->n_filters; i++) {
+		present |= s->filters[i].merged ? 0 : s->filters[i].hv_present;
+		keys |= !s->filters[i].merged && s->filters[i].n_keys;
+	}
+	for (unsigned c = 0; c < TCX_FCTR__MAX; c++)
+		r->hits_on[c] = sw_on[tcx_filter_counters.def[c].sw] > 0 && (present & (1u << c));
+	r->keys_on = sw_on[TCX_SW_KEYS] > 0 && keys;
 	for (unsigned c = 0; c < TCX_QSTAT__MAX; c++) {
 		r->qdisc_on[c] = sw_on[tcx_qdisc_counters.def[c].sw] != 0;
 		r->class_on[c] = sw_on[tcx_class_counters.def[c].sw] != 0;
@@ -525,6 +550,20 @@ static void plan(struct render *r)
 			r->max_filters = (size_t)max;
 	}
 	r->series_dropped = (uint64_t)(rows - r->max_rows) * k + (filters - r->max_filters);
+	if (max)
+		max -= r->max_filters;
+	r->hits_end = s->n_filters;
+	for (size_t i = 0, n; i < s->n_filters; i++) {
+		if (!(n = hit_series(r, &s->filters[i])))
+			continue;
+		if (r->hits_end < i || (max && n > max)) {
+			r->hits_end = r->hits_end < i ? r->hits_end : i;
+			r->series_dropped += n;
+			continue;
+		}
+		if (max)
+			max -= n;
+	}
 }
 
 static int render_init(struct render *r, const struct tcx_snapshot *s, int om,
@@ -968,7 +1007,8 @@ static size_t estimate(const struct render *r)
 		est += TCX_ACT_CTR__MAX * (48 + lb[0].n + lb[1].n + lb[2].n);
 	}
 	for (size_t i = 0; i < s->n_filters; i++)
-		est += 160 + l->flt[i].tp_len + l->flt[i].len;
+		est += (160 + l->flt[i].tp_len + l->flt[i].len) *
+		       (1 + (s->filters[i].hv_present ? TCX_FCTR__MAX + s->filters[i].n_keys : 0));
 	for (size_t i = 0; s->aggs && i < s->aggs->n; i++)
 		est += TCX_ACT_CTR__MAX * 2 * (80 + l->agg_off[i + 1] - l->agg_off[i]);
 	for (size_t i = 0; i < s->n_qdiscs; i++)
@@ -1029,6 +1069,82 @@ static int render_filters(struct render *r, int om, struct tcx_buf *b)
 		if (!(p = put_slices(b, sl, 4, 0)))
 			return 0;
 		b->len = (size_t)(p - b->p);
+	}
+	return 0;
+}
+
+/* ---- filter hit counters ------------------------------------------------------------------ */
+
+/* One series per filter shown that has counter k, of those before
+ * hits_end. */
+static int hit_samples(struct render *r, int om, const struct tcx_counter_def *d, unsigned k,
+                       struct slice *sl, struct tcx_buf *b)
+{
+	const struct tcx_snapshot *s = r->s;
+	const struct tcx_rowlabels *l = r->l;
+
+	(void)om;
+	(void)d;
+	for (size_t i = r->at.row; i < r->hits_end; i++) {
+		const struct tcx_filter *f = &s->filters[i];
+		const struct rl_filter *lf = &l->flt[i];
+		char *p;
+
+		if (f->merged || !(f->hv_present & (1u << k)))
+			continue;
+		if (pause_at(r, b, i, 0))
+			return 1;
+		sl[1] = (struct slice){l->arena.p + lf->tp_off, lf->tp_len};
+		sl[2] = (struct slice){l->arena.p + lf->off, lf->len};
+		if (!(p = put_slices(b, sl, 3, 24)))
+			return 0;
+		put_value(b, p, s->hvals[f->hv + k]);
+	}
+	return 0;
+}
+
+/* tc_filter_u32_key_hits_total: one series per key of each filter shown
+ * that counts its keys, of those before hits_end. */
+static int render_keys(struct render *r, int om, struct tcx_buf *b)
+{
+	const struct tcx_snapshot *s = r->s;
+	const struct tcx_rowlabels *l = r->l;
+	struct padded_name name;
+	struct slice sl[3];
+	size_t i = r->at.row;
+
+	if (!r->keys_on)
+		return 0;
+	while (i < r->hits_end && (s->filters[i].merged || !s->filters[i].n_keys))
+		i++;
+	if (i == r->hits_end)
+		return 0;
+	padded_name(&name, TCX_KEY_HITS_FAMILY);
+	sl[0] = name.s;
+	if (!r->at.hdr)
+		family_header(b, TCX_KEY_HITS_FAMILY, "counter", TCX_KEY_HITS_HELP, om);
+	r->at.hdr = 1;
+	for (; i < r->hits_end; i++) {
+		const struct tcx_filter *f = &s->filters[i];
+		const struct rl_filter *lf = &l->flt[i];
+
+		if (f->merged || !f->n_keys || !(f->hv_present & (1u << TCX_FCTR_HITS)))
+			continue;
+		if (pause_at(r, b, i, 0))
+			return 1;
+		sl[1] = (struct slice){l->arena.p + lf->tp_off, lf->tp_len};
+		sl[2] = (struct slice){l->arena.p + lf->off, lf->len};
+		for (unsigned key = 0; key < f->n_keys; key++) {
+			char *p;
+
+			if (!(p = put_slices(b, sl, 3, 48)))
+				return 0;
+			memcpy(p, ",key=\"", 6);
+			p += 6;
+			p += tcx_fmt_u64(p, key);
+			*p++ = '"';
+			put_value(b, p, s->hvals[f->hv + TCX_FCTR__MAX + key]);
+		}
 	}
 	return 0;
 }
@@ -1214,10 +1330,11 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	              om);
 	sample1(r, b, "tc_exporter_merged_rows", "row", "filter", s->merged_filters);
 	sample1(r, b, "tc_exporter_merged_rows", "row", "action", s->merged_actions);
-	family_header(b, "tc_exporter_series_dropped", "gauge",
-	              "Series of tc_action_* and tc_filter_flags_info left out of this exposition "
-	              "because they were past max_series.",
-	              om);
+	family_header(
+	        b, "tc_exporter_series_dropped", "gauge",
+	        "Series of tc_action_*, tc_filter_flags_info and the filter hit families left "
+	        "out of this exposition because they were past max_series.",
+	        om);
 	sample(b, "tc_exporter_series_dropped", "", 0, r->series_dropped);
 	family_header(b, "tc_exporter_snapshot_timestamp_seconds", "gauge",
 	              "When the snapshot was taken (Unix time).", om);
@@ -1343,6 +1460,10 @@ static int render_section(struct render *r, struct tcx_buf *b)
 		                        r->s->aggs ? aggregate_samples : action_samples, b);
 	case SEC_FILTERS:
 		return render_filters(r, om, b);
+	case SEC_HITS:
+		return counter_families(r, om, &tcx_filter_counters, r->hits_on, hit_samples, b);
+	case SEC_KEYS:
+		return render_keys(r, om, b);
 	case SEC_QDISCS:
 		return counter_families(r, om, &tcx_qdisc_counters, r->qdisc_on, qdisc_samples, b);
 	case SEC_CLASSES:

@@ -206,6 +206,48 @@ static void seed_police(struct seed *s)
 	done(s, 0);
 }
 
+/* Filters that only classify, with the hit counters of their classifier:
+ * u32's PCNT (two keys) and MARK, basic's and matchall's PCNT, and a u32
+ * filter without them (a kernel without CONFIG_CLS_U32_PERF). */
+static void hits_filter(struct seed *s, uint32_t handle, uint16_t pref, const char *kind,
+                        uint16_t pcnt_attr, const uint64_t *pcnt, size_t n, int mark)
+{
+	struct nlmsghdr *nlh =
+	        nlb_filter(scratch.b, ETH0, TCX_PARENT_INGRESS, handle, pref, IP, kind, 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+
+	mnl_attr_put_u32(nlh, TCA_U32_CLASSID, 0x10010); /* classid in basic and matchall too */
+	if (mark) {
+		const struct tc_u32_mark m = {.val = 1, .mask = 0xff, .success = 5};
+
+		mnl_attr_put(nlh, TCA_U32_MARK, sizeof(m), &m);
+	}
+	if (n)
+		mnl_attr_put(nlh, pcnt_attr, n * sizeof(*pcnt), pcnt);
+	mnl_attr_nest_end(nlh, opt);
+	put(s, nlh);
+}
+
+static void seed_hits(struct seed *s)
+{
+	static const uint64_t u32[] = {12, 7, 9, 7}, basic[] = {5, 4}, mall[] = {6};
+
+	s->data[s->len++] = CFG_ALL;
+	links(s, 0);
+	put(s, nlb_qdisc(scratch.b, ETH0, 0xFFFF0000U, CLSACT, "ingress", 0, 0));
+	done(s, 0);
+	tp_header(s, ETH0, TCX_PARENT_INGRESS, 10, "u32");
+	done(s, -EMSGSIZE);
+	tp_header(s, ETH0, TCX_PARENT_INGRESS, 10, "u32");
+	hits_filter(s, 0x80000800U, 10, "u32", TCA_U32_PCNT, u32, 4, 1);
+	hits_filter(s, 0x80000801U, 10, "u32", TCA_U32_PCNT, NULL, 0, 0);
+	tp_header(s, ETH0, TCX_PARENT_INGRESS, 11, "basic");
+	hits_filter(s, 1, 11, "basic", TCA_BASIC_PCNT, basic, 2, 0);
+	tp_header(s, ETH0, TCX_PARENT_INGRESS, 12, "matchall");
+	hits_filter(s, 1, 12, "matchall", TCA_MATCHALL_PCNT, mall, 1, 0);
+	done(s, 0);
+}
+
 /* Shared blocks: one with flower rows, one the kernel says is gone (an
  * extended ack). */
 static void seed_blocks(struct seed *s)
@@ -468,6 +510,7 @@ static const struct {
         {"blocks", seed_blocks}, {"list-error", seed_list_error},
         {"labels", seed_labels}, {"targets", seed_targets},
         {"qdiscs", seed_qdiscs}, {"police", seed_police},
+        {"hits", seed_hits},
 };
 
 int main(int argc, char **argv)

@@ -19,6 +19,9 @@
 #    ffff:fff1) are one target, each row once;
 #  - families.hw: auto (the default) exports no hw_* series on a kernel that
 #    offloads nothing, hw: on does;
+#  - filters without actions are listed in the JSON filters line, with hit
+#    counters only where the kernel keeps them (tc -s shows "rule hit"): on
+#    a kernel without CONFIG_CLS_U32_PERF no hit family is written at all;
 #  - floats are printed in full: the snapshot's timestamp is within a second
 #    of the clock (it lies between two readings of it).
 set -euo pipefail
@@ -306,3 +309,48 @@ for want in 'parent="root",.*cookie="aa"} 3' 'parent="ingress",.*cookie="aa"} 4'
 done
 [ "$(grep -c '^tc_scrape_collector_success{device="a0",' "$WORK/alias.out")" = 2 ] ||
 	fail "alias: targets of a0 are not exactly its root and its ingress"
+
+note "filters without actions: the JSON filters line, hit counters only where the kernel keeps them"
+# a rule that only classifies (flowid), beside a0's rules with actions
+tc filter add dev a0 parent 1: pref 20 protocol ip u32 match ip dport 55 0xffff flowid 1:1
+send_udp a0 192.0.2.2 55 2
+tc -s filter show dev a0 parent 1: >"$WORK/hits.tc"
+run_tcx hits --once --config "$WORK/alias.yaml"
+expect_rc hits 0
+run_tcx hits_json --once --config "$WORK/alias.yaml" --format json
+expect_rc hits_json 0
+# CONFIG_CLS_U32_PERF shows as tc's "(rule hit N success M)"
+perf=0
+grep -q 'rule hit' "$WORK/hits.tc" && perf=1
+"$PYTHON" - "$WORK/hits.out" "$WORK/hits_json.out" "$WORK/hits.tc" "$perf" <<'PY' || fail "hits: see above"
+import json, re, sys
+text = open(sys.argv[1]).read()
+rows = [json.loads(l) for l in open(sys.argv[2])]
+tc = open(sys.argv[3]).read()
+perf = sys.argv[4] == "1"
+filters = [r for r in rows if "filters" in r]
+if len(filters) != 1:
+    sys.exit(f"{len(filters)} filters lines, expected 1")
+filters = filters[0]["filters"]
+flags = [l for l in text.splitlines() if l.startswith("tc_filter_flags_info{")]
+if len(filters) != len(flags):
+    sys.exit(f"{len(filters)} filters in JSON, {len(flags)} in tc_filter_flags_info")
+# tc's knodes: fh 800::800 ... then (rule hit N success M) when kept
+tc_hits = dict(re.findall(r"pref 20 u32 chain 0 fh (\S+::\S+) .*?\(rule hit \d+ success (\d+)\)", tc, re.S))
+flowid = [f for f in filters if f["pref"] == 20 and "::" in f["handle"]]
+if len(flowid) != 1:
+    sys.exit(f"the flowid rule: {len(flowid)} JSON objects, expected 1")
+for f in filters:
+    has = sorted(k for k in ("lookups", "hits", "key_hits") if k in f)
+    if not perf and has:
+        sys.exit(f"{f['handle']}: {has} without CONFIG_CLS_U32_PERF: a counter the kernel does not keep must be absent")
+    if perf and "::" in f["handle"] and f["pref"] == 20 and f.get("hits") != int(tc_hits[f["handle"]]):
+        sys.exit(f"{f['handle']}: hits {f.get('hits')}, tc says {tc_hits.get(f['handle'])}")
+for fam in ("tc_filter_lookups_total", "tc_filter_hits_total"):
+    n = sum(l.startswith(fam + "{") for l in text.splitlines())
+    if not perf and (n or f"# HELP {fam} " in text):
+        sys.exit(f"{fam} written without CONFIG_CLS_U32_PERF")
+    if perf and n != sum("::" in f["handle"] for f in filters if f["kind"] == "u32"):
+        sys.exit(f"{fam}: {n} series, not one per u32 rule")
+print(f"hits: {len(filters)} filters, CONFIG_CLS_U32_PERF {'on' if perf else 'off'}")
+PY

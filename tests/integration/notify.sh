@@ -124,7 +124,7 @@ for f in before:
         if f["pref"] in (10, 30):
             st = a["stats"]
             want[(f["pref"], o["fh"], a["order"], a["cookie"])] = (st["bytes"], st["packets"])
-lines = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")]
+lines = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{") and not l.startswith("{\"filters\":")]
 counts = [l for l in lines if "drained" in l]
 rows = [l for l in lines if "action" in l]  # not the qdiscs and classes lines
 got = {}
@@ -171,7 +171,8 @@ drain 3 "$WORK/own.out"
 import json, sys
 def rows(path):
     ls = [json.loads(l) for l in open(path) if l.startswith("{")]
-    return [l for l in ls if "drained" not in l], [l for l in ls if "drained" in l]
+    # the action rows (not the filters line) and the drain counts
+    return [l for l in ls if "action" in l], [l for l in ls if "drained" in l]
 ns_rows, ns_counts = rows(sys.argv[1])
 own_rows, own_counts = rows(sys.argv[2])
 print("named namespace:", ns_rows, ns_counts)
@@ -244,7 +245,7 @@ tc qdisc del dev blk2 clsact
 drain 3 "$WORK/own.out"
 "$PYTHON" - "$WORK/own.out" <<'PY' || fail "other removals (see above)"
 import json, sys
-lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{") and not l.startswith("{\"filters\":")]
 last = max(i for i, l in enumerate(lines[:-1]) if "drained" in l)
 rows, counts = lines[last + 1:-1], lines[-1]
 print("rows:", rows)
@@ -283,7 +284,7 @@ KEYS = ("netns", "device", "dev", "block", "parent", "chain", "protocol", "pref"
 def ident(r):
     return tuple(r.get(k) for k in KEYS)
 def rows(path):
-    return [json.loads(l) for l in open(path) if l.startswith("{") and '"drained"' not in l]
+    return [json.loads(l) for l in open(path) if l.startswith("{") and '"action":' in l]
 final = rows(sys.argv[1])
 collected = {ident(r) for p in sys.argv[2:] for r in rows(p)}
 missing = [r for r in final if ident(r) not in collected]

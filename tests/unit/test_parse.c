@@ -979,6 +979,151 @@ static void test_old_police_malformed(void **state)
 	}
 }
 
+/* ---- filter hit counters (PCNT, MARK) ----------------------------------------------- */
+
+/* u32's TCA_U32_PCNT (lookups, hits, one per key) and TCA_U32_MARK. */
+static void test_hits_u32(void **state)
+{
+	struct fx *f = *state;
+	const uint64_t pcnt[] = {12, 7, 9, 7};
+	const struct tc_u32_mark mark = {.val = 1, .mask = 0xff, .success = 3};
+	struct nlmsghdr *nlh =
+	        nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 0x80000800, 10, 0x0800, "u32", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+
+	mnl_attr_put_u32(nlh, TCA_U32_CLASSID, 0x10010);
+	mnl_attr_put(nlh, TCA_U32_MARK, sizeof(mark), &mark);
+	mnl_attr_put(nlh, TCA_U32_PCNT, sizeof(pcnt), pcnt);
+	mnl_attr_nest_end(nlh, opt);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	const struct tcx_filter *flt = &f->s->filters[0];
+	const uint64_t *v = f->s->hvals + flt->hv;
+	assert_int_equal(flt->hv_present, (1u << TCX_FCTR_LOOKUPS) | (1u << TCX_FCTR_HITS) |
+	                                          (1u << TCX_FCTR_U32_MARK));
+	assert_int_equal(flt->n_keys, 2);
+	assert_int_equal(v[TCX_FCTR_LOOKUPS], 12);
+	assert_int_equal(v[TCX_FCTR_HITS], 7);
+	assert_int_equal(v[TCX_FCTR_U32_MARK], 3);
+	assert_int_equal(v[TCX_FCTR__MAX], 9);
+	assert_int_equal(v[TCX_FCTR__MAX + 1], 7);
+	assert_int_equal(f->s->n_actions, 0);
+	assert_int_equal(f->s->errors[TCX_ERR_MALFORMED], 0);
+}
+
+/* basic's lookups and hits, matchall's hits alone; a classifier that
+ * keeps none (flower) reads nothing from an attribute of the same id, nor
+ * does a u32 filter without PCNT (a kernel without CONFIG_CLS_U32_PERF):
+ * absent, not 0. */
+static void test_hits_other_classifiers(void **state)
+{
+	struct fx *f = *state;
+	static const uint64_t basic[] = {5, 4}, mall[] = {6};
+	static const struct {
+		const char *kind;
+		uint16_t attr;
+		const uint64_t *v;
+		size_t len;
+		uint8_t present;
+	} cls[] = {
+	        {"basic", TCA_BASIC_PCNT, basic, sizeof(basic),
+	         (1u << TCX_FCTR_LOOKUPS) | (1u << TCX_FCTR_HITS)},
+	        {"matchall", TCA_MATCHALL_PCNT, mall, sizeof(mall), 1u << TCX_FCTR_HITS},
+	        {"flower", TCA_U32_PCNT, basic, sizeof(basic), 0},
+	        {"u32", TCA_U32_CLASSID, NULL, 0, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cls) / sizeof(cls[0]); i++) {
+		struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, (uint32_t)i + 1,
+		                                  10, 0x0800, cls[i].kind, 0);
+		struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+
+		if (cls[i].v)
+			mnl_attr_put(nlh, cls[i].attr, cls[i].len, cls[i].v);
+		else
+			mnl_attr_put_u32(nlh, cls[i].attr, 1);
+		mnl_attr_nest_end(nlh, opt);
+		assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+		const struct tcx_filter *flt = &f->s->filters[i];
+		assert_int_equal(flt->hv_present, cls[i].present);
+		assert_int_equal(flt->n_keys, 0);
+		if (!cls[i].present)
+			continue;
+		const uint64_t *v = f->s->hvals + flt->hv;
+		if (cls[i].present & (1u << TCX_FCTR_LOOKUPS))
+			assert_int_equal(v[TCX_FCTR_LOOKUPS], cls[i].v[0]);
+		assert_int_equal(v[TCX_FCTR_HITS], cls[i].v[cls[i].len / 8 - 1]);
+	}
+	assert_int_equal(f->s->errors[TCX_ERR_MALFORMED], 0);
+}
+
+/* Hit counters that cannot be read are left out, all of the filter's: the
+ * filter and its actions stay, counted as malformed, with the reason. */
+static void test_hits_malformed(void **state)
+{
+	struct fx *f = *state;
+	const uint64_t v[4] = {1, 2, 3, 4};
+	struct nlb_stats st = {.bytes = 10, .packets = 1};
+	static const struct {
+		const char *kind;
+		uint16_t attr;
+		size_t len;
+		const char *why;
+	} cls[] = {
+	        {"u32", TCA_U32_PCNT, 20, "TCA_U32_PCNT of 20 bytes, not 16 and 8 per key"},
+	        {"u32", TCA_U32_PCNT, 8, "u32 hit counters (attribute 9) of 8 bytes, less than 16"},
+	        {"u32", TCA_U32_MARK, 8, "TCA_U32_MARK of 8 bytes, less than 12"},
+	        {"basic", TCA_BASIC_PCNT, 12,
+	         "basic hit counters (attribute 5) of 12 bytes, less than 16"},
+	        {"matchall", TCA_MATCHALL_PCNT, 4,
+	         "matchall hit counters (attribute 4) of 4 bytes, less than 8"},
+	};
+
+	for (size_t i = 0; i < sizeof(cls) / sizeof(cls[0]); i++) {
+		struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, (uint32_t)i + 1,
+		                                  10, 0x0800, cls[i].kind, 0);
+		struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+		uint16_t act_attr = strcmp(cls[i].kind, "u32") == 0     ? TCA_U32_ACT
+		                    : strcmp(cls[i].kind, "basic") == 0 ? TCA_BASIC_ACT
+		                                                        : TCA_MATCHALL_ACT;
+		struct nlattr *acts = mnl_attr_nest_start(nlh, act_attr);
+
+		nlb_action(nlh, 1, "gact", NULL, 0, &st, TCA_GACT_PARMS, 3);
+		mnl_attr_nest_end(nlh, acts);
+		mnl_attr_put(nlh, cls[i].attr, cls[i].len, v);
+		mnl_attr_nest_end(nlh, opt);
+		assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+		assert_string_equal(f->err, cls[i].why);
+		assert_int_equal(f->s->n_filters, i + 1);
+		assert_int_equal(f->s->filters[i].hv_present, 0);
+		assert_int_equal(f->s->filters[i].n_actions, 1);
+		assert_int_equal(f->s->n_hvals, 0);
+		assert_int_equal(f->s->errors[TCX_ERR_MALFORMED], i + 1);
+	}
+}
+
+/* Truncating a filter gives its hit counters back. */
+static void test_hits_truncated(void **state)
+{
+	struct fx *f = *state;
+	const uint64_t pcnt[] = {1, 1, 1};
+
+	for (uint32_t h = 1; h <= 2; h++) {
+		struct nlmsghdr *nlh =
+		        nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, h, 10, 0x0800, "u32", 0);
+		struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+
+		mnl_attr_put(nlh, TCA_U32_PCNT, sizeof(pcnt), pcnt);
+		mnl_attr_nest_end(nlh, opt);
+		assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	}
+	assert_int_equal(f->s->n_hvals, 2 * (TCX_FCTR__MAX + 1));
+	tcx_snapshot_truncate(f->s, 1, 0);
+	assert_int_equal(f->s->n_hvals, TCX_FCTR__MAX + 1);
+	tcx_snapshot_truncate(f->s, 0, 0);
+	assert_int_equal(f->s->n_hvals, 0);
+}
+
 /* A policer beside actions (no kernel sends both): the actions win. */
 static void test_old_police_beside_actions(void **state)
 {
@@ -1014,6 +1159,10 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_old_police_every_classifier, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_old_police_malformed, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_old_police_beside_actions, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_hits_u32, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_hits_other_classifiers, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_hits_malformed, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_hits_truncated, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_unspec_not_parms, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pkt64_pairs_with_preceding, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pkt64_after_basic_only, setup, teardown),

@@ -473,9 +473,116 @@ static void test_json_lines(void **state)
 	             "\"flags\":\"skip_sw,in_hw\",\"order\":1,\"action\":\"gact\",\"index\":null,"
 	             "\"cookie\":\"0011223344556677\",\"labels\":{\"tenant\":\"globex\","
 	             "\"rule\":\"r\u00e9gle\"},\"bytes\":42,\"packets\":2,\"hw_bytes\":0,"
-	             "\"hw_packets\":0,\"drops\":0,\"overlimits\":0}\n");
+	             "\"hw_packets\":0,\"drops\":0,\"overlimits\":0}\n"
+	             "{\"filters\":[{\"netns\":\"\",\"device\":\"v0\",\"block\":null,"
+	             "\"parent\":\"ingress\",\"chain\":0,\"protocol\":\"ip\",\"pref\":10,"
+	             "\"kind\":\"u32\",\"handle\":\"800::800\",\"flags\":\"not_in_hw\"},"
+	             "{\"netns\":\"\",\"device\":\"v0\",\"block\":null,\"parent\":\"ingress\","
+	             "\"chain\":3,\"protocol\":\"all\",\"pref\":20,\"kind\":\"flower\","
+	             "\"handle\":\"0x1\",\"flags\":\"skip_sw,in_hw\"}]}\n");
 	free(out);
 	tcx_snapshot_unref(s);
+}
+
+/* Give filter i hit counters: lookups, hits and mark when not 0, and
+ * n_keys keys hit key0, key0 - 1... */
+static void give_hits(struct tcx_snapshot *s, size_t i, uint64_t lookups, uint64_t hits,
+                      uint64_t mark, unsigned n_keys, uint64_t key0)
+{
+	struct tcx_filter *f = &s->filters[i];
+	uint64_t *v = tcx_snapshot_add_hvals(s, f, n_keys);
+
+	assert_non_null(v);
+	v[TCX_FCTR_LOOKUPS] = lookups;
+	v[TCX_FCTR_HITS] = hits;
+	v[TCX_FCTR_U32_MARK] = mark;
+	f->hv_present = (uint8_t)((1u << TCX_FCTR_LOOKUPS) | (1u << TCX_FCTR_HITS) |
+	                          (mark ? 1u << TCX_FCTR_U32_MARK : 0));
+	for (unsigned k = 0; k < n_keys; k++)
+		v[TCX_FCTR__MAX + k] = key0 - k;
+}
+
+/* The hit families: a series per filter that has the counter (flower has
+ * none: absent, not 0), key hits behind `keys`, none with `hits: off`,
+ * OpenMetrics, JSON, and within max_series. */
+static void test_filter_hits(void **state)
+{
+	static const char *const head =
+	        "{device=\"v0\",parent=\"ingress\",chain=\"0\","
+	        "protocol=\"ip\",pref=\"10\",kind=\"u32\",handle=\"800::800\"";
+	struct tcx_snapshot *s = make_snapshot(yaml);
+	char conf[1024], want[512];
+	char *out = render(s, TCX_FMT_PROMETHEUS);
+
+	/* no filter has any: no family, not even its HELP */
+	assert_null(strstr(out, "tc_filter_hits"));
+	assert_null(strstr(out, "tc_filter_lookups"));
+	free(out);
+	give_hits(s, 0, 12, 7, 3, 2, 9);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	snprintf(want, sizeof(want),
+	         "# HELP tc_filter_lookups_total %s\n# TYPE tc_filter_lookups_total counter\n"
+	         "tc_filter_lookups_total%s} 12\n",
+	         tcx_filter_counters.def[TCX_FCTR_LOOKUPS].help, head);
+	assert_contains(out, want);
+	snprintf(want, sizeof(want), "\ntc_filter_hits_total%s} 7\n", head);
+	assert_contains(out, want);
+	snprintf(want, sizeof(want), "\ntc_filter_u32_mark_success_total%s} 3\n", head);
+	assert_contains(out, want);
+	assert_int_equal(count_lines(out, "tc_filter_hits_total{"), 1);
+	assert_int_equal(count_lines(out, "tc_filter_lookups_total{"), 1);
+	assert_int_equal(count_lines(out, "tc_filter_u32_mark_success_total{"), 1);
+	assert_null(strstr(out, "tc_filter_u32_key_hits"));
+	free(out);
+	out = render(s, TCX_FMT_OPENMETRICS);
+	assert_contains(out, "# TYPE tc_filter_hits counter\ntc_filter_hits_total{");
+	free(out);
+	out = render(s, TCX_FMT_JSON);
+	assert_contains(out, "\"handle\":\"800::800\",\"flags\":\"not_in_hw\",\"lookups\":12,"
+	                     "\"hits\":7,\"u32_mark_success\":3,\"key_hits\":[9,8]},");
+	assert_contains(out, "\"handle\":\"0x1\",\"flags\":\"skip_sw,in_hw\"}]}\n");
+	free(out);
+	tcx_snapshot_unref(s);
+
+	snprintf(conf, sizeof(conf), "%sfamilies: {keys: on}\n", yaml);
+	s = make_snapshot(conf);
+	give_hits(s, 0, 12, 7, 0, 2, 9);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	snprintf(want, sizeof(want),
+	         "# TYPE tc_filter_u32_key_hits_total counter\n"
+	         "tc_filter_u32_key_hits_total%s,key=\"0\"} 9\n"
+	         "tc_filter_u32_key_hits_total%s,key=\"1\"} 8\n",
+	         head, head);
+	assert_contains(out, want);
+	assert_null(strstr(out, "tc_filter_u32_mark_success"));
+	free(out);
+	tcx_snapshot_unref(s);
+
+	snprintf(conf, sizeof(conf), "%sfamilies: {hits: off, keys: on}\n", yaml);
+	s = make_snapshot(conf);
+	give_hits(s, 0, 12, 7, 3, 2, 9);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_null(strstr(out, "tc_filter_hits"));
+	assert_null(strstr(out, "tc_filter_lookups"));
+	assert_int_equal(count_lines(out, "tc_filter_u32_key_hits_total{"), 2);
+	free(out);
+	tcx_snapshot_unref(s);
+
+	/* 3 rows of 6 series and 2 filters' flags are 20: the 3 hit series of
+	 * the u32 filter fit in 23, not in 22 */
+	for (unsigned max = 22; max <= 23; max++) {
+		snprintf(conf, sizeof(conf), "%smax_series: %u\n", yaml, max);
+		s = make_snapshot(conf);
+		give_hits(s, 0, 12, 7, 3, 0, 0);
+		out = render(s, TCX_FMT_PROMETHEUS);
+		assert_int_equal(count_lines(out, "tc_filter_hits_total{"), max == 23);
+		assert_int_equal(count_lines(out, "tc_filter_flags_info{"), 2);
+		snprintf(want, sizeof(want), "\ntc_exporter_series_dropped %u\n",
+		         max == 23 ? 0 : 3);
+		assert_contains(out, want);
+		free(out);
+		tcx_snapshot_unref(s);
+	}
 }
 
 static void test_buf_streams_through_fd(void **state)
@@ -883,7 +990,26 @@ static void test_merge_same_identity(void **state)
 		}
 	}
 	s->actions[s->n_actions - 1].cookie[0] ^= 0x40;
+	/* hits of a filter and of its twin add up, key by key, a counter
+	 * either has counting */
+	give_hits(s, 0, 12, 7, 0, 2, 9);
+	give_hits(s, nf, 1, 1, 5, 2, 1);
+	give_hits(s, nf + 1, 4, 2, 0, 0, 0);
 	assert_int_equal(tcx_snapshot_merge(s), 0);
+	{
+		const uint64_t *v = s->hvals + s->filters[0].hv;
+
+		assert_int_equal(v[TCX_FCTR_LOOKUPS], 13);
+		assert_int_equal(v[TCX_FCTR_HITS], 8);
+		assert_int_equal(v[TCX_FCTR_U32_MARK], 5);
+		assert_int_equal(s->filters[0].hv_present, 7);
+		assert_int_equal(v[TCX_FCTR__MAX], 10);
+		assert_int_equal(v[TCX_FCTR__MAX + 1], 8);
+		/* the second's values are its twin's */
+		v = s->hvals + s->filters[1].hv;
+		assert_int_equal(s->filters[1].hv_present, 3);
+		assert_int_equal(v[TCX_FCTR_LOOKUPS], 4);
+	}
 	tcx_snapshot_classify(s);
 	assert_int_equal(s->merged_filters, 2);
 	assert_int_equal(s->merged_actions, 2);
@@ -918,7 +1044,7 @@ static void test_merge_same_identity(void **state)
 
 		for (char *p = out; (p = strchr(p, '\n')); p++)
 			lines++;
-		assert_int_equal(lines, 4);
+		assert_int_equal(lines, 4 + 1); /* and the filters line */
 	}
 	free(out);
 	tcx_snapshot_unref(s);
@@ -1293,6 +1419,7 @@ int main(void)
 	        cmocka_unit_test(test_escape_is_one_to_one),
 	        cmocka_unit_test(test_render_not_utf8),
 	        cmocka_unit_test(test_merge_same_identity),
+	        cmocka_unit_test(test_filter_hits),
 	        cmocka_unit_test(test_merge_u32_reused_handle),
 	        cmocka_unit_test(test_merge_dump_resumed),
 	        cmocka_unit_test(test_merge_targets_interleaved),
