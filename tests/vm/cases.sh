@@ -26,7 +26,7 @@ set -euo pipefail
 TC=/sbin/tc
 IP=/sbin/ip
 TCX=/tcx/tcexporter
-CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police)
+CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police c14_hits)
 
 # shellcheck disable=SC1091
 [ ! -f /tcx/env ] || . /tcx/env
@@ -617,6 +617,49 @@ c13_police() {
 	collect r c.yaml v13a-ingress d13-egress
 	$TC -s filter show dev v13a ingress >tc-r-post-v13a-ingress.txt
 	$TC -s filter show dev d13 egress >tc-r-post-d13-egress.txt
+}
+
+c14_hits() {
+	# Rules that only classify, as shaping scripts write them: an HTB tree
+	# on a dummy's egress whose u32 filters set flowid only, at the qdisc
+	# (parent 1:) and at the inner class 1:1 with the same pref (their u32
+	# tables are shared: the kernel lists each knode under both parents);
+	# a basic with an ematch and a matchall with a classid after them.
+	# Debian builds u32 with CONFIG_CLS_U32_PERF and CONFIG_CLS_U32_MARK.
+	# Datagrams to .2 (7), .3 (5), .4 (4), .5 (3) and .6 (2): each u32 rule
+	# at 1: is tried by every datagram the ones before it did not match.
+	dummy d14 10.14.0.1/24
+	$TC qdisc add dev d14 root handle 1: htb default 30
+	$TC class add dev d14 parent 1: classid 1:1 htb rate 100mbit
+	for c in 10 20 30; do
+		$TC class add dev d14 parent 1:1 classid "1:$c" htb rate 10mbit ceil 100mbit
+	done
+	$TC filter add dev d14 parent 1: protocol ip prio 10 u32 \
+		match ip dst 10.14.0.2/32 match ip dport 9 0xffff flowid 1:10
+	$TC filter add dev d14 parent 1: protocol ip prio 10 u32 \
+		match ip dst 10.14.0.3/32 match mark 0 0xff flowid 1:20
+	$TC filter add dev d14 parent 1: protocol ip prio 10 u32 match ip dst 10.14.0.4/32 flowid 1:1
+	$TC filter add dev d14 parent 1:1 protocol ip prio 10 u32 match ip dst 10.14.0.4/32 flowid 1:30
+	# tc reads the ematch ids from this file, which the VM does not have
+	# (TCF_EM_CMP is 1)
+	[ -f /etc/iproute2/ematch_map ] || {
+		mkdir -p /etc/iproute2
+		printf '1\tcmp\n' >/etc/iproute2/ematch_map
+	}
+	$TC filter add dev d14 parent 1: protocol ip prio 20 basic \
+		match 'cmp(u32 at 16 layer network eq 0x0a0e0005)' classid 1:20
+	$TC filter add dev d14 parent 1: protocol ip prio 30 matchall classid 1:30
+	udp 10.14.0.2 7 100
+	udp 10.14.0.3 5 100
+	udp 10.14.0.4 4 100
+	udp 10.14.0.5 3 100
+	udp 10.14.0.6 2 100
+	config c.yaml '{dev: d14, parent: "1:"}' '{dev: d14, parent: "1:1"}'
+	for ph in pre post; do
+		[ "$ph" = pre ] || tcx r c.yaml
+		$TC -s filter show dev d14 parent 1: >"tc-r-$ph-1.txt"
+		$TC -s filter show dev d14 parent 1:1 >"tc-r-$ph-1_1.txt"
+	done
 }
 
 "$CASE"

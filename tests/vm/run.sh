@@ -69,7 +69,8 @@ vm_init_root "$root"
 vm_add_modules "$root" cls_flower cls_matchall cls_u32 cls_basic act_gact act_mirred act_police \
 	act_pedit act_skbedit act_tunnel_key act_vlan act_csum act_ct act_bpf act_nat act_sample \
 	act_connmark act_ctinfo act_skbmod act_mpls act_gate act_ife act_meta_mark act_simple \
-	sch_ingress dummy veth sch_tbf sch_codel sch_sfq sch_red sch_fq sch_cake sch_pie sch_hfsc
+	sch_ingress dummy veth sch_tbf sch_codel sch_sfq sch_red sch_fq sch_cake sch_pie sch_hfsc \
+	sch_htb em_cmp
 vm_add_bin "$root" /sbin/tc /sbin/tc
 vm_add_bin "$root" /sbin/ip /sbin/ip
 vm_add_bin "$root" "$TCX_BIN" /tcx/tcexporter
@@ -251,7 +252,7 @@ done
 for f in json prom; do
 	for cr in c1_flower/r c2_mixed/r c3_multi/r c4_chains/r c5_block/r c6_traffic/r \
 		c7_replace/r1 c7_replace/r2 c8_delete/r1 c9_actions/r c9_actions/s c11_qdiscs/r c12_hfsc/r \
-		c13_police/r; do
+		c13_police/r c14_hits/r; do
 		check "${cr%/*}/${cr#*/}: tcexporter $f exit 0" run_ok "${cr%/*}" "${cr#*/}" "$f" 0
 	done
 	check "c8_delete/r2: tcexporter $f exit 1" run_ok c8_delete r2 "$f" 1
@@ -536,6 +537,84 @@ sys.exit(0 if ok else 1)
 PY
 }
 check "c13_police/r: each policer's row = tc -s -j (bytes, packets, drops, overlimits)" police_rows
+
+note "14. rules that only classify: their hit counters, as tc -s counts them"
+# Each rule's hits and lookups in tcexporter's JSON filters line equal tc -s
+# filter show's (rule hit N success M), each u32 key's its (success N ), the
+# mark's its (success N), and what was sent; each u32 knode once, under the
+# parent whose table holds it; basic and matchall (tc prints no counter of
+# theirs) equal what was sent. The Prometheus families carry the same values.
+hit_rows() {
+	"$PYTHON" - "$share/c14_hits" <<'PY'
+import json, os, re, sys
+d = sys.argv[1]
+lines = [json.loads(l) for l in open(os.path.join(d, "r.json.out"))]
+flt = [f for l in lines if "filters" in l for f in l["filters"]]
+prom = open(os.path.join(d, "r.prom.out")).read()
+ok = True
+def tc_knodes(path):
+    """u32 knodes of tc -s text: handle -> (lookups, hits, mark, [keys])."""
+    out = {}
+    for block in re.split(r"\n(?=filter )", open(path).read()):
+        m = re.search(r" fh (\S+::\S+) ", block)
+        if not m:
+            continue
+        rh = re.search(r"\(rule hit (\d+) success (\d+)\)", block)
+        mk = re.search(r"mark 0x\S+ 0x\S+ \(success (\d+)\)", block)
+        keys = [int(k) for k in re.findall(r"\(success (\d+) \)", block)]
+        out[m.group(1)] = (int(rh.group(1)) if rh else None, int(rh.group(2)) if rh else None,
+                           int(mk.group(1)) if mk else None, keys)
+    return out
+pre = [open(os.path.join(d, "tc-r-pre-%s.txt" % p)).read() for p in ("1", "1_1")]
+post = [open(os.path.join(d, "tc-r-post-%s.txt" % p)).read() for p in ("1", "1_1")]
+if pre != post:
+    print("tc's counters moved while tcexporter ran")
+    ok = False
+tc = tc_knodes(os.path.join(d, "tc-r-post-1.txt"))
+tc_inner = tc_knodes(os.path.join(d, "tc-r-post-1_1.txt"))
+if tc != tc_inner:
+    print("tc lists the shared knodes differently under 1: and 1:1: %r %r" % (tc, tc_inner))
+    ok = False
+# (parent, pref, kind, handle): lookups, hits, mark, keys, from what was sent
+want = {
+    ("1:", 10, "u32", "800::800"): (21, 7, None, [7, 7]),
+    ("1:", 10, "u32", "800::801"): (14, 5, 14, [5]),
+    ("1:", 10, "u32", "800::802"): (9, 4, None, [4]),
+    ("1:1", 10, "u32", "801::800"): (4, 4, None, [4]),
+    ("1:", 20, "basic", None): (5, 3, None, []),
+    ("1:", 30, "matchall", None): (None, 2, None, []),
+}
+got = {}
+for f in flt:
+    if f["kind"] == "u32" and "::" not in f["handle"]:
+        continue  # a hash table
+    key = (f["parent"], f["pref"], f["kind"], f["handle"] if f["kind"] == "u32" else None)
+    if key in got:
+        print("listed twice: %r" % (key,))
+        ok = False
+    got[key] = (f.get("lookups"), f.get("hits"), f.get("u32_mark_success"), f.get("key_hits", []))
+if got != want:
+    print("tcexporter %r\nwant       %r" % (got, want))
+    ok = False
+for (parent, pref, kind, h), v in want.items():
+    if kind == "u32" and tc.get(h) != v:
+        print("%s: tc says %r, sent %r" % (h, tc.get(h), v))
+        ok = False
+# the Prometheus families: one series per counter kept, with these values
+for (parent, pref, kind, h), (lk, ht, mk, keys) in got.items():
+    for fam, v in (("lookups", lk), ("hits", ht), ("u32_mark_success", mk)):
+        pat = r'^tc_filter_%s_total\{device="d14",parent="%s",chain="0",protocol="ip",pref="%d",kind="%s",handle="[^"]*"\} (\d+)$' % (fam, re.escape(parent), pref, kind)
+        vals = [int(x) for x in re.findall(pat, prom, re.M)]
+        if kind == "u32":
+            vals = [int(x) for x in re.findall(pat.replace('handle="[^"]*"', 'handle="%s"' % h), prom, re.M)]
+        if vals != ([] if v is None else [v]):
+            print("prometheus %s of %r: %r, want %r" % (fam, (parent, pref, kind, h), vals, v))
+            ok = False
+print("%d rules, %d knodes in tc's listing" % (len(got), len(tc)))
+sys.exit(0 if ok else 1)
+PY
+}
+check "c14_hits/r: each rule's hits, lookups, mark and key hits = tc -s = what was sent, each knode once" hit_rows
 
 end=$(date +%s%N)
 echo "kernel $VM_KVER: ${#cases[@]} cases, $n_checks checks, ${#failed[@]} failed," \
