@@ -22,6 +22,15 @@
 # user labels), and a target that fails. Nothing drops: TcQdiscDropsSustained
 # must stay inactive (0 of 0 packets is no ratio).
 #
+# The filter hit families (tc_filter_hits_total, ...) need a kernel that
+# keeps them (u32 with CONFIG_CLS_U32_PERF, basic, matchall), which this
+# host's may not: their series come from the daemon's own renderer run on a
+# recorded kernel conversation (the fuzz seed tests/fuzz/corpus/netlink/hits,
+# through tests/fuzz/replay_netlink), served beside the daemon to Prometheus
+# (job tcexporter-replay) and added to the scrape the names are checked
+# against. The VM test (c14_hits) checks those families against real
+# kernels.
+#
 # The name check must be able to fail: a copy of the dashboard with a metric
 # renamed, and a copy of the rules with a label renamed, are rejected.
 set -euo pipefail
@@ -66,7 +75,7 @@ tc -n "$ns" class add dev n0 parent 1:1 classid 1:20 htb rate 5mbit ceil 10mbit
 tc -n "$ns" qdisc add dev n0 parent 1:10 handle 10: pfifo limit 1000
 tc -n "$ns" qdisc add dev n0 parent 1:20 handle 20: pfifo limit 1000
 
-read -r port port_prom < <(free_ports 2)
+read -r port port_prom port_replay < <(free_ports 3)
 cat >"$WORK/tcx.yaml" <<EOF
 interval: 200ms
 targets:
@@ -122,20 +131,33 @@ for want in "tc_qdisc_bytes_total{$q,kind=\"htb\",handle=\"1:\",parent=\"root\""
 		END { exit !found }' "$WORK/scrape.om" || fail "not in the scrape: $want}"
 done
 
+# The hit families, rendered from the recorded conversation.
+replay=$TCX_BUILDDIR/tests/fuzz/replay_netlink
+[ -x "$replay" ] || fail "$replay is not built (make check builds it)"
+mkdir -p "$WORK/replay"
+FUZZ_TRACE=1 "$replay" "$TCX_SRCDIR/tests/fuzz/corpus/netlink/hits" 2>&1 |
+	grep -E '^(# (HELP|TYPE) )?tc_filter_(lookups|hits|u32_)' >"$WORK/replay/metrics.txt" ||
+	fail "the replay of the hits seed printed no filter hit family"
+for fam in tc_filter_hits_total tc_filter_lookups_total; do
+	grep -q "^$fam{" "$WORK/replay/metrics.txt" || fail "no $fam in the replay: $(cat "$WORK/replay/metrics.txt")"
+done
+grep -v '^# EOF' "$WORK/scrape.om" >"$WORK/names.om"
+cat "$WORK/replay/metrics.txt" >>"$WORK/names.om"
+
 note "every metric and label of the dashboard and the rules is in the scrape"
 "$PYTHON" "$check" names "$mon/tcexporter-dashboard.json" "$mon/tcexporter.rules.yml" \
-	"$WORK/scrape.om" || fail "the dashboard or the rules use names the daemon does not export (above)"
+	"$WORK/names.om" || fail "the dashboard or the rules use names the daemon does not export (above)"
 
 note "a metric renamed in the dashboard, a label renamed in the rules: rejected"
 sed 's/tc_action_bytes_total/tc_action_byte_total/g' "$mon/tcexporter-dashboard.json" >"$WORK/renamed.json"
-! "$PYTHON" "$check" names "$WORK/renamed.json" "$mon/tcexporter.rules.yml" "$WORK/scrape.om" \
+! "$PYTHON" "$check" names "$WORK/renamed.json" "$mon/tcexporter.rules.yml" "$WORK/names.om" \
 	>/dev/null 2>"$WORK/renamed.err" || fail "a dashboard using tc_action_byte_total passed"
 grep -q 'uses tc_action_byte_total, which is not in the daemon' "$WORK/renamed.err" ||
 	fail "the rename was not named: $(cat "$WORK/renamed.err")"
 # shellcheck disable=SC2016 # a literal $labels
 sed 's/\$labels\.device/$labels.dev/' "$mon/tcexporter.rules.yml" >"$WORK/renamed.yml"
 cmp -s "$mon/tcexporter.rules.yml" "$WORK/renamed.yml" && fail "could not rename a label in a copy of the rules"
-! "$PYTHON" "$check" names "$mon/tcexporter-dashboard.json" "$WORK/renamed.yml" "$WORK/scrape.om" \
+! "$PYTHON" "$check" names "$mon/tcexporter-dashboard.json" "$WORK/renamed.yml" "$WORK/names.om" \
 	>/dev/null 2>"$WORK/renamed.err" || fail "rules using \$labels.dev passed"
 grep -q 'uses the label dev,' "$WORK/renamed.err" || fail "the label was not named: $(cat "$WORK/renamed.err")"
 
@@ -146,7 +168,11 @@ rule_files: ["$mon/tcexporter.rules.yml"]
 scrape_configs:
   - job_name: tcexporter
     static_configs: [{targets: ["127.0.0.1:$port"]}]
+  - job_name: tcexporter-replay
+    metrics_path: /metrics.txt
+    static_configs: [{targets: ["127.0.0.1:$port_replay"]}]
 YAML
+bg_start replay "$PYTHON" -m http.server --bind 127.0.0.1 --directory "$WORK/replay" "$port_replay"
 bg_start prometheus prometheus --config.file="$WORK/p.yml" --storage.tsdb.path="$WORK/tsdb" \
 	--web.listen-address="127.0.0.1:$port_prom" --log.level=warn
 prom=http://127.0.0.1:$port_prom
@@ -154,7 +180,7 @@ wait_http 200 60 "$prom/-/ready"
 # Three scrapes and the rules evaluated after them: rate() has two samples.
 deadline=$((SECONDS + 30))
 until [ "$(curl -s --max-time 5 "$prom/api/v1/query" \
-	--data-urlencode 'query=count_over_time(up{job="tcexporter"}[1m]) >= 3 and on() count(cookie:tc_action_bytes:rate5m) > 0' |
+	--data-urlencode 'query=count_over_time(up{job="tcexporter"}[1m]) >= 3 and on() count(cookie:tc_action_bytes:rate5m) > 0 and on() count_over_time(up{job="tcexporter-replay"}[1m]) >= 3' |
 	grep -c '"value"')" -gt 0 ]; do
 	alive "$TCX_PID" tcx
 	[ "$SECONDS" -lt "$deadline" ] || fail "Prometheus did not scrape the daemon 3 times, and record the rates, within 30 s"
