@@ -265,6 +265,37 @@ note "2. flower + matchall + u32 on one qdisc: no row lost; the fallbacks"
 compare_run c2_mixed r v2a-ingress:full:1:1 v2a-egress:terse+repair:1:2 -- \
 	--min-distinct-bytes 5 --require-nonzero packets
 
+# Where a classifier keeps hit counters, a full dump carries them and so does
+# the full re-dump of a terse target's matchall prefs (terse+repair): each
+# matchall and u32 rule's hits equal its one action's packets (every match
+# runs the action), flower rules (no hit counter) have none.
+hits_match_actions() {
+	"$PYTHON" - "$share/c2_mixed/r.json.out" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+acts = [r for r in lines if "action" in r]
+flt = [f for l in lines if "filters" in l for f in l["filters"]]
+ok, n = True, 0
+for f in flt:
+    if f["kind"] == "u32" and "::" not in f["handle"]:
+        continue  # a hash table
+    mine = [a for a in acts if all(a[k] == f[k] for k in ("parent", "pref", "kind", "handle"))]
+    if f["kind"] == "flower":
+        if "hits" in f or "lookups" in f:
+            print("flower keeps no hit counter: %r" % f)
+            ok = False
+        continue
+    if len(mine) != 1 or f.get("hits") != mine[0]["packets"]:
+        print("%s %s pref %s: hits %r, its action's packets %r" % (f["parent"], f["kind"], f["pref"], f.get("hits"), [a["packets"] for a in mine]))
+        ok = False
+    n += 1
+print("%d matchall and u32 rules: hits = their action's packets" % n)
+sys.exit(0 if ok and n == 5 else 1)
+PY
+}
+check "c2_mixed/r: hit counters in the full dump and the terse+repair re-dump = the actions' packets" \
+	hits_match_actions
+
 note "3. several actions per filter, filters without actions"
 compare_run c3_multi r d3-egress:terse:1:0 d3-ingress:full:1:1 -- --min-distinct-bytes 3
 check "c3_multi/r: the action-less filters are counted" lines c3_multi r \
