@@ -211,19 +211,22 @@ static const struct tcx_counter_table tcx_class_counters = {tcx_class_defs, TCX_
  * matches with CONFIG_CLS_U32_MARK (TCA_U32_MARK, 32 bits), basic lookups
  * and hits (TCA_BASIC_PCNT), matchall hits (TCA_MATCHALL_PCNT). A filter
  * has those its kernel sends (tcx_filter.hv_present): a counter not kept is
- * absent, never 0. u32 also counts each key's hits (tcx_filter.n_keys), the
- * family TCX_KEY_HITS_FAMILY, behind the switch `keys`. */
+ * absent, never 0 (in SNMP, the column has no instance for that filter).
+ * u32 also counts each key's hits (tcx_filter.n_keys), the family
+ * TCX_KEY_HITS_FAMILY, behind the switch `keys` (not in SNMP). */
 #define TCX_FILTER_COUNTERS(C)                                                                     \
 	C(LOOKUPS, .key = "lookups", .family = "tc_filter_lookups_total",                          \
 	  .help = "Packets the filter was tried on (u32 with CONFIG_CLS_U32_PERF, basic).",        \
-	  .width = 64, .replace = 1, .expo = 0, .sw = TCX_SW_HITS)                                 \
+	  .width = 64, .replace = 1, .expo = 0, .sw = TCX_SW_HITS, .snmp_col = 12,                 \
+	  .snmp = TCX_SNMP_COUNTER64)                                                              \
 	C(HITS, .key = "hits", .family = "tc_filter_hits_total",                                   \
 	  .help = "Packets the filter matched (u32 with CONFIG_CLS_U32_PERF, basic, matchall).",   \
-	  .width = 64, .replace = 1, .expo = 1, .sw = TCX_SW_HITS)                                 \
+	  .width = 64, .replace = 1, .expo = 1, .sw = TCX_SW_HITS, .snmp_col = 13,                 \
+	  .snmp = TCX_SNMP_COUNTER64)                                                              \
 	C(U32_MARK, .key = "u32_mark_success", .family = "tc_filter_u32_mark_success_total",       \
 	  .help = "Packets whose mark matched the u32 filter's `mark` (CONFIG_CLS_U32_MARK; the "  \
 	          "kernel counts in 32 bits).",                                                    \
-	  .width = 32, .expo = 2, .sw = TCX_SW_HITS)
+	  .width = 32, .expo = 2, .sw = TCX_SW_HITS, .snmp_col = 14, .snmp = TCX_SNMP_COUNTER32)
 
 #define TCX_FCTR_ID(id, ...) TCX_FCTR_##id,
 enum tcx_filter_counter { TCX_FILTER_COUNTERS(TCX_FCTR_ID) TCX_FCTR__MAX };

@@ -482,10 +482,9 @@ static void copy_name(char *dst, size_t size, const char *src)
 	memcpy(dst, src, n); /* the rest stays zero */
 }
 
-void tcx_row_id_of(const struct tcx_snapshot *s, size_t i, struct tcx_row_id *id)
+void tcx_filter_id_of(const struct tcx_snapshot *s, size_t i, struct tcx_row_id *id)
 {
-	const struct tcx_action *a = &s->actions[i];
-	const struct tcx_filter *f = &s->filters[a->filter];
+	const struct tcx_filter *f = &s->filters[i];
 	const struct tcx_target *t = &s->targets[f->target];
 
 	memset(id, 0, sizeof(*id));
@@ -494,12 +493,19 @@ void tcx_row_id_of(const struct tcx_snapshot *s, size_t i, struct tcx_row_id *id
 		copy_name(id->dev, sizeof(id->dev), t->dev);
 	copy_name(id->parent, sizeof(id->parent), t->parent_name);
 	copy_name(id->kind, sizeof(id->kind), tcx_kind_name(s, f->kind));
-	copy_name(id->action, sizeof(id->action), tcx_kind_name(s, a->kind));
 	id->block = t->block;
 	id->chain = f->chain;
 	id->handle = f->handle;
 	id->pref = f->pref;
 	id->protocol = f->protocol;
+}
+
+void tcx_row_id_of(const struct tcx_snapshot *s, size_t i, struct tcx_row_id *id)
+{
+	const struct tcx_action *a = &s->actions[i];
+
+	tcx_filter_id_of(s, a->filter, id);
+	copy_name(id->action, sizeof(id->action), tcx_kind_name(s, a->kind));
 	id->order = a->order;
 	id->cookie_len = a->cookie_len;
 	memcpy(id->cookie, a->cookie, a->cookie_len);

@@ -277,6 +277,10 @@ struct tcx_row_id {
 
 /* The identity of action row i of s. */
 void tcx_row_id_of(const struct tcx_snapshot *s, size_t i, struct tcx_row_id *id);
+/* The identity of filter row i of s: its part of its actions' identities,
+ * the action's fields zero (the labels of tc_filter_flags_info), for SNMP
+ * filter rows. */
+void tcx_filter_id_of(const struct tcx_snapshot *s, size_t i, struct tcx_row_id *id);
 
 static inline uint64_t tcx_row_id_hash(const struct tcx_row_id *id)
 {

@@ -132,4 +132,34 @@ enum {
 	TCX_CLASS_LABEL_MAX_COL = TCX_COL_CLASS_LABEL_VALUE,
 };
 
+/* The filter table, under TCX_MIB_OBJECTS: the filters whose classifier
+ * counts its rules. */
+#define TCX_MIB_FILTER_TABLE TCX_MIB_OBJECTS, 7
+#define TCX_MIB_FILTER_ENTRY TCX_MIB_FILTER_TABLE, 1
+
+/* Scalars of the filter table, under TCX_MIB_SCALARS. */
+enum {
+	TCX_SCALAR_FILTER_ROWS = 10,              /* Gauge32 */
+	TCX_SCALAR_FILTER_TABLE_LAST_CHANGE = 11, /* TimeStamp */
+};
+
+/* Columns of tcxFilterEntry, INDEX { tcxFilterIndex }: the filter's part of
+ * tcxActionEntry's, the same numbers; the hit counters' are
+ * tcx_filter_counters' (a counter the filter lacks has no instance). */
+enum {
+	TCX_COL_FILTER_INDEX = 1,               /* Unsigned32, not-accessible */
+	TCX_COL_FILTER_NETNS = 2,               /* SnmpAdminString (SIZE(0..63)) */
+	TCX_COL_FILTER_DEVICE = 3,              /* DisplayString (SIZE(0..15)) */
+	TCX_COL_FILTER_IF_INDEX = 4,            /* InterfaceIndexOrZero */
+	TCX_COL_FILTER_BLOCK = 5,               /* Unsigned32 */
+	TCX_COL_FILTER_PARENT = 6,              /* DisplayString (SIZE(0..23)) */
+	TCX_COL_FILTER_CHAIN = 7,               /* Unsigned32 */
+	TCX_COL_FILTER_PREF = 8,                /* Unsigned32 (0..65535) */
+	TCX_COL_FILTER_PROTOCOL = 9,            /* DisplayString (SIZE(0..15)) */
+	TCX_COL_FILTER_CLASSIFIER = 10,         /* DisplayString (SIZE(0..15)) */
+	TCX_COL_FILTER_HANDLE = 11,             /* DisplayString (SIZE(0..31)) */
+	TCX_COL_FILTER_DISCONTINUITY_TIME = 15, /* TimeStamp */
+	TCX_FILTER_MIN_COL = TCX_COL_FILTER_NETNS,
+};
+
 #endif

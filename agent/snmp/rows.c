@@ -6,11 +6,11 @@
 #include "agent/snmp/rows.h"
 #include "lib/hash.h"
 
-#define MAX_COUNTERS                                                                               \
-	((int)TCX_ACT_CTR__MAX > (int)TCX_QSTAT__MAX ? (int)TCX_ACT_CTR__MAX : (int)TCX_QSTAT__MAX)
+#define MAX2(a, b)   ((int)(a) > (int)(b) ? (int)(a) : (int)(b))
+#define MAX_COUNTERS MAX2(MAX2(TCX_ACT_CTR__MAX, TCX_QSTAT__MAX), TCX_FCTR__MAX)
 
 /* A row identity of any table, zeroed past its member: compared and hashed
- * whole. */
+ * whole. A filter's is an action's without the action (tcx_filter_id_of). */
 union tcx_snmp_key {
 	struct tcx_row_id act;
 	struct tcx_qrow_id q;
@@ -31,6 +31,7 @@ static const struct tcx_counter_table *const table_counters[TCX_SNMP__TABLES] = 
         [TCX_SNMP_ACTIONS] = &tcx_action_counters,
         [TCX_SNMP_QDISCS] = &tcx_qdisc_counters,
         [TCX_SNMP_CLASSES] = &tcx_class_counters,
+        [TCX_SNMP_FILTERS] = &tcx_filter_counters,
 };
 
 void tcx_snmp_ids_init(struct tcx_snmp_ids *ids, enum tcx_snmp_table table)
@@ -94,29 +95,43 @@ static int cmp_index(const void *a, const void *b)
 
 static size_t n_objects(const struct tcx_snapshot *s, enum tcx_snmp_table t)
 {
-	return t == TCX_SNMP_ACTIONS  ? s->n_actions
-	       : t == TCX_SNMP_QDISCS ? s->n_qdiscs
-	                              : s->n_classes;
+	return t == TCX_SNMP_ACTIONS   ? s->n_actions
+	       : t == TCX_SNMP_QDISCS  ? s->n_qdiscs
+	       : t == TCX_SNMP_CLASSES ? s->n_classes
+	                               : s->n_filters;
 }
 
 /* Row i of table t: 0 when it is not shown, else 1 with its identity,
- * counters and (actions) kernel index. */
+ * counters, the counters it has (present) and (actions) kernel index. A
+ * filter is shown when it is not merged and has hit counters; those it
+ * lacks are 0 in its values (tcx_snapshot_add_hvals()). */
 static int object_of(const struct tcx_snapshot *s, enum tcx_snmp_table t, size_t i,
-                     union tcx_snmp_key *id, const uint64_t **c, uint32_t *act_index)
+                     union tcx_snmp_key *id, const uint64_t **c, uint32_t *present,
+                     uint32_t *act_index)
 {
 	memset(id, 0, sizeof(*id));
 	*act_index = 0;
-	if (t == TCX_SNMP_ACTIONS) {
+	*present = (1u << table_counters[t]->n) - 1;
+	switch (t) {
+	case TCX_SNMP_ACTIONS:
 		if (!tcx_action_shown(&s->actions[i]))
 			return 0;
 		tcx_row_id_of(s, i, &id->act);
 		*c = s->actions[i].c;
 		*act_index = s->actions[i].index;
 		return 1;
+	case TCX_SNMP_FILTERS:
+		if (s->filters[i].merged || !s->filters[i].hv_present)
+			return 0;
+		tcx_filter_id_of(s, i, &id->act);
+		*c = s->hvals + s->filters[i].hv;
+		*present = s->filters[i].hv_present;
+		return 1;
+	default:
+		tcx_qrow_id_of(s, t == TCX_SNMP_CLASSES, i, &id->q);
+		*c = (t == TCX_SNMP_CLASSES ? s->classes : s->qdiscs)[i].c;
+		return 1;
 	}
-	tcx_qrow_id_of(s, t == TCX_SNMP_CLASSES, i, &id->q);
-	*c = (t == TCX_SNMP_CLASSES ? s->classes : s->qdiscs)[i].c;
-	return 1;
 }
 
 /* Is the row's object another than the one last seen under its identity? */
@@ -133,9 +148,11 @@ static int replaced(enum tcx_snmp_table t, const struct tcx_snmp_id *e, const ui
  * could not be dumped. */
 static int partial(const struct tcx_snapshot *s, enum tcx_snmp_table t)
 {
+	int qrows = t == TCX_SNMP_QDISCS || t == TCX_SNMP_CLASSES;
+
 	if (tcx_snapshot_failed_targets(s))
 		return 1;
-	for (size_t i = 0; t != TCX_SNMP_ACTIONS && i < s->n_qdevs; i++)
+	for (size_t i = 0; qrows && i < s->n_qdevs; i++)
 		if (!s->qdevs[i].ok)
 			return 1;
 	return 0;
@@ -158,10 +175,10 @@ int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uin
 		struct tcx_snmp_id *e;
 		union tcx_snmp_key id;
 		const uint64_t *c;
-		uint32_t *slot, act_index;
+		uint32_t *slot, present, act_index;
 		uint64_t h;
 
-		if (!object_of(snap, t, i, &id, &c, &act_index))
+		if (!object_of(snap, t, i, &id, &c, &present, &act_index))
 			continue;
 		if ((ids->n + 1) * 2 > ids->n_slots &&
 		    reindex(ids, ids->n_slots ? ids->n_slots * 2 : 1024, 0) < 0)
@@ -196,7 +213,7 @@ int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uin
 		e->act_index = act_index;
 		e->generation = ids->generation;
 		out->rows[out->n++] =
-		        (struct tcx_snmp_row){e->index, (uint32_t)i, e->discontinuity};
+		        (struct tcx_snmp_row){e->index, (uint32_t)i, e->discontinuity, present};
 	}
 	/* Identities gone from a complete snapshot are forgotten; after a failed
 	 * target they are kept, so that its rows keep their indices when it
@@ -266,11 +283,31 @@ const char *tcx_snmp_label_value(const struct tcx_snmp_rows *r, const struct tcx
 	const struct tcx_snapshot *s = r->snap;
 	uint32_t set;
 
-	if (label < 1 || label > s->sets.n_labels || r->table == TCX_SNMP_QDISCS)
+	if (label < 1 || label > s->sets.n_labels ||
+	    (r->table != TCX_SNMP_ACTIONS && r->table != TCX_SNMP_CLASSES))
 		return "";
 	set = r->table == TCX_SNMP_ACTIONS ? s->actions[row->obj].labels
 	                                   : s->classes[row->obj].labels;
 	return tcx_labelset_value(s, set, label - 1);
+}
+
+/* The bit in a row's present of the counter in column col of table t; 0
+ * when col is not a counter's (every row has it). */
+static uint32_t counter_bit(enum tcx_snmp_table t, unsigned col)
+{
+	const struct tcx_counter_table *ct = table_counters[t];
+
+	for (unsigned k = 0; k < ct->n; k++)
+		if (ct->def[k].snmp && ct->def[k].snmp_col == col)
+			return 1u << k;
+	return 0;
+}
+
+int tcx_snmp_has(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row, unsigned col)
+{
+	uint32_t bit = counter_bit(r->table, col);
+
+	return !bit || (row->present & bit);
 }
 
 int tcx_snmp_next(const struct tcx_snmp_rows *r, unsigned min_col, unsigned max_col, unsigned col,
@@ -283,8 +320,13 @@ int tcx_snmp_next(const struct tcx_snmp_rows *r, unsigned min_col, unsigned max_
 		index = 0;
 	}
 	for (; col <= max_col; col++, index = 0) {
+		uint32_t bit = counter_bit(r->table, col);
 		size_t i = lower(r, index, 0);
 
+		/* (successive calls go on from where the last stopped: a walk
+		 * of a column passes each row once) */
+		while (bit && i < r->n && !(r->rows[i].present & bit))
+			i++;
 		if (i < r->n) {
 			*ncol = col;
 			*nrow = &r->rows[i];

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The SNMP view of a snapshot, kept apart from net-snmp so that it can be
  * tested without an agent: stable surrogate indices per row identity
- * (struct tcx_row_id for actions, struct tcx_qrow_id for qdiscs and
- * classes: collectors/snapshot.h), discontinuity times, and ordered lookups
- * for GET and GETNEXT. One mechanism for the three tables.
+ * (struct tcx_row_id for actions and filters, struct tcx_qrow_id for
+ * qdiscs and classes: collectors/snapshot.h), discontinuity times, the
+ * counters each row has, and ordered lookups for GET and GETNEXT. One
+ * mechanism for the four tables.
  *
  * Times (a row's last reset, the table's last change, a build) are kept on
  * the subagent's own clock: CLOCK_MONOTONIC in hundredths of a second, the
@@ -24,6 +25,7 @@ enum tcx_snmp_table {
 	TCX_SNMP_ACTIONS = 0, /* tcxActionTable: s->actions (those shown) */
 	TCX_SNMP_QDISCS,      /* tcxQdiscTable: s->qdiscs */
 	TCX_SNMP_CLASSES,     /* tcxClassTable: s->classes */
+	TCX_SNMP_FILTERS,     /* tcxFilterTable: s->filters shown that have hit counters */
 	TCX_SNMP__TABLES,
 };
 
@@ -41,8 +43,11 @@ struct tcx_snmp_ids {
 
 struct tcx_snmp_row {
 	uint32_t index;
-	uint32_t obj;           /* index into the snapshot's actions, qdiscs or classes */
+	uint32_t obj;           /* index into the snapshot's actions, qdiscs, classes or filters */
 	uint64_t discontinuity; /* time of the last reset; 0: none since the agent started */
+	/* Bit k: the row has counter k of its table's counters (a filter's
+	 * hv_present; every counter of the other tables). */
+	uint32_t present;
 };
 
 /* The rows of one table of one snapshot, sorted by index. */
@@ -73,14 +78,19 @@ uint32_t tcx_snmp_timestamp(uint64_t event, int64_t offset);
 /* The row with this index, or NULL. */
 const struct tcx_snmp_row *tcx_snmp_rows_find(const struct tcx_snmp_rows *r, uint32_t index);
 
+/* Has the row an instance in column col? Not when col is the column of a
+ * counter the row lacks (a filter's hit counter its kernel does not keep). */
+int tcx_snmp_has(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row, unsigned col);
+
 /* The value of label `label` (1..n_labels) of a row: read from its action's
  * or class's label set ("" for a qdisc). */
 const char *tcx_snmp_label_value(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row,
                                  uint32_t label);
 
 /* GETNEXT in a table of columns min_col..max_col, ordered (column, index):
- * the first (column, index) after (col, index). col 0 / index 0 mean "before
- * everything". Returns 1 and sets the outputs, or 0 past the table's end. */
+ * the first (column, index) after (col, index) that has an instance
+ * (tcx_snmp_has). col 0 / index 0 mean "before everything". Returns 1 and
+ * sets the outputs, or 0 past the table's end. */
 int tcx_snmp_next(const struct tcx_snmp_rows *r, unsigned min_col, unsigned max_col, unsigned col,
                   uint32_t index, unsigned *ncol, const struct tcx_snmp_row **nrow);
 

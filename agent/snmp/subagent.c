@@ -5,7 +5,7 @@
  * sleeps in agent_check_and_process(); the collector wakes it through an
  * eventfd registered with register_readfd() when it publishes a snapshot,
  * and the thread then builds the rows of its tables (agent/snmp/rows.c:
- * actions, qdiscs, classes) from it. Requests are answered by one handler
+ * actions, qdiscs, classes, filters) from it. Requests are answered by one handler
  * over the whole tcxObjects subtree, with binary searches over the rows: a
  * walk costs O(n log n).
  *
@@ -65,7 +65,7 @@ static oid mib_oid[] = {TCX_MIB_ROOT}; /* net-snmp takes it non-const */
 
 #define N_OID(a) (sizeof(a) / sizeof((a)[0]))
 
-#define LAST_SCALAR TCX_SCALAR_CLASS_TABLE_LAST_CHANGE
+#define LAST_SCALAR TCX_SCALAR_FILTER_TABLE_LAST_CHANGE
 
 /* ---- time ------------------------------------------------------------------------------- */
 
@@ -258,15 +258,25 @@ static void set_ifindex(netsnmp_variable_list *v, const char *netns, uint32_t if
 	snmp_set_var_typed_value(v, ASN_INTEGER, &ifi, sizeof(ifi));
 }
 
-static void action_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, unsigned col,
+/* A column of a filter's identity, in tcxActionEntry's numbering (those of
+ * tcxFilterEntry are the same): 1, or 0 when col is not one. */
+static int filter_column(const struct tcx_snapshot *s, const struct tcx_filter *f, unsigned col,
                          netsnmp_variable_list *v)
 {
-	const struct tcx_snapshot *s = sn->rows[TCX_SNMP_ACTIONS].snap;
-	const struct tcx_action *a = &s->actions[row->obj];
-	const struct tcx_filter *f = &s->filters[a->filter];
 	const struct tcx_target *t = &s->targets[f->target];
 	char buf[64];
 
+	_Static_assert((int)TCX_COL_FILTER_NETNS == (int)TCX_COL_ACTION_NETNS &&
+	                       (int)TCX_COL_FILTER_DEVICE == (int)TCX_COL_ACTION_DEVICE &&
+	                       (int)TCX_COL_FILTER_IF_INDEX == (int)TCX_COL_ACTION_IF_INDEX &&
+	                       (int)TCX_COL_FILTER_BLOCK == (int)TCX_COL_ACTION_BLOCK &&
+	                       (int)TCX_COL_FILTER_PARENT == (int)TCX_COL_ACTION_PARENT &&
+	                       (int)TCX_COL_FILTER_CHAIN == (int)TCX_COL_ACTION_CHAIN &&
+	                       (int)TCX_COL_FILTER_PREF == (int)TCX_COL_ACTION_PREF &&
+	                       (int)TCX_COL_FILTER_PROTOCOL == (int)TCX_COL_ACTION_PROTOCOL &&
+	                       (int)TCX_COL_FILTER_CLASSIFIER == (int)TCX_COL_ACTION_CLASSIFIER &&
+	                       (int)TCX_COL_FILTER_HANDLE == (int)TCX_COL_ACTION_HANDLE,
+	               "tcxFilterEntry's identity columns are tcxActionEntry's");
 	switch (col) {
 	case TCX_COL_ACTION_NETNS:
 		set_str(v, t->netns);
@@ -299,6 +309,21 @@ static void action_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, un
 		tcx_format_handle(tcx_kind_name(s, f->kind), f->handle, buf, sizeof(buf));
 		set_str(v, buf);
 		break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
+static void action_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, unsigned col,
+                         netsnmp_variable_list *v)
+{
+	const struct tcx_snapshot *s = sn->rows[TCX_SNMP_ACTIONS].snap;
+	const struct tcx_action *a = &s->actions[row->obj];
+
+	if (filter_column(s, &s->filters[a->filter], col, v))
+		return;
+	switch (col) {
 	case TCX_COL_ACTION_ORDER:
 		set_u32(v, ASN_UNSIGNED, a->order);
 		break;
@@ -315,6 +340,22 @@ static void action_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, un
 		counter_value(&tcx_action_counters, a->c, col, v);
 		break;
 	}
+}
+
+/* A filter's column: its identity, its hit counters (those it has: the
+ * caller checks tcx_snmp_has()), its discontinuity time. */
+static void filter_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, unsigned col,
+                         netsnmp_variable_list *v)
+{
+	const struct tcx_snapshot *s = sn->rows[TCX_SNMP_FILTERS].snap;
+	const struct tcx_filter *f = &s->filters[row->obj];
+
+	if (filter_column(s, f, col, v))
+		return;
+	if (col == TCX_COL_FILTER_DISCONTINUITY_TIME)
+		set_timestamp(sn, v, row->discontinuity);
+	else
+		counter_value(&tcx_filter_counters, s->hvals + f->hv, col, v);
 }
 
 /* A qdisc's (t TCX_SNMP_QDISCS) or a class's column; the two tables have
@@ -416,6 +457,12 @@ static void scalar_value(struct tcx_snmp *sn, unsigned which, netsnmp_variable_l
 	case TCX_SCALAR_CLASS_TABLE_LAST_CHANGE:
 		set_timestamp(sn, v, r[TCX_SNMP_CLASSES].last_change);
 		break;
+	case TCX_SCALAR_FILTER_ROWS:
+		set_u32(v, ASN_GAUGE, (uint32_t)r[TCX_SNMP_FILTERS].n);
+		break;
+	case TCX_SCALAR_FILTER_TABLE_LAST_CHANGE:
+		set_timestamp(sn, v, r[TCX_SNMP_FILTERS].last_change);
+		break;
 	default:
 		break;
 	}
@@ -441,6 +488,7 @@ static const struct table tables[] = {
         {ENTRY(TCX_MIB_CLASS_ENTRY), TCX_SNMP_CLASSES, TCX_CLASS_MIN_COL, 0, 0},
         {ENTRY(TCX_MIB_CLASS_LABEL_ENTRY), TCX_SNMP_CLASSES, TCX_CLASS_LABEL_MIN_COL,
          TCX_CLASS_LABEL_MAX_COL, 1},
+        {ENTRY(TCX_MIB_FILTER_ENTRY), TCX_SNMP_FILTERS, TCX_FILTER_MIN_COL, 0, 0},
 };
 #undef ENTRY
 
@@ -464,6 +512,8 @@ static void table_value(struct tcx_snmp *sn, const struct table *t, const struct
 		label_value(&sn->rows[t->rows], row, col, label, v);
 	else if (t->rows == TCX_SNMP_ACTIONS)
 		action_value(sn, row, col, v);
+	else if (t->rows == TCX_SNMP_FILTERS)
+		filter_value(sn, row, col, v);
 	else
 		qrow_value(sn, t->rows, row, col, v);
 }
@@ -500,7 +550,8 @@ static int do_get(struct tcx_snmp *sn, netsnmp_variable_list *v)
 		if (n != k + 1 + nidx || o[k] < t->min_col || o[k] > table_max_col(sn, t) ||
 		    o[k + 1] > UINT32_MAX ||
 		    (t->labels && (o[k + 2] < 1 || o[k + 2] > n_labels(sn))) ||
-		    !(row = tcx_snmp_rows_find(&sn->rows[t->rows], (uint32_t)o[k + 1])))
+		    !(row = tcx_snmp_rows_find(&sn->rows[t->rows], (uint32_t)o[k + 1])) ||
+		    (!t->labels && !tcx_snmp_has(&sn->rows[t->rows], row, (unsigned)o[k])))
 			return -1;
 		table_value(sn, t, row, (unsigned)o[k], t->labels ? (uint32_t)o[k + 2] : 0, v);
 		return 0;
@@ -710,7 +761,7 @@ static void *snmp_main(void *arg)
 	         sn->ping_interval);
 	init_snmp("tcexporter");
 	register_sysORTable(mib_oid, N_OID(mib_oid),
-	                    "TCEXPORTER-MIB: Linux TC action, qdisc and class counters");
+	                    "TCEXPORTER-MIB: Linux TC action, qdisc, class and filter counters");
 	register_readfd(sn->efd, on_event, sn);
 	refresh(sn);
 	while (!atomic_load(&sn->stop))
@@ -748,6 +799,8 @@ struct tcx_snmp *tcx_snmp_start(const struct tcx_snmp_cfg *cfg,
 	        max_col(TCX_COL_QDISC_DISCONTINUITY_TIME, &tcx_qdisc_counters);
 	sn->max_col[TCX_SNMP_CLASSES] =
 	        max_col(TCX_COL_CLASS_DISCONTINUITY_TIME, &tcx_class_counters);
+	sn->max_col[TCX_SNMP_FILTERS] =
+	        max_col(TCX_COL_FILTER_DISCONTINUITY_TIME, &tcx_filter_counters);
 	sn->current = current;
 	sn->current_arg = arg;
 	for (size_t t = 0; t < TCX_SNMP__TABLES; t++)

@@ -59,6 +59,16 @@ Subcommands (exit 0 when every check passes, 1 with the reasons otherwise):
       backlog, ifIndex, SMI types, a discontinuity time of 0; tcxQdiscRows
       is the number of rows; /metrics has the same qdiscs and counters
       (--labels: the user labels of its class series).
+
+  check-filters --walk W --json J [--prefs P[,P]] [--expect-rows N]
+      tcxFilterTable holds one row per filter of the {"filters":[...]} line
+      of `tcexporter --once --format json` output J that has a hit counter
+      (lookups, hits, u32_mark_success), none for the others, with the same
+      identity and values, the ifIndex, SMI types and a discontinuity time
+      of 0; a counter the filter lacks has no instance in its row;
+      tcxFilterRows is the number of rows and tcxFilterTableLastChange a
+      TimeStamp. --prefs: the JSON lists a filter at each of these prefs (the
+      comparison is not empty); --expect-rows: the table has N rows.
 """
 
 import argparse
@@ -72,9 +82,10 @@ ROOT = (1, 3, 6, 1, 4, 1, 8072, 9999, 9999, 4242)
 SCALARS = ROOT + (1, 1)
 ACTION = ROOT + (1, 2, 1)
 LABEL = ROOT + (1, 3, 1)
-# tcxQdiscTable, tcxClassTable (INDEX the row) and tcxClassLabelTable (INDEX
-# the class row, the label number): tcxObjects 4, 5, 6.
-TABLES = {4: 1, 5: 1, 6: 2}
+# tcxQdiscTable, tcxClassTable (INDEX the row), tcxClassLabelTable (INDEX
+# the class row, the label number) and tcxFilterTable (INDEX the row):
+# tcxObjects 4, 5, 6, 7.
+TABLES = {4: 1, 5: 1, 6: 2, 7: 1}
 CLASS_COL = dict(netns=2, device=3, ifindex=4, kind=5, handle=6, parent=7, bytes=8, packets=9,
                  drops=10, overlimits=11, requeues=12, backlog_bytes=13, backlog_packets=14,
                  discontinuity=15)
@@ -93,6 +104,18 @@ COL_TYPE = {2: "STRING", 3: "STRING", 4: "INTEGER", 5: "Gauge32", 6: "STRING", 7
             14: "STRING", 15: "Counter64", 16: "Counter64", 17: "Counter64", 18: "Counter64",
             19: "Counter32", 20: "Counter32", 21: "Timeticks"}
 SCALAR_TYPE = {1: "Gauge32", 2: "Timeticks", 3: "Timeticks", 4: "INTEGER", 5: "Gauge32"}
+# tcxFilterTable: the identity columns of tcxActionTable's filter part, then
+# the hit counters (each only where the filter has it; named by its JSON
+# key), the discontinuity time.
+FILTER_COL = dict(netns=2, device=3, ifindex=4, block=5, parent=6, chain=7, pref=8, protocol=9,
+                  kind=10, handle=11, lookups=12, hits=13, u32_mark_success=14,
+                  discontinuity=15)
+FILTER_COL_TYPE = {2: "STRING", 3: "STRING", 4: "INTEGER", 5: "Gauge32", 6: "STRING",
+                   7: "Gauge32", 8: "Gauge32", 9: "STRING", 10: "STRING", 11: "STRING",
+                   12: "Counter64", 13: "Counter64", 14: "Counter32", 15: "Timeticks"}
+FILTER_HITS = ("lookups", "hits", "u32_mark_success")
+FILTER_IDENT = ("netns", "device", "block", "parent", "chain", "protocol", "pref", "kind",
+                "handle")
 IDENT = ("device", "parent", "chain", "pref", "protocol", "handle", "order", "cookie")
 COUNTERS = ("bytes", "packets", "drops", "overlimits")
 
@@ -637,6 +660,88 @@ def cmd_check_classes(a):
     return errors
 
 
+def cmd_check_filters(a):
+    """See check-filters in the header."""
+    errors = []
+    w = parse_walk(a.walk)
+    lines = []
+    with open(a.json) as f:
+        for line in f:
+            if line.strip():
+                lines.append(json.loads(line))
+    found = [x["filters"] for x in lines if "filters" in x]
+    if len(found) != 1:
+        raise Fail("%s: %d filters lines, expected 1" % (a.json, len(found)))
+    want = {}
+    for f in found[0]:
+        f = dict(f, device=f["device"] or "", block=f["block"] or 0)
+        k = tuple(f[c] for c in FILTER_IDENT)
+        if k in want:
+            errors.append("the JSON lists the filter %r twice" % (k,))
+        want[k] = f
+    for p in prefs(a.prefs or ""):
+        if not any(f["pref"] == p for f in want.values()):
+            errors.append("the JSON lists no filter at pref %d" % p)
+    col_name = {v: k for k, v in FILTER_COL.items()}
+    rows = {}
+    for (idx,), cols in sorted(w["tables"].get(7, {}).items()):
+        r = {"index": idx}
+        for c, (typ, v) in sorted(cols.items()):
+            if c not in FILTER_COL_TYPE:
+                errors.append("filter row %d: column %d is not in tcxFilterEntry" % (idx, c))
+                continue
+            if typ != FILTER_COL_TYPE[c]:
+                errors.append("filter row %d column %d (%s) has type %s, expected %s" % (
+                    idx, c, col_name[c], typ, FILTER_COL_TYPE[c]))
+            r[col_name[c]] = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+        missing = [col_name[c] for c in FILTER_COL_TYPE
+                   if col_name[c] not in FILTER_HITS and col_name[c] not in r]
+        if missing:
+            errors.append("filter row %d lacks the columns %s" % (idx, missing))
+            continue
+        k = tuple(r[c] for c in FILTER_IDENT)
+        if k in rows:
+            errors.append("filter rows %d and %d have the same identity %r" % (
+                rows[k]["index"], idx, k))
+        rows[k] = r
+    with_hits = {k for k, f in want.items() if any(c in f for c in FILTER_HITS)}
+    for k in sorted(with_hits - set(rows), key=str):
+        errors.append("the JSON has the filter %r with hit counters, tcxFilterTable has not" %
+                      (k,))
+    for k in sorted(set(rows) - with_hits, key=str):
+        why = "without hit counters" if k in want else "not at all"
+        errors.append("filter row %d %r: the JSON lists it %s" % (rows[k]["index"], k, why))
+    for k in sorted(set(rows) & with_hits, key=str):
+        r, f = rows[k], want[k]
+        for c in FILTER_HITS:
+            if f.get(c) != r.get(c):
+                errors.append("filter row %d %r: %s = %s over SNMP, the JSON says %s (absent: "
+                              "None)" % (r["index"], k, c, r.get(c), f.get(c)))
+        try:  # (not /sys/class/net: sysfs may belong to another netns)
+            ifindex = socket.if_nametoindex(r["device"]) if r["device"] else 0
+        except OSError:
+            ifindex = None
+        if r["netns"] == "" and r["ifindex"] != ifindex:
+            errors.append("filter row %d: ifIndex %s, %s has %s" % (
+                r["index"], r["ifindex"], r["device"], ifindex))
+        if r["discontinuity"] != 0:
+            errors.append("filter row %d: discontinuity time %s, expected 0" % (
+                r["index"], r["discontinuity"]))
+    sc = w["scalars"]
+    if sc.get(10) != ("Gauge32", len(rows)):
+        errors.append("tcxFilterRows = %s, the table has %d rows (Gauge32)" % (sc.get(10),
+                                                                               len(rows)))
+    if (sc.get(11) or ("missing",))[0] != "Timeticks":
+        errors.append("tcxFilterTableLastChange = %s, expected a TimeStamp" % (sc.get(11),))
+    if a.expect_rows is not None and len(rows) != a.expect_rows:
+        errors.append("%d filter rows, expected %d" % (len(rows), a.expect_rows))
+    print("%d filters in the JSON, %d with hit counters; %d tcxFilterTable rows" % (
+        len(want), len(with_hits), len(rows)))
+    for k, r in sorted(rows.items(), key=lambda kv: kv[1]["index"]):
+        print("  %4d %r %s" % (r["index"], k, {c: r[c] for c in FILTER_HITS if c in r}))
+    return errors
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -674,6 +779,11 @@ def main():
     c.add_argument("--tc", required=True)
     c.add_argument("--metrics", required=True)
     c.add_argument("--labels", default="")
+    c = sub.add_parser("check-filters")
+    c.add_argument("--walk", required=True)
+    c.add_argument("--json", required=True)
+    c.add_argument("--prefs")
+    c.add_argument("--expect-rows", type=int)
     c = sub.add_parser("check-timestamps")
     c.add_argument("--walk", required=True)
     c.add_argument("--uptime", type=int, required=True)
@@ -687,7 +797,8 @@ def main():
                   "tc-counters": cmd_tc_counters,
                   "check-timestamps": cmd_check_timestamps,
                   "check-classes": cmd_check_classes,
-                  "check-qdiscs": cmd_check_qdiscs}[a.cmd](a)
+                  "check-qdiscs": cmd_check_qdiscs,
+                  "check-filters": cmd_check_filters}[a.cmd](a)
     except Fail as e:
         errors = [str(e)]
     for e in errors:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The SNMP rows without an agent: index allocation and stability,
- * discontinuities, GET/GETNEXT order. */
+ * discontinuities, GET/GETNEXT order, the counters a row has. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/snmp/mib.h"
 #include "agent/snmp/rows.h"
 
 struct spec {
@@ -605,6 +606,271 @@ static void test_class_rows_and_labels(void **state)
 	tcx_config_unref(cfg);
 }
 
+/* ---- filters ------------------------------------------------------------------------ */
+
+#define HAS_LOOKUPS (1u << TCX_FCTR_LOOKUPS)
+#define HAS_HITS    (1u << TCX_FCTR_HITS)
+#define HAS_MARK    (1u << TCX_FCTR_U32_MARK)
+
+struct fspec {
+	const char *kind;
+	uint16_t pref;
+	uint32_t handle;
+	uint8_t present; /* hv_present */
+	uint64_t lookups, hits, mark;
+	uint8_t merged;
+};
+
+/* One target (dev0 parent 1:), one filter per spec, with the hit counters
+ * its present mask names (two u32 key hits on the first that has hits). */
+static struct tcx_snapshot *fsnap_of(const struct fspec *fs, size_t n)
+{
+	struct tcx_snapshot *s = tcx_snapshot_new(NULL);
+	struct tcx_target *t = tcx_snapshot_add_target(s);
+	int keys = 1;
+
+	snprintf(t->dev, sizeof(t->dev), "dev0");
+	snprintf(t->parent_name, sizeof(t->parent_name), "1:");
+	t->parent = 0x10000;
+	t->ifindex = 2;
+	t->ok = 1;
+	for (size_t i = 0; i < n; i++) {
+		struct tcx_filter *f = tcx_snapshot_add_filter(s);
+		uint64_t *v;
+
+		f->target = 0;
+		f->pref = fs[i].pref;
+		f->handle = fs[i].handle;
+		f->protocol = 0x0800;
+		f->kind = (uint8_t)tcx_snapshot_kind(s, fs[i].kind);
+		f->merged = fs[i].merged;
+		if (!fs[i].present)
+			continue;
+		v = tcx_snapshot_add_hvals(s, f, keys && (fs[i].present & HAS_HITS) ? 2 : 0);
+		assert_non_null(v);
+		keys &= !f->n_keys;
+		v[TCX_FCTR_LOOKUPS] = fs[i].present & HAS_LOOKUPS ? fs[i].lookups : 0;
+		v[TCX_FCTR_HITS] = fs[i].present & HAS_HITS ? fs[i].hits : 0;
+		v[TCX_FCTR_U32_MARK] = fs[i].present & HAS_MARK ? fs[i].mark : 0;
+		for (unsigned k = 0; k < f->n_keys; k++)
+			v[TCX_FCTR__MAX + k] = 1000 + k;
+		f->hv_present = fs[i].present;
+	}
+	return s;
+}
+
+static struct tcx_snmp_rows fbuild(struct tcx_snmp_ids *ids, const struct fspec *fs, size_t n,
+                                   uint64_t now, const struct tcx_snmp_rows *prev)
+{
+	struct tcx_snapshot *s = fsnap_of(fs, n);
+	struct tcx_snmp_rows r;
+
+	assert_int_equal(tcx_snmp_rows_build(ids, s, now, prev, &r), 0);
+	tcx_snapshot_unref(s);
+	return r;
+}
+
+/* The row of the filter of this kind and pref, or NULL. */
+static const struct tcx_snmp_row *frow(const struct tcx_snmp_rows *r, const char *kind,
+                                       uint16_t pref)
+{
+	const struct tcx_snapshot *s = r->snap;
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct tcx_filter *f = &s->filters[r->rows[i].obj];
+
+		if (f->pref == pref && strcmp(tcx_kind_name(s, f->kind), kind) == 0)
+			return &r->rows[i];
+	}
+	return NULL;
+}
+
+static uint32_t findex(const struct tcx_snmp_rows *r, const char *kind, uint16_t pref)
+{
+	const struct tcx_snmp_row *row = frow(r, kind, pref);
+
+	return row ? row->index : 0;
+}
+
+/* The column of hit counter k in tcxFilterEntry. */
+static unsigned fcol(unsigned k)
+{
+	return tcx_filter_counters.def[k].snmp_col;
+}
+
+/* A row per filter shown (not merged) that has some hit counter: a u32 rule
+ * on a kernel without CONFIG_CLS_U32_PERF has none, and no row. The
+ * counters a filter lacks have no instance: GET finds none, GETNEXT skips
+ * it; the others are its values (u32's key hits are not in a column). */
+static void test_filter_rows_and_absent_counters(void **state)
+{
+	const struct fspec fs[] = {
+	        {"u32", 10, 0x80000800, HAS_LOOKUPS | HAS_HITS, 50, 20, 0, 0},
+	        {"u32", 20, 0x80000800, 0, 0, 0, 0, 0}, /* no PERF: no counter */
+	        {"matchall", 30, 1, HAS_HITS, 0, 7, 0, 0},
+	        {"u32", 40, 0x80000800, HAS_MARK, 0, 0, 3, 0},
+	        /* merged (into a filter of its identity, which carries the sum):
+	         * not shown, whatever its counters */
+	        {"u32", 45, 0x80000800, HAS_MARK, 0, 0, 4, 1},
+	        {"basic", 50, 1, HAS_LOOKUPS | HAS_HITS, 9, 0, 0, 0},
+	        {"bpf", 60, 1, 0, 0, 0, 0, 0},
+	};
+	struct tcx_snmp_ids ids;
+	struct tcx_snmp_rows r;
+	const struct tcx_snmp_row *row;
+	unsigned col = 0, ncol, steps = 0, lookups = fcol(TCX_FCTR_LOOKUPS),
+	         hits = fcol(TCX_FCTR_HITS), mark = fcol(TCX_FCTR_U32_MARK);
+	uint32_t idx = 0, seen[64];
+
+	assert_int_equal(lookups, 12);
+	assert_int_equal(hits, 13);
+	assert_int_equal(mark, 14);
+	assert_int_equal(tcx_filter_counters.def[TCX_FCTR_LOOKUPS].snmp, TCX_SNMP_COUNTER64);
+	assert_int_equal(tcx_filter_counters.def[TCX_FCTR_HITS].snmp, TCX_SNMP_COUNTER64);
+	assert_int_equal(tcx_filter_counters.def[TCX_FCTR_U32_MARK].snmp, TCX_SNMP_COUNTER32);
+
+	tcx_snmp_ids_init(&ids, TCX_SNMP_FILTERS);
+	r = fbuild(&ids, fs, 7, 100, NULL);
+	assert_int_equal(r.table, TCX_SNMP_FILTERS);
+	assert_int_equal(r.n, 4);
+	assert_int_equal(findex(&r, "u32", 10), 1);
+	assert_int_equal(findex(&r, "u32", 20), 0);
+	assert_int_equal(findex(&r, "matchall", 30), 2);
+	assert_int_equal(findex(&r, "u32", 40), 3);
+	assert_int_equal(findex(&r, "u32", 45), 0);
+	assert_int_equal(findex(&r, "basic", 50), 4);
+	assert_int_equal(findex(&r, "bpf", 60), 0);
+	for (size_t i = 0; i < r.n; i++)
+		assert_int_equal(r.rows[i].discontinuity, 0);
+	assert_int_equal(r.last_change, 100);
+
+	/* GET: the identity columns and the discontinuity time of every row,
+	 * the counters it has */
+	row = tcx_snmp_rows_find(&r, 1);
+	assert_true(tcx_snmp_has(&r, row, TCX_COL_FILTER_HANDLE));
+	assert_true(tcx_snmp_has(&r, row, TCX_COL_FILTER_DISCONTINUITY_TIME));
+	assert_true(tcx_snmp_has(&r, row, lookups));
+	assert_true(tcx_snmp_has(&r, row, hits));
+	assert_false(tcx_snmp_has(&r, row, mark));
+	row = tcx_snmp_rows_find(&r, 2); /* matchall: hits only */
+	assert_false(tcx_snmp_has(&r, row, lookups));
+	assert_true(tcx_snmp_has(&r, row, hits));
+	assert_false(tcx_snmp_has(&r, row, mark));
+	assert_int_equal(r.snap->hvals[r.snap->filters[row->obj].hv + TCX_FCTR_HITS], 7);
+	row = tcx_snmp_rows_find(&r, 3); /* a mark only */
+	assert_false(tcx_snmp_has(&r, row, lookups));
+	assert_false(tcx_snmp_has(&r, row, hits));
+	assert_true(tcx_snmp_has(&r, row, mark));
+	assert_true(tcx_snmp_has(&r, row, TCX_COL_FILTER_NETNS));
+	row = tcx_snmp_rows_find(&r, 4); /* basic: hits of 0 are there */
+	assert_true(tcx_snmp_has(&r, row, hits));
+	assert_int_equal(r.snap->hvals[r.snap->filters[row->obj].hv + TCX_FCTR_HITS], 0);
+
+	/* a walk of columns 11..15 skips the counters a row lacks */
+	while (tcx_snmp_next(&r, 11, 15, col, idx, &ncol, &row)) {
+		assert_true(steps < 64);
+		seen[steps++] = ncol * 100 + row->index;
+		col = ncol;
+		idx = row->index;
+	}
+	static const uint32_t walk[] = {1101, 1102, 1103, 1104, /* handle */
+	                                1201, 1204,             /* lookups */
+	                                1301, 1302, 1304,       /* hits */
+	                                1403,                   /* mark */
+	                                1501, 1502, 1503, 1504};
+
+	assert_int_equal(steps, sizeof(walk) / sizeof(walk[0]));
+	assert_memory_equal(seen, walk, sizeof(walk));
+	/* from a row without the counter, and past the last row that has it */
+	assert_true(tcx_snmp_next(&r, 11, 15, lookups, 2, &ncol, &row));
+	assert_int_equal(ncol * 100 + row->index, 1204);
+	assert_true(tcx_snmp_next(&r, 11, 15, mark, 3, &ncol, &row));
+	assert_int_equal(ncol * 100 + row->index, 1501);
+	assert_true(tcx_snmp_next(&r, 11, 15, mark, 0, &ncol, &row));
+	assert_int_equal(ncol * 100 + row->index, 1403);
+	assert_string_equal(tcx_snmp_label_value(&r, &r.rows[0], 1), ""); /* no labels */
+
+	tcx_snmp_rows_free(&r);
+	tcx_snmp_ids_free(&ids);
+}
+
+/* A filter's index is stable while its identity (target, chain, protocol,
+ * pref, kind, handle) has counters; a new one gets a new index; one that
+ * goes and comes back never gets its old one. Lookups or hits going down
+ * are another filter under the same identity (a discontinuity); the 32-bit
+ * mark count going down alone is not (it wraps). */
+static void test_filter_indices_and_discontinuities(void **state)
+{
+	const struct fspec a[] = {
+	        {"u32", 10, 0x80000800, HAS_LOOKUPS | HAS_HITS, 500, 200, 0, 0},
+	        {"u32", 10, 0x80000801, HAS_LOOKUPS | HAS_HITS, 500, 300, 0, 0},
+	        {"basic", 10, 0x80000800, HAS_LOOKUPS | HAS_HITS, 40, 4, 0, 0}, /* another kind */
+	        {"u32", 20, 0x80000800, HAS_MARK, 0, 0, 1000, 0},
+	};
+	/* 800::801 gone, matchall 30 new, order shuffled; 800::800's hits went
+	 * down (replaced), 20's mark went down alone (wrapped), basic grew */
+	const struct fspec b[] = {
+	        {"matchall", 30, 1, HAS_HITS, 0, 1, 0, 0},
+	        {"u32", 20, 0x80000800, HAS_MARK, 0, 0, 5, 0},
+	        {"basic", 10, 0x80000800, HAS_LOOKUPS | HAS_HITS, 80, 8, 0, 0},
+	        {"u32", 10, 0x80000800, HAS_LOOKUPS | HAS_HITS, 600, 10, 0, 0},
+	};
+	/* 800::801 back; 800::800 lost its counters (no row) */
+	const struct fspec c[] = {
+	        {"u32", 10, 0x80000800, 0, 0, 0, 0, 0},
+	        {"u32", 10, 0x80000801, HAS_LOOKUPS | HAS_HITS, 1, 1, 0, 0},
+	        {"basic", 10, 0x80000800, HAS_LOOKUPS | HAS_HITS, 90, 9, 0, 0},
+	        {"u32", 20, 0x80000800, HAS_MARK, 0, 0, 6, 0},
+	        {"matchall", 30, 1, HAS_HITS, 0, 2, 0, 0},
+	};
+	struct tcx_snmp_ids ids;
+	struct tcx_snmp_rows r1, r2, r3, r4;
+
+	tcx_snmp_ids_init(&ids, TCX_SNMP_FILTERS);
+	r1 = fbuild(&ids, a, 4, 100, NULL);
+	assert_int_equal(r1.n, 4);
+	assert_int_equal(tcx_snmp_rows_find(&r1, 1)->obj, 0);
+	assert_int_equal(tcx_snmp_rows_find(&r1, 2)->obj, 1);
+	assert_int_equal(findex(&r1, "basic", 10), 3);
+	assert_int_equal(findex(&r1, "u32", 20), 4);
+
+	r2 = fbuild(&ids, b, 4, 200, &r1);
+	assert_int_equal(r2.n, 4);
+	assert_int_equal(findex(&r2, "u32", 10), 1);
+	assert_int_equal(findex(&r2, "basic", 10), 3);
+	assert_int_equal(findex(&r2, "u32", 20), 4);
+	assert_int_equal(findex(&r2, "matchall", 30), 5);
+	assert_null(tcx_snmp_rows_find(&r2, 2));                          /* 800::801 gone */
+	assert_int_equal(tcx_snmp_rows_find(&r2, 1)->discontinuity, 200); /* hits went down */
+	assert_int_equal(tcx_snmp_rows_find(&r2, 3)->discontinuity, 0);   /* grew */
+	assert_int_equal(tcx_snmp_rows_find(&r2, 4)->discontinuity, 0);   /* mark wrapped */
+	assert_int_equal(tcx_snmp_rows_find(&r2, 5)->discontinuity, 200); /* new */
+	assert_int_equal(r2.rows[0].index, 1);                            /* sorted by index */
+	assert_int_equal(r2.rows[3].index, 5);
+	assert_int_equal(r2.last_change, 200);
+
+	r3 = fbuild(&ids, c, 5, 300, &r2);
+	assert_int_equal(r3.n, 4);
+	assert_null(tcx_snmp_rows_find(&r3, 1));              /* no counters: no row */
+	assert_int_equal(tcx_snmp_rows_find(&r3, 6)->obj, 1); /* 800::801: not 2 again */
+	assert_int_equal(tcx_snmp_rows_find(&r3, 6)->discontinuity, 300);
+	assert_int_equal(findex(&r3, "basic", 10), 3);
+	assert_int_equal(findex(&r3, "matchall", 30), 5);
+	assert_int_equal(tcx_snmp_rows_find(&r3, 5)->discontinuity, 200); /* kept */
+	assert_int_equal(r3.last_change, 300);
+
+	/* the same rows again: last_change stays */
+	r4 = fbuild(&ids, c, 5, 400, &r3);
+	assert_int_equal(r4.last_change, 300);
+	assert_int_equal(tcx_snmp_rows_find(&r4, 6)->discontinuity, 300);
+
+	tcx_snmp_rows_free(&r1);
+	tcx_snmp_rows_free(&r2);
+	tcx_snmp_rows_free(&r3);
+	tcx_snmp_rows_free(&r4);
+	tcx_snmp_ids_free(&ids);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -619,6 +885,8 @@ int main(void)
 	        cmocka_unit_test(test_label_value_reads_the_set),
 	        cmocka_unit_test(test_qdisc_indices),
 	        cmocka_unit_test(test_class_rows_and_labels),
+	        cmocka_unit_test(test_filter_rows_and_absent_counters),
+	        cmocka_unit_test(test_filter_indices_and_discontinuities),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
