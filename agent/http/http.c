@@ -925,13 +925,13 @@ static enum MHD_Result serve_landing(struct tcx_state *st, struct MHD_Connection
 	enum MHD_Result ret;
 
 	tcx_buf_init_mem(&b);
-	tcx_buf_printf(
-	        &b,
-	        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-	        "<title>tcexporter</title></head>\n<body>\n<h1>tcexporter %s</h1>\n"
-	        "<p>Linux TC action, qdisc and class counters: <a href=\"metrics\">/metrics</a> "
-	        "(<a href=\"healthz\">/healthz</a>)</p>\n",
-	        PACKAGE_VERSION);
+	tcx_buf_printf(&b,
+	               "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+	               "<title>tcexporter</title></head>\n<body>\n<h1>tcexporter %s</h1>\n"
+	               "<p>Linux TC action, filter, qdisc and class counters: <a "
+	               "href=\"metrics\">/metrics</a> "
+	               "(<a href=\"healthz\">/healthz</a>)</p>\n",
+	               PACKAGE_VERSION);
 	if (!e) {
 		tcx_buf_puts(&b, "<p>No collection has completed yet.</p>\n");
 	} else {
