@@ -327,11 +327,12 @@ static int filter_order(const struct tcx_filter *a, const struct tcx_filter *b)
 static void merge_hits(struct tcx_snapshot *s, struct tcx_filter *first, const struct tcx_filter *f)
 {
 	const struct tcx_counter_table *t = &tcx_filter_counters;
-	const uint64_t *v = s->hvals + f->hv;
+	const uint64_t *v;
 	uint64_t *to;
 
 	if (!f->hv_present)
 		return;
+	v = s->hvals + f->hv;
 	if (!first->hv_present) { /* f's values become first's */
 		first->hv = f->hv;
 		first->n_keys = f->n_keys;

@@ -225,7 +225,7 @@ static void render_filters(const struct tcx_snapshot *s, struct tcx_buf *b)
 	tcx_buf_puts(b, "{\"filters\":[");
 	for (size_t i = 0; i < s->n_filters; i++) {
 		const struct tcx_filter *f = &s->filters[i];
-		const uint64_t *v = s->hvals + f->hv;
+		const uint64_t *v;
 
 		if (f->merged)
 			continue;
@@ -233,6 +233,11 @@ static void render_filters(const struct tcx_snapshot *s, struct tcx_buf *b)
 			tcx_buf_putc(b, ',');
 		first = 0;
 		filter_identity(s, f, b);
+		if (!f->hv_present) { /* hvals may be NULL: no offset into it */
+			tcx_buf_putc(b, '}');
+			continue;
+		}
+		v = s->hvals + f->hv;
 		for (unsigned c = 0; c < ctr->n; c++)
 			if (f->hv_present & (1u << c))
 				kv_u64(b, ctr->def[c].key, v[c]);
