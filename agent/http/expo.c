@@ -24,7 +24,12 @@ struct tcx_expo *tcx_expo_new(struct tcx_snapshot *snap, void (*resp_free)(void 
 	e->resp_free = resp_free;
 	if (prev) {
 		e->asked_before = atomic_load_explicit(&prev->asked, memory_order_relaxed);
-		e->ahead = e->asked_before & prev->asked_before;
+		/* A variant starts being rendered ahead once asked of each of
+		 * the two expositions before, and stops once asked of neither:
+		 * a collection a reload makes at once, during which the
+		 * server restarts and nobody asks, does not drop it. */
+		e->ahead = (e->asked_before & prev->asked_before) |
+		           (prev->ahead & (e->asked_before | prev->asked_before));
 	}
 	return e;
 }

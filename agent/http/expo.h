@@ -18,8 +18,10 @@
 /* What /metrics serves of one snapshot. What is scraped is rendered ahead:
  * an exposition renders, before it is published, the variants that were
  * asked for during each of the two intervals before it (of the two
- * expositions it follows), as Prometheus's is, scraping every interval, each
- * once, into a response every request for it shares, freed with the
+ * expositions it follows), as Prometheus's is, scraping every interval, and
+ * goes on rendering one until it was asked of neither (a collection that a
+ * reload starts at once, with no request in between, does not drop it),
+ * each once, into a response every request for it shares, freed with the
  * exposition (once the next snapshot is published and the last request using
  * it is done). Any other variant is streamed: each request for it gets a
  * response of its own that renders the body as it is sent, a piece at a time

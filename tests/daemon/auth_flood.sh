@@ -219,10 +219,20 @@ max401=$((4 * (10 + flood_ms / 1000 + 1)))
 [ "${n429:-0}" -gt 0 ] || fail "no 429 counted: the flood's failed checks were not limited"
 # refused: counted by reason, and logged (once a minute) with the address
 nrate=$(metric_value "$WORK/m.txt" 'tc_exporter_http_requests_refused_total{reason="password_rate"}')
-[ "${nrate:-0}" -gt 0 ] ||
-	fail "no refusal counted in tc_exporter_http_requests_refused_total{reason=\"password_rate\"}"
-[ -n "$(logged '127\.0\.0\.[0-9]+: 429, too many failed password checks from this address \(tc_exporter_http_requests_refused_total\{reason="password_rate"\}')" ] ||
-	fail "no password_rate refusal logged"
+# The rate limit refuses once an address has used its budget. Where bcrypt
+# is slower than the budget refills (a sanitizer build on a loaded machine:
+# 95 checks in 24 s), the fair queues are the only limit and nothing is past
+# the rate: then no password_rate refusal is due. A plain build uses the
+# budget up (124 of 128 checks in 22 s).
+if [ "${n401:-0}" -ge $((max401 - 4 * 3)) ]; then
+	[ "${nrate:-0}" -gt 0 ] ||
+		fail "no refusal counted in tc_exporter_http_requests_refused_total{reason=\"password_rate\"}" \
+			"($n401 checks of $max401)"
+	[ -n "$(logged '127\.0\.0\.[0-9]+: 429, too many failed password checks from this address \(tc_exporter_http_requests_refused_total\{reason="password_rate"\}')" ] ||
+		fail "no password_rate refusal logged"
+else
+	note "$n401 checks of a budget of $max401: bcrypt was the limit, no password_rate refusal due (${nrate:-0} counted)"
+fi
 
 # The many-addresses flood: the first one stops, then 200 addresses x 5
 # connections, one random wrong password each. 30 scrapes, one a second.

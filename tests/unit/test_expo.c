@@ -476,25 +476,56 @@ static void test_variant_lifetime(void **state)
 		tcx_expo_unref(e[i]);
 	assert_int_equal(freed[TCX_VAR_TEXT], 2);
 	assert_int_equal(freed[TCX_VAR_OM_GZ], 3);
-	/* Nobody asks any more (no request of e[3]): a variant must have been
-	 * asked for during each of the two intervals before a snapshot to be
-	 * rendered ahead, so from e[4] on nothing is rendered or kept. */
+	/* Nobody asks any more (no request of e[3]): a variant rendered
+	 * ahead stays so while it was asked of one of the two expositions
+	 * before (e[4]: of e[2]), then from e[5] on nothing is rendered or
+	 * kept. */
 	e[4] = tcx_expo_new(s, fake_free, e[3]);
 	assert_int_equal(tcx_expo_prerender(e[4], fake_make, made), 0);
+	assert_non_null(e[4]->resp[TCX_VAR_OM_GZ]);
 	e[5] = tcx_expo_new(s, fake_free, e[4]);
 	assert_int_equal(tcx_expo_prerender(e[5], fake_make, made), 0);
 	e[6] = tcx_expo_new(s, fake_free, e[5]);
 	assert_int_equal(tcx_expo_prerender(e[6], fake_make, made), 0);
-	for (int i = 4; i < 7; i++)
+	for (int i = 5; i < 7; i++)
 		for (unsigned v = 0; v < TCX_VAR__MAX; v++)
 			assert_null(e[i]->resp[v]);
-	assert_int_equal(made[TCX_VAR_OM_GZ], 2);
+	assert_int_equal(made[TCX_VAR_OM_GZ], 3);
 	assert_int_equal(made[TCX_VAR_TEXT], 0);
 	assert_int_equal(made[TCX_VAR_OM] + made[TCX_VAR_TEXT_GZ], 0);
 	for (int i = 3; i < 7; i++)
 		tcx_expo_unref(e[i]);
-	assert_int_equal(freed[TCX_VAR_OM_GZ], 4); /* everything made is freed */
+	assert_int_equal(freed[TCX_VAR_OM_GZ], 5); /* everything made is freed */
 	tcx_snapshot_unref(s);
+}
+
+/* A reload makes a collection at once, while the HTTP server restarts:
+ * nobody asks of that exposition. Prometheus's variant, rendered ahead,
+ * stays so, and its next scrapes are not streamed (nor, past the render
+ * budget, refused). */
+static void test_ahead_through_reload(void **state)
+{
+	struct tcx_snapshot *s = small_snapshot();
+	struct tcx_expo *e[5];
+
+	memset(made, 0, sizeof(made));
+	memset(streamed, 0, sizeof(streamed));
+	memset(freed, 0, sizeof(freed));
+	for (int i = 0; i < 5; i++) {
+		e[i] = tcx_expo_new(s, fake_free, i ? e[i - 1] : NULL);
+		assert_int_equal(tcx_expo_prerender(e[i], fake_make, made), 0);
+		if (i != 2) /* e[2]: the reload's collection, not scraped */
+			request(e[i], TCX_VAR_OM_GZ);
+	}
+	assert_null(e[1]->resp[TCX_VAR_OM_GZ]);
+	for (int i = 2; i < 5; i++)
+		assert_non_null(e[i]->resp[TCX_VAR_OM_GZ]);
+	assert_int_equal(streamed[TCX_VAR_OM_GZ], 2); /* e[0] and e[1] only */
+	for (int i = 0; i < 5; i++)
+		tcx_expo_unref(e[i]);
+	assert_int_equal(freed[TCX_VAR_OM_GZ], 3 + 2);
+	tcx_snapshot_unref(s);
+	(void)state;
 }
 
 /* ---- streamed bodies (struct tcx_expo_stream) ---- */
@@ -950,6 +981,7 @@ int main(void)
 	        cmocka_unit_test(test_process_stats),
 	        cmocka_unit_test(test_gzip_large),
 	        cmocka_unit_test(test_variant_lifetime),
+	        cmocka_unit_test(test_ahead_through_reload),
 	        cmocka_unit_test(test_expo_refcount),
 	        cmocka_unit_test(test_label_names_reserved),
 	        cmocka_unit_test(test_render_in_pieces),
