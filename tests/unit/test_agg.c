@@ -662,7 +662,13 @@ static void test_hits_gone_without_final(void **state)
 	assert_int_equal(hvalue(s, "u32", TCX_FCTR_HITS), 160);
 	assert_int_equal(hvalue(s, "u32", TCX_FCTR_LOOKUPS), 1700);
 	tcx_snapshot_unref(s);
-	assert_int_equal(hits_after(a, cfg, NULL, 0, NULL, 0, "u32"), 160);
+	/* what the filter left stays as the other one counts on */
+	{
+		const struct frow more[] = {{"u32", 10, 0x80000800, LK | HT, 1200, 140, 0}};
+
+		assert_int_equal(hits_after(a, cfg, more, N(more), NULL, 0, "u32"), 190);
+	}
+	assert_int_equal(hits_after(a, cfg, NULL, 0, NULL, 0, "u32"), 190);
 	tcx_agg_free(a);
 	tcx_config_unref(cfg);
 }
@@ -707,13 +713,17 @@ static void test_hits_never_down(void **state)
 {
 	struct tcx_config *cfg = config(yaml_kind);
 	struct tcx_agg *a = tcx_agg_new_hits();
-	const struct frow r100[] = {{"u32", 10, 0x80000800, LK | HT, 1000, 100, 0}};
-	const struct frow r10[] = {{"u32", 10, 0x80000800, LK | HT, 50, 10, 0}};
+	const struct frow r100[] = {{"u32", 10, 0x80000800, LK | HT | MK, 1000, 100, 7}};
+	const struct frow r10[] = {{"u32", 10, 0x80000800, LK | HT | MK, 50, 10, 9}};
 	const struct frow f5[] = {{"u32", 10, 0x80000800, LK | HT, 20, 5, 0}};
 	struct tcx_snapshot *s;
 
 	assert_int_equal(hits_after(a, cfg, r100, 1, NULL, 0, "u32"), 100);
-	assert_int_equal(hits_after(a, cfg, r10, 1, NULL, 0, "u32"), 110);
+	s = hpass(a, cfg, r10, 1, NULL, 0);
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_HITS), 110);
+	/* replaced: the old filter's mark stays, though the new one's is higher */
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_U32_MARK), 7 + 9);
+	tcx_snapshot_unref(s);
 	s = hpass(a, cfg, NULL, 0, f5, 1);
 	assert_true(hvalue(s, "u32", TCX_FCTR_HITS) >= 110);
 	assert_true(hvalue(s, "u32", TCX_FCTR_LOOKUPS) >= 1050);
