@@ -112,14 +112,15 @@ static void *collector_main(void *arg)
 	struct daemon *d = arg;
 	struct tcx_state *st = &d->st;
 	struct tcx_collector *c = tcx_collector_new(&tcx_netlink_source, NULL);
-	/* The aggregates (`aggregate:`), kept from pass to pass: this
-	 * thread's alone. */
-	struct tcx_agg *agg = tcx_agg_new();
+	/* The aggregates (`aggregate:`), of the actions and of the filters'
+	 * hit counters, kept from pass to pass: this thread's alone. */
+	struct tcx_agg *agg = tcx_agg_new(), *hits = tcx_agg_new_hits();
 
-	if (!c || !agg) {
+	if (!c || !agg || !hits) {
 		log_err("collector: out of memory");
 		tcx_collector_free(c);
 		tcx_agg_free(agg);
+		tcx_agg_free(hits);
 		return NULL;
 	}
 	for (;;) {
@@ -138,8 +139,10 @@ static void *collector_main(void *arg)
 		pthread_mutex_unlock(&st->lock);
 
 		s = tcx_collect(c, cfg);
-		if (s)
+		if (s) {
 			tcx_agg_update(agg, s);
+			tcx_agg_update(hits, s);
+		}
 		interval = cfg->interval_s;
 		tcx_config_unref(cfg);
 		old = tcx_state_expo(st); /* what was asked of it: what e renders ahead */
@@ -186,6 +189,7 @@ static void *collector_main(void *arg)
 	}
 	tcx_collector_free(c);
 	tcx_agg_free(agg);
+	tcx_agg_free(hits);
 	return NULL;
 }
 

@@ -31,7 +31,15 @@
  * A value is then never counted twice; a value can be lost only where a
  * notification is (lost, or of an action deleted during a dump taken while
  * the action the dump saw was then deleted without one). An aggregate's
- * published value never goes down (`shown`). */
+ * published value never goes down (`shown`).
+ *
+ * A state of hit counters (tcx_agg_new_hits()) is the same over filters,
+ * with their hit counters (an absent one 0, and not in its aggregate's
+ * `present` unless another member or final has it): read filter for
+ * action above. A filter has no index (0: never compared); it is replaced
+ * when its lookups or hits go down, and the kernel's deletion notification
+ * of a filter deleted by handle carries its counters (collect.c drains
+ * them into s->hit_finals with the actions'). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +54,7 @@ struct member {
 	struct tcx_row_id id;
 	uint64_t hash;
 	uint32_t agg;
-	uint32_t index;  /* the kernel's action index, 0 when the dump has none */
+	uint32_t index;  /* the kernel's action index, 0 when the dump has none (filters) */
 	uint8_t seen;    /* in the pass under way */
 	uint8_t gone;    /* not in the last complete dump: goes after the next finals */
 	uint8_t pending; /* `pend` holds a replaced action's counters */
@@ -60,6 +68,7 @@ struct aggr {
 	struct tcx_counters base;
 	struct tcx_counters shown; /* published: never goes down */
 	double created;
+	uint32_t present; /* bit k: a member or final of it had counter k */
 };
 
 /* An open-addressing index of array positions (pos + 1; 0 is an empty
@@ -77,6 +86,10 @@ struct index {
 };
 
 struct tcx_agg {
+	/* The rows it sums: actions (tcx_action_counters), or the hit counters
+	 * of filters (hits, tcx_filter_counters). Kept when it starts over. */
+	int hits;
+	const struct tcx_counter_table *t;
 	struct tcx_config *cfg; /* of the last update: how rows map to aggregates */
 	/* The kept labels the state was built for. */
 	struct tcx_aggregate_cfg kept;
@@ -297,7 +310,7 @@ static void retire(struct tcx_agg *a, struct member *m, unsigned c, uint64_t fro
  * final has taken their place. */
 static void unpend(struct tcx_agg *a, struct member *m, int keep)
 {
-	for (unsigned c = 0; keep && m->pending && c < TCX_ACT_CTR__MAX; c++)
+	for (unsigned c = 0; keep && m->pending && c < a->t->n; c++)
 		a->g[m->agg].base.v[c] += m->pend.v[c];
 	memset(&m->pend, 0, sizeof(m->pend));
 	m->pending = 0;
@@ -310,18 +323,21 @@ static void unpend(struct tcx_agg *a, struct member *m, int keep)
 static void member_see(struct tcx_agg *a, struct member *m, const struct tcx_counters *v,
                        uint32_t index, uint32_t agg)
 {
-	int replaced = !m->fresh && tcx_action_replaced(m->last.v, m->index, v->v, index);
+	/* the tables known here: their walks unrolled */
+	int replaced =
+	        !m->fresh && (a->hits ? tcx_counters_replaced(&tcx_filter_counters, m->last.v, v->v)
+	                              : tcx_action_replaced(m->last.v, m->index, v->v, index));
 
 	if (replaced) {
 		unpend(a, m, 1); /* not left by the finals: cannot be pending still */
-		for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++) {
+		for (unsigned c = 0; c < a->t->n; c++) {
 			m->pend.v[c] = m->last.v[c] - m->offset.v[c];
 			m->last.v[c] = m->offset.v[c] = 0;
 		}
 		m->pending = 1;
 	}
 	m->index = index;
-	for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++) {
+	for (unsigned c = 0; c < a->t->n; c++) {
 		uint64_t x = v->v[c];
 
 		if (x < m->last.v[c])
@@ -330,7 +346,7 @@ static void member_see(struct tcx_agg *a, struct member *m, const struct tcx_cou
 	}
 	if (agg != m->agg) { /* moves: counts from here in the new one */
 		unpend(a, m, 1);
-		for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++)
+		for (unsigned c = 0; c < a->t->n; c++)
 			retire(a, m, c, m->last.v[c]);
 	}
 	m->agg = agg;
@@ -341,14 +357,31 @@ static void member_see(struct tcx_agg *a, struct member *m, const struct tcx_cou
 
 /* ---- the state --------------------------------------------------------------------------- */
 
+static struct tcx_agg *agg_new(int hits)
+{
+	struct tcx_agg *a = calloc(1, sizeof(struct tcx_agg));
+
+	if (a) {
+		a->hits = hits;
+		a->t = hits ? &tcx_filter_counters : &tcx_action_counters;
+	}
+	return a;
+}
+
 struct tcx_agg *tcx_agg_new(void)
 {
-	return calloc(1, sizeof(struct tcx_agg));
+	return agg_new(0);
+}
+
+struct tcx_agg *tcx_agg_new_hits(void)
+{
+	return agg_new(1);
 }
 
 static void agg_clear(struct tcx_agg *a)
 {
-	int sum_only = a->sum_only;
+	int sum_only = a->sum_only, hits = a->hits;
+	const struct tcx_counter_table *t = a->t;
 
 	if (a->cfg)
 		tcx_config_unref(a->cfg);
@@ -361,6 +394,8 @@ static void agg_clear(struct tcx_agg *a)
 	free(a->key);
 	memset(a, 0, sizeof(*a));
 	a->sum_only = sum_only;
+	a->hits = hits;
+	a->t = t;
 }
 
 void tcx_agg_free(struct tcx_agg *a)
@@ -441,7 +476,8 @@ static struct tcx_aggregates *publish(struct tcx_agg *a, const struct tcx_config
 	g->text = malloc(a->keys_len ? a->keys_len : 1);
 	g->c = calloc(n, sizeof(*g->c));
 	g->created = malloc(n * sizeof(*g->created));
-	if (!g->value || !g->text || !g->c || !g->created) {
+	g->present = malloc(n * sizeof(*g->present));
+	if (!g->value || !g->text || !g->c || !g->created || !g->present) {
 		tcx_aggregates_free(g);
 		return NULL;
 	}
@@ -456,19 +492,20 @@ static struct tcx_aggregates *publish(struct tcx_agg *a, const struct tcx_config
 		}
 		g->c[i] = a->g[i].base;
 		g->created[i] = a->g[i].created;
+		g->present[i] = a->g[i].present;
 	}
 	for (size_t i = 0; i < a->n_m; i++)
-		for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++)
+		for (unsigned c = 0; c < a->t->n; c++)
 			g->c[a->m[i].agg].v[c] +=
 			        a->m[i].pend.v[c] + a->m[i].last.v[c] - a->m[i].offset.v[c];
 	for (size_t i = 0; i < a->n_g; i++)
-		for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++) {
+		for (unsigned c = 0; c < a->t->n; c++) {
 			if (g->c[i].v[c] < a->g[i].shown.v[c])
 				g->c[i].v[c] = a->g[i].shown.v[c];
 			a->g[i].shown.v[c] = g->c[i].v[c];
 		}
 	for (size_t i = 0; i < a->n_g; i++)
-		g->nonzero |= tcx_counters_nonzero(&tcx_action_counters, g->c[i].v);
+		g->nonzero |= tcx_counters_nonzero(a->t, g->c[i].v);
 	return g;
 }
 
@@ -489,16 +526,50 @@ static int in_failed_target(const struct tcx_snapshot *s, const struct tcx_row_i
 	return 0;
 }
 
+/* Row i of s, of the kind a sums: 0 when it is not shown, else 1 with its
+ * counters (v; present: bit k, counter k is the kernel's, the others 0),
+ * its action index and its label set. A filter is shown with hit counters
+ * only; it has no cookie: its label set is TCX_LABELSET_NONE. */
+static int row_of(const struct tcx_agg *a, const struct tcx_snapshot *s, size_t i,
+                  struct tcx_counters *v, uint32_t *present, uint32_t *index, uint32_t *labels)
+{
+	if (a->hits) {
+		const struct tcx_filter *f = &s->filters[i];
+
+		if (f->merged || !f->hv_present)
+			return 0;
+		memset(v, 0, sizeof(*v));
+		for (unsigned c = 0; c < TCX_FCTR__MAX; c++)
+			if (f->hv_present & (1u << c))
+				v->v[c] = s->hvals[f->hv + c];
+		*present = f->hv_present;
+		*index = 0;
+		*labels = TCX_LABELSET_NONE;
+	} else {
+		const struct tcx_action *ac = &s->actions[i];
+
+		if (!tcx_action_shown(ac))
+			return 0;
+		tcx_counters_of(ac, v);
+		*present = (1u << TCX_ACT_CTR__MAX) - 1;
+		*index = ac->index;
+		*labels = ac->labels;
+	}
+	return 1;
+}
+
 int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 {
 	int64_t *set_agg = NULL; /* when only user labels are kept: each set's aggregate */
 	double now = tcx_ts_s(s->taken);
-	size_t kept = 0, n_before;
-	struct tcx_finals *finals = s->finals; /* folded first, then freed */
+	size_t kept = 0, n_before, n_rows = a->hits ? s->n_filters : s->n_actions;
+	struct tcx_finals **fsp = a->hits ? &s->hit_finals : &s->finals;
+	struct tcx_finals *finals = *fsp; /* folded first, then freed */
+	struct tcx_aggregates **out = a->hits ? &s->hit_aggs : &s->aggs;
 
-	tcx_aggregates_free(s->aggs);
-	s->aggs = NULL;
-	s->finals = NULL;
+	tcx_aggregates_free(*out);
+	*out = NULL;
+	*fsp = NULL;
 	if (!s->cfg || s->cfg->aggregate.mode == TCX_AGG_NONE) {
 		tcx_finals_free(finals);
 		agg_clear(a);
@@ -510,8 +581,7 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 	 * deletion), then what the last pass left pending and the members it
 	 * no longer showed, which no final has replaced: they go into base. */
 	for (size_t i = 0; finals && !a->sum_only && i < finals->n; i++)
-		if (tcx_agg_fold_final(a, &finals->f[i].id, &finals->f[i].c, finals->f[i].index) <
-		    0)
+		if (tcx_agg_fold_final(a, &finals->f[i]) < 0)
 			goto oom;
 	tcx_finals_free(finals);
 	finals = NULL;
@@ -521,7 +591,7 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 
 		unpend(a, m, 1);
 		if (m->gone) {
-			for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++)
+			for (unsigned c = 0; c < a->t->n; c++)
 				retire(a, m, c, 0);
 			continue;
 		}
@@ -540,37 +610,41 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 	}
 	/* Room for every row as a new member: no growth in the pass. */
 	if (!a->sum_only &&
-	    (tcx_grow(&a->m, &a->cap_m, a->n_m + s->n_actions, sizeof(*a->m), 256) < 0 ||
-	     (2 * (a->n_m + s->n_actions + 1) > a->mi.mask &&
-	      members_reindex(a, s->n_actions) < 0)))
+	    (tcx_grow(&a->m, &a->cap_m, a->n_m + n_rows, sizeof(*a->m), 256) < 0 ||
+	     (2 * (a->n_m + n_rows + 1) > a->mi.mask && members_reindex(a, n_rows) < 0)))
 		goto oom;
-	for (size_t i = 0; i < s->n_actions; i++) {
-		const struct tcx_action *ac = &s->actions[i];
+	for (size_t i = 0; i < n_rows; i++) {
 		const char *user[TCX_MAX_LABELS];
 		struct tcx_row_id id;
 		struct tcx_counters v;
 		struct member *m;
+		uint32_t present, index, labels;
 		int64_t agg = -1;
 		uint64_t h;
 
-		if (!tcx_action_shown(ac))
+		if (!row_of(a, s, i, &v, &present, &index, &labels))
 			continue;
-		tcx_counters_of(ac, &v);
-		if (set_agg && ac->labels < s->sets.n)
-			agg = set_agg[ac->labels];
-		if (agg < 0 || !a->sum_only)
-			tcx_row_id_of(s, i, &id);
+		if (set_agg && labels < s->sets.n)
+			agg = set_agg[labels];
+		if (agg < 0 || !a->sum_only) {
+			if (a->hits)
+				tcx_filter_id_of(s, i, &id);
+			else
+				tcx_row_id_of(s, i, &id);
+		}
 		if (agg < 0) {
-			for (size_t l = 0; l < s->sets.n_labels; l++)
-				user[l] = tcx_labelset_value(s, ac->labels, l);
+			for (size_t l = 0; l < a->cfg->n_labels; l++)
+				user[l] = l < s->sets.n_labels ? tcx_labelset_value(s, labels, l)
+				                               : "";
 			agg = agg_of(a, &id, user, now);
 			if (agg < 0)
 				goto oom;
-			if (set_agg && ac->labels < s->sets.n)
-				set_agg[ac->labels] = agg;
+			if (set_agg && labels < s->sets.n)
+				set_agg[labels] = agg;
 		}
+		a->g[agg].present |= present;
 		if (a->sum_only) { /* no members: the row as it is */
-			for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++)
+			for (unsigned c = 0; c < a->t->n; c++)
 				a->g[agg].base.v[c] += v.v[c];
 			continue;
 		}
@@ -582,11 +656,11 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 			if (!(m = member_add(a, &id, h, (uint32_t)agg)))
 				goto oom;
 			m->last = v;
-			m->index = ac->index;
+			m->index = index;
 			m->seen = 1;
 			continue;
 		}
-		member_see(a, m, &v, ac->index, (uint32_t)agg);
+		member_see(a, m, &v, index, (uint32_t)agg);
 	}
 	/* Members not seen are gone: their last values stay counted until the
 	 * next pass's finals (a final of theirs may be on its way). Those of a
@@ -600,7 +674,7 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 		m->seen = 0;
 	}
 	free(set_agg);
-	if (!(s->aggs = publish(a, s->cfg)))
+	if (!(*out = publish(a, s->cfg)))
 		goto oom_done;
 	return 0;
 oom:
@@ -614,9 +688,10 @@ oom_done:
 	return -1;
 }
 
-int tcx_agg_sum(struct tcx_snapshot *s)
+/* tcx_agg_sum() of one kind of rows. */
+static int agg_sum(struct tcx_snapshot *s, int hits)
 {
-	struct tcx_agg *a = tcx_agg_new();
+	struct tcx_agg *a = agg_new(hits);
 	int r;
 
 	if (!a) {
@@ -630,9 +705,15 @@ int tcx_agg_sum(struct tcx_snapshot *s)
 	return r;
 }
 
-int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_row_id *id,
-                       const struct tcx_counters *final, uint32_t index)
+int tcx_agg_sum(struct tcx_snapshot *s)
 {
+	return agg_sum(s, 0) < 0 || agg_sum(s, 1) < 0 ? -1 : 0;
+}
+
+int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_final *f)
+{
+	const struct tcx_row_id *id = &f->id;
+	const struct tcx_counters *final = &f->c;
 	uint64_t h = tcx_row_id_hash(id);
 	struct member *m;
 	int64_t agg;
@@ -643,7 +724,8 @@ int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_row_id *id,
 	if (m) {
 		agg = m->agg;
 	} else {
-		/* A row no pass saw: it maps as its cookie says now. */
+		/* A row no pass saw: an action maps as its cookie says now; a
+		 * filter has no cookie, and is shown whatever `unmapped` says. */
 		const char *user[TCX_MAX_LABELS];
 		struct tcx_label_buf lb;
 		enum tcx_map_kind mk = TCX_MAP_NONE;
@@ -652,14 +734,15 @@ int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_row_id *id,
 			user[l] = "";
 		if (id->cookie_len)
 			mk = tcx_labels_resolve(a->cfg, id->cookie, id->cookie_len, user, &lb);
-		if (a->cfg->unmapped == TCX_UNMAPPED_DROP &&
+		if (!a->hits && a->cfg->unmapped == TCX_UNMAPPED_DROP &&
 		    (mk == TCX_MAP_NONE || mk == TCX_MAP_UNMAPPED))
 			return 0; /* never shown */
 		agg = agg_of(a, id, user, tcx_clock_s(CLOCK_REALTIME));
 		if (agg < 0)
 			return -1;
 	}
-	for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++)
+	a->g[agg].present |= f->present;
+	for (unsigned c = 0; c < a->t->n; c++)
 		a->g[agg].base.v[c] += final->v[c];
 	if (!m)
 		return 0;
@@ -668,8 +751,8 @@ int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_row_id *id,
 	 * final of another index than last's is not last's. */
 	if (m->pending) {
 		unpend(a, m, 0);
-	} else if (!m->fresh && !(index && m->index && index != m->index)) {
-		for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++) {
+	} else if (!m->fresh && !(f->index && m->index && f->index != m->index)) {
+		for (unsigned c = 0; c < a->t->n; c++) {
 			/* What it counted before it moved in stays where it is. */
 			uint64_t before =
 			        m->offset.v[c] < final->v[c] ? m->offset.v[c] : final->v[c];

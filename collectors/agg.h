@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Aggregation (`aggregate: {by|without: [...]}`): counters summed over the
- * action rows that share the kept labels, that never go backwards while the
- * process runs.
+ * rows that share the kept labels, that never go backwards while the
+ * process runs. A state sums one kind of rows: the actions
+ * (tcx_action_counters, into s->aggs), or the filters' hit counters
+ * (tcx_agg_new_hits(): tcx_filter_counters, into s->hit_aggs; the filters
+ * shown that have some, their user label values all empty: a filter has no
+ * cookie; an aggregate has the counters some member or final of it had,
+ * the others absent: a group of matchall filters has no lookups).
  *
  * The state (struct tcx_agg) is kept across snapshots by its one owner (the
  * daemon's collector thread; --once makes one for its single pass). Each
- * aggregate is the sum of its members, the action rows by their identity
- * (struct tcx_row_id, collectors/snapshot.h):
+ * aggregate is the sum of its members, the rows by their identity (struct
+ * tcx_row_id, collectors/snapshot.h; a filter's is tcx_filter_id_of()'s):
  * - a member counts from 0 when it first appears (all of its counters);
  * - a member that disappears leaves its last seen values in its aggregate;
  * - a member replaced (tcx_action_replaced(): another action under its
@@ -35,7 +40,9 @@
 #include "config/config.h"
 
 struct tcx_agg;
+/* A state of the actions' aggregates; of the filters' hit counters. */
 struct tcx_agg *tcx_agg_new(void);
+struct tcx_agg *tcx_agg_new_hits(void);
 void tcx_agg_free(struct tcx_agg *a);
 
 /* Fold the final rows of s->finals (tcx_agg_fold_final()), then the shown
@@ -43,22 +50,24 @@ void tcx_agg_free(struct tcx_agg *a);
  * s->aggs to the aggregates (NULL when s->cfg does not aggregate: the state
  * is then emptied). s->finals is freed: they count once. A configuration
  * whose kept labels differ from the state's starts the state over. Returns
- * 0, or -1 when out of memory (s->aggs NULL, s incomplete). */
+ * 0, or -1 when out of memory (s->aggs NULL, s incomplete). A state of hit
+ * counters does the same with s->hit_finals, the filters and s->hit_aggs. */
 int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s);
 
-/* The sums of s's current rows into s->aggs, with no state (--once: no
- * history, each row counts its counters as they are; no member is kept, so
- * it costs a fraction of a first tcx_agg_update()). Returns as it does. */
+/* The sums of s's current rows into s->aggs and s->hit_aggs, with no state
+ * (--once: no history, each row counts its counters as they are; no member
+ * is kept, so it costs a fraction of a first tcx_agg_update()). Returns as
+ * it does. */
 int tcx_agg_sum(struct tcx_snapshot *s);
 
-/* The final counters of a deleted row, from the kernel's deletion
- * notification, in the order of deletion: counted whole in the row's
- * aggregate (the configuration of the last tcx_agg_update() says which;
- * before the first, nothing is folded), in the place of the oldest values
- * its member still counts for an action that may be this one (agg.c).
- * index is its action's index (0 when unknown): another than the one last
- * seen is not that action's final. Returns 0, or -1 when out of memory. */
-int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_row_id *id,
-                       const struct tcx_counters *final, uint32_t index);
+/* The final counters of a deleted row (f, of the kind the state sums), from
+ * the kernel's deletion notification, in the order of deletion: counted
+ * whole in the row's aggregate (the configuration of the last
+ * tcx_agg_update() says which; before the first, nothing is folded), in
+ * the place of the oldest values its member still counts for a row that
+ * may be this one (agg.c). f->index is its action's index (0 when unknown,
+ * and for a filter): another than the one last seen is not that action's
+ * final. Returns 0, or -1 when out of memory. */
+int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_final *f);
 
 #endif

@@ -1622,6 +1622,14 @@ static void drain_finals(struct pass *p, const struct units *us)
 				tcx_snapshot_unref(f);
 				goto oom;
 			}
+		/* The filters' own hit counters come whole in the notification
+		 * too (u32, basic, matchall). */
+		for (size_t fi = 0; fi < f->n_filters; fi++)
+			if (f->filters[fi].hv_present && f->targets[f->filters[fi].target].ok &&
+			    tcx_hit_finals_add(&p->s->hit_finals, f, fi) < 0) {
+				tcx_snapshot_unref(f);
+				goto oom;
+			}
 		tcx_snapshot_unref(f);
 	}
 	return;

@@ -44,7 +44,7 @@ enum tcx_family_mode {
 	S(CLASS, .name = "class", .dflt = TCX_FAM_ON)                                              \
 	S(XSTATS, .name = "xstats", .dflt = TCX_FAM_ON)                                            \
 	S(FLOWS, .name = "flows", .dflt = TCX_FAM_OFF)                                             \
-	S(HITS, .name = "hits", .dflt = TCX_FAM_ON, .dflt_aggregated = TCX_FAM_OFF)                \
+	S(HITS, .name = "hits", .dflt = TCX_FAM_ON)                                                \
 	S(KEYS, .name = "keys", .dflt = TCX_FAM_OFF)
 
 struct tcx_family_switch {

@@ -110,12 +110,26 @@ void tcx_snapshot_unref(struct tcx_snapshot *s)
 	labelsets_free(&s->sets);
 	tcx_aggregates_free(s->aggs);
 	tcx_finals_free(s->finals);
+	tcx_aggregates_free(s->hit_aggs);
+	tcx_finals_free(s->hit_finals);
 	free(s);
+}
+
+static size_t aggregates_bytes(const struct tcx_aggregates *g)
+{
+	if (!g)
+		return 0;
+	return tcx_alloc_size(g) + tcx_alloc_size(g->value) + tcx_alloc_size(g->text) +
+	       tcx_alloc_size(g->c) + tcx_alloc_size(g->created) + tcx_alloc_size(g->present);
+}
+
+static size_t finals_bytes(const struct tcx_finals *fs)
+{
+	return fs ? tcx_alloc_size(fs) + tcx_alloc_size(fs->f) : 0;
 }
 
 size_t tcx_snapshot_bytes(const struct tcx_snapshot *s)
 {
-	const struct tcx_aggregates *g = s->aggs;
 	size_t n = tcx_alloc_size(s) + tcx_alloc_size(s->targets) + tcx_alloc_size(s->filters) +
 	           tcx_alloc_size(s->actions) + tcx_alloc_size(s->qdevs) +
 	           tcx_alloc_size(s->qdiscs) + tcx_alloc_size(s->classes) +
@@ -123,12 +137,8 @@ size_t tcx_snapshot_bytes(const struct tcx_snapshot *s)
 	           tcx_alloc_size(s->sets.map) + tcx_alloc_size(s->sets.value) +
 	           tcx_alloc_size(s->sets.text);
 
-	if (g)
-		n += tcx_alloc_size(g) + tcx_alloc_size(g->value) + tcx_alloc_size(g->text) +
-		     tcx_alloc_size(g->c) + tcx_alloc_size(g->created);
-	if (s->finals)
-		n += tcx_alloc_size(s->finals) + tcx_alloc_size(s->finals->f);
-	return n;
+	return n + aggregates_bytes(s->aggs) + finals_bytes(s->finals) +
+	       aggregates_bytes(s->hit_aggs) + finals_bytes(s->hit_finals);
 }
 
 #define ADD_ROW(s, arr, n, cap, minimum)                                                           \
@@ -525,18 +535,46 @@ void tcx_qrow_id_of(const struct tcx_snapshot *s, int is_class, size_t i, struct
 	id->parent = is_class ? 0 : q->parent;
 }
 
-int tcx_finals_add(struct tcx_finals **fs, const struct tcx_snapshot *s, size_t i)
+/* A new final at the end of *fs (made when NULL), zeroed; NULL when out of
+ * memory. */
+static struct tcx_final *final_new(struct tcx_finals **fs)
 {
 	struct tcx_final *f;
 
 	if (!*fs && !(*fs = calloc(1, sizeof(**fs))))
-		return -1;
+		return NULL;
 	if (tcx_grow(&(*fs)->f, &(*fs)->cap, (*fs)->n + 1, sizeof(*(*fs)->f), 16) < 0)
-		return -1;
+		return NULL;
 	f = &(*fs)->f[(*fs)->n++];
+	memset(f, 0, sizeof(*f));
+	return f;
+}
+
+int tcx_finals_add(struct tcx_finals **fs, const struct tcx_snapshot *s, size_t i)
+{
+	struct tcx_final *f = final_new(fs);
+
+	if (!f)
+		return -1;
 	tcx_row_id_of(s, i, &f->id);
 	tcx_counters_of(&s->actions[i], &f->c);
 	f->index = s->actions[i].index;
+	f->present = (1u << TCX_ACT_CTR__MAX) - 1;
+	return 0;
+}
+
+int tcx_hit_finals_add(struct tcx_finals **fs, const struct tcx_snapshot *s, size_t i)
+{
+	const struct tcx_filter *flt = &s->filters[i];
+	struct tcx_final *f = final_new(fs);
+
+	if (!f)
+		return -1;
+	tcx_filter_id_of(s, i, &f->id);
+	for (unsigned c = 0; c < TCX_FCTR__MAX; c++)
+		if (flt->hv_present & (1u << c))
+			f->c.v[c] = s->hvals[flt->hv + c];
+	f->present = flt->hv_present;
 	return 0;
 }
 
@@ -556,6 +594,7 @@ void tcx_aggregates_free(struct tcx_aggregates *g)
 	free(g->text);
 	free(g->c);
 	free(g->created);
+	free(g->present);
 	free(g);
 }
 

@@ -200,6 +200,11 @@ struct tcx_snapshot {
 	 * drained after the pass's dumps, of its dump units (collect.h); folded
 	 * and freed by tcx_agg_update(). NULL when there are none. */
 	struct tcx_finals *finals;
+	/* With `aggregate`: the aggregates of the filters' hit counters
+	 * (tcx_agg_new_hits()), and the final hit counters of those filters
+	 * deleted by handle that had some, as aggs and finals. */
+	struct tcx_aggregates *hit_aggs;
+	struct tcx_finals *hit_finals;
 };
 
 struct tcx_snapshot *tcx_snapshot_new(struct tcx_config *cfg);
@@ -306,10 +311,14 @@ struct tcx_qrow_id {
 /* The identity of qdisc row i (classes: 0) or class row i of s. */
 void tcx_qrow_id_of(const struct tcx_snapshot *s, int is_class, size_t i, struct tcx_qrow_id *id);
 
-/* An action row's counters by value, indexed as tcx_action_counters. */
+/* A row's counters by value: an action's, indexed as tcx_action_counters,
+ * or a filter's hit counters, indexed as tcx_filter_counters in the first
+ * TCX_FCTR__MAX (the rest 0). */
 struct tcx_counters {
 	uint64_t v[TCX_ACT_CTR__MAX];
 };
+_Static_assert((int)TCX_FCTR__MAX <= (int)TCX_ACT_CTR__MAX,
+               "filter hit counters fit in tcx_counters");
 
 static inline void tcx_counters_of(const struct tcx_action *a, struct tcx_counters *c)
 {
@@ -329,12 +338,16 @@ static inline int tcx_action_replaced(const uint64_t *was, uint32_t was_index, c
 	       tcx_counters_replaced(&tcx_action_counters, was, now);
 }
 
-/* The final rows of deleted filters that a pass drained (s->finals), by
- * value: identity, counters and action index (0 when unknown). */
+/* The final rows of deleted filters that a pass drained, by value: an
+ * action's (s->finals: identity, counters and action index, 0 when
+ * unknown) or a filter's hit counters (s->hit_finals: the filter's
+ * identity, index 0). present: bit k, counter k is the kernel's (every
+ * counter of an action; a filter's hv_present). */
 struct tcx_final {
 	struct tcx_row_id id;
 	struct tcx_counters c;
 	uint32_t index;
+	uint32_t present;
 };
 
 struct tcx_finals {
@@ -345,6 +358,8 @@ struct tcx_finals {
 /* Append action row i of s (a drained snapshot) to *fs, made when NULL.
  * Returns 0, or -1 when out of memory. */
 int tcx_finals_add(struct tcx_finals **fs, const struct tcx_snapshot *s, size_t i);
+/* The same for the hit counters of filter row i of s (which has some). */
+int tcx_hit_finals_add(struct tcx_finals **fs, const struct tcx_snapshot *s, size_t i);
 void tcx_finals_free(struct tcx_finals *fs);
 
 /* With `aggregate`: one snapshot's aggregates (collectors/agg.h makes
@@ -363,7 +378,11 @@ struct tcx_aggregates {
 	char *text;
 	struct tcx_counters *c; /* n */
 	double *created;        /* n: when it first appeared in this process (Unix time) */
-	uint32_t nonzero;       /* bit k: some aggregate has counter k not 0 */
+	/* n: bit k, counter k is the aggregate's (some member or final of it
+	 * had it: every counter of an action; the hit counters a filter's
+	 * classifier keeps). The others are absent, never 0. */
+	uint32_t *present;
+	uint32_t nonzero; /* bit k: some aggregate has counter k not 0 */
 };
 
 static inline const char *tcx_aggregate_value(const struct tcx_aggregates *g, size_t i, size_t k)

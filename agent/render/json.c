@@ -29,13 +29,15 @@ static void kv_u64(struct tcx_buf *b, const char *k, uint64_t v)
 	tcx_buf_u64(b, v);
 }
 
-/* With `aggregate`: one object per aggregate, its kept labels and counters. */
-static int render_aggregates(const struct tcx_aggregates *g, struct tcx_buf *b)
+/* With `aggregate`: one object per aggregate, {"<what>":{its kept
+ * labels}, then the counters of table ctr that it has. */
+static int render_aggregates(const struct tcx_aggregates *g, const char *what,
+                             const struct tcx_counter_table *ctr, struct tcx_buf *b)
 {
-	const struct tcx_counter_table *ctr = &tcx_action_counters;
-
 	for (size_t i = 0; i < g->n; i++) {
-		tcx_buf_put(b, "{\"aggregate\":{", 14);
+		tcx_buf_put(b, "{\"", 2);
+		tcx_buf_puts(b, what);
+		tcx_buf_put(b, "\":{", 3);
 		for (size_t k = 0, first = 1; k < g->n_labels; k++) {
 			const char *v = tcx_aggregate_value(g, i, k);
 
@@ -50,7 +52,8 @@ static int render_aggregates(const struct tcx_aggregates *g, struct tcx_buf *b)
 		}
 		tcx_buf_putc(b, '}');
 		for (unsigned c = 0; c < ctr->n; c++)
-			kv_u64(b, ctr->def[c].key, g->c[i].v[c]);
+			if (g->present[i] & (1u << c))
+				kv_u64(b, ctr->def[c].key, g->c[i].v[c]);
 		tcx_buf_put(b, "}\n", 2);
 	}
 	return b->err ? -b->err : 0;
@@ -261,7 +264,10 @@ int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 	char hex[2 * TCX_COOKIE_MAX + 1];
 
 	if (s->aggs)
-		render_aggregates(s->aggs, b);
+		render_aggregates(s->aggs, "aggregate", ctr, b);
+	/* then the filters' hit counters, summed alike */
+	if (s->aggs && s->hit_aggs)
+		render_aggregates(s->hit_aggs, "filter_aggregate", &tcx_filter_counters, b);
 	for (size_t i = 0; !s->aggs && i < s->n_actions; i++) {
 		const struct tcx_action *a = &s->actions[i];
 

@@ -113,8 +113,10 @@ struct tcx_rowlabels {
 	struct tcx_buf kinds;  /* each kind, escaped */
 	uint32_t kind_off[TCX_MAX_KINDS + 1];
 	/* With aggregates: aggs->n + 1 offsets, each one's labels, then when it
-	 * was created (in ts_off[i], formatted once: OpenMetrics's _created). */
+	 * was created (in ts_off[i], formatted once: OpenMetrics's _created);
+	 * the same of the hit aggregates (hit_aggs) in hagg_off and hts_off. */
 	uint32_t *agg_off, *ts_off;
+	uint32_t *hagg_off, *hts_off;
 	/* For the `auto` switches, looked at once per snapshot too: bit k, some
 	 * action row shown has counter k not 0; some filter shown is in_hw. */
 	uint32_t nonzero;
@@ -130,6 +132,7 @@ size_t tcx_rowlabels_bytes(const struct tcx_rowlabels *l)
 	return tcx_alloc_size(l) + tcx_alloc_size(l->arena.p) + tcx_alloc_size(l->kinds.p) +
 	       tcx_alloc_size(l->flt) + tcx_alloc_size(l->act) + tcx_alloc_size(l->tgt_off) +
 	       tcx_alloc_size(l->set_off) + tcx_alloc_size(l->agg_off) + tcx_alloc_size(l->ts_off) +
+	       tcx_alloc_size(l->hagg_off) + tcx_alloc_size(l->hts_off) +
 	       tcx_alloc_size(l->qd_off) + tcx_alloc_size(l->cl_off);
 }
 
@@ -145,6 +148,8 @@ void tcx_rowlabels_free(struct tcx_rowlabels *l)
 	free(l->set_off);
 	free(l->agg_off);
 	free(l->ts_off);
+	free(l->hagg_off);
+	free(l->hts_off);
 	free(l->qd_off);
 	free(l->cl_off);
 	free(l);
@@ -221,6 +226,35 @@ static void aggregate_part(struct tcx_buf *b, const struct tcx_aggregates *g, si
 		if (!g->optional[k] || v[0])
 			put_label(b, &first, g->names[k], v);
 	}
+}
+
+/* The labels of aggregates g into the arena: *off gets g->n + 1 offsets,
+ * each one's labels, then when it was created (at (*ts)[i]). Returns 0, or
+ * -1 when out of memory. */
+static int aggregates_labels(struct tcx_buf *ar, const struct tcx_aggregates *g, uint32_t **off,
+                             uint32_t **ts)
+{
+	char tv[TCX_FMT_DOUBLE_MAX];
+	size_t ts_len = 0;
+
+	*off = malloc((g->n + 1) * sizeof(**off));
+	*ts = malloc((g->n + 1) * sizeof(**ts));
+	if (!*off || !*ts)
+		return -1;
+	for (size_t i = 0; i < g->n; i++) {
+		(*off)[i] = (uint32_t)ar->len;
+		aggregate_part(ar, g, i);
+		(*ts)[i] = (uint32_t)ar->len;
+		/* aggregates appear together: a time is formatted once (the
+		 * shortest form that reads back takes microseconds) */
+		if (!i || g->created[i] != g->created[i - 1])
+			ts_len = tcx_fmt_double(tv, g->created[i]);
+		tcx_buf_put(ar, tv, ts_len);
+		if (ar->len > UINT32_MAX)
+			return -1;
+	}
+	(*off)[g->n] = (uint32_t)ar->len;
+	return 0;
 }
 
 /* A qdisc's or a class's labels, as tc prints them:
@@ -321,28 +355,11 @@ struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 			goto fail;
 	}
 	l->set_off[l->n_sets] = (uint32_t)ar->len;
-	if (s->aggs) {
-		char ts[TCX_FMT_DOUBLE_MAX];
-		size_t ts_len = 0;
-
-		l->agg_off = malloc((s->aggs->n + 1) * sizeof(*l->agg_off));
-		l->ts_off = malloc((s->aggs->n + 1) * sizeof(*l->ts_off));
-		if (!l->agg_off || !l->ts_off)
-			goto fail;
-		for (size_t i = 0; i < s->aggs->n; i++) {
-			l->agg_off[i] = (uint32_t)ar->len;
-			aggregate_part(ar, s->aggs, i);
-			l->ts_off[i] = (uint32_t)ar->len;
-			/* aggregates appear together: a time is formatted once
-			 * (the shortest form that reads back takes microseconds) */
-			if (!i || s->aggs->created[i] != s->aggs->created[i - 1])
-				ts_len = tcx_fmt_double(ts, s->aggs->created[i]);
-			tcx_buf_put(ar, ts, ts_len);
-			if (ar->len > UINT32_MAX)
-				goto fail;
-		}
-		l->agg_off[s->aggs->n] = (uint32_t)ar->len;
-	}
+	if (s->aggs && aggregates_labels(ar, s->aggs, &l->agg_off, &l->ts_off) < 0)
+		goto fail;
+	if (s->aggs && s->hit_aggs &&
+	    aggregates_labels(ar, s->hit_aggs, &l->hagg_off, &l->hts_off) < 0)
+		goto fail;
 	/* Actions follow their filter in a snapshot; any that do not get
 	 * their filter's labels copied in front of their own. */
 	for (size_t fi = 0, ai = 0; fi <= s->n_filters; fi++) {
@@ -461,8 +478,10 @@ struct render {
 	int keys_on;                    /* tc_filter_u32_key_hits_total is written */
 	size_t max_rows;                /* action rows (or aggregates) written, the first ones */
 	size_t max_filters;             /* filters written to tc_filter_flags_info */
-	size_t hits_end;                /* the hit counters of the filters before it are written */
-	uint64_t series_dropped;        /* series left out past max_series */
+	/* the hit counters of the filters (with aggregates: of the hit
+	 * aggregates) before it are written */
+	size_t hits_end;
+	uint64_t series_dropped; /* series left out past max_series */
 };
 
 /* Is switch sw, set to auto, on: does some row (or aggregate) have a
@@ -488,18 +507,30 @@ static size_t hit_series(const struct render *r, const struct tcx_filter *f)
 	return f->merged ? 0 : n;
 }
 
+/* The hit series of hit aggregate i that plan() turned on. */
+static size_t hit_agg_series(const struct render *r, size_t i)
+{
+	size_t n = 0;
+
+	for (unsigned k = 0; k < TCX_FCTR__MAX; k++)
+		n += r->hits_on[k] && (r->s->hit_aggs->present[i] & (1u << k));
+	return n;
+}
+
 /* Which row families are written, and how many of their series fit in
  * max_series: the first action rows (or aggregates) whose every series fits,
  * then the first filters' flags in what is left, then the hit counters of
- * the first filters whose every hit series fits in what is left. */
+ * the first filters (or hit aggregates) whose every hit series fits in what
+ * is left. With aggregates, no key hits (each filter's keys are its own). */
 static void plan(struct render *r)
 {
 	const struct tcx_snapshot *s = r->s;
 	const struct tcx_config *cfg = s->cfg;
 	const struct tcx_counter_table *t = &tcx_action_counters;
 	int aggregated = s->aggs != NULL;
-	size_t k = 0, rows = 0, filters = 0;
+	size_t k = 0, rows = 0, filters = 0, n_hit_rows;
 	uint64_t max = cfg ? cfg->max_series : 0;
+	int limited = max != 0; /* max counts down to 0 */
 	/* each switch: 1 on, 0 off, -1 auto and not looked at yet */
 	int sw_on[TCX_SW__MAX];
 	unsigned present = 0, keys = 0;
@@ -519,11 +550,14 @@ static void plan(struct render *r)
 		k += r->on[c];
 	}
 	r->flags_on = sw_on[TCX_SW_FLAGS] > 0;
-	/* a family no filter has a counter of is left out, HELP and all */
-	for (size_t i = 0; i < s->n_filters; i++) {
+	/* a family no filter (no hit aggregate) has a counter of is left out,
+	 * HELP and all */
+	for (size_t i = 0; !aggregated && i < s->n_filters; i++) {
 		present |= s->filters[i].merged ? 0 : s->filters[i].hv_present;
 		keys |= !s->filters[i].merged && s->filters[i].n_keys;
 	}
+	for (size_t i = 0; aggregated && s->hit_aggs && i < s->hit_aggs->n; i++)
+		present |= s->hit_aggs->present[i];
 	for (unsigned c = 0; c < TCX_FCTR__MAX; c++)
 		r->hits_on[c] = sw_on[tcx_filter_counters.def[c].sw] > 0 && (present & (1u << c));
 	r->keys_on = sw_on[TCX_SW_KEYS] > 0 && keys;
@@ -550,18 +584,19 @@ static void plan(struct render *r)
 			r->max_filters = (size_t)max;
 	}
 	r->series_dropped = (uint64_t)(rows - r->max_rows) * k + (filters - r->max_filters);
-	if (max)
+	if (limited)
 		max -= r->max_filters;
-	r->hits_end = s->n_filters;
-	for (size_t i = 0, n; i < s->n_filters; i++) {
-		if (!(n = hit_series(r, &s->filters[i])))
+	n_hit_rows = !aggregated ? s->n_filters : s->hit_aggs ? s->hit_aggs->n : 0;
+	r->hits_end = n_hit_rows;
+	for (size_t i = 0, n; i < n_hit_rows; i++) {
+		if (!(n = aggregated ? hit_agg_series(r, i) : hit_series(r, &s->filters[i])))
 			continue;
-		if (r->hits_end < i || (max && n > max)) {
+		if (r->hits_end < i || (limited && n > max)) {
 			r->hits_end = r->hits_end < i ? r->hits_end : i;
 			r->series_dropped += n;
 			continue;
 		}
-		if (max)
+		if (limited)
 			max -= n;
 	}
 }
@@ -789,34 +824,42 @@ static int counter_families(struct render *r, int om, const struct tcx_counter_t
 	return 0;
 }
 
-/* With `aggregate`: one series per aggregate, and in OpenMetrics when it
- * first appeared (NAME_created). */
+/* Counter k of aggregate i of g (its labels and creation time at off[i]
+ * and ts[i] in the arena), and in OpenMetrics when it first appeared
+ * (NAME_created). Returns -1 when the buffer failed, else 0. */
+static int aggregate_sample(struct render *r, int om, const struct tcx_counter_def *d,
+                            const struct tcx_aggregates *g, const uint32_t *off, const uint32_t *ts,
+                            size_t i, unsigned k, struct slice *sl, struct tcx_buf *b)
+{
+	const char *arena = r->l->arena.p;
+	size_t stem = strlen(d->family) - 6; /* without _total */
+	char *p;
+
+	sl[1] = (struct slice){arena + off[i], ts[i] - off[i]};
+	if (!(p = put_slices(b, sl, 2, 24)))
+		return -1;
+	put_value(b, p, g->c[i].v[k]);
+	if (om) {
+		tcx_buf_put(b, d->family, stem);
+		tcx_buf_put(b, "_created{", 9);
+		tcx_buf_put(b, sl[1].p, sl[1].n);
+		tcx_buf_put(b, "} ", 2);
+		tcx_buf_put(b, arena + ts[i], off[i + 1] - ts[i]);
+		tcx_buf_putc(b, '\n');
+	}
+	return 0;
+}
+
+/* With `aggregate`: one series per aggregate, the first max_rows. */
 static int aggregate_samples(struct render *r, int om, const struct tcx_counter_def *d, unsigned k,
                              struct slice *sl, struct tcx_buf *b)
 {
-	const struct tcx_aggregates *g = r->s->aggs;
-	const struct tcx_rowlabels *l = r->l;
-	const char *name = d->family;
-	size_t stem = strlen(name) - 6; /* without _total */
-
 	for (size_t i = r->at.row; i < r->max_rows; i++) {
-		struct slice ts = {l->arena.p + l->ts_off[i], l->agg_off[i + 1] - l->ts_off[i]};
-		char *p;
-
 		if (pause_at(r, b, i, 0))
 			return 1;
-		sl[1] = (struct slice){l->arena.p + l->agg_off[i], l->ts_off[i] - l->agg_off[i]};
-		if (!(p = put_slices(b, sl, 2, 24)))
+		if (aggregate_sample(r, om, d, r->s->aggs, r->l->agg_off, r->l->ts_off, i, k, sl,
+		                     b) < 0)
 			return 0;
-		put_value(b, p, g->c[i].v[k]);
-		if (om) {
-			tcx_buf_put(b, name, stem);
-			tcx_buf_put(b, "_created{", 9);
-			tcx_buf_put(b, sl[1].p, sl[1].n);
-			tcx_buf_put(b, "} ", 2);
-			tcx_buf_put(b, ts.p, ts.n);
-			tcx_buf_putc(b, '\n');
-		}
 	}
 	return 0;
 }
@@ -1011,6 +1054,8 @@ static size_t estimate(const struct render *r)
 		       (1 + (s->filters[i].hv_present ? TCX_FCTR__MAX + s->filters[i].n_keys : 0));
 	for (size_t i = 0; s->aggs && i < s->aggs->n; i++)
 		est += TCX_ACT_CTR__MAX * 2 * (80 + l->agg_off[i + 1] - l->agg_off[i]);
+	for (size_t i = 0; s->aggs && s->hit_aggs && i < s->hit_aggs->n; i++)
+		est += TCX_FCTR__MAX * 2 * (80 + l->hagg_off[i + 1] - l->hagg_off[i]);
 	for (size_t i = 0; i < s->n_qdiscs; i++)
 		est += (TCX_QSTAT__MAX + 8) * (64 + l->qd_off[i + 1] - l->qd_off[i]);
 	for (size_t i = 0; i < s->n_classes; i++)
@@ -1099,6 +1144,24 @@ static int hit_samples(struct render *r, int om, const struct tcx_counter_def *d
 		if (!(p = put_slices(b, sl, 3, 24)))
 			return 0;
 		put_value(b, p, s->hvals[f->hv + k]);
+	}
+	return 0;
+}
+
+/* With `aggregate`: one series per hit aggregate that has counter k, of
+ * those before hits_end. */
+static int hit_aggregate_samples(struct render *r, int om, const struct tcx_counter_def *d,
+                                 unsigned k, struct slice *sl, struct tcx_buf *b)
+{
+	const struct tcx_aggregates *g = r->s->hit_aggs;
+
+	for (size_t i = r->at.row; g && i < r->hits_end; i++) {
+		if (!(g->present[i] & (1u << k)))
+			continue;
+		if (pause_at(r, b, i, 0))
+			return 1;
+		if (aggregate_sample(r, om, d, g, r->l->hagg_off, r->l->hts_off, i, k, sl, b) < 0)
+			return 0;
 	}
 	return 0;
 }
@@ -1461,7 +1524,8 @@ static int render_section(struct render *r, struct tcx_buf *b)
 	case SEC_FILTERS:
 		return render_filters(r, om, b);
 	case SEC_HITS:
-		return counter_families(r, om, &tcx_filter_counters, r->hits_on, hit_samples, b);
+		return counter_families(r, om, &tcx_filter_counters, r->hits_on,
+		                        r->s->aggs ? hit_aggregate_samples : hit_samples, b);
 	case SEC_KEYS:
 		return render_keys(r, om, b);
 	case SEC_QDISCS:

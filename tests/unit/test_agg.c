@@ -130,13 +130,12 @@ static uint64_t bytes_after(struct tcx_agg *a, struct tcx_config *cfg, const str
 static void fold(struct tcx_agg *a, struct tcx_config *cfg, const struct row *r, uint64_t bytes)
 {
 	struct tcx_snapshot *s = snap(cfg, r, 1);
-	struct tcx_counters c;
-	struct tcx_row_id id;
+	struct tcx_finals *fs = NULL;
 
-	tcx_row_id_of(s, 0, &id);
-	tcx_counters_of(&s->actions[0], &c);
-	c.v[TCX_ACT_BYTES] = bytes;
-	assert_int_equal(tcx_agg_fold_final(a, &id, &c, s->actions[0].index), 0);
+	assert_int_equal(tcx_finals_add(&fs, s, 0), 0);
+	fs->f[0].c.v[TCX_ACT_BYTES] = bytes;
+	assert_int_equal(tcx_agg_fold_final(a, &fs->f[0]), 0);
+	tcx_finals_free(fs);
 	tcx_snapshot_unref(s);
 }
 
@@ -464,6 +463,276 @@ static void test_no_aggregate(void **state)
 	tcx_config_unref(cfg);
 }
 
+/* ---- the filters' hit counters (tcx_agg_new_hits()) ------------------------------------- */
+
+#define LK (1u << TCX_FCTR_LOOKUPS)
+#define HT (1u << TCX_FCTR_HITS)
+#define MK (1u << TCX_FCTR_U32_MARK)
+
+/* A filter of device v0 (ingress) with hit counters (those in present; a
+ * flower has none), and no action. */
+struct frow {
+	const char *kind;
+	uint16_t pref;
+	uint32_t handle;
+	uint8_t present;
+	uint64_t lookups, hits, mark;
+};
+
+static struct tcx_snapshot *fsnap(struct tcx_config *cfg, const struct frow *rows, size_t n)
+{
+	struct tcx_snapshot *s = tcx_snapshot_new(cfg);
+	struct tcx_target *t = tcx_snapshot_add_target(s);
+
+	assert_non_null(t);
+	snprintf(t->dev, sizeof(t->dev), "v0");
+	snprintf(t->parent_name, sizeof(t->parent_name), "ingress");
+	t->ok = 1;
+	for (size_t i = 0; i < n; i++) {
+		struct tcx_filter *f = tcx_snapshot_add_filter(s);
+		uint64_t *v;
+
+		assert_non_null(f);
+		f->pref = rows[i].pref;
+		f->protocol = 0x0800;
+		f->handle = rows[i].handle;
+		f->kind = (uint8_t)tcx_snapshot_kind(s, rows[i].kind);
+		if (!rows[i].present)
+			continue;
+		v = tcx_snapshot_add_hvals(s, f, 0);
+		assert_non_null(v);
+		f->hv_present = rows[i].present;
+		v[TCX_FCTR_LOOKUPS] = rows[i].present & LK ? rows[i].lookups : 0;
+		v[TCX_FCTR_HITS] = rows[i].present & HT ? rows[i].hits : 0;
+		v[TCX_FCTR_U32_MARK] = rows[i].present & MK ? rows[i].mark : 0;
+	}
+	assert_int_equal(tcx_snapshot_merge(s), 0);
+	tcx_snapshot_classify(s);
+	return s;
+}
+
+/* One pass of the hits state over rows, with the final hit counters of
+ * the filters of `deleted` (as drained from their deletion notifications);
+ * returns the snapshot, with its hit aggregates. */
+static struct tcx_snapshot *hpass(struct tcx_agg *a, struct tcx_config *cfg,
+                                  const struct frow *rows, size_t n, const struct frow *deleted,
+                                  size_t n_deleted)
+{
+	struct tcx_snapshot *s = fsnap(cfg, rows, n);
+
+	if (n_deleted) {
+		struct tcx_snapshot *d = fsnap(cfg, deleted, n_deleted);
+
+		for (size_t i = 0; i < n_deleted; i++)
+			assert_int_equal(tcx_hit_finals_add(&s->hit_finals, d, i), 0);
+		tcx_snapshot_unref(d);
+	}
+	assert_int_equal(tcx_agg_update(a, s), 0);
+	assert_null(s->hit_finals);
+	assert_null(s->aggs); /* a hits state makes the hit aggregates only */
+	assert_non_null(s->hit_aggs);
+	return s;
+}
+
+/* Counter c of hit aggregate v0 (its kept label; both, when two are kept)
+ * in s, which must exist; ~0 when the aggregate does not have it. */
+static uint64_t hvalue(const struct tcx_snapshot *s, const char *v0, enum tcx_filter_counter c)
+{
+	long i = find(s->hit_aggs, v0, v0);
+
+	assert_true(i >= 0);
+	if (!(s->hit_aggs->present[i] & (1u << c)))
+		return ~UINT64_C(0);
+	return s->hit_aggs->c[i].v[c];
+}
+
+/* Hits of aggregate v0 after a pass; the snapshot is released. */
+static uint64_t hits_after(struct tcx_agg *a, struct tcx_config *cfg, const struct frow *rows,
+                           size_t n, const struct frow *deleted, size_t n_deleted, const char *v0)
+{
+	struct tcx_snapshot *s = hpass(a, cfg, rows, n, deleted, n_deleted);
+	uint64_t v = hvalue(s, v0, TCX_FCTR_HITS);
+
+	tcx_snapshot_unref(s);
+	return v;
+}
+
+static const char *yaml_kind = "aggregate: {by: [kind]}\n";
+
+/* A group of u32 filters: each counter the sum of its members', pass after
+ * pass; a flower (no hit counters) is no member; the user labels kept are
+ * empty (a filter has no cookie). */
+static void test_hits_sum(void **state)
+{
+	struct tcx_config *cfg = config(yaml_kind), *cfg2 = config(yaml_by);
+	struct tcx_agg *a = tcx_agg_new_hits(), *b = tcx_agg_new_hits();
+	const struct frow p1[] = {{"u32", 10, 0x80000800, LK | HT | MK, 1000, 100, 7},
+	                          {"u32", 10, 0x80000801, LK | HT | MK, 900, 50, 0},
+	                          {"u32", 20, 0x80000800, LK | HT, 500, 5, 0},
+	                          {"flower", 30, 1, 0, 0, 0, 0}};
+	const struct frow p2[] = {{"u32", 10, 0x80000800, LK | HT | MK, 1300, 160, 9},
+	                          {"u32", 10, 0x80000801, LK | HT | MK, 1200, 90, 2},
+	                          {"u32", 20, 0x80000800, LK | HT, 800, 8, 0},
+	                          {"flower", 30, 1, 0, 0, 0, 0}};
+	struct tcx_snapshot *s = hpass(a, cfg, p1, N(p1), NULL, 0);
+
+	assert_int_equal(s->hit_aggs->n, 1);
+	assert_string_equal(s->hit_aggs->names[0], "kind");
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_LOOKUPS), 2400);
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_HITS), 155);
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_U32_MARK), 7);
+	tcx_snapshot_unref(s);
+	s = hpass(a, cfg, p2, N(p2), NULL, 0);
+	assert_int_equal(s->hit_aggs->n, 1);
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_LOOKUPS), 3300);
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_HITS), 258);
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_U32_MARK), 11);
+	tcx_snapshot_unref(s);
+	/* by user labels only: one aggregate, every value empty */
+	s = hpass(b, cfg2, p2, N(p2), NULL, 0);
+	assert_int_equal(s->hit_aggs->n, 1);
+	assert_int_equal(s->hit_aggs->n_labels, 2);
+	assert_int_equal(hvalue(s, "", TCX_FCTR_HITS), 258);
+	tcx_snapshot_unref(s);
+	/* --once: the same sums, actions' and hits' */
+	s = fsnap(cfg, p2, N(p2));
+	assert_int_equal(tcx_agg_sum(s), 0);
+	assert_non_null(s->aggs);
+	assert_int_equal(s->aggs->n, 0);
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_HITS), 258);
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_LOOKUPS), 3300);
+	tcx_snapshot_unref(s);
+	tcx_agg_free(b);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg2);
+	tcx_config_unref(cfg);
+}
+
+/* Make-before-break: a new filter under another handle, then the old one
+ * deleted by handle; its final counters (what it counted after the last
+ * dump included) count once, and the group's hits stay exact. */
+static void test_hits_replaced_with_final(void **state)
+{
+	struct tcx_config *cfg = config(yaml_kind);
+	struct tcx_agg *a = tcx_agg_new_hits();
+	const struct frow old[] = {{"u32", 10, 0x80000800, LK | HT, 1000, 100, 0},
+	                           {"u32", 20, 0x80000800, LK | HT, 10, 1, 0}};
+	const struct frow old_final[] = {{"u32", 10, 0x80000800, LK | HT, 1300, 130, 0}};
+	const struct frow now[] = {{"u32", 10, 0x80000801, LK | HT, 200, 20, 0},
+	                           {"u32", 20, 0x80000800, LK | HT, 10, 1, 0}};
+	const struct frow later[] = {{"u32", 10, 0x80000801, LK | HT, 500, 60, 0},
+	                             {"u32", 20, 0x80000800, LK | HT, 10, 1, 0}};
+	struct tcx_snapshot *s;
+
+	assert_int_equal(hits_after(a, cfg, old, N(old), NULL, 0, "u32"), 101);
+	s = hpass(a, cfg, now, N(now), old_final, N(old_final));
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_HITS), 130 + 20 + 1);
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_LOOKUPS), 1300 + 200 + 10);
+	tcx_snapshot_unref(s);
+	assert_int_equal(hits_after(a, cfg, later, N(later), NULL, 0, "u32"), 130 + 60 + 1);
+	assert_int_equal(hits_after(a, cfg, later, N(later), NULL, 0, "u32"), 130 + 60 + 1);
+	/* the kernel gives the next filter at that pref the freed handle: a
+	 * final then a new filter under the old identity, counted whole */
+	{
+		const struct frow again[] = {{"u32", 10, 0x80000801, LK | HT, 500, 60, 0},
+		                             {"u32", 20, 0x80000800, LK | HT, 10, 1, 0},
+		                             {"u32", 10, 0x80000800, LK | HT, 40, 4, 0}};
+
+		assert_int_equal(hits_after(a, cfg, again, N(again), NULL, 0, "u32"),
+		                 130 + 60 + 1 + 4);
+	}
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
+/* A filter deleted with no final (a whole pref deleted): its last values
+ * stay in its group. */
+static void test_hits_gone_without_final(void **state)
+{
+	struct tcx_config *cfg = config(yaml_kind);
+	struct tcx_agg *a = tcx_agg_new_hits();
+	const struct frow both[] = {{"u32", 10, 0x80000800, LK | HT, 1000, 100, 0},
+	                            {"u32", 20, 0x80000800, LK | HT, 600, 50, 0}};
+	const struct frow one[] = {{"u32", 10, 0x80000800, LK | HT, 1100, 110, 0}};
+	struct tcx_snapshot *s;
+
+	assert_int_equal(hits_after(a, cfg, both, N(both), NULL, 0, "u32"), 150);
+	assert_int_equal(hits_after(a, cfg, one, N(one), NULL, 0, "u32"), 160);
+	s = hpass(a, cfg, one, N(one), NULL, 0);
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_HITS), 160);
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_LOOKUPS), 1700);
+	tcx_snapshot_unref(s);
+	/* what the filter left stays as the other one counts on */
+	{
+		const struct frow more[] = {{"u32", 10, 0x80000800, LK | HT, 1200, 140, 0}};
+
+		assert_int_equal(hits_after(a, cfg, more, N(more), NULL, 0, "u32"), 190);
+	}
+	assert_int_equal(hits_after(a, cfg, NULL, 0, NULL, 0, "u32"), 190);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
+/* An aggregate has the counters its members have: a group of matchall
+ * filters has hits and no lookups (absent, not 0), nor a mark; a u32
+ * group's mark is there when one of its members (or finals) has it. */
+static void test_hits_present(void **state)
+{
+	struct tcx_config *cfg = config(yaml_kind);
+	struct tcx_agg *a = tcx_agg_new_hits();
+	const struct frow rows[] = {{"matchall", 10, 1, HT, 0, 30, 0},
+	                            {"matchall", 20, 1, HT, 0, 12, 0},
+	                            {"u32", 30, 0x80000800, LK | HT, 100, 10, 0},
+	                            {"basic", 40, 1, LK | HT, 80, 8, 0}};
+	const struct frow marked[] = {{"u32", 50, 0x80000800, LK | HT | MK, 5, 2, 1}};
+	struct tcx_snapshot *s = hpass(a, cfg, rows, N(rows), NULL, 0);
+	long m = find(s->hit_aggs, "matchall", NULL), u = find(s->hit_aggs, "u32", NULL);
+
+	assert_int_equal(s->hit_aggs->n, 3);
+	assert_int_equal(s->hit_aggs->present[m], HT);
+	assert_int_equal(hvalue(s, "matchall", TCX_FCTR_HITS), 42);
+	assert_int_equal(hvalue(s, "matchall", TCX_FCTR_LOOKUPS), ~UINT64_C(0));
+	assert_int_equal(s->hit_aggs->present[u], LK | HT);
+	assert_int_equal(s->hit_aggs->present[find(s->hit_aggs, "basic", NULL)], LK | HT);
+	tcx_snapshot_unref(s);
+	/* a marked u32 filter made and deleted between two passes */
+	s = hpass(a, cfg, rows, N(rows), marked, N(marked));
+	assert_int_equal(s->hit_aggs->present[find(s->hit_aggs, "u32", NULL)], LK | HT | MK);
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_U32_MARK), 1);
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_HITS), 12);
+	assert_int_equal(s->hit_aggs->present[find(s->hit_aggs, "matchall", NULL)], HT);
+	tcx_snapshot_unref(s);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
+/* Hits never go down: a filter replaced under its handle (its hits lower)
+ * leaves what the old one counted; a final lower than the last values seen
+ * (not the filter the dump saw) does not take the sum back. */
+static void test_hits_never_down(void **state)
+{
+	struct tcx_config *cfg = config(yaml_kind);
+	struct tcx_agg *a = tcx_agg_new_hits();
+	const struct frow r100[] = {{"u32", 10, 0x80000800, LK | HT | MK, 1000, 100, 7}};
+	const struct frow r10[] = {{"u32", 10, 0x80000800, LK | HT | MK, 50, 10, 9}};
+	const struct frow f5[] = {{"u32", 10, 0x80000800, LK | HT, 20, 5, 0}};
+	struct tcx_snapshot *s;
+
+	assert_int_equal(hits_after(a, cfg, r100, 1, NULL, 0, "u32"), 100);
+	s = hpass(a, cfg, r10, 1, NULL, 0);
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_HITS), 110);
+	/* replaced: the old filter's mark stays, though the new one's is higher */
+	assert_int_equal(hvalue(s, "u32", TCX_FCTR_U32_MARK), 7 + 9);
+	tcx_snapshot_unref(s);
+	s = hpass(a, cfg, NULL, 0, f5, 1);
+	assert_true(hvalue(s, "u32", TCX_FCTR_HITS) >= 110);
+	assert_true(hvalue(s, "u32", TCX_FCTR_LOOKUPS) >= 1050);
+	tcx_snapshot_unref(s);
+	assert_true(hits_after(a, cfg, NULL, 0, NULL, 0, "u32") >= 110);
+	tcx_agg_free(a);
+	tcx_config_unref(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -482,6 +751,11 @@ int main(void)
 	        cmocka_unit_test(test_fold_index),
 	        cmocka_unit_test(test_builtin_labels),
 	        cmocka_unit_test(test_no_aggregate),
+	        cmocka_unit_test(test_hits_sum),
+	        cmocka_unit_test(test_hits_replaced_with_final),
+	        cmocka_unit_test(test_hits_gone_without_final),
+	        cmocka_unit_test(test_hits_present),
+	        cmocka_unit_test(test_hits_never_down),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

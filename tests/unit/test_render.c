@@ -569,8 +569,8 @@ static void test_filter_hits(void **state)
 	tcx_snapshot_unref(s);
 
 	/* 3 rows of 6 series and 2 filters' flags are 20: the 3 hit series of
-	 * the u32 filter fit in 23, not in 22 */
-	for (unsigned max = 22; max <= 23; max++) {
+	 * the u32 filter fit in 23, not in 22, nor in 20 (none left) */
+	for (unsigned max = 20; max <= 23; max++) {
 		snprintf(conf, sizeof(conf), "%smax_series: %u\n", yaml, max);
 		s = make_snapshot(conf);
 		give_hits(s, 0, 12, 7, 3, 0, 0);
@@ -582,6 +582,134 @@ static void test_filter_hits(void **state)
 		assert_contains(out, want);
 		free(out);
 		tcx_snapshot_unref(s);
+	}
+}
+
+/* A filter of target 0 added to s (no action) with hit counters: lookups
+ * unless 0 (a matchall has none), hits and mark unless 0. */
+static void add_hit_filter(struct tcx_snapshot *s, const char *kind, uint16_t pref, uint32_t handle,
+                           uint64_t lookups, uint64_t hits, uint64_t mark)
+{
+	struct tcx_filter *f = tcx_snapshot_add_filter(s);
+	uint64_t *v;
+
+	assert_non_null(f);
+	f->pref = pref;
+	f->protocol = 0x0800;
+	f->handle = handle;
+	f->kind = (uint8_t)tcx_snapshot_kind(s, kind);
+	f->first_action = (uint32_t)s->n_actions;
+	v = tcx_snapshot_add_hvals(s, f, 2);
+	assert_non_null(v);
+	v[TCX_FCTR_LOOKUPS] = lookups;
+	v[TCX_FCTR_HITS] = hits;
+	v[TCX_FCTR_U32_MARK] = mark;
+	v[TCX_FCTR__MAX] = hits;
+	f->hv_present = (uint8_t)((lookups ? 1u << TCX_FCTR_LOOKUPS : 0) | (1u << TCX_FCTR_HITS) |
+	                          (mark ? 1u << TCX_FCTR_U32_MARK : 0));
+}
+
+/* With `aggregate`, the hit families are aggregated too (on by default): a
+ * series per hit aggregate with its kept labels, only the counters some
+ * member of it has (a group of matchall filters has no lookups), no key
+ * hits; _created in OpenMetrics; in JSON a filter_aggregate line per hit
+ * aggregate after the aggregates; `hits: off` still turns them off; within
+ * max_series. */
+static void test_aggregated_hits(void **state)
+{
+	char conf[1024], want[256];
+	struct tcx_snapshot *s;
+	char *out;
+
+	for (unsigned max = 0; max <= 16; max = max ? max + 1 : 14) {
+		struct tcx_agg *a = tcx_agg_new(), *h = tcx_agg_new_hits();
+
+		snprintf(conf, sizeof(conf),
+		         "%saggregate: {by: [device, kind]}\nfamilies: {keys: on}\n", yaml);
+		if (max) /* 0: none */
+			snprintf(conf + strlen(conf), sizeof(conf) - strlen(conf),
+			         "max_series: %u\n", max);
+		s = make_snapshot(conf);
+		give_hits(s, 0, 12, 7, 3, 2, 9);
+		add_hit_filter(s, "u32", 10, 0x80000801, 20, 5, 0);
+		add_hit_filter(s, "matchall", 30, 1, 0, 4, 0);
+		assert_int_equal(tcx_agg_update(a, s), 0);
+		assert_int_equal(tcx_agg_update(h, s), 0);
+		out = render(s, TCX_FMT_PROMETHEUS);
+		/* 2 aggregates of 6 action series, then the hit series: the u32
+		 * group's 3 fit in 15, the matchall group's 1 in 16 */
+		snprintf(want, sizeof(want), "\ntc_exporter_series_dropped %u\n",
+		         max == 14   ? 4
+		         : max == 15 ? 1
+		                     : 0);
+		assert_contains(out, want);
+		assert_int_equal(count_lines(out, "tc_filter_hits_total{"), max == 14   ? 0
+		                                                            : max == 15 ? 1
+		                                                                        : 2);
+		if (max) {
+			free(out);
+			tcx_snapshot_unref(s);
+			tcx_agg_free(h);
+			tcx_agg_free(a);
+			continue;
+		}
+		snprintf(want, sizeof(want),
+		         "# HELP tc_filter_lookups_total %s\n"
+		         "# TYPE tc_filter_lookups_total counter\n"
+		         "tc_filter_lookups_total{device=\"v0\",kind=\"u32\"} 32\n"
+		         "# HELP tc_filter_hits_total",
+		         tcx_filter_counters.def[TCX_FCTR_LOOKUPS].help);
+		assert_contains(out, want);
+		assert_contains(out, "# TYPE tc_filter_hits_total counter\n"
+		                     "tc_filter_hits_total{device=\"v0\",kind=\"u32\"} 12\n"
+		                     "tc_filter_hits_total{device=\"v0\",kind=\"matchall\"} 4\n");
+		assert_contains(out,
+		                "# TYPE tc_filter_u32_mark_success_total counter\n"
+		                "tc_filter_u32_mark_success_total{device=\"v0\",kind=\"u32\"} 3\n");
+		assert_int_equal(count_lines(out, "tc_filter_lookups_total{"), 1);
+		assert_int_equal(count_lines(out, "tc_filter_u32_mark_success_total{"), 1);
+		assert_null(strstr(out, "tc_filter_u32_key_hits"));
+		assert_null(strstr(out, "handle="));
+		free(out);
+		out = render(s, TCX_FMT_OPENMETRICS);
+		assert_contains(out, "# TYPE tc_filter_hits counter\n"
+		                     "tc_filter_hits_total{device=\"v0\",kind=\"u32\"} 12\n"
+		                     "tc_filter_hits_created{device=\"v0\",kind=\"u32\"} ");
+		assert_int_equal(count_lines(out, "tc_filter_hits_created{"), 2);
+		assert_int_equal(count_lines(out, "tc_filter_lookups_created{"), 1);
+		free(out);
+		out = render(s, TCX_FMT_JSON);
+		assert_contains(out, "\"overlimits\":0}\n"
+		                     "{\"filter_aggregate\":{\"device\":\"v0\",\"kind\":\"u32\"},"
+		                     "\"lookups\":32,\"hits\":12,\"u32_mark_success\":3}\n"
+		                     "{\"filter_aggregate\":{\"device\":\"v0\",\"kind\":"
+		                     "\"matchall\"},\"hits\":4}\n");
+		assert_int_equal(count_lines(out, "{\"filter_aggregate\""), 2);
+		assert_int_equal(count_lines(out, "{\"aggregate\""), 2);
+		assert_null(strstr(out, "\"filters\""));
+		free(out);
+		tcx_snapshot_unref(s);
+		tcx_agg_free(h);
+		tcx_agg_free(a);
+	}
+
+	/* `hits: off`: none */
+	{
+		struct tcx_agg *a = tcx_agg_new(), *h = tcx_agg_new_hits();
+
+		snprintf(conf, sizeof(conf), "%saggregate: {by: [kind]}\nfamilies: {hits: off}\n",
+		         yaml);
+		s = make_snapshot(conf);
+		give_hits(s, 0, 12, 7, 3, 2, 9);
+		assert_int_equal(tcx_agg_update(a, s), 0);
+		assert_int_equal(tcx_agg_update(h, s), 0);
+		out = render(s, TCX_FMT_PROMETHEUS);
+		assert_null(strstr(out, "tc_filter_hits"));
+		assert_null(strstr(out, "tc_filter_lookups"));
+		free(out);
+		tcx_snapshot_unref(s);
+		tcx_agg_free(h);
+		tcx_agg_free(a);
 	}
 }
 
@@ -1420,6 +1548,7 @@ int main(void)
 	        cmocka_unit_test(test_render_not_utf8),
 	        cmocka_unit_test(test_merge_same_identity),
 	        cmocka_unit_test(test_filter_hits),
+	        cmocka_unit_test(test_aggregated_hits),
 	        cmocka_unit_test(test_merge_u32_reused_handle),
 	        cmocka_unit_test(test_merge_dump_resumed),
 	        cmocka_unit_test(test_merge_targets_interleaved),
