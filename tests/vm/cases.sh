@@ -26,7 +26,7 @@ set -euo pipefail
 TC=/sbin/tc
 IP=/sbin/ip
 TCX=/tcx/tcexporter
-CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police c14_hits)
+CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police c14_hits c15_hits_churn)
 
 # shellcheck disable=SC1091
 [ ! -f /tcx/env ] || . /tcx/env
@@ -660,6 +660,100 @@ c14_hits() {
 		$TC -s filter show dev d14 parent 1: >"tc-r-$ph-1.txt"
 		$TC -s filter show dev d14 parent 1:1 >"tc-r-$ph-1_1.txt"
 	done
+}
+
+c15_hits_churn() {
+	# Issue #27's aggregation of hit counters: the daemon (`aggregate: {by:
+	# [device]}`, collecting every second) while u32 rules that only set a
+	# class under HTB are replaced make-before-break for CHURN_SECONDS:
+	# each round (one tc -batch) adds each rule at the other pref of its
+	# pair, then deletes the old one by handle (each pref keeps its hash
+	# table, so a pref's rule always gets the same handle: the new rule of
+	# every other round has the identity of the one deleted the round
+	# before). Datagrams to the three destinations leave through d15's egress
+	# meanwhile, each matched by exactly one rule (the first pref that has
+	# it). The hit aggregate of d15 must count every datagram: a deleted
+	# rule's hits come from its deletion notification. Scrapes as c10's;
+	# sent holds the datagrams written.
+	local secs=${CHURN_SECONDS:-20} i r=0 old t end now pid spid n=0 last=0 c0 c
+	local -a pref dst=(10.15.0.2 10.15.0.3 10.15.0.4) h
+	dummy d15 10.15.0.1/24
+	$TC qdisc add dev d15 root handle 1: htb default 30
+	$TC class add dev d15 parent 1: classid 1:1 htb rate 1gbit
+	for c in 10 20 30; do $TC class add dev d15 parent 1:1 classid "1:$c" htb rate 1gbit; done
+	# rule P I: the u32 rule of destination I at pref P (batch syntax)
+	rule() { echo "filter add dev d15 parent 1: pref $1 protocol ip u32 match ip dst ${dst[$2]}/32 flowid 1:10"; }
+	# every pref's hash table, and its rule's handle (fh X::800), made once
+	for i in 0 1 2; do
+		for old in $((10 + i)) $((20 + i)); do
+			$TC $(rule "$old" "$i")
+			h[old]=$($TC filter show dev d15 parent 1: pref "$old" | sed -n 's/.* fh \([0-9a-f]*::[0-9a-f]*\) .*/\1/p')
+			[ -n "${h[old]}" ] || { echo "no handle at pref $old"; return 1; }
+		done
+		$TC filter del dev d15 parent 1: pref $((20 + i)) handle "${h[20 + i]}" u32
+		pref[i]=$((10 + i))
+	done
+	printf '%s\n' 'interval: 1s' 'targets: [{dev: d15, parent: "1:"}]' \
+		'aggregate: {by: [device]}' 'http: {listen: "127.0.0.1:9591"}' >c.yaml
+	"$TCX" --config c.yaml >tcx.out 2>tcx.err &
+	pid=$!
+	scrape() { wget -q -O "$1" http://127.0.0.1:9591/metrics 2>/dev/null; }
+	collections() { sed -n 's/^tc_exporter_collections_total //p' "$1"; }
+	for ((i = 0; i < 300; i++)); do
+		scrape scrape-0.prom && break
+		sleep 0.1
+	done
+	[ "$i" -lt 300 ] || { echo "the daemon did not answer within 30 s"; return 1; }
+	(
+		stop=$((SECONDS + secs))
+		np=0
+		mkfifo /tmp/c15.pause
+		exec {pause}<>/tmp/c15.pause
+		while [ "$SECONDS" -lt "$stop" ]; do
+			read -r -t 0.01 -u "$pause" || true
+			for i in 0 1 2; do
+				! printf "%100s" x 2>/dev/null >"/dev/udp/${dst[i]}/9" || np=$((np + 1))
+			done
+		done
+		echo "$np" >sent
+	) &
+	spid=$!
+	t=${EPOCHREALTIME/./}
+	end=$((t + secs * 1000000))
+	while [ "$t" -lt "$end" ]; do
+		for i in 0 1 2; do
+			old=${pref[i]}
+			pref[i]=$((old == 10 + i ? 20 + i : 10 + i))
+			rule "${pref[i]}" "$i"
+			echo "filter del dev d15 parent 1: pref $old handle ${h[old]} u32"
+		done >round.batch
+		$TC -batch round.batch
+		r=$((r + 1))
+		now=${EPOCHREALTIME/./}
+		if [ $((now - last)) -ge 1000000 ]; then
+			n=$((n + 1))
+			scrape "scrape-$n.prom" || { echo "scrape $n failed"; return 1; }
+			last=$now
+		fi
+		t=$((t + 200000))
+		now=${EPOCHREALTIME/./}
+		[ "$t" -le "$now" ] || sleep "$(printf '0.%06d' $((t - now)))"
+		t=${EPOCHREALTIME/./}
+	done
+	echo "$r $secs" >rounds
+	wait "$spid"
+	scrape final.prom || { echo "the scrape after the traffic failed"; return 1; }
+	c0=$(collections final.prom)
+	for ((i = 0; i < 300; i++)); do
+		scrape final.prom && c=$(collections final.prom) && [ "$c" -ge $((c0 + 2)) ] && break
+		sleep 0.1
+	done
+	[ "$i" -lt 300 ] || { echo "the daemon did not collect twice within 30 s"; return 1; }
+	$TC -s filter show dev d15 parent 1: >tc-final.txt
+	kill -TERM "$pid"
+	r=0
+	wait "$pid" || r=$?
+	echo "$r" >tcx.rc
 }
 
 "$CASE"

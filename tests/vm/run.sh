@@ -647,6 +647,43 @@ PY
 }
 check "c14_hits/r: each rule's hits, lookups, mark and key hits = tc -s = what was sent, each knode once" hit_rows
 
+note "15. hit counters aggregated while u32 rules are replaced make-before-break"
+# Every scrape's tc_filter_hits_total{device="d15"} is at least the one
+# before; the last minus the first is every datagram sent (each matched by
+# one rule), within 0.5% as c10's, the deleted rules' last hits coming from
+# their deletion notifications (without them, 19 rounds of 20 would lose
+# the hits since the last collection).
+hits_churn() {
+	local d=$share/c15_hits_churn
+	[ "$(cat "$d/tcx.rc" 2>/dev/null)" = 0 ] || { echo "the daemon did not stop with 0"; cat "$d/tcx.err"; return 1; }
+	"$PYTHON" - "$d" <<'PY'
+import glob, os, re, sys
+d = sys.argv[1]
+files = sorted(glob.glob(os.path.join(d, "scrape-*.prom")),
+               key=lambda p: int(re.search(r"scrape-(\d+)", p).group(1)))
+files.append(os.path.join(d, "final.prom"))
+def hits(p):
+    m = re.search(r'^tc_filter_hits_total\{device="d15"\} (\d+)$', open(p).read(), re.M)
+    return int(m.group(1)) if m else None
+vals = [hits(p) for p in files]
+sent = int(open(os.path.join(d, "sent")).read())
+rounds = open(os.path.join(d, "rounds")).read().split()
+bad = []
+if None in vals:
+    bad.append("a scrape without tc_filter_hits_total{device=\"d15\"}: %r" % vals)
+else:
+    bad += ["went down: %d then %d" % (a, b) for a, b in zip(vals, vals[1:]) if b < a]
+    counted = vals[-1] - vals[0]
+    print("%s rounds in %s s, %d scrapes; sent %d, counted %d (ratio %.4f)" % (
+        rounds[0], rounds[1], len(vals), sent, counted, counted / sent if sent else 0))
+    if not sent or abs(counted - sent) > 0.005 * sent:
+        bad.append("counted %d, sent %d: not within 0.5%%" % (counted, sent))
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+check "c15_hits_churn: the hit aggregate never went down and counted every datagram sent, within 0.5%" hits_churn
+
 end=$(date +%s%N)
 echo "kernel $VM_KVER: ${#cases[@]} cases, $n_checks checks, ${#failed[@]} failed," \
 	"$(((end - start) / 1000000)) ms in all"
