@@ -15,9 +15,9 @@
 #     plain and gzip; a wrk Lua script);
 #   - the collector keeps collecting under load (at least 8 collections in
 #     the 20 s) and /healthz stays 200;
-#   - the median VmRSS sample of the last 5 s within 10% of the median
-#     of the 5 s after a warm-up of 8 s, both sampled under the
-#     same load (one wrk run of 8 + 20 s);
+#   - the lower quartile of the VmRSS samples of the second half of the
+#     20 s within 10% of that of the first half, after a warm-up of 8 s,
+#     all sampled under the same load (one wrk run of 8 + 20 s);
 #   - SIGTERM under load (wrk, plus 20 clients that never read their
 #     answer): exit 0 within 2 s.
 # About 32 s on 2 cores; TCX_LOAD_SECONDS (default 20), TCX_LOAD_WARMUP
@@ -151,30 +151,32 @@ if sanitizer_build; then
 else
 	# The bodies of each snapshot are freed with it: one sample lands
 	# anywhere between the floor and the peak of the bodies in flight,
-	# which is a matter of when it is taken: the peaks of two 5 s windows
-	# differed by 22% in a run with no leak (48.6 and 59.5 MB, samples
-	# between 34.8 and 59.5 MB all along, one 9.6 MB body a step). A leak
-	# stays, so it raises the floor and the median: the median sample of
-	# the first 5 s after the warm-up against that of the last 5 s. Not the
-	# floor alone: one address asking for four formats has one of them
-	# rendered ahead, and the others streamed, each answer's state (about
-	# 0.5 MiB) freed as it ends, so that one sample taken when few were in
-	# flight made a floor of 22.0 MB among samples of 29.8-35.4 MB (no leak:
-	# 20.1 MB idle after).
-	read -r med0 med1 < <(awk -v w="$((warm * 1000))" -v e="$((total * 1000 - 300))" '
-		function median(a, n,   i, j, t) {
+	# which is a matter of when it is taken. The peaks come in bursts of 2
+	# or 3 s, every 8 to 10 s under this load (samples of 31-35 MB, then
+	# 43-65 MB, in a CI run with no leak: 19.6 MB idle after). A leak stays,
+	# so it raises the floor: the lower quartile of the samples of the first
+	# half of the measured time against that of its second half (each half
+	# of 10 s holds about one burst). Not the lowest sample: one address
+	# asking for four formats has one of them rendered ahead, the others
+	# streamed, each answer's state (about 0.5 MiB) freed as it ends, so one
+	# sample taken when few were in flight made a floor of 22.0 MB among
+	# samples of 29.8-35.4 MB. Not the median of 5 s windows: a burst filled
+	# half of the last one (medians 34.4 and 43.4 MB, the CI run above).
+	read -r q0 q1 < <(awk -v w="$((warm * 1000))" -v e="$((total * 1000 - 300))" '
+		function q25(a, n,   i, j, t) {
 			for (i = 2; i <= n; i++)
 				for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
 					t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
 				}
-			return n ? a[int((n + 1) / 2)] : 0
+			return n ? a[int((n + 3) / 4)] : 0
 		}
-		$1 >= w && $1 < w + 5000 { s0[++n0] = $2 }
-		$1 >= e - 5000 && $1 < e { s1[++n1] = $2 }
-		END { print median(s0, n0), median(s1, n1) }' "$WORK/rss.samples")
-	note "VmRSS medians under load: $med0 kB in the first 5 s after warm-up, $med1 kB in the last 5 s"
-	awk -v a="$med0" -v b="$med1" 'BEGIN { exit !(a > 0 && b <= a * 1.10) }' ||
-		fail "VmRSS grew by more than 10% under load: medians $med0 kB after warm-up, $med1 kB at the end;" \
+		BEGIN { h = w + (e - w) / 2 }
+		$1 >= w && $1 < h { s0[++n0] = $2 }
+		$1 >= h && $1 < e { s1[++n1] = $2 }
+		END { print q25(s0, n0), q25(s1, n1) }' "$WORK/rss.samples")
+	note "VmRSS lower quartiles under load: $q0 kB in the first half of the $secs s, $q1 kB in the second"
+	awk -v a="$q0" -v b="$q1" 'BEGIN { exit !(a > 0 && b <= a * 1.10) }' ||
+		fail "VmRSS grew by more than 10% under load: lower quartiles $q0 kB in the first half, $q1 kB in the second;" \
 			"samples (ms kB): $(tr '\n' ' ' <"$WORK/rss.samples")"
 fi
 
