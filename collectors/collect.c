@@ -1150,8 +1150,9 @@ static void remove_filters(struct pass *p, const uint8_t *gone, size_t first_gon
 
 		if (gone[i])
 			continue;
-		memmove(&s->actions[na], &s->actions[f.first_action],
-		        f.n_actions * sizeof(*s->actions));
+		if (f.n_actions) /* (s->actions is NULL when no filter has one) */
+			memmove(&s->actions[na], &s->actions[f.first_action],
+			        f.n_actions * sizeof(*s->actions));
 		for (size_t a = na; a < na + f.n_actions; a++)
 			s->actions[a].filter = (uint32_t)nf;
 		f.first_action = (uint32_t)na;

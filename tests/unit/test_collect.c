@@ -44,6 +44,7 @@ struct ftp {
 	/* its filters' action is a legacy policer (u32 or basic only; 2: with
 	 * a TCA_STATS too short for its counters) */
 	int old_police;
+	int no_action; /* its filters have no action (u32 flowid only) */
 };
 
 struct funit {
@@ -197,6 +198,10 @@ static int emit_filter_as(struct fake *k, const struct funit *u, const struct ft
 			mnl_attr_put(nlh, TCA_STATS, sizeof(st.bytes), &st.bytes);
 		else
 			nlb_old_stats(nlh, &st);
+		return cb(nlh, data);
+	}
+	if (tp->no_action) {
+		mnl_attr_nest_end(nlh, opt);
 		return cb(nlh, data);
 	}
 	acts = mnl_attr_nest_start(nlh, act_attr);
@@ -1388,6 +1393,42 @@ static void test_u32_shared_tables_listed_once(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* Shared tables of u32 rules without actions (flowid only, as shaping
+ * scripts write them): each knode once, no action row; the snapshot has no
+ * action at all (its action array is never made: the VM's 6.1 found
+ * memmove(NULL, NULL, 0) there under UBSan). */
+static void test_u32_shared_tables_without_actions(void **state)
+{
+	struct fake k = {.u32_shared = 1};
+	struct funit *u;
+	/* takes the row arrays that earlier tests' snapshots left spare, so
+	 * that the collection starts with none, as --once does */
+	struct tcx_snapshot *hold = tcx_snapshot_new(NULL), *s;
+	char *out;
+
+	assert_non_null(hold);
+	tcx_snapshot_reuse(hold);
+	setup_eth0(&k);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
+	add_tp(u, 0, 10, "u32", 3);
+	add_tp(u, 1, 10, "u32", 2);
+	u->tps[1].htid = 0x801;
+	u->tps[0].no_action = u->tps[1].no_action = 1;
+	s = collect(&k, "targets:\n  - dev: eth0\n");
+
+	assert_int_equal(s->n_targets, 2); /* ingress, and egress with no filter */
+	/* 800: and its 3 knodes, 801: and its 2, each once */
+	assert_int_equal(s->n_filters, 1 + 3 + 1 + 2);
+	assert_int_equal(s->n_actions, 0);
+	assert_int_equal(s->targets[0].n_filters, 7);
+	assert_int_equal(s->targets[0].n_actions, 0);
+	out = render_fmt(s, TCX_FMT_PROMETHEUS); /* (JSON: no action line) */
+	assert_unique_series(out, 0);
+	free(out);
+	tcx_snapshot_unref(s);
+	tcx_snapshot_unref(hold);
+}
+
 /* Past 4095 filters in one table, u32 gives each new one the handle
  * htid::fff. Rows that are the same series are merged into the first, their
  * counters added, and counted. */
@@ -1842,6 +1883,7 @@ int main(void)
 	        cmocka_unit_test(test_bad_reply_is_malformed_and_drops_counted),
 	        cmocka_unit_test(test_unmapped_policy_counts),
 	        cmocka_unit_test(test_u32_shared_tables_listed_once),
+	        cmocka_unit_test(test_u32_shared_tables_without_actions),
 	        cmocka_unit_test(test_u32_reused_handle_merged),
 	        cmocka_unit_test(test_target_aliases_one_unit),
 	        cmocka_unit_test(test_all_devices_filtered),
