@@ -61,6 +61,7 @@ Subcommands (exit 0 when every check passes, 1 with the reasons otherwise):
       (--labels: the user labels of its class series).
 
   check-filters --walk W --json J [--prefs P[,P]] [--expect-rows N]
+                [--ifindex-file F]
       tcxFilterTable holds one row per filter of the {"filters":[...]} line
       of `tcexporter --once --format json` output J that has a hit counter
       (lookups, hits, u32_mark_success), none for the others, with the same
@@ -68,7 +69,9 @@ Subcommands (exit 0 when every check passes, 1 with the reasons otherwise):
       of 0; a counter the filter lacks has no instance in its row;
       tcxFilterRows is the number of rows and tcxFilterTableLastChange a
       TimeStamp. --prefs: the JSON lists a filter at each of these prefs (the
-      comparison is not empty); --expect-rows: the table has N rows.
+      comparison is not empty); --expect-rows: the table has N rows;
+      --ifindex-file: the devices' indices, a "NAME INDEX" a line (for a
+      walk made on another machine: the test VM), not this namespace's.
 """
 
 import argparse
@@ -682,6 +685,10 @@ def cmd_check_filters(a):
     for p in prefs(a.prefs or ""):
         if not any(f["pref"] == p for f in want.values()):
             errors.append("the JSON lists no filter at pref %d" % p)
+    ifindices = None
+    if a.ifindex_file:
+        with open(a.ifindex_file) as f:
+            ifindices = {n: int(i) for n, i in (line.split() for line in f if line.strip())}
     col_name = {v: k for k, v in FILTER_COL.items()}
     rows = {}
     for (idx,), cols in sorted(w["tables"].get(7, {}).items()):
@@ -717,10 +724,15 @@ def cmd_check_filters(a):
             if f.get(c) != r.get(c):
                 errors.append("filter row %d %r: %s = %s over SNMP, the JSON says %s (absent: "
                               "None)" % (r["index"], k, c, r.get(c), f.get(c)))
-        try:  # (not /sys/class/net: sysfs may belong to another netns)
-            ifindex = socket.if_nametoindex(r["device"]) if r["device"] else 0
-        except OSError:
-            ifindex = None
+        if not r["device"]:
+            ifindex = 0
+        elif ifindices is not None:
+            ifindex = ifindices.get(r["device"])
+        else:
+            try:  # (not /sys/class/net: sysfs may belong to another netns)
+                ifindex = socket.if_nametoindex(r["device"])
+            except OSError:
+                ifindex = None
         if r["netns"] == "" and r["ifindex"] != ifindex:
             errors.append("filter row %d: ifIndex %s, %s has %s" % (
                 r["index"], r["ifindex"], r["device"], ifindex))
@@ -784,6 +796,7 @@ def main():
     c.add_argument("--json", required=True)
     c.add_argument("--prefs")
     c.add_argument("--expect-rows", type=int)
+    c.add_argument("--ifindex-file")
     c = sub.add_parser("check-timestamps")
     c.add_argument("--walk", required=True)
     c.add_argument("--uptime", type=int, required=True)

@@ -660,6 +660,66 @@ c14_hits() {
 		$TC -s filter show dev d14 parent 1: >"tc-r-$ph-1.txt"
 		$TC -s filter show dev d14 parent 1:1 >"tc-r-$ph-1_1.txt"
 	done
+	snmp_filters s c.yaml
+}
+
+# snmp_filters RUN CONFIG: tcxFilterTable (issue #27) through a private
+# snmpd (UDP on 127.0.0.1, master agentx on a private socket; SNMP's
+# packets cross lo only, no filter of the case): the daemon on CONFIG's
+# targets with its subagent; once tcxFilterRows answers and a collection
+# reached the agent after it, a walk of the TCEXPORTER-MIB subtree into
+# RUN.walk between two `--once --format json` runs (RUN.json1.out,
+# RUN.json2.out: the host checks that they agree, so nothing moved, and that
+# the walk equals them); RUN.ifindex holds "NAME INDEX" of this namespace's
+# devices (the host has none of them); RUN.tcx.rc the daemon's status after
+# SIGTERM.
+snmp_filters() {
+	local run=$1 cfg=$2 s=/tmp/snmp-$CASE i v t0 pid spid rc=0
+	local oid=.1.3.6.1.4.1.8072.9999.9999.4242 agent=127.0.0.1:9161
+	mkdir -p "$s/persist" "$s/conf" "$s/tcx" "$s/tools"
+	printf '%s\n' "agentAddress udp:$agent" 'master agentx' "agentXSocket unix:$s/agentx.sock" \
+		'rocommunity public 127.0.0.1' 'disablePerl true' >"$s/snmpd.conf"
+	SNMP_PERSISTENT_DIR=$s/persist SNMPCONFPATH=$s/conf MIBS='' MIBDIRS='' \
+		snmpd -f -Lo -C -c "$s/snmpd.conf" >"$run.snmpd.log" 2>&1 &
+	spid=$!
+	{
+		cat "$cfg"
+		echo 'interval: 1s'
+		echo 'http: {listen: "127.0.0.1:9592"}'
+		echo "snmp: {enabled: true, agentx_socket: \"unix:$s/agentx.sock\", ping_interval: 1s}"
+	} >"$run.yaml"
+	SNMP_PERSISTENT_DIR=$s/tcx SNMPCONFPATH=$s/tcx "$TCX" --config "$run.yaml" \
+		>"$run.tcx.out" 2>"$run.tcx.err" &
+	pid=$!
+	export MIBS='' MIBDIRS='' SNMP_PERSISTENT_DIR=$s/tools SNMPCONFPATH=$s/tools
+	# sget OID: the value of OID after its type ("Gauge32: 6"), or nothing
+	# (a failed request is no value yet: not an error under set -e)
+	sget() { { snmpget -v2c -c public -On -t 1 -r 0 "$agent" "$1" 2>/dev/null || true; } | sed -n 's/^[^=]* = //p'; }
+	for ((i = 0; i < 600; i++)); do
+		v=$(sget "$oid.1.1.10.0")
+		case $v in Gauge32:*) break ;; esac
+		sleep 0.1
+	done
+	[ "$i" -lt 600 ] || { echo "tcxFilterRows does not answer after 60 s: '$v'"; return 1; }
+	t0=$(sget "$oid.1.1.3.0")
+	for ((i = 0; i < 300; i++)); do
+		v=$(sget "$oid.1.1.3.0")
+		case $v in Timeticks:*) [ "$v" = "$t0" ] || break ;; esac
+		sleep 0.1
+	done
+	[ "$i" -lt 300 ] || { echo "no collection reached the agent within 30 s: '$v'"; return 1; }
+	"$TCX" --once --config "$cfg" --format json >"$run.json1.out" 2>"$run.json1.err" ||
+		{ echo "--once failed: $(cat "$run.json1.err")"; return 1; }
+	snmpbulkwalk -v2c -c public -On -Ox -Cr10 -t 5 -r 1 "$agent" "$oid" >"$run.walk" 2>"$run.walk.err" ||
+		{ echo "snmpbulkwalk failed: $(cat "$run.walk.err")"; return 1; }
+	"$TCX" --once --config "$cfg" --format json >"$run.json2.out" 2>"$run.json2.err" ||
+		{ echo "--once failed: $(cat "$run.json2.err")"; return 1; }
+	$IP -o link show | sed -n 's/^\([0-9]*\): \([^:@]*\)[:@].*/\2 \1/p' >"$run.ifindex"
+	kill -TERM "$pid"
+	wait "$pid" || rc=$?
+	echo "$rc" >"$run.tcx.rc"
+	kill -TERM "$spid"
+	wait "$spid" || true
 }
 
 c15_hits_churn() {

@@ -74,6 +74,11 @@ vm_add_modules "$root" cls_flower cls_matchall cls_u32 cls_basic act_gact act_mi
 vm_add_bin "$root" /sbin/tc /sbin/tc
 vm_add_bin "$root" /sbin/ip /sbin/ip
 vm_add_bin "$root" "$TCX_BIN" /tcx/tcexporter
+# A private snmpd and the tools that walk it (c14_hits: tcxFilterTable)
+for b in snmpd snmpget snmpbulkwalk; do
+	p=$(command -v "$b") || skip "$b is not installed (snmpd, snmp)"
+	vm_add_bin "$root" "$p" "$p"
+done
 cp "$here/cases.sh" "$root/tcx/payload"
 # Sanitizer settings of a sanitizer build reach the VM.
 for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
@@ -646,6 +651,36 @@ sys.exit(0 if ok else 1)
 PY
 }
 check "c14_hits/r: each rule's hits, lookups, mark and key hits = tc -s = what was sent, each knode once" hit_rows
+
+# tcxFilterTable through the VM's private snmpd: the walk made between two
+# JSON runs that agree with each other and with r's (nothing moved) holds a
+# row per rule with hit counters, with the JSON's figures (snmpcmp.py
+# check-filters; the 6 rules of hit_rows).
+snmp_filter_rows() {
+	local d=$share/c14_hits f
+	[ "$(cat "$d/s.tcx.rc" 2>/dev/null)" = 0 ] || {
+		cat "$d/s.tcx.err" 2>/dev/null
+		echo "the daemon did not stop with status 0 after SIGTERM"
+		return 1
+	}
+	if has_sanitizer_report "$d/s.tcx.err"; then
+		cat "$d/s.tcx.err"
+		echo "sanitizer report"
+		return 1
+	fi
+	for f in r.json.out s.json1.out s.json2.out; do
+		grep '^{"filters":' "$d/$f" >"$WORK/c14-$f.filters" || { echo "$f: no filters line"; return 1; }
+	done
+	if ! cmp -s "$WORK/c14-r.json.out.filters" "$WORK/c14-s.json1.out.filters" ||
+		! cmp -s "$WORK/c14-s.json1.out.filters" "$WORK/c14-s.json2.out.filters"; then
+		echo "the filters' counters moved between the runs"
+		return 1
+	fi
+	"$PYTHON" "$here/../snmp/snmpcmp.py" check-filters --walk "$d/s.walk" --json "$d/s.json1.out" \
+		--prefs 10,20,30 --expect-rows 6 --ifindex-file "$d/s.ifindex"
+}
+check "c14_hits/s: tcxFilterTable through snmpd = the JSON filters line, a row per rule with hit counters" \
+	snmp_filter_rows
 
 note "15. hit counters aggregated while u32 rules are replaced make-before-break"
 # Every scrape's tc_filter_hits_total{device="d15"} is at least the one
