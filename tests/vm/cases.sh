@@ -408,38 +408,16 @@ c9_actions() {
 	tcx s s.yaml
 }
 
-c10_churn() {
-	# Issue #11's software-switch case: the daemon (`aggregate: {by: [tenant,
-	# rule]}`, collecting every second) while three flower filters with gact
-	# and cookies (two aggregates) are replaced make-before-break for
-	# CHURN_SECONDS. Each round (one every 200 ms, or back to back when tc is
-	# slower), one tc -batch, adds each filter at the other pref of its pair
-	# (handle 1, as the kernel would pick), then deletes the old one by
-	# handle: the new filter of every other round has the identity (pref,
-	# handle, cookie) of the one deleted the round before, and a terse dump
-	# carries no action index to tell them apart. Meanwhile UDP datagrams to the three destinations leave through
-	# d10's egress (a dummy: the egress hook runs within the write, so a
-	# datagram written is a datagram counted, by exactly one filter: gact
-	# pass ends the classification), each counted when written, three every
-	# 10 ms at most (the sender leaves the one CPU to tc). The daemon is
-	# scraped (busybox wget) about every second into scrape-N.prom, and once
-	# more after two collections past the end (final.prom). sent-DST holds
-	# "PACKETS BYTES" (a frame is the payload and 42 bytes of headers),
-	# tcx.rc the daemon's exit status after SIGTERM, rounds "ROUNDS SECONDS".
-	# run.sh checks them.
-	local secs=${CHURN_SECONDS:-20} i r=0 old t end now pid spid n=0 last=0 c0 c
-	local -a pref dst=(10.10.0.2 10.10.0.3 10.10.0.4) ck=(a1 a2 b1) size=(100 300 700)
-	dummy d10 10.10.0.1/24
-	$TC qdisc add dev d10 clsact
-	for i in 0 1 2; do
-		pref[i]=$((10 + i))
-		$TC filter add dev d10 egress pref "${pref[i]}" handle 1 protocol ip flower \
-			dst_ip "${dst[i]}" action gact pass cookie "${ck[i]}"
-	done
-	printf '%s\n' 'interval: 1s' 'targets: [{dev: d10, parent: egress}]' \
-		'labels: [tenant, rule]' 'cookies:' '  "a1": [acme, dns]' '  "a2": [acme, dns]' \
-		'  "b1": [beta, web]' 'aggregate: {by: [tenant, rule]}' \
-		'http: {listen: "127.0.0.1:9591"}' >c.yaml
+# churn_under_daemon SECS ROUND TRAFFIC: the daemon on c.yaml (its /metrics
+# at 127.0.0.1:9591) while, for SECS seconds, `ROUND >round.batch; tc
+# -batch round.batch` runs every 200 ms (back to back when tc is slower) and
+# `TRAFFIC SECS` sends in the background. The daemon is scraped (busybox
+# wget) into scrape-0.prom before, about every second into scrape-N.prom,
+# and once more after two collections past the end (final.prom). Writes
+# rounds "ROUNDS SECONDS" and tcx.rc, the daemon's exit status after
+# SIGTERM.
+churn_under_daemon() {
+	local secs=$1 round=$2 traffic=$3 i r=0 t end now pid spid n=0 last=0 c0 c
 	"$TCX" --config c.yaml >tcx.out 2>tcx.err &
 	pid=$!
 	# scrape FILE: /metrics into FILE (fails unless it answers 200).
@@ -450,35 +428,12 @@ c10_churn() {
 		sleep 0.1
 	done
 	[ "$i" -lt 300 ] || { echo "the daemon did not answer within 30 s"; return 1; }
-
-	(
-		stop=$((SECONDS + secs))
-		np=(0 0 0)
-		mkfifo /tmp/c10.pause # read -t on it: a pause without a fork
-		exec {pause}<>/tmp/c10.pause
-		while [ "$SECONDS" -lt "$stop" ]; do
-			read -r -t 0.01 -u "$pause" || true
-			for i in 0 1 2; do
-				if printf "%${size[i]}s" x 2>/dev/null >"/dev/udp/${dst[i]}/9"; then
-					np[i]=$((np[i] + 1))
-				fi
-			done
-		done
-		for i in 0 1 2; do
-			echo "${np[i]} $((np[i] * (size[i] + 42)))" >"sent-${dst[i]}"
-		done
-	) &
+	("$traffic" "$secs") &
 	spid=$!
 	t=${EPOCHREALTIME/./}
 	end=$((t + secs * 1000000))
 	while [ "$t" -lt "$end" ]; do
-		for i in 0 1 2; do
-			old=${pref[i]}
-			pref[i]=$((old == 10 + i ? 20 + i : 10 + i))
-			echo "filter add dev d10 egress pref ${pref[i]} handle 1 protocol ip flower" \
-				"dst_ip ${dst[i]} action gact pass cookie ${ck[i]}"
-			echo "filter del dev d10 egress pref $old handle 1 flower"
-		done >round.batch
+		"$round" >round.batch
 		$TC -batch round.batch
 		r=$((r + 1))
 		now=${EPOCHREALTIME/./}
@@ -506,6 +461,69 @@ c10_churn() {
 	r=0
 	wait "$pid" || r=$?
 	echo "$r" >tcx.rc
+}
+
+c10_churn() {
+	# Issue #11's software-switch case: the daemon (`aggregate: {by: [tenant,
+	# rule]}`, collecting every second) while three flower filters with gact
+	# and cookies (two aggregates) are replaced make-before-break for
+	# CHURN_SECONDS. Each round (one every 200 ms, or back to back when tc is
+	# slower), one tc -batch, adds each filter at the other pref of its pair
+	# (handle 1, as the kernel would pick), then deletes the old one by
+	# handle: the new filter of every other round has the identity (pref,
+	# handle, cookie) of the one deleted the round before, and a terse dump
+	# carries no action index to tell them apart. Meanwhile UDP datagrams to the three destinations leave through
+	# d10's egress (a dummy: the egress hook runs within the write, so a
+	# datagram written is a datagram counted, by exactly one filter: gact
+	# pass ends the classification), each counted when written, three every
+	# 10 ms at most (the sender leaves the one CPU to tc). The daemon is
+	# scraped (busybox wget) about every second into scrape-N.prom, and once
+	# more after two collections past the end (final.prom). sent-DST holds
+	# "PACKETS BYTES" (a frame is the payload and 42 bytes of headers),
+	# tcx.rc the daemon's exit status after SIGTERM, rounds "ROUNDS SECONDS".
+	# run.sh checks them.
+	local i
+	local -a pref dst=(10.10.0.2 10.10.0.3 10.10.0.4) ck=(a1 a2 b1) size=(100 300 700)
+	dummy d10 10.10.0.1/24
+	$TC qdisc add dev d10 clsact
+	for i in 0 1 2; do
+		pref[i]=$((10 + i))
+		$TC filter add dev d10 egress pref "${pref[i]}" handle 1 protocol ip flower \
+			dst_ip "${dst[i]}" action gact pass cookie "${ck[i]}"
+	done
+	printf '%s\n' 'interval: 1s' 'targets: [{dev: d10, parent: egress}]' \
+		'labels: [tenant, rule]' 'cookies:' '  "a1": [acme, dns]' '  "a2": [acme, dns]' \
+		'  "b1": [beta, web]' 'aggregate: {by: [tenant, rule]}' \
+		'http: {listen: "127.0.0.1:9591"}' >c.yaml
+	# c10_traffic: the senders (a subshell), until the rounds are over
+	c10_traffic() {
+		local stop=$((SECONDS + $1)) np=(0 0 0) pause i
+		mkfifo /tmp/c10.pause # read -t on it: a pause without a fork
+		exec {pause}<>/tmp/c10.pause
+		while [ "$SECONDS" -lt "$stop" ]; do
+			read -r -t 0.01 -u "$pause" || true
+			for i in 0 1 2; do
+				if printf "%${size[i]}s" x 2>/dev/null >"/dev/udp/${dst[i]}/9"; then
+					np[i]=$((np[i] + 1))
+				fi
+			done
+		done
+		for i in 0 1 2; do
+			echo "${np[i]} $((np[i] * (size[i] + 42)))" >"sent-${dst[i]}"
+		done
+	}
+	# c10_round: one round's tc -batch lines
+	c10_round() {
+		local i old
+		for i in 0 1 2; do
+			old=${pref[i]}
+			pref[i]=$((old == 10 + i ? 20 + i : 10 + i))
+			echo "filter add dev d10 egress pref ${pref[i]} handle 1 protocol ip flower" \
+				"dst_ip ${dst[i]} action gact pass cookie ${ck[i]}"
+			echo "filter del dev d10 egress pref $old handle 1 flower"
+		done
+	}
+	churn_under_daemon "${CHURN_SECONDS:-20}" c10_round c10_traffic
 }
 
 c11_qdiscs() {
@@ -735,7 +753,7 @@ c15_hits_churn() {
 	# it). The hit aggregate of d15 must count every datagram: a deleted
 	# rule's hits come from its deletion notification. Scrapes as c10's;
 	# sent holds the datagrams written.
-	local secs=${CHURN_SECONDS:-20} i r=0 old t end now pid spid n=0 last=0 c0 c
+	local i old c
 	local -a pref dst=(10.15.0.2 10.15.0.3 10.15.0.4) h
 	dummy d15 10.15.0.1/24
 	$TC qdisc add dev d15 root handle 1: htb default 30
@@ -755,18 +773,9 @@ c15_hits_churn() {
 	done
 	printf '%s\n' 'interval: 1s' 'targets: [{dev: d15, parent: "1:"}]' \
 		'aggregate: {by: [device]}' 'http: {listen: "127.0.0.1:9591"}' >c.yaml
-	"$TCX" --config c.yaml >tcx.out 2>tcx.err &
-	pid=$!
-	scrape() { wget -q -O "$1" http://127.0.0.1:9591/metrics 2>/dev/null; }
-	collections() { sed -n 's/^tc_exporter_collections_total //p' "$1"; }
-	for ((i = 0; i < 300; i++)); do
-		scrape scrape-0.prom && break
-		sleep 0.1
-	done
-	[ "$i" -lt 300 ] || { echo "the daemon did not answer within 30 s"; return 1; }
-	(
-		stop=$((SECONDS + secs))
-		np=0
+	# c15_traffic: the senders (a subshell), until the rounds are over
+	c15_traffic() {
+		local stop=$((SECONDS + $1)) np=0 pause i
 		mkfifo /tmp/c15.pause
 		exec {pause}<>/tmp/c15.pause
 		while [ "$SECONDS" -lt "$stop" ]; do
@@ -776,44 +785,19 @@ c15_hits_churn() {
 			done
 		done
 		echo "$np" >sent
-	) &
-	spid=$!
-	t=${EPOCHREALTIME/./}
-	end=$((t + secs * 1000000))
-	while [ "$t" -lt "$end" ]; do
+	}
+	# c15_round: one round's tc -batch lines
+	c15_round() {
+		local i old
 		for i in 0 1 2; do
 			old=${pref[i]}
 			pref[i]=$((old == 10 + i ? 20 + i : 10 + i))
 			rule "${pref[i]}" "$i"
 			echo "filter del dev d15 parent 1: pref $old handle ${h[old]} u32"
-		done >round.batch
-		$TC -batch round.batch
-		r=$((r + 1))
-		now=${EPOCHREALTIME/./}
-		if [ $((now - last)) -ge 1000000 ]; then
-			n=$((n + 1))
-			scrape "scrape-$n.prom" || { echo "scrape $n failed"; return 1; }
-			last=$now
-		fi
-		t=$((t + 200000))
-		now=${EPOCHREALTIME/./}
-		[ "$t" -le "$now" ] || sleep "$(printf '0.%06d' $((t - now)))"
-		t=${EPOCHREALTIME/./}
-	done
-	echo "$r $secs" >rounds
-	wait "$spid"
-	scrape final.prom || { echo "the scrape after the traffic failed"; return 1; }
-	c0=$(collections final.prom)
-	for ((i = 0; i < 300; i++)); do
-		scrape final.prom && c=$(collections final.prom) && [ "$c" -ge $((c0 + 2)) ] && break
-		sleep 0.1
-	done
-	[ "$i" -lt 300 ] || { echo "the daemon did not collect twice within 30 s"; return 1; }
+		done
+	}
+	churn_under_daemon "${CHURN_SECONDS:-20}" c15_round c15_traffic
 	$TC -s filter show dev d15 parent 1: >tc-final.txt
-	kill -TERM "$pid"
-	r=0
-	wait "$pid" || r=$?
-	echo "$r" >tcx.rc
 }
 
 "$CASE"
