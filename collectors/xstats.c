@@ -16,6 +16,16 @@
  *             TCA_CAKE_TIN_STATS_SENT_BYTES64: tc_qdisc_cake_tin_sent_bytes_total.
  *   Counters (event counts) end in _total; gauges (a level, a maximum, a
  *   setting, a time, a probability) do not.
+ *   Units (Prometheus's rule): a family whose value has a unit ends in it,
+ *   before _total for a counter: _bytes, _seconds, _bytes_per_second,
+ *   _ratio (0 to 1), and _packets for a gauge of packets (a level or a
+ *   length: pie maxq: tc_qdisc_pie_maxq_packets). A counter of packets
+ *   counts events and is named by them, as node_exporter's
+ *   node_network_receive_drop_total (red early: tc_qdisc_red_early_total),
+ *   or ends in _packets_total where the member names what it counts (fq
+ *   highprio_packets). Counts of other things (flows, periods) have no
+ *   unit. The row's unit is its suffix, or "" (test_qdisc_parse checks
+ *   every table against this rule).
  *   Times are in seconds: a unit suffix (_us, _ns) becomes _seconds, and a
  *   member without one gets _seconds appended (htb tokens, in psched ticks
  *   of 64 ns: tc_class_htb_tokens_seconds; codel ldelay, in us:
@@ -106,9 +116,9 @@ static const struct tcx_xstat htb_class[] = {
 
 #define HFSC struct tc_hfsc_stats
 static const struct tcx_xstat hfsc_class[] = {
-        FIELD(HFSC, work, "tc_class_hfsc_work_total", C, 0, 1, "bytes",
+        FIELD(HFSC, work, "tc_class_hfsc_work_bytes_total", C, 0, 1, "bytes",
               "Bytes of work done, by every criterion"),
-        FIELD(HFSC, rtwork, "tc_class_hfsc_rtwork_total", C, 0, 1, "bytes",
+        FIELD(HFSC, rtwork, "tc_class_hfsc_rtwork_bytes_total", C, 0, 1, "bytes",
               "Bytes of work done by the real-time criterion"),
         FIELD(HFSC, period, "tc_class_hfsc_period_total", C, 0, 1, "",
               "Virtual-time periods: times the class went from idle to backlogged"),
@@ -120,7 +130,7 @@ static const struct tcx_xstat hfsc_class[] = {
 
 #define FQC struct tc_fq_codel_xstats
 static const struct tcx_xstat fq_codel_qdisc[] = {
-        FIELD(FQC, qdisc_stats.maxpacket, "tc_qdisc_fq_codel_maxpacket", G, 0, 1, "bytes",
+        FIELD(FQC, qdisc_stats.maxpacket, "tc_qdisc_fq_codel_maxpacket_bytes", G, 0, 1, "bytes",
               "Largest packet seen"),
         FIELD(FQC, qdisc_stats.drop_overlimit, "tc_qdisc_fq_codel_drop_overlimit_total", C, 0, 1,
               "packets", "Packets dropped because the qdisc was at its packet limit"),
@@ -134,21 +144,21 @@ static const struct tcx_xstat fq_codel_qdisc[] = {
               "Flows in the old-flows list"),
         FIELD(FQC, qdisc_stats.ce_mark, "tc_qdisc_fq_codel_ce_mark_total", C, 0, 1, "packets",
               "Packets CE-marked for a sojourn time above ce_threshold"),
-        FIELD(FQC, qdisc_stats.memory_usage, "tc_qdisc_fq_codel_memory_usage", G, 0, 1, "bytes",
-              "Memory used by queued packets (tc: memory_used)"),
+        FIELD(FQC, qdisc_stats.memory_usage, "tc_qdisc_fq_codel_memory_usage_bytes", G, 0, 1,
+              "bytes", "Memory used by queued packets (tc: memory_used)"),
         FIELD(FQC, qdisc_stats.drop_overmemory, "tc_qdisc_fq_codel_drop_overmemory_total", C, 0, 1,
               "packets", "Packets dropped because the qdisc was at its memory limit"),
 };
 
 /* A class is one flow. */
 static const struct tcx_xstat fq_codel_class[] = {
-        FIELD(FQC, class_stats.deficit, "tc_class_fq_codel_deficit", G, SGN, 1, "bytes",
+        FIELD(FQC, class_stats.deficit, "tc_class_fq_codel_deficit_bytes", G, SGN, 1, "bytes",
               "Bytes the flow may still send in this round (deficit round robin)"),
         FIELD(FQC, class_stats.ldelay, "tc_class_fq_codel_ldelay_seconds", G, 0, US, "seconds",
               "Sojourn time of the flow's last dequeued packet"),
         FIELD(FQC, class_stats.count, "tc_class_fq_codel_count_packets", G, 0, 1, "packets",
               "CoDel drops since the flow entered the dropping state"),
-        FIELD(FQC, class_stats.lastcount, "tc_class_fq_codel_lastcount", G, 0, 1, "packets",
+        FIELD(FQC, class_stats.lastcount, "tc_class_fq_codel_lastcount_packets", G, 0, 1, "packets",
               "CoDel count when the flow last entered the dropping state"),
         FIELD(FQC, class_stats.dropping, "tc_class_fq_codel_dropping", G, 0, 1, "",
               "1 while CoDel is in the dropping state for the flow"),
@@ -228,7 +238,7 @@ static const struct tcx_xstat fq_pie_qdisc[] = {
               "Flows in the new-flows list"),
         FIELD(FQP, old_flows_len, "tc_qdisc_fq_pie_old_flows_len", G, 0, 1, "",
               "Flows in the old-flows list"),
-        FIELD(FQP, memory_usage, "tc_qdisc_fq_pie_memory_usage", G, 0, 1, "bytes",
+        FIELD(FQP, memory_usage, "tc_qdisc_fq_pie_memory_usage_bytes", G, 0, 1, "bytes",
               "Memory used by queued packets (tc: memory_used)"),
 };
 
@@ -236,11 +246,11 @@ static const struct tcx_xstat fq_pie_qdisc[] = {
 
 #define CODEL struct tc_codel_xstats
 static const struct tcx_xstat codel_qdisc[] = {
-        FIELD(CODEL, maxpacket, "tc_qdisc_codel_maxpacket", G, 0, 1, "bytes",
+        FIELD(CODEL, maxpacket, "tc_qdisc_codel_maxpacket_bytes", G, 0, 1, "bytes",
               "Largest packet seen"),
         FIELD(CODEL, count, "tc_qdisc_codel_count_packets", G, 0, 1, "packets",
               "Drops since the qdisc entered the dropping state"),
-        FIELD(CODEL, lastcount, "tc_qdisc_codel_lastcount", G, 0, 1, "packets",
+        FIELD(CODEL, lastcount, "tc_qdisc_codel_lastcount_packets", G, 0, 1, "packets",
               "count when the qdisc last entered the dropping state"),
         FIELD(CODEL, ldelay, "tc_qdisc_codel_ldelay_seconds", G, 0, US, "seconds",
               "Sojourn time of the last dequeued packet"),
@@ -260,12 +270,12 @@ static const struct tcx_xstat codel_qdisc[] = {
 
 #define PIE struct tc_pie_xstats
 static const struct tcx_xstat pie_qdisc[] = {
-        FIELD(PIE, prob, "tc_qdisc_pie_prob", G, 0, P64, "ratio",
+        FIELD(PIE, prob, "tc_qdisc_pie_prob_ratio", G, 0, P64, "ratio",
               "Drop or mark probability, 0 to 1"),
         FIELD(PIE, delay, "tc_qdisc_pie_delay_seconds", G, 0, US, "seconds",
               "Current queueing delay"),
-        FIELD(PIE, avg_dq_rate, "tc_qdisc_pie_avg_dq_rate", G, 0, 1, "bytes per second",
-              "Average dequeue rate, when dq_rate_estimating"),
+        FIELD(PIE, avg_dq_rate, "tc_qdisc_pie_avg_dq_rate_bytes_per_second", G, 0, 1,
+              "bytes_per_second", "Average dequeue rate, when dq_rate_estimating"),
         FIELD(PIE, dq_rate_estimating, "tc_qdisc_pie_dq_rate_estimating", G, 0, 1, "",
               "1 when the delay is estimated from the dequeue rate (dq_rate_estimator)"),
         FIELD(PIE, packets_in, "tc_qdisc_pie_packets_in_total", C, 0, 1, "packets",
@@ -274,7 +284,7 @@ static const struct tcx_xstat pie_qdisc[] = {
               "Packets dropped by the PIE algorithm"),
         FIELD(PIE, overlimit, "tc_qdisc_pie_overlimit_total", C, 0, 1, "packets",
               "Packets dropped because the qdisc was at its packet limit"),
-        FIELD(PIE, maxq, "tc_qdisc_pie_maxq", G, 0, 1, "packets", "Longest queue seen"),
+        FIELD(PIE, maxq, "tc_qdisc_pie_maxq_packets", G, 0, 1, "packets", "Longest queue seen"),
         FIELD(PIE, ecn_mark, "tc_qdisc_pie_ecn_mark_total", C, 0, 1, "packets",
               "Packets ECN-marked instead of dropped"),
 };
@@ -321,10 +331,11 @@ static const struct tcx_xstat sfb_qdisc[] = {
               "Packets dropped by the child qdisc"),
         FIELD(SFB, marked, "tc_qdisc_sfb_marked_total", C, 0, 1, "packets",
               "Packets ECN-marked instead of dropped"),
-        FIELD(SFB, maxqlen, "tc_qdisc_sfb_maxqlen", G, 0, 1, "packets", "Longest bucket queue now"),
-        FIELD(SFB, maxprob, "tc_qdisc_sfb_maxprob", G, 0, PSFB, "ratio",
+        FIELD(SFB, maxqlen, "tc_qdisc_sfb_maxqlen_packets", G, 0, 1, "packets",
+              "Longest bucket queue now"),
+        FIELD(SFB, maxprob, "tc_qdisc_sfb_maxprob_ratio", G, 0, PSFB, "ratio",
               "Highest bucket marking probability now, 0 to 1"),
-        FIELD(SFB, avgprob, "tc_qdisc_sfb_avgprob", G, 0, PSFB, "ratio",
+        FIELD(SFB, avgprob, "tc_qdisc_sfb_avgprob_ratio", G, 0, PSFB, "ratio",
               "Average bucket marking probability now, 0 to 1"),
 };
 
@@ -332,7 +343,7 @@ static const struct tcx_xstat sfb_qdisc[] = {
 
 #define SFQ struct tc_sfq_xstats
 static const struct tcx_xstat sfq_class[] = {
-        FIELD(SFQ, allot, "tc_class_sfq_allot", G, SGN, 1, "bytes",
+        FIELD(SFQ, allot, "tc_class_sfq_allot_bytes", G, SGN, 1, "bytes",
               "Bytes the flow may still send in this round"),
 };
 
@@ -341,27 +352,29 @@ static const struct tcx_xstat sfq_class[] = {
  * ACKS_DROPPED_BYTES64, ECN_MARKED_BYTES64 nor BACKLOG_PACKETS: no rows. */
 
 static const struct tcx_xstat cake_qdisc[] = {
-        ATTR(TCA_CAKE_STATS_CAPACITY_ESTIMATE64, 8, "tc_qdisc_cake_capacity_estimate", G, 0, 1,
-             "bytes per second", "Estimated link capacity (autorate-ingress), else the set rate"),
-        ATTR(TCA_CAKE_STATS_MEMORY_LIMIT, 4, "tc_qdisc_cake_memory_limit", G, 0, 1, "bytes",
+        ATTR(TCA_CAKE_STATS_CAPACITY_ESTIMATE64, 8,
+             "tc_qdisc_cake_capacity_estimate_bytes_per_second", G, 0, 1, "bytes_per_second",
+             "Estimated link capacity (autorate-ingress), else the set rate"),
+        ATTR(TCA_CAKE_STATS_MEMORY_LIMIT, 4, "tc_qdisc_cake_memory_limit_bytes", G, 0, 1, "bytes",
              "Memory limit for queued packets"),
-        ATTR(TCA_CAKE_STATS_MEMORY_USED, 4, "tc_qdisc_cake_memory_used", G, 0, 1, "bytes",
+        ATTR(TCA_CAKE_STATS_MEMORY_USED, 4, "tc_qdisc_cake_memory_used_bytes", G, 0, 1, "bytes",
              "Most memory queued packets have used"),
-        ATTR(TCA_CAKE_STATS_AVG_NETOFF, 4, "tc_qdisc_cake_avg_netoff", G, 0, 1, "bytes",
+        ATTR(TCA_CAKE_STATS_AVG_NETOFF, 4, "tc_qdisc_cake_avg_netoff_bytes", G, 0, 1, "bytes",
              "Average offset of the network header (tc: average network hdr offset)"),
-        ATTR(TCA_CAKE_STATS_MIN_NETLEN, 4, "tc_qdisc_cake_min_netlen", G, 0, 1, "bytes",
+        ATTR(TCA_CAKE_STATS_MIN_NETLEN, 4, "tc_qdisc_cake_min_netlen_bytes", G, 0, 1, "bytes",
              "Smallest network-layer packet seen"),
-        ATTR(TCA_CAKE_STATS_MAX_NETLEN, 4, "tc_qdisc_cake_max_netlen", G, 0, 1, "bytes",
+        ATTR(TCA_CAKE_STATS_MAX_NETLEN, 4, "tc_qdisc_cake_max_netlen_bytes", G, 0, 1, "bytes",
              "Largest network-layer packet seen"),
-        ATTR(TCA_CAKE_STATS_MIN_ADJLEN, 4, "tc_qdisc_cake_min_adjlen", G, 0, 1, "bytes",
+        ATTR(TCA_CAKE_STATS_MIN_ADJLEN, 4, "tc_qdisc_cake_min_adjlen_bytes", G, 0, 1, "bytes",
              "Smallest packet seen, overhead-adjusted"),
-        ATTR(TCA_CAKE_STATS_MAX_ADJLEN, 4, "tc_qdisc_cake_max_adjlen", G, 0, 1, "bytes",
+        ATTR(TCA_CAKE_STATS_MAX_ADJLEN, 4, "tc_qdisc_cake_max_adjlen_bytes", G, 0, 1, "bytes",
              "Largest packet seen, overhead-adjusted"),
 };
 
 static const struct tcx_xstat cake_tin[] = {
-        ATTR(TCA_CAKE_TIN_STATS_THRESHOLD_RATE64, 8, "tc_qdisc_cake_tin_threshold_rate", G, 0, 1,
-             "bytes per second", "Rate above which the tin loses its priority (tc: thresh)"),
+        ATTR(TCA_CAKE_TIN_STATS_THRESHOLD_RATE64, 8,
+             "tc_qdisc_cake_tin_threshold_rate_bytes_per_second", G, 0, 1, "bytes_per_second",
+             "Rate above which the tin loses its priority (tc: thresh)"),
         ATTR(TCA_CAKE_TIN_STATS_SENT_BYTES64, 8, "tc_qdisc_cake_tin_sent_bytes_total", C, 0, 1,
              "bytes", "Bytes sent by the tin"),
         ATTR(TCA_CAKE_TIN_STATS_BACKLOG_BYTES, 4, "tc_qdisc_cake_tin_backlog_bytes", G, 0, 1,
@@ -397,15 +410,15 @@ static const struct tcx_xstat cake_tin[] = {
              "Bulk flows of the tin"),
         ATTR(TCA_CAKE_TIN_STATS_UNRESPONSIVE_FLOWS, 4, "tc_qdisc_cake_tin_unresponsive_flows", G, 0,
              1, "", "Flows that do not respond to congestion signals"),
-        ATTR(TCA_CAKE_TIN_STATS_MAX_SKBLEN, 4, "tc_qdisc_cake_tin_max_skblen", G, 0, 1, "bytes",
-             "Largest packet seen (tc: max_len)"),
-        ATTR(TCA_CAKE_TIN_STATS_FLOW_QUANTUM, 4, "tc_qdisc_cake_tin_flow_quantum", G, 0, 1, "bytes",
-             "Deficit round robin quantum of the tin's flows"),
+        ATTR(TCA_CAKE_TIN_STATS_MAX_SKBLEN, 4, "tc_qdisc_cake_tin_max_skblen_bytes", G, 0, 1,
+             "bytes", "Largest packet seen (tc: max_len)"),
+        ATTR(TCA_CAKE_TIN_STATS_FLOW_QUANTUM, 4, "tc_qdisc_cake_tin_flow_quantum_bytes", G, 0, 1,
+             "bytes", "Deficit round robin quantum of the tin's flows"),
 };
 
 /* A class is one flow of one tin. */
 static const struct tcx_xstat cake_class[] = {
-        ATTR(TCA_CAKE_STATS_DEFICIT, 4, "tc_class_cake_deficit", G, SGN, 1, "bytes",
+        ATTR(TCA_CAKE_STATS_DEFICIT, 4, "tc_class_cake_deficit_bytes", G, SGN, 1, "bytes",
              "Bytes the flow may still send in this round (deficit round robin)"),
         ATTR(TCA_CAKE_STATS_COBALT_COUNT, 4, "tc_class_cake_cobalt_count_packets", G, 0, 1,
              "packets", "CoDel drops since the flow entered the dropping state (tc: count)"),
@@ -413,7 +426,7 @@ static const struct tcx_xstat cake_class[] = {
              "1 while CoDel is in the dropping state for the flow"),
         ATTR(TCA_CAKE_STATS_DROP_NEXT_US, 4, "tc_class_cake_drop_next_seconds", G, SGN, US,
              "seconds", "While dropping, now minus the time of the next drop (negative: to come)"),
-        ATTR(TCA_CAKE_STATS_P_DROP, 4, "tc_class_cake_p_drop", G, 0, P32, "ratio",
+        ATTR(TCA_CAKE_STATS_P_DROP, 4, "tc_class_cake_p_drop_ratio", G, 0, P32, "ratio",
              "BLUE drop probability of the flow, 0 to 1 (tc: blue_prob)"),
         ATTR(TCA_CAKE_STATS_BLUE_TIMER_US, 4, "tc_class_cake_blue_timer_seconds", G, SGN, US,
              "seconds", "While p_drop is not 0, time since BLUE last changed it"),

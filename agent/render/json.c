@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* JSON lines: one object per action row, then one line with the array of
- * filters, one with the array of qdiscs and one with the array of classes
+/* JSON lines: one object per line, each with a "type" first: action rows
+ * (or aggregates), filters (or filter aggregates), qdiscs, classes, then
+ * the targets and devices with their state, and a last "collection" line
  * (see tcexporter(8), "JSON OUTPUT"). */
 #include <stdio.h>
 #include <string.h>
 
 #include "agent/render/json.h"
+#include "agent/render/prom.h"
 #include "collectors/agg.h"
 #include "collectors/names.h"
 #include "collectors/xstats.h"
+#include "lib/clock.h"
 
 static void key(struct tcx_buf *b, const char *k)
 {
@@ -29,15 +32,50 @@ static void kv_u64(struct tcx_buf *b, const char *k, uint64_t v)
 	tcx_buf_u64(b, v);
 }
 
-/* With `aggregate`: one object per aggregate, {"<what>":{its kept
- * labels}, then the counters of table ctr that it has. */
-static int render_aggregates(const struct tcx_aggregates *g, const char *what,
+static void kv_bool(struct tcx_buf *b, const char *k, int v)
+{
+	key(b, k);
+	tcx_buf_puts(b, v ? "true" : "false");
+}
+
+static void kv_double(struct tcx_buf *b, const char *k, double v)
+{
+	key(b, k);
+	tcx_buf_double(b, v);
+}
+
+/* A line's opening: {"type":"<type>" (the keys that follow start with a
+ * comma). */
+static void open_line(struct tcx_buf *b, const char *type)
+{
+	tcx_buf_put(b, "{\"type\":", 8);
+	tcx_buf_json_string(b, type);
+}
+
+/* "labels":{"name":"value",...}: the user labels of label set ls. */
+static void user_labels(const struct tcx_snapshot *s, uint32_t ls, struct tcx_buf *b)
+{
+	key(b, "labels");
+	tcx_buf_putc(b, '{');
+	for (size_t l = 0; l < s->sets.n_labels; l++) {
+		if (l)
+			tcx_buf_putc(b, ',');
+		tcx_buf_json_string(b, s->cfg->labels[l]);
+		tcx_buf_putc(b, ':');
+		tcx_buf_json_string(b, tcx_labelset_value(s, ls, l));
+	}
+	tcx_buf_putc(b, '}');
+}
+
+/* With `aggregate`: one line per aggregate, {"type":"<type>","labels":{its
+ * kept labels}, then the counters of table ctr that it has. */
+static int render_aggregates(const struct tcx_aggregates *g, const char *type,
                              const struct tcx_counter_table *ctr, struct tcx_buf *b)
 {
 	for (size_t i = 0; i < g->n; i++) {
-		tcx_buf_put(b, "{\"", 2);
-		tcx_buf_puts(b, what);
-		tcx_buf_put(b, "\":{", 3);
+		open_line(b, type);
+		key(b, "labels");
+		tcx_buf_putc(b, '{');
 		for (size_t k = 0, first = 1; k < g->n_labels; k++) {
 			const char *v = tcx_aggregate_value(g, i, k);
 
@@ -118,9 +156,9 @@ static void xstats_object(struct tcx_buf *b, const struct tcx_xstat *fields, uns
 		tcx_buf_putc(b, '}');
 }
 
-/* {"qdiscs":[...]} or {"classes":[...]}: one object per row, its labels as
- * the text formats name them, its counters by the table's keys, its per-kind
- * statistics, and a class's user labels. */
+/* One line per qdisc or class: its labels as the text formats name them,
+ * its counters by the table's keys, its per-kind statistics, and a class's
+ * user labels. */
 static void render_qrows(const struct tcx_snapshot *s, int is_class, struct tcx_buf *b)
 {
 	const struct tcx_counter_table *ctr = is_class ? &tcx_class_counters : &tcx_qdisc_counters;
@@ -128,7 +166,6 @@ static void render_qrows(const struct tcx_snapshot *s, int is_class, struct tcx_
 	size_t n = is_class ? s->n_classes : s->n_qdiscs;
 	char tmp[32];
 
-	tcx_buf_puts(b, is_class ? "{\"classes\":[" : "{\"qdiscs\":[");
 	for (size_t i = 0; i < n; i++) {
 		const struct tcx_qrow *q = &rows[i];
 		const struct tcx_qdev *d = &s->qdevs[q->qdev];
@@ -138,10 +175,8 @@ static void render_qrows(const struct tcx_snapshot *s, int is_class, struct tcx_
 		/* tc_qdisc_<kind>_ */
 		size_t prefix = 3 + strlen(is_class ? "class" : "qdisc") + 1 + strlen(kind) + 1;
 
-		if (i)
-			tcx_buf_putc(b, ',');
-		tcx_buf_put(b, "{\"netns\":", 9);
-		tcx_buf_json_string(b, d->netns);
+		open_line(b, is_class ? "class" : "qdisc");
+		kv_str(b, "netns", d->netns);
 		kv_str(b, "device", d->dev);
 		kv_str(b, "kind", kind);
 		tcx_format_qhandle(q->handle, tmp, sizeof(tmp));
@@ -170,33 +205,16 @@ static void render_qrows(const struct tcx_snapshot *s, int is_class, struct tcx_
 				tcx_buf_put(b, "]}", 2);
 			}
 		}
-		if (is_class) {
-			key(b, "labels");
-			tcx_buf_putc(b, '{');
-			for (size_t l = 0; l < s->sets.n_labels; l++) {
-				if (l)
-					tcx_buf_putc(b, ',');
-				tcx_buf_json_string(b, s->cfg->labels[l]);
-				tcx_buf_putc(b, ':');
-				tcx_buf_json_string(b, tcx_labelset_value(s, q->labels, l));
-			}
-			tcx_buf_putc(b, '}');
-		}
-		tcx_buf_putc(b, '}');
+		if (is_class)
+			user_labels(s, q->labels, b);
+		tcx_buf_put(b, "}\n", 2);
 	}
-	tcx_buf_put(b, "]}\n", 3);
 }
 
-/* A filter's identity, opening its object: {"netns":"",...,"flags":"..." */
-static void filter_identity(const struct tcx_snapshot *s, const struct tcx_filter *f,
-                            struct tcx_buf *b)
+/* A target's identity: ,"netns":"","device":...,"block":...,"parent":... */
+static void target_identity(const struct tcx_target *t, struct tcx_buf *b)
 {
-	const struct tcx_target *t = &s->targets[f->target];
-	const char *kind = tcx_kind_name(s, f->kind);
-	char tmp[64];
-
-	tcx_buf_put(b, "{\"netns\":", 9);
-	tcx_buf_json_string(b, t->netns);
+	kv_str(b, "netns", t->netns);
 	if (t->block) {
 		key(b, "device");
 		tcx_buf_put(b, "null", 4);
@@ -207,6 +225,18 @@ static void filter_identity(const struct tcx_snapshot *s, const struct tcx_filte
 		tcx_buf_put(b, "null", 4);
 	}
 	kv_str(b, "parent", t->parent_name);
+}
+
+/* A filter's line opening, with its identity:
+ * {"type":"<type>","netns":"",...,"flags":"..." */
+static void filter_identity(const struct tcx_snapshot *s, const struct tcx_filter *f,
+                            const char *type, struct tcx_buf *b)
+{
+	const char *kind = tcx_kind_name(s, f->kind);
+	char tmp[64];
+
+	open_line(b, type);
+	target_identity(&s->targets[f->target], b);
 	kv_u64(b, "chain", f->chain);
 	kv_str(b, "protocol", tcx_protocol_name(f->protocol, tmp, sizeof(tmp)));
 	kv_u64(b, "pref", f->pref);
@@ -217,27 +247,21 @@ static void filter_identity(const struct tcx_snapshot *s, const struct tcx_filte
 	kv_str(b, "flags", tmp);
 }
 
-/* {"filters":[...]}: one object per filter shown, its identity and the hit
- * counters its classifier keeps (none: no key), u32's per key in
- * "key_hits":[...]. */
+/* One line per filter shown: its identity and the hit counters its
+ * classifier keeps (none: no key), u32's per key in "key_hits":[...]. */
 static void render_filters(const struct tcx_snapshot *s, struct tcx_buf *b)
 {
 	const struct tcx_counter_table *ctr = &tcx_filter_counters;
-	int first = 1;
 
-	tcx_buf_puts(b, "{\"filters\":[");
 	for (size_t i = 0; i < s->n_filters; i++) {
 		const struct tcx_filter *f = &s->filters[i];
 		const uint64_t *v;
 
 		if (f->merged)
 			continue;
-		if (!first)
-			tcx_buf_putc(b, ',');
-		first = 0;
-		filter_identity(s, f, b);
+		filter_identity(s, f, "filter", b);
 		if (!f->hv_present) { /* hvals may be NULL: no offset into it */
-			tcx_buf_putc(b, '}');
+			tcx_buf_put(b, "}\n", 2);
 			continue;
 		}
 		v = s->hvals + f->hv;
@@ -252,14 +276,78 @@ static void render_filters(const struct tcx_snapshot *s, struct tcx_buf *b)
 			}
 			tcx_buf_putc(b, ']');
 		}
-		tcx_buf_putc(b, '}');
+		tcx_buf_put(b, "}\n", 2);
 	}
-	tcx_buf_put(b, "]}\n", 3);
+}
+
+/* "error":"..." or null */
+static void kv_error(struct tcx_buf *b, int ok, const char *error)
+{
+	key(b, "error");
+	if (ok)
+		tcx_buf_put(b, "null", 4);
+	else
+		tcx_buf_json_string(b, error);
+}
+
+/* One line per target and per device whose qdiscs and classes were
+ * collected, with its state; then the collection's. */
+static void render_state(const struct tcx_snapshot *s, struct tcx_buf *b)
+{
+	size_t failed = 0;
+
+	for (size_t i = 0; i < s->n_targets; i++) {
+		const struct tcx_target *t = &s->targets[i];
+
+		open_line(b, "target");
+		target_identity(t, b);
+		kv_bool(b, "success", t->ok);
+		kv_error(b, t->ok, t->error);
+		kv_str(b, "mode", tcx_mode_name(t->mode));
+		key(b, "dump_requests");
+		tcx_buf_put(b, "{\"terse\":", 9);
+		tcx_buf_u64(b, t->terse_dumps);
+		kv_u64(b, "full", t->full_dumps);
+		tcx_buf_putc(b, '}');
+		kv_u64(b, "repaired_prefs", t->repaired_prefs);
+		kv_u64(b, "filters", t->n_filters);
+		kv_u64(b, "actions", t->n_actions);
+		kv_double(b, "duration_seconds", t->duration_s);
+		tcx_buf_put(b, "}\n", 2);
+		failed += !t->ok;
+	}
+	for (size_t i = 0; i < s->n_qdevs; i++) {
+		const struct tcx_qdev *d = &s->qdevs[i];
+
+		open_line(b, "device");
+		kv_str(b, "netns", d->netns);
+		kv_str(b, "device", d->dev);
+		kv_bool(b, "success", d->ok);
+		kv_error(b, d->ok, d->error);
+		kv_u64(b, "qdiscs", d->n_qdiscs);
+		kv_u64(b, "classes", d->n_classes);
+		tcx_buf_put(b, "}\n", 2);
+		failed += !d->ok;
+	}
+	open_line(b, "collection");
+	kv_double(b, "timestamp", tcx_ts_s(s->taken));
+	kv_double(b, "duration_seconds", s->duration_s);
+	kv_u64(b, "targets", s->n_targets);
+	kv_u64(b, "devices", s->n_qdevs);
+	kv_u64(b, "failed", failed);
+	kv_bool(b, "complete", !s->incomplete);
+	key(b, "errors");
+	for (int i = 0; i < TCX_ERR__MAX; i++) {
+		tcx_buf_putc(b, i ? ',' : '{');
+		tcx_buf_json_string(b, tcx_err_cause_name((enum tcx_err_cause)i));
+		tcx_buf_putc(b, ':');
+		tcx_buf_u64(b, s->errors[i]);
+	}
+	tcx_buf_put(b, "}}\n", 3);
 }
 
 int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 {
-	const struct tcx_config *cfg = s->cfg;
 	const struct tcx_counter_table *ctr = &tcx_action_counters;
 	char hex[2 * TCX_COOKIE_MAX + 1];
 
@@ -273,7 +361,7 @@ int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 
 		if (!tcx_action_shown(a))
 			continue;
-		filter_identity(s, &s->filters[a->filter], b);
+		filter_identity(s, &s->filters[a->filter], "action", b);
 		kv_u64(b, "order", a->order);
 		kv_str(b, "action", tcx_kind_name(s, a->kind));
 		key(b, "index");
@@ -283,25 +371,15 @@ int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 			tcx_buf_put(b, "null", 4);
 		tcx_cookie_hex(a->cookie, a->cookie_len, hex);
 		kv_str(b, "cookie", hex);
-		key(b, "labels");
-		tcx_buf_putc(b, '{');
-		for (size_t l = 0; l < s->sets.n_labels; l++) {
-			if (l)
-				tcx_buf_putc(b, ',');
-			tcx_buf_json_string(b, cfg->labels[l]);
-			tcx_buf_putc(b, ':');
-			tcx_buf_json_string(b, tcx_labelset_value(s, a->labels, l));
-		}
-		tcx_buf_putc(b, '}');
+		user_labels(s, a->labels, b);
 		for (unsigned c = 0; c < ctr->n; c++)
 			kv_u64(b, ctr->def[c].key, a->c[c]);
 		tcx_buf_put(b, "}\n", 2);
 	}
 	if (s->n_targets && !s->aggs) /* aggregates stand for the filters too */
 		render_filters(s, b);
-	if (s->n_qdevs) {
-		render_qrows(s, 0, b);
-		render_qrows(s, 1, b);
-	}
+	render_qrows(s, 0, b);
+	render_qrows(s, 1, b);
+	render_state(s, b);
 	return b->err ? -b->err : 0;
 }

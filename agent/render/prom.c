@@ -25,6 +25,11 @@ static const char *const err_causes[TCX_ERR__MAX] = {"malformed", "kernel", "not
                                                      "io",        "nomem",  "resource"};
 static const char *const nldrop_causes[TCX_NLDROP__MAX] = {"sender", "length"};
 
+const char *tcx_err_cause_name(enum tcx_err_cause c)
+{
+	return c < TCX_ERR__MAX ? err_causes[c] : "unknown";
+}
+
 const char *tcx_mode_name(enum tcx_dump_mode m)
 {
 	switch (m) {

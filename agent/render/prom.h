@@ -41,5 +41,7 @@ int tcx_prom_render_next(struct tcx_prom_render *r, struct tcx_buf *b, size_t li
 void tcx_prom_render_free(struct tcx_prom_render *r);
 
 const char *tcx_mode_name(enum tcx_dump_mode m);
+/* A cause of tc_exporter_snapshot_errors: "malformed", "kernel", ... */
+const char *tcx_err_cause_name(enum tcx_err_cause c);
 
 #endif

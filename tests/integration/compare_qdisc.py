@@ -68,8 +68,8 @@ KEY = ("netns", "device", "kind", "handle", "parent")
 
 # Per-kind statistics: tc's key -> (tcexporter's field, counter?, scale, how tc
 # prints it). The field is the uapi member (include/uapi/linux/pkt_sched.h;
-# cake: TCA_CAKE_{,TIN_}STATS_* lower-cased, without the 64), a time in
-# seconds with _seconds. scale: tc's number times scale is tcexporter's
+# cake: TCA_CAKE_{,TIN_}STATS_* lower-cased, without the 64) with its unit
+# (collectors/xstats.c's rule: _bytes, _seconds, ...). scale: tc's number times scale is tcexporter's
 # ("us": microseconds, "ns", "tick": psched ticks of 64 ns, "p32": a fixed-point
 # probability of which 2^32-1 is 1; 1 otherwise). The table agrees with the
 # decoder's, collectors/xstats.c, for every field tc prints.
@@ -78,35 +78,35 @@ KEY = ("netns", "device", "kind", "handle", "parent")
 C, G = True, False
 XSTATS = {
     ("qdisc", "fq_codel"): {
-        "maxpacket": ("maxpacket", G, 1, "always"),
+        "maxpacket": ("maxpacket_bytes", G, 1, "always"),
         "drop_overlimit": ("drop_overlimit", C, 1, "always"),
         "new_flow_count": ("new_flow_count", C, 1, "always"),
         "ecn_mark": ("ecn_mark", C, 1, "always"),
         "ce_mark": ("ce_mark", C, 1, "nz"),
-        "memory_used": ("memory_usage", G, 1, "nz"),  # tc's name for memory_usage
+        "memory_used": ("memory_usage_bytes", G, 1, "nz"),  # tc's name for memory_usage
         "drop_overmemory": ("drop_overmemory", C, 1, "nz"),
         "new_flows_len": ("new_flows_len", G, 1, "always"),
         "old_flows_len": ("old_flows_len", G, 1, "always"),
     },
     ("qdisc", "codel"): {
         "count": ("count_packets", G, 1, "always"),
-        "lastcount": ("lastcount", G, 1, "always"),
+        "lastcount": ("lastcount_packets", G, 1, "always"),
         "ldelay": ("ldelay_seconds", G, "us", "always"),
         "dropping": ("dropping", G, 1, "bool"),
         "drop_next": ("drop_next_seconds", G, "us", "always"),
-        "maxpacket": ("maxpacket", G, 1, "always"),
+        "maxpacket": ("maxpacket_bytes", G, 1, "always"),
         "ecn_mark": ("ecn_mark", C, 1, "always"),
         "drop_overlimit": ("drop_overlimit", C, 1, "always"),
         "ce_mark": ("ce_mark", C, 1, "nz"),
     },
     ("qdisc", "pie"): {
-        "prob": ("prob", G, 1, "always"),  # a fraction of 1 in tc, as %g
+        "prob": ("prob_ratio", G, 1, "always"),  # a fraction of 1 in tc, as %g
         "delay": ("delay_seconds", G, "us", "always"),
-        "avg_dq_rate": ("avg_dq_rate", G, 1, "cond"),
+        "avg_dq_rate": ("avg_dq_rate_bytes_per_second", G, 1, "cond"),
         "pkts_in": ("packets_in", C, 1, "always"),
         "overlimit": ("overlimit", C, 1, "always"),
         "dropped": ("dropped", C, 1, "always"),
-        "maxq": ("maxq", G, 1, "always"),
+        "maxq": ("maxq_packets", G, 1, "always"),
         "ecn_mark": ("ecn_mark", C, 1, "always"),
     },
     ("qdisc", "fq"): {
@@ -128,17 +128,17 @@ XSTATS = {
         "horizon_caps": ("horizon_caps", C, 1, "nz"),
     },
     ("qdisc", "cake"): {
-        "memory_used": ("memory_used", G, 1, "cond"),
-        "memory_limit": ("memory_limit", G, 1, "cond"),
-        "capacity_estimate": ("capacity_estimate", G, 1, "cond"),
-        "min_network_size": ("min_netlen", G, 1, "cond"),
-        "max_network_size": ("max_netlen", G, 1, "cond"),
-        "min_adj_size": ("min_adjlen", G, 1, "cond"),
-        "max_adj_size": ("max_adjlen", G, 1, "cond"),
-        "avg_hdr_offset": ("avg_netoff", G, 1, "cond"),
+        "memory_used": ("memory_used_bytes", G, 1, "cond"),
+        "memory_limit": ("memory_limit_bytes", G, 1, "cond"),
+        "capacity_estimate": ("capacity_estimate_bytes_per_second", G, 1, "cond"),
+        "min_network_size": ("min_netlen_bytes", G, 1, "cond"),
+        "max_network_size": ("max_netlen_bytes", G, 1, "cond"),
+        "min_adj_size": ("min_adjlen_bytes", G, 1, "cond"),
+        "max_adj_size": ("max_adjlen_bytes", G, 1, "cond"),
+        "avg_hdr_offset": ("avg_netoff_bytes", G, 1, "cond"),
     },
     ("tin", "cake"): {
-        "threshold_rate": ("threshold_rate", G, 1, "cond"),
+        "threshold_rate": ("threshold_rate_bytes_per_second", G, 1, "cond"),
         "sent_bytes": ("sent_bytes", C, 1, "cond"),
         "backlog_bytes": ("backlog_bytes", G, 1, "cond"),
         "target_us": ("target_seconds", G, "us", "cond"),
@@ -156,8 +156,8 @@ XSTATS = {
         "sparse_flows": ("sparse_flows", G, 1, "cond"),
         "bulk_flows": ("bulk_flows", G, 1, "cond"),
         "unresponsive_flows": ("unresponsive_flows", G, 1, "cond"),
-        "max_pkt_len": ("max_skblen", G, 1, "cond"),
-        "flow_quantum": ("flow_quantum", G, 1, "cond"),
+        "max_pkt_len": ("max_skblen_bytes", G, 1, "cond"),
+        "flow_quantum": ("flow_quantum_bytes", G, 1, "cond"),
     },
     ("qdisc", "red"): {
         "marked": ("marked", C, 1, "always"),
@@ -175,22 +175,22 @@ XSTATS = {
     },
     ("class", "hfsc"): {
         "period": ("period", C, 1, "always"),
-        "work": ("work", C, 1, "nz"),
-        "rtwork": ("rtwork", C, 1, "nz"),
+        "work": ("work_bytes", C, 1, "nz"),
+        "rtwork": ("rtwork_bytes", C, 1, "nz"),
         "level": ("level", G, 1, "always"),
     },
-    ("class", "sfq"): {"allot": ("allot", G, 1, "always")},
+    ("class", "sfq"): {"allot": ("allot_bytes", G, 1, "always")},
     ("class", "fq_codel"): {
-        "deficit": ("deficit", G, 1, "always"),
+        "deficit": ("deficit_bytes", G, 1, "always"),
         "count": ("count_packets", G, 1, "always"),
-        "lastcount": ("lastcount", G, 1, "always"),
+        "lastcount": ("lastcount_packets", G, 1, "always"),
         "dropping": ("dropping", G, 1, "bool"),
     },
     ("class", "cake"): {
-        "deficit": ("deficit", G, 1, "always"),
+        "deficit": ("deficit_bytes", G, 1, "always"),
         "count": ("cobalt_count_packets", G, 1, "always"),
         "dropping": ("dropping", G, 1, "bool"),
-        "blue_prob": ("p_drop", G, "p32", "cond"),  # tc: the u32; a ratio of 1
+        "blue_prob": ("p_drop_ratio", G, "p32", "cond"),  # tc: the u32; a ratio of 1
     },
 }
 SCALE = {1: 1, "us": 1e-6, "ns": 1e-9, "tick": 64e-9, "p32": 1 / 4294967295}

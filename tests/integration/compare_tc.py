@@ -281,51 +281,45 @@ def report(problems, what, n):
 
 
 def read_json_rows(path):
-    """The action rows of `tcexporter --once --format json`: JSON Lines, one
-    row a line; qdisc and class rows (`qdiscs` and `classes` arrays, in an
-    object of their own or in one document with the rows) are left out."""
+    """The action rows of `tcexporter --once --format json`."""
     return read_exporter_json(path)[0]
 
 
-def read_exporter_json(path):
-    """(action rows, qdisc objects, class objects) of a JSON output: one JSON
-    document, or JSON Lines; `qdiscs` and `classes` arrays in any object, the
-    action rows as the objects (lines or array items) with `action` and
-    `pref` keys."""
+JSON_TYPES = ("action", "aggregate", "filter", "filter_aggregate", "qdisc", "class", "target",
+              "device", "collection")
+
+
+def read_json_lines(path):
+    """The objects of `tcexporter --once --format json` output: JSON Lines,
+    one object a line, each with a "type" of JSON_TYPES first, and a last
+    line of type collection (the only one)."""
     with open(path) as f:
         text = f.read()
-    try:
-        docs = [json.loads(text)]
-    except ValueError:
-        docs = []
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        for n, line in enumerate(lines, 1):
-            if not line.strip():
-                raise Mismatch("%s:%d: empty line in JSON lines output" % (path, n))
-            try:
-                docs.append(json.loads(line))
-            except ValueError as e:
-                raise Mismatch("%s:%d: not JSON: %s: %r" % (path, n, e, line[:200]))
-    actions, qdiscs, classes = [], [], []
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    objs = []
+    for n, line in enumerate(lines, 1):
+        try:
+            o = json.loads(line)
+        except ValueError as e:
+            raise Mismatch("%s:%d: not JSON: %s: %r" % (path, n, e, line[:200]))
+        if not isinstance(o, dict) or not line.startswith('{"type":') or \
+                o.get("type") not in JSON_TYPES:
+            raise Mismatch("%s:%d: not an object opening with a known \"type\": %r" % (
+                path, n, line[:200]))
+        objs.append(o)
+    kinds = [o["type"] for o in objs]
+    if not kinds or kinds[-1] != "collection" or kinds.count("collection") != 1:
+        raise Mismatch("%s: the last line, and only it, must be of type collection (types: %s)"
+                       % (path, sorted(set(kinds))))
+    return objs
 
-    def walk(d):
-        if isinstance(d, list):
-            for x in d:
-                walk(x)
-        elif isinstance(d, dict):
-            if "action" in d and "pref" in d:
-                actions.append(d)
-                return
-            for k, v in d.items():
-                if k in ("qdiscs", "classes") and isinstance(v, list):
-                    (qdiscs if k == "qdiscs" else classes).extend(v)
-                elif isinstance(v, list):
-                    walk(v)
-    for d in docs:
-        walk(d)
-    return actions, qdiscs, classes
+
+def read_exporter_json(path):
+    """(action rows, qdisc objects, class objects) of a JSON output."""
+    objs = read_json_lines(path)
+    return tuple([o for o in objs if o["type"] == t] for t in ("action", "qdisc", "class"))
 
 
 def cmd_json(args):

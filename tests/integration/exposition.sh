@@ -108,7 +108,7 @@ if not texts["openmetrics"].endswith("# EOF\n"):
 devs = []
 for line in texts["json"].splitlines():
     row = json.loads(line)
-    if "action" not in row:  # the qdiscs and the classes lines
+    if row["type"] != "action":
         continue
     devs.append(row["device"])
     if row["labels"] != {"rule": "\\\\xff"}:
@@ -328,10 +328,7 @@ text = open(sys.argv[1]).read()
 rows = [json.loads(l) for l in open(sys.argv[2])]
 tc = open(sys.argv[3]).read()
 perf = sys.argv[4] == "1"
-filters = [r for r in rows if "filters" in r]
-if len(filters) != 1:
-    sys.exit(f"{len(filters)} filters lines, expected 1")
-filters = filters[0]["filters"]
+filters = [r for r in rows if r["type"] == "filter"]
 flags = [l for l in text.splitlines() if l.startswith("tc_filter_flags_info{")]
 if len(filters) != len(flags):
     sys.exit(f"{len(filters)} filters in JSON, {len(flags)} in tc_filter_flags_info")

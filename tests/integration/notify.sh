@@ -124,9 +124,9 @@ for f in before:
         if f["pref"] in (10, 30):
             st = a["stats"]
             want[(f["pref"], o["fh"], a["order"], a["cookie"])] = (st["bytes"], st["packets"])
-lines = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{") and not l.startswith("{\"filters\":")]
+lines = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")]
 counts = [l for l in lines if "drained" in l]
-rows = [l for l in lines if "action" in l]  # not the qdiscs and classes lines
+rows = [l for l in lines if l.get("type") == "action"]
 got = {}
 for r in rows:
     dev = r.get("device", r.get("dev"))
@@ -171,8 +171,8 @@ drain 3 "$WORK/own.out"
 import json, sys
 def rows(path):
     ls = [json.loads(l) for l in open(path) if l.startswith("{")]
-    # the action rows (not the filters line) and the drain counts
-    return [l for l in ls if "action" in l], [l for l in ls if "drained" in l]
+    # the action rows and the drain counts
+    return [l for l in ls if l.get("type") == "action"], [l for l in ls if "drained" in l]
 ns_rows, ns_counts = rows(sys.argv[1])
 own_rows, own_counts = rows(sys.argv[2])
 print("named namespace:", ns_rows, ns_counts)
@@ -245,9 +245,10 @@ tc qdisc del dev blk2 clsact
 drain 3 "$WORK/own.out"
 "$PYTHON" - "$WORK/own.out" <<'PY' || fail "other removals (see above)"
 import json, sys
-lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{") and not l.startswith("{\"filters\":")]
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 last = max(i for i, l in enumerate(lines[:-1]) if "drained" in l)
-rows, counts = lines[last + 1:-1], lines[-1]
+rows = [l for l in lines[last + 1:-1] if l.get("type") == "action"]
+counts = lines[-1]
 print("rows:", rows)
 print("counts:", counts)
 ok = [(r["block"], r.get("device", r.get("dev")), r["parent"], r["pref"], r["cookie"])
@@ -284,7 +285,8 @@ KEYS = ("netns", "device", "dev", "block", "parent", "chain", "protocol", "pref"
 def ident(r):
     return tuple(r.get(k) for k in KEYS)
 def rows(path):
-    return [json.loads(l) for l in open(path) if l.startswith("{") and '"action":' in l]
+    return [l for l in map(json.loads, (l for l in open(path) if l.startswith("{")))
+            if l.get("type") == "action"]
 final = rows(sys.argv[1])
 collected = {ident(r) for p in sys.argv[2:] for r in rows(p)}
 missing = [r for r in final if ident(r) not in collected]

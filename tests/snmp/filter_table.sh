@@ -1,7 +1,7 @@
 #!/bin/bash
 # tcxFilterTable (issue 27) through a private snmpd:
 # `snmpbulkwalk -v2c` of the TCEXPORTER-MIB subtree has one filter row per
-# filter of the {"filters":[...]} line of `tcexporter --once --format json`
+# filter line ("type":"filter") of `tcexporter --once --format json`
 # that has a hit counter, and none for the others, with the same identity
 # and values; a counter the filter lacks has no instance (a walk skips it,
 # a GET answers noSuchInstance); tcxFilterRows counts the rows and
@@ -70,8 +70,8 @@ expect_rc json1 0
 walk "$WORK/walk.txt"
 run_tcx json2 --once --config "$WORK/tcx.yaml" --format json
 expect_rc json2 0
-grep '^{"filters":' "$WORK/json1.out" >"$WORK/filters1" || fail "no filters line in the JSON"
-grep '^{"filters":' "$WORK/json2.out" >"$WORK/filters2" || fail "no filters line in the JSON"
+grep '^{"type":"filter",' "$WORK/json1.out" >"$WORK/filters1" || fail "no filter line in the JSON"
+grep '^{"type":"filter",' "$WORK/json2.out" >"$WORK/filters2" || fail "no filter line in the JSON"
 cmp -s "$WORK/filters1" "$WORK/filters2" ||
 	fail "the filters' hit counters moved during the walk: $(diff "$WORK/filters1" "$WORK/filters2")"
 

@@ -1323,10 +1323,8 @@ static void assert_unique_series(const char *out, int json)
 	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		if (l[0] == '#')
 			continue;
-		/* the qdiscs and classes lines: one each, arrays of their own */
-		if (json &&
-		    (strncmp(l, "{\"qdiscs\":", 10) == 0 || strncmp(l, "{\"classes\":", 11) == 0 ||
-		     strncmp(l, "{\"filters\":", 11) == 0))
+		/* the action rows (not the filters, qdiscs, targets...) */
+		if (json && strncmp(l, "{\"type\":\"action\",", 17) != 0)
 			continue;
 		lines = realloc(lines, (n + 1) * sizeof(*lines));
 		identity_of(l, json);

@@ -35,6 +35,15 @@ static void check_table(const struct tcx_counter_table *t, const char *prefix)
 		assert_non_null(d->help);
 		assert_true(!strncmp(d->family, prefix, strlen(prefix)));
 		assert_int_equal(ends_with(d->family, "_total"), d->type == TCX_METRIC_COUNTER);
+		/* units (collectors/xstats.c's rule): the gauges here are levels of
+		 * bytes or packets, and a count of bytes ends in _bytes_total */
+		if (d->type == TCX_METRIC_GAUGE)
+			assert_true(ends_with(d->family, "_bytes") ||
+			            ends_with(d->family, "_packets"));
+		if (strstr(d->key, "bytes"))
+			assert_true(ends_with(d->family, d->type == TCX_METRIC_GAUGE
+			                                         ? "_bytes"
+			                                         : "_bytes_total"));
 		assert_true(d->width == 32 || d->width == 64);
 		assert_true(d->sw < TCX_SW__MAX);
 		assert_true(d->expo < t->n);

@@ -297,7 +297,7 @@ static void test_app_preferred(void **state)
 	mnl_attr_put(nlh, TCA_STATS_APP, sizeof(app), &app);
 	nlb_qstats_end(nlh, nest, &st0, &old, sizeof(old));
 	assert_int_equal(parse(f, nlh), 0);
-	assert_int_equal(xs_raw(f, "tc_class_sfq_allot", NULL), 1514);
+	assert_int_equal(xs_raw(f, "tc_class_sfq_allot_bytes", NULL), 1514);
 }
 
 /* ---- each kind's table ------------------------------------------------------------------- */
@@ -347,8 +347,8 @@ static void test_hfsc(void **state)
 	        .work = 0x1000000001ULL, .rtwork = 0x2000000002ULL, .period = 203, .level = 204};
 
 	assert_int_equal(parse_struct(f, 1, "hfsc", &x, sizeof(x)), 0);
-	assert_int_equal(xs_raw(f, "tc_class_hfsc_work_total", NULL), 0x1000000001ULL);
-	assert_int_equal(xs_raw(f, "tc_class_hfsc_rtwork_total", NULL), 0x2000000002ULL);
+	assert_int_equal(xs_raw(f, "tc_class_hfsc_work_bytes_total", NULL), 0x1000000001ULL);
+	assert_int_equal(xs_raw(f, "tc_class_hfsc_rtwork_bytes_total", NULL), 0x2000000002ULL);
 	assert_int_equal(xs_raw(f, "tc_class_hfsc_period_total", NULL), 203);
 	assert_int_equal(xs_raw(f, "tc_class_hfsc_level", NULL), 204);
 	all_checked(f);
@@ -369,14 +369,14 @@ static void test_fq_codel_qdisc(void **state)
 	                                               .drop_overmemory = 309}};
 
 	assert_int_equal(parse_struct(f, 0, "fq_codel", &x, sizeof(x)), 0);
-	assert_int_equal(xs_raw(f, "tc_qdisc_fq_codel_maxpacket", NULL), 301);
+	assert_int_equal(xs_raw(f, "tc_qdisc_fq_codel_maxpacket_bytes", NULL), 301);
 	assert_int_equal(xs_raw(f, "tc_qdisc_fq_codel_drop_overlimit_total", NULL), 302);
 	assert_int_equal(xs_raw(f, "tc_qdisc_fq_codel_ecn_mark_total", NULL), 303);
 	assert_int_equal(xs_raw(f, "tc_qdisc_fq_codel_new_flow_count_total", NULL), 304);
 	assert_int_equal(xs_raw(f, "tc_qdisc_fq_codel_new_flows_len", NULL), 305);
 	assert_int_equal(xs_raw(f, "tc_qdisc_fq_codel_old_flows_len", NULL), 306);
 	assert_int_equal(xs_raw(f, "tc_qdisc_fq_codel_ce_mark_total", NULL), 307);
-	assert_int_equal(xs_raw(f, "tc_qdisc_fq_codel_memory_usage", NULL), 308);
+	assert_int_equal(xs_raw(f, "tc_qdisc_fq_codel_memory_usage_bytes", NULL), 308);
 	assert_int_equal(xs_raw(f, "tc_qdisc_fq_codel_drop_overmemory_total", NULL), 309);
 	all_checked(f);
 	assert_false(f->m.xt->is_class);
@@ -395,10 +395,10 @@ static void test_fq_codel_class(void **state)
 
 	assert_int_equal(parse_struct(f, 1, "fq_codel", &x, sizeof(x)), 0);
 	assert_true(f->m.xt->is_class);
-	assert_int_equal((int64_t)xs_raw(f, "tc_class_fq_codel_deficit", NULL), -401);
+	assert_int_equal((int64_t)xs_raw(f, "tc_class_fq_codel_deficit_bytes", NULL), -401);
 	assert_int_equal(xs_raw(f, "tc_class_fq_codel_ldelay_seconds", NULL), 402);
 	assert_int_equal(xs_raw(f, "tc_class_fq_codel_count_packets", NULL), 403);
-	assert_int_equal(xs_raw(f, "tc_class_fq_codel_lastcount", NULL), 404);
+	assert_int_equal(xs_raw(f, "tc_class_fq_codel_lastcount_packets", NULL), 404);
 	assert_int_equal(xs_raw(f, "tc_class_fq_codel_dropping", NULL), 1);
 	assert_int_equal((int64_t)xs_raw(f, "tc_class_fq_codel_drop_next_seconds", NULL), -406);
 	all_checked(f);
@@ -431,7 +431,7 @@ static void test_fq_codel_variant(void **state)
 	assert_int_equal(parse_struct(f, 0, "fq_codel", &x, 8), 0);
 	assert_non_null(f->m.xt);
 	assert_int_equal(f->m.xs_present, 1);
-	assert_int_equal(xs_raw(f, "tc_qdisc_fq_codel_maxpacket", NULL), 1514);
+	assert_int_equal(xs_raw(f, "tc_qdisc_fq_codel_maxpacket_bytes", NULL), 1514);
 }
 
 /* struct tc_fq_qd_stats as Linux 6.7 to 6.19 lay it out, written at the
@@ -538,7 +538,7 @@ static void test_fq_pie(void **state)
 	assert_int_equal(xs_raw(f, "tc_qdisc_fq_pie_new_flow_count_total", NULL), 606);
 	assert_int_equal(xs_raw(f, "tc_qdisc_fq_pie_new_flows_len", NULL), 607);
 	assert_int_equal(xs_raw(f, "tc_qdisc_fq_pie_old_flows_len", NULL), 608);
-	assert_int_equal(xs_raw(f, "tc_qdisc_fq_pie_memory_usage", NULL), 609);
+	assert_int_equal(xs_raw(f, "tc_qdisc_fq_pie_memory_usage_bytes", NULL), 609);
 	all_checked(f);
 }
 
@@ -556,9 +556,9 @@ static void test_codel(void **state)
 	                            .ce_mark = 709};
 
 	assert_int_equal(parse_struct(f, 0, "codel", &x, sizeof(x)), 0);
-	assert_int_equal(xs_raw(f, "tc_qdisc_codel_maxpacket", NULL), 701);
+	assert_int_equal(xs_raw(f, "tc_qdisc_codel_maxpacket_bytes", NULL), 701);
 	assert_int_equal(xs_raw(f, "tc_qdisc_codel_count_packets", NULL), 702);
-	assert_int_equal(xs_raw(f, "tc_qdisc_codel_lastcount", NULL), 703);
+	assert_int_equal(xs_raw(f, "tc_qdisc_codel_lastcount_packets", NULL), 703);
 	assert_true(xs_value(f, "tc_qdisc_codel_ldelay_seconds") == 704 / 1e6);
 	assert_true(xs_value(f, "tc_qdisc_codel_drop_next_seconds") == -705 / 1e6);
 	assert_int_equal(xs_raw(f, "tc_qdisc_codel_drop_overlimit_total", NULL), 706);
@@ -582,15 +582,15 @@ static void test_pie(void **state)
 	                          .ecn_mark = 809};
 
 	assert_int_equal(parse_struct(f, 0, "pie", &x, sizeof(x)), 0);
-	assert_int_equal(xs_raw(f, "tc_qdisc_pie_prob", NULL), UINT64_MAX / 4);
-	assert_true(fabs(xs_value(f, "tc_qdisc_pie_prob") - 0.25) < 1e-15);
+	assert_int_equal(xs_raw(f, "tc_qdisc_pie_prob_ratio", NULL), UINT64_MAX / 4);
+	assert_true(fabs(xs_value(f, "tc_qdisc_pie_prob_ratio") - 0.25) < 1e-15);
 	assert_true(xs_value(f, "tc_qdisc_pie_delay_seconds") == 802 / 1e6);
-	assert_int_equal(xs_raw(f, "tc_qdisc_pie_avg_dq_rate", NULL), 803);
+	assert_int_equal(xs_raw(f, "tc_qdisc_pie_avg_dq_rate_bytes_per_second", NULL), 803);
 	assert_int_equal(xs_raw(f, "tc_qdisc_pie_dq_rate_estimating", NULL), 1);
 	assert_int_equal(xs_raw(f, "tc_qdisc_pie_packets_in_total", NULL), 805);
 	assert_int_equal(xs_raw(f, "tc_qdisc_pie_dropped_total", NULL), 806);
 	assert_int_equal(xs_raw(f, "tc_qdisc_pie_overlimit_total", NULL), 807);
-	assert_int_equal(xs_raw(f, "tc_qdisc_pie_maxq", NULL), 808);
+	assert_int_equal(xs_raw(f, "tc_qdisc_pie_maxq_packets", NULL), 808);
 	assert_int_equal(xs_raw(f, "tc_qdisc_pie_ecn_mark_total", NULL), 809);
 	all_checked(f);
 }
@@ -637,9 +637,9 @@ static void test_sfb(void **state)
 	assert_int_equal(xs_raw(f, "tc_qdisc_sfb_queuedrop_total", NULL), 1004);
 	assert_int_equal(xs_raw(f, "tc_qdisc_sfb_childdrop_total", NULL), 1005);
 	assert_int_equal(xs_raw(f, "tc_qdisc_sfb_marked_total", NULL), 1006);
-	assert_int_equal(xs_raw(f, "tc_qdisc_sfb_maxqlen", NULL), 1007);
-	assert_true(xs_value(f, "tc_qdisc_sfb_maxprob") == 1.0);
-	assert_true(xs_value(f, "tc_qdisc_sfb_avgprob") == 0.2);
+	assert_int_equal(xs_raw(f, "tc_qdisc_sfb_maxqlen_packets", NULL), 1007);
+	assert_true(xs_value(f, "tc_qdisc_sfb_maxprob_ratio") == 1.0);
+	assert_true(xs_value(f, "tc_qdisc_sfb_avgprob_ratio") == 0.2);
 	all_checked(f);
 }
 
@@ -649,7 +649,7 @@ static void test_sfq(void **state)
 	struct tc_sfq_xstats x = {.allot = -1100};
 
 	assert_int_equal(parse_struct(f, 1, "sfq", &x, sizeof(x)), 0);
-	assert_int_equal((int64_t)xs_raw(f, "tc_class_sfq_allot", NULL), -1100);
+	assert_int_equal((int64_t)xs_raw(f, "tc_class_sfq_allot_bytes", NULL), -1100);
 	all_checked(f);
 	/* an sfq qdisc has no table */
 	assert_int_equal(parse_struct(f, 0, "sfq", &x, sizeof(x)), 0);
@@ -689,7 +689,8 @@ static const struct {
 	int is64;
 	const char *family;
 } cake_tin_attrs[] = {
-        {TCA_CAKE_TIN_STATS_THRESHOLD_RATE64, 1, "tc_qdisc_cake_tin_threshold_rate"},
+        {TCA_CAKE_TIN_STATS_THRESHOLD_RATE64, 1,
+         "tc_qdisc_cake_tin_threshold_rate_bytes_per_second"},
         {TCA_CAKE_TIN_STATS_SENT_BYTES64, 1, "tc_qdisc_cake_tin_sent_bytes_total"},
         {TCA_CAKE_TIN_STATS_BACKLOG_BYTES, 0, "tc_qdisc_cake_tin_backlog_bytes"},
         {TCA_CAKE_TIN_STATS_TARGET_US, 0, "tc_qdisc_cake_tin_target_seconds"},
@@ -708,8 +709,8 @@ static const struct {
         {TCA_CAKE_TIN_STATS_SPARSE_FLOWS, 0, "tc_qdisc_cake_tin_sparse_flows"},
         {TCA_CAKE_TIN_STATS_BULK_FLOWS, 0, "tc_qdisc_cake_tin_bulk_flows"},
         {TCA_CAKE_TIN_STATS_UNRESPONSIVE_FLOWS, 0, "tc_qdisc_cake_tin_unresponsive_flows"},
-        {TCA_CAKE_TIN_STATS_MAX_SKBLEN, 0, "tc_qdisc_cake_tin_max_skblen"},
-        {TCA_CAKE_TIN_STATS_FLOW_QUANTUM, 0, "tc_qdisc_cake_tin_flow_quantum"},
+        {TCA_CAKE_TIN_STATS_MAX_SKBLEN, 0, "tc_qdisc_cake_tin_max_skblen_bytes"},
+        {TCA_CAKE_TIN_STATS_FLOW_QUANTUM, 0, "tc_qdisc_cake_tin_flow_quantum_bytes"},
 };
 #define N_TIN_ATTRS (sizeof(cake_tin_attrs) / sizeof(cake_tin_attrs[0]))
 
@@ -763,14 +764,15 @@ static void test_cake_qdisc(void **state)
 	t = f->m.xt;
 	assert_non_null(t);
 	assert_string_equal(t->tin_label, "tin");
-	assert_int_equal(xs_raw(f, "tc_qdisc_cake_capacity_estimate", NULL), 12500000000ULL);
-	assert_int_equal(xs_raw(f, "tc_qdisc_cake_memory_limit", NULL), 4194304);
-	assert_int_equal(xs_raw(f, "tc_qdisc_cake_memory_used", NULL), 65536);
-	assert_int_equal(xs_raw(f, "tc_qdisc_cake_avg_netoff", NULL), 14);
-	assert_int_equal(xs_raw(f, "tc_qdisc_cake_max_netlen", NULL), 1500);
-	assert_int_equal(xs_raw(f, "tc_qdisc_cake_max_adjlen", NULL), 1538);
-	assert_int_equal(xs_raw(f, "tc_qdisc_cake_min_netlen", NULL), 28);
-	assert_int_equal(xs_raw(f, "tc_qdisc_cake_min_adjlen", NULL), 66);
+	assert_int_equal(xs_raw(f, "tc_qdisc_cake_capacity_estimate_bytes_per_second", NULL),
+	                 12500000000ULL);
+	assert_int_equal(xs_raw(f, "tc_qdisc_cake_memory_limit_bytes", NULL), 4194304);
+	assert_int_equal(xs_raw(f, "tc_qdisc_cake_memory_used_bytes", NULL), 65536);
+	assert_int_equal(xs_raw(f, "tc_qdisc_cake_avg_netoff_bytes", NULL), 14);
+	assert_int_equal(xs_raw(f, "tc_qdisc_cake_max_netlen_bytes", NULL), 1500);
+	assert_int_equal(xs_raw(f, "tc_qdisc_cake_max_adjlen_bytes", NULL), 1538);
+	assert_int_equal(xs_raw(f, "tc_qdisc_cake_min_netlen_bytes", NULL), 28);
+	assert_int_equal(xs_raw(f, "tc_qdisc_cake_min_adjlen_bytes", NULL), 66);
 	all_checked(f);
 	assert_int_equal(f->m.n_tins, 4);
 	assert_int_equal(t->n_tin_fields, N_TIN_ATTRS);
@@ -823,10 +825,10 @@ static void test_cake_class(void **state)
 	                         ~((1u << TCX_QSTAT_BYTES) | (1u << TCX_QSTAT_PACKETS)));
 	assert_int_equal(f->m.stats[TCX_QSTAT_BACKLOG_PACKETS], 2);
 	assert_true(f->m.xt->is_class);
-	assert_int_equal((int64_t)xs_raw(f, "tc_class_cake_deficit", NULL), -1201);
+	assert_int_equal((int64_t)xs_raw(f, "tc_class_cake_deficit_bytes", NULL), -1201);
 	assert_int_equal(xs_raw(f, "tc_class_cake_dropping", NULL), 1);
 	assert_int_equal(xs_raw(f, "tc_class_cake_cobalt_count_packets", NULL), 1203);
-	assert_true(fabs(xs_value(f, "tc_class_cake_p_drop") - 0.5) < 1e-9);
+	assert_true(fabs(xs_value(f, "tc_class_cake_p_drop_ratio") - 0.5) < 1e-9);
 	assert_true(xs_value(f, "tc_class_cake_blue_timer_seconds") == 1205 / 1e6);
 	assert_true(xs_value(f, "tc_class_cake_drop_next_seconds") == -1206 / 1e6);
 	all_checked(f);
@@ -879,8 +881,9 @@ static void test_cake_malformed(void **state)
 	mnl_attr_nest_end(nlh, app);
 	nlb_qstats_end(nlh, s2, &st0, NULL, 0);
 	assert_int_equal(parse(f, nlh), -1);
-	assert_non_null(
-	        strstr(f->err, "tc_qdisc_cake_capacity_estimate (attribute 2): payload of 4"));
+	assert_non_null(strstr(
+	        f->err,
+	        "tc_qdisc_cake_capacity_estimate_bytes_per_second (attribute 2): payload of 4"));
 
 	nlh = nlb_tcobj(f->buf.b, 0, IFI, 0x10000, TC_H_ROOT, "cake");
 	s2 = nlb_qstats_begin(nlh, &st0);
@@ -1011,6 +1014,40 @@ static void test_identity(void **state)
 
 /* ---- the tables themselves -------------------------------------------------------------- */
 
+/* Does name end in suffix? */
+static int ends_in(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+
+	return n > k && strcmp(name + n - k, suffix) == 0;
+}
+
+/* The units rule of collectors/xstats.c: a family with a unit ends in it
+ * (before _total for a counter), but a counter of packets (events, named by
+ * them); no family ends in a unit other than its own. */
+static void check_unit(const struct tcx_xstat *r)
+{
+	static const char *const units[] = {"bytes", "seconds", "bytes_per_second", "ratio",
+	                                    "packets"};
+	int counter = r->type == TCX_XSTAT_COUNTER, known = !r->unit[0];
+	char suffix[64];
+
+	for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+		snprintf(suffix, sizeof(suffix), "_%s%s", units[u], counter ? "_total" : "");
+		if (strcmp(r->unit, units[u]) == 0) {
+			known = 1;
+			if (!ends_in(r->family, suffix) &&
+			    !(counter && strcmp(units[u], "packets") == 0))
+				fail_msg("%s: its unit is %s, its name does not end in %s",
+				         r->family, r->unit, suffix);
+		} else if (ends_in(r->family, suffix)) {
+			fail_msg("%s: ends in %s, its unit is '%s'", r->family, suffix, r->unit);
+		}
+	}
+	if (!known)
+		fail_msg("%s: unit '%s' is none of the rule's", r->family, r->unit);
+}
+
 static void check_rows(const struct tcx_xstats_table *t, const struct tcx_xstat *rows, unsigned n,
                        const char *prefix)
 {
@@ -1042,6 +1079,7 @@ static void check_rows(const struct tcx_xstats_table *t, const struct tcx_xstat 
 		if (seconds != (r->div == 1e6 || r->div == 1e9 || r->div == 15625000.0) ||
 		    seconds != !strcmp(r->unit, "seconds"))
 			fail_msg("%s: a time must be in seconds, named so", r->family);
+		check_unit(r);
 		if ((r->flags & TCX_XSTAT_SIGNED) && r->type == TCX_XSTAT_COUNTER)
 			fail_msg("%s: a signed counter", r->family);
 		assert_true(!r->label == !r->label_value);

@@ -302,17 +302,20 @@ static void test_aggregates(void **state)
 	assert_int_equal(count_lines(out, "tc_action_packets_created{"), 3);
 	free(out);
 	out = render(s, TCX_FMT_JSON);
-	assert_string_equal(out,
-	                    "{\"aggregate\":{\"device\":\"v0\",\"tenant\":\"acme "
-	                    "\\\"east\\\"\"},\"bytes\":18446744073709551615,\"packets\":"
-	                    "4294967296,\"hw_bytes\":7,\"hw_packets\":1,\"drops\":3,"
-	                    "\"overlimits\":4}\n"
-	                    "{\"aggregate\":{\"device\":\"v0\",\"tenant\":\"\"},\"bytes\":100,"
-	                    "\"packets\":1,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,"
-	                    "\"overlimits\":0}\n"
-	                    "{\"aggregate\":{\"device\":\"v0\",\"tenant\":\"globex\"},\"bytes\":"
-	                    "42,\"packets\":2,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,"
-	                    "\"overlimits\":0}\n");
+	assert_int_equal(count_lines(out, "{\"type\":\"aggregate\","), 3);
+	assert_contains(out,
+	                "{\"type\":\"aggregate\",\"labels\":{\"device\":\"v0\",\"tenant\":\"acme "
+	                "\\\"east\\\"\"},\"bytes\":18446744073709551615,\"packets\":"
+	                "4294967296,\"hw_bytes\":7,\"hw_packets\":1,\"drops\":3,"
+	                "\"overlimits\":4}\n"
+	                "{\"type\":\"aggregate\",\"labels\":{\"device\":\"v0\",\"tenant\":\"\"},"
+	                "\"bytes\":100,"
+	                "\"packets\":1,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,"
+	                "\"overlimits\":0}\n"
+	                "{\"type\":\"aggregate\",\"labels\":{\"device\":\"v0\",\"tenant\":"
+	                "\"globex\"},\"bytes\":"
+	                "42,\"packets\":2,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,"
+	                "\"overlimits\":0}\n");
 	free(out);
 	tcx_snapshot_unref(s);
 
@@ -450,36 +453,55 @@ static void test_drop_policy_hides_rows(void **state)
 static void test_json_lines(void **state)
 {
 	struct tcx_snapshot *s = make_snapshot(yaml);
-	char *out = render(s, TCX_FMT_JSON);
+	char *out;
 
+	/* (the collection line's figures) */
+	s->taken = (struct timespec){.tv_sec = 1700000000, .tv_nsec = 250000000};
+	s->duration_s = 0.5;
+	s->targets[0].duration_s = 0.125;
+	s->errors[TCX_ERR_NOTFOUND] = 1;
+	out = render(s, TCX_FMT_JSON);
 	assert_string_equal(
-	        out, "{\"netns\":\"\",\"device\":\"v0\",\"block\":null,\"parent\":\"ingress\","
-	             "\"chain\":0,"
+	        out, "{\"type\":\"action\",\"netns\":\"\",\"device\":\"v0\",\"block\":null,"
+	             "\"parent\":\"ingress\",\"chain\":0,"
 	             "\"protocol\":\"ip\",\"pref\":10,\"kind\":\"u32\",\"handle\":\"800::800\","
 	             "\"flags\":\"not_in_hw\",\"order\":1,\"action\":\"mirred\",\"index\":5,"
 	             "\"cookie\":\"aa\",\"labels\":{\"tenant\":\"acme \\\"east\\\"\","
 	             "\"rule\":\"a\\\\b\\u000ac\"},\"bytes\":18446744073709551615,"
 	             "\"packets\":4294967296,\"hw_bytes\":7,\"hw_packets\":1,\"drops\":3,"
 	             "\"overlimits\":4}\n"
-	             "{\"netns\":\"\",\"device\":\"v0\",\"block\":null,\"parent\":\"ingress\","
-	             "\"chain\":0,"
+	             "{\"type\":\"action\",\"netns\":\"\",\"device\":\"v0\",\"block\":null,"
+	             "\"parent\":\"ingress\",\"chain\":0,"
 	             "\"protocol\":\"ip\",\"pref\":10,\"kind\":\"u32\",\"handle\":\"800::800\","
 	             "\"flags\":\"not_in_hw\",\"order\":2,\"action\":\"mirred\",\"index\":null,"
 	             "\"cookie\":\"dead\",\"labels\":{\"tenant\":\"\",\"rule\":\"\"},\"bytes\":100,"
 	             "\"packets\":1,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,\"overlimits\":0}\n"
-	             "{\"netns\":\"\",\"device\":\"v0\",\"block\":null,\"parent\":\"ingress\","
-	             "\"chain\":3,"
+	             "{\"type\":\"action\",\"netns\":\"\",\"device\":\"v0\",\"block\":null,"
+	             "\"parent\":\"ingress\",\"chain\":3,"
 	             "\"protocol\":\"all\",\"pref\":20,\"kind\":\"flower\",\"handle\":\"0x1\","
 	             "\"flags\":\"skip_sw,in_hw\",\"order\":1,\"action\":\"gact\",\"index\":null,"
 	             "\"cookie\":\"0011223344556677\",\"labels\":{\"tenant\":\"globex\","
 	             "\"rule\":\"r\u00e9gle\"},\"bytes\":42,\"packets\":2,\"hw_bytes\":0,"
 	             "\"hw_packets\":0,\"drops\":0,\"overlimits\":0}\n"
-	             "{\"filters\":[{\"netns\":\"\",\"device\":\"v0\",\"block\":null,"
+	             "{\"type\":\"filter\",\"netns\":\"\",\"device\":\"v0\",\"block\":null,"
 	             "\"parent\":\"ingress\",\"chain\":0,\"protocol\":\"ip\",\"pref\":10,"
-	             "\"kind\":\"u32\",\"handle\":\"800::800\",\"flags\":\"not_in_hw\"},"
-	             "{\"netns\":\"\",\"device\":\"v0\",\"block\":null,\"parent\":\"ingress\","
-	             "\"chain\":3,\"protocol\":\"all\",\"pref\":20,\"kind\":\"flower\","
-	             "\"handle\":\"0x1\",\"flags\":\"skip_sw,in_hw\"}]}\n");
+	             "\"kind\":\"u32\",\"handle\":\"800::800\",\"flags\":\"not_in_hw\"}\n"
+	             "{\"type\":\"filter\",\"netns\":\"\",\"device\":\"v0\",\"block\":null,"
+	             "\"parent\":\"ingress\",\"chain\":3,\"protocol\":\"all\",\"pref\":20,"
+	             "\"kind\":\"flower\",\"handle\":\"0x1\",\"flags\":\"skip_sw,in_hw\"}\n"
+	             "{\"type\":\"target\",\"netns\":\"\",\"device\":\"v0\",\"block\":null,"
+	             "\"parent\":\"ingress\",\"success\":true,\"error\":null,\"mode\":\"full\","
+	             "\"dump_requests\":{\"terse\":1,\"full\":1},\"repaired_prefs\":0,"
+	             "\"filters\":2,\"actions\":3,\"duration_seconds\":0.125}\n"
+	             "{\"type\":\"target\",\"netns\":\"blue\",\"device\":null,\"block\":22,"
+	             "\"parent\":\"block\",\"success\":false,"
+	             "\"error\":\"shared block 22 not found\",\"mode\":\"none\","
+	             "\"dump_requests\":{\"terse\":0,\"full\":0},\"repaired_prefs\":0,"
+	             "\"filters\":0,\"actions\":0,\"duration_seconds\":0}\n"
+	             "{\"type\":\"collection\",\"timestamp\":1700000000.25,"
+	             "\"duration_seconds\":0.5,\"targets\":2,\"devices\":0,\"failed\":1,"
+	             "\"complete\":true,\"errors\":{\"malformed\":0,\"kernel\":0,"
+	             "\"notfound\":1,\"io\":0,\"nomem\":0,\"resource\":0}}\n");
 	free(out);
 	tcx_snapshot_unref(s);
 }
@@ -539,8 +561,9 @@ static void test_filter_hits(void **state)
 	free(out);
 	out = render(s, TCX_FMT_JSON);
 	assert_contains(out, "\"handle\":\"800::800\",\"flags\":\"not_in_hw\",\"lookups\":12,"
-	                     "\"hits\":7,\"u32_mark_success\":3,\"key_hits\":[9,8]},");
-	assert_contains(out, "\"handle\":\"0x1\",\"flags\":\"skip_sw,in_hw\"}]}\n");
+	                     "\"hits\":7,\"u32_mark_success\":3,\"key_hits\":[9,8]}\n");
+	assert_contains(out, "\"handle\":\"0x1\",\"flags\":\"skip_sw,in_hw\"}\n");
+	assert_int_equal(count_lines(out, "{\"type\":\"filter\","), 2);
 	free(out);
 	tcx_snapshot_unref(s);
 
@@ -679,14 +702,17 @@ static void test_aggregated_hits(void **state)
 		assert_int_equal(count_lines(out, "tc_filter_lookups_created{"), 1);
 		free(out);
 		out = render(s, TCX_FMT_JSON);
-		assert_contains(out, "\"overlimits\":0}\n"
-		                     "{\"filter_aggregate\":{\"device\":\"v0\",\"kind\":\"u32\"},"
-		                     "\"lookups\":32,\"hits\":12,\"u32_mark_success\":3}\n"
-		                     "{\"filter_aggregate\":{\"device\":\"v0\",\"kind\":"
-		                     "\"matchall\"},\"hits\":4}\n");
-		assert_int_equal(count_lines(out, "{\"filter_aggregate\""), 2);
-		assert_int_equal(count_lines(out, "{\"aggregate\""), 2);
-		assert_null(strstr(out, "\"filters\""));
+		assert_contains(
+		        out,
+		        "\"overlimits\":0}\n"
+		        "{\"type\":\"filter_aggregate\",\"labels\":{\"device\":\"v0\",\"kind\":"
+		        "\"u32\"},"
+		        "\"lookups\":32,\"hits\":12,\"u32_mark_success\":3}\n"
+		        "{\"type\":\"filter_aggregate\",\"labels\":{\"device\":\"v0\",\"kind\":"
+		        "\"matchall\"},\"hits\":4}\n");
+		assert_int_equal(count_lines(out, "{\"type\":\"filter_aggregate\""), 2);
+		assert_int_equal(count_lines(out, "{\"type\":\"aggregate\""), 2);
+		assert_null(strstr(out, "{\"type\":\"filter\","));
 		free(out);
 		tcx_snapshot_unref(s);
 		tcx_agg_free(h);
@@ -1074,9 +1100,8 @@ static void test_render_not_utf8(void **state)
 				         (size_t)(p - (const unsigned char *)out));
 		}
 		if (fmt == TCX_FMT_JSON) {
-			assert_contains(
-			        out,
-			        "{\"netns\":\"n\\\\xfe\",\"device\":\"q\\\"b\\\\\\\\x\\\\xff\"");
+			assert_contains(out, "{\"type\":\"action\",\"netns\":\"n\\\\xfe\","
+			                     "\"device\":\"q\\\"b\\\\\\\\x\\\\xff\"");
 			assert_contains(out, "\"action\":\"mi\\\\xc3rred\"");
 		} else {
 			assert_contains(
@@ -1172,7 +1197,9 @@ static void test_merge_same_identity(void **state)
 
 		for (char *p = out; (p = strchr(p, '\n')); p++)
 			lines++;
-		assert_int_equal(lines, 4 + 1); /* and the filters line */
+		assert_int_equal(count_lines(out, "{\"type\":\"action\","), 4);
+		/* and 2 filter lines (one merged), 2 targets, the collection */
+		assert_int_equal(lines, 4 + 2 + 2 + 1);
 	}
 	free(out);
 	tcx_snapshot_unref(s);

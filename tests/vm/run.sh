@@ -279,7 +279,7 @@ hits_match_actions() {
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 acts = [r for r in lines if "action" in r]
-flt = [f for l in lines if "filters" in l for f in l["filters"]]
+flt = [l for l in lines if l["type"] == "filter"]
 ok, n = True, 0
 for f in flt:
     if f["kind"] == "u32" and "::" not in f["handle"]:
@@ -502,15 +502,15 @@ promtool_clean() {
 
 note "11. qdiscs and classes of every kind with statistics, mq the sum of its children"
 qdisc_case c11_qdiscs qdisc:fq_codel:drop_overlimit qdisc:fq_codel:backlog_bytes \
-	qdisc:fq_codel:new_flow_count qdisc:fq_codel:memory_usage qdisc:codel:drop_overlimit \
-	qdisc:codel:maxpacket qdisc:sfq:drops qdisc:sfq:backlog_packets qdisc:red:early \
-	qdisc:fq:flows qdisc:fq:flows_plimit qdisc:cake:memory_used qdisc:cake:tin.sent_packets \
+	qdisc:fq_codel:new_flow_count qdisc:fq_codel:memory_usage_bytes qdisc:codel:drop_overlimit \
+	qdisc:codel:maxpacket_bytes qdisc:sfq:drops qdisc:sfq:backlog_packets qdisc:red:early \
+	qdisc:fq:flows qdisc:fq:flows_plimit qdisc:cake:memory_used_bytes qdisc:cake:tin.sent_packets \
 	qdisc:cake:tin.backlog_bytes qdisc:cake:tin.peak_delay_seconds qdisc:pie:packets_in \
 	qdisc:mq:packets qdisc:pfifo:packets qdisc:tbf:overlimits class:mq:packets \
-	class:fq_codel:backlog_packets class:sfq:allot class:cake:deficit
+	class:fq_codel:backlog_packets class:sfq:allot_bytes class:cake:deficit_bytes
 
 note "12. hfsc (its qdisc read from tc's text) and its classes"
-qdisc_case c12_hfsc qdisc:hfsc:packets class:hfsc:packets class:hfsc:work class:hfsc:rtwork \
+qdisc_case c12_hfsc qdisc:hfsc:packets class:hfsc:packets class:hfsc:work_bytes class:hfsc:rtwork_bytes \
 	class:hfsc:period
 
 note "13. legacy policers (police without action): u32 on ingress, basic on egress"
@@ -585,7 +585,7 @@ hit_rows() {
 import json, os, re, sys
 d = sys.argv[1]
 lines = [json.loads(l) for l in open(os.path.join(d, "r.json.out"))]
-flt = [f for l in lines if "filters" in l for f in l["filters"]]
+flt = [l for l in lines if l["type"] == "filter"]
 prom = open(os.path.join(d, "r.prom.out")).read()
 ok = True
 def tc_knodes(path):
@@ -669,7 +669,7 @@ snmp_filter_rows() {
 		return 1
 	fi
 	for f in r.json.out s.json1.out s.json2.out; do
-		grep '^{"filters":' "$d/$f" >"$WORK/c14-$f.filters" || { echo "$f: no filters line"; return 1; }
+		grep '^{"type":"filter",' "$d/$f" >"$WORK/c14-$f.filters" || { echo "$f: no filter line"; return 1; }
 	done
 	if ! cmp -s "$WORK/c14-r.json.out.filters" "$WORK/c14-s.json1.out.filters" ||
 		! cmp -s "$WORK/c14-s.json1.out.filters" "$WORK/c14-s.json2.out.filters"; then
