@@ -4,7 +4,8 @@
 # scraping it (OpenMetrics + gzip: rendered ahead), the daemon's CPU over
 # 12 s with Prometheus alone (the baseline), then with another address
 #   - sending 20 HEAD requests a second across the four variants: the
-#     collector thread's CPU and VmRSS stay within 10% of the baseline's
+#     collector thread's CPU stays within 20% of the baseline's, VmRSS
+#     within 10%
 #     (each HEAD marked its variant as asked, and all four were rendered
 #     whole every interval: CPU 85 -> 110 ticks, VmRSS 17 -> 58 MB); every
 #     HEAD gets 200, its variant's headers, no body;
@@ -85,8 +86,12 @@ phase() {
 phase baseline
 base_cpu=$cpu base_kcpu=$kcpu base_rss=$rss
 phase head head 127.0.0.3
-[ "$kcpu" -le $((base_kcpu * 11 / 10 + 1)) ] ||
-	fail "a HEAD flood raised the collector's CPU from $base_kcpu to $kcpu ticks (more than 10%)"
+# 20% and 2 ticks: with the machine busy beside the test (a VM and other
+# tests), the collector's CPU moved by 15% (68 -> 78 ticks) with HEAD
+# rendering nothing; the four variants rendered whole took 29% more (85 ->
+# 110), and 3.4 times the memory, which the next check bounds tightly.
+[ "$kcpu" -le $((base_kcpu * 12 / 10 + 2)) ] ||
+	fail "a HEAD flood raised the collector's CPU from $base_kcpu to $kcpu ticks (more than 20%)"
 # 10%, and 4 MB for the sanitizer build's allocator caches (the werror
 # build's VmRSS moves by 0.2-1.4 MB; all four rendered whole took 40 MB)
 [ "$rss" -le $((base_rss * 11 / 10 + 4096)) ] ||
