@@ -1432,6 +1432,10 @@ static void collect_rows(struct pass *p)
 		if (s->qdevs[i].first_class == UINT32_MAX)
 			s->qdevs[i].first_class = (uint32_t)s->n_classes;
 	}
+	if (tcx_snapshot_link_classes(s) < 0) {
+		s->errors[TCX_ERR_NOMEM]++;
+		s->incomplete = 1;
+	}
 }
 
 /* ---- the pass ------------------------------------------------------------------------------ */

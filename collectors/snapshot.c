@@ -250,6 +250,54 @@ void tcx_snapshot_truncate(struct tcx_snapshot *s, size_t n_filters, size_t n_ac
 		s->n_actions = n_actions;
 }
 
+/* A class by its device and id, for tcx_snapshot_link_classes(). */
+struct class_key {
+	uint32_t qdev, handle, i;
+};
+
+static int cmp_class_key(const void *a, const void *b)
+{
+	const struct class_key *x = a, *y = b;
+
+	if (x->qdev != y->qdev)
+		return x->qdev < y->qdev ? -1 : 1;
+	return x->handle < y->handle ? -1 : x->handle > y->handle;
+}
+
+/* The class of that device and id, or NULL. */
+static struct class_key *find_class(struct class_key *k, size_t n, uint32_t qdev, uint32_t id)
+{
+	struct class_key key = {.qdev = qdev, .handle = id};
+
+	return bsearch(&key, k, n, sizeof(*k), cmp_class_key);
+}
+
+int tcx_snapshot_link_classes(struct tcx_snapshot *s)
+{
+	struct class_key *k, *c;
+
+	for (size_t i = 0; i < s->n_classes; i++) {
+		s->classes[i].inner = 0;
+		s->classes[i].child_qdisc = 0;
+	}
+	if (!s->n_classes)
+		return 0;
+	if (!(k = malloc(s->n_classes * sizeof(*k))))
+		return -1;
+	for (size_t i = 0; i < s->n_classes; i++)
+		k[i] = (struct class_key){s->classes[i].qdev, s->classes[i].handle, (uint32_t)i};
+	qsort(k, s->n_classes, sizeof(*k), cmp_class_key);
+	for (size_t i = 0; i < s->n_classes; i++)
+		if ((c = find_class(k, s->n_classes, s->classes[i].qdev, s->classes[i].parent)))
+			s->classes[c->i].inner = 1;
+	for (size_t i = 0; i < s->n_qdiscs; i++)
+		if ((c = find_class(k, s->n_classes, s->qdiscs[i].qdev, s->qdiscs[i].parent)) &&
+		    !s->classes[c->i].child_qdisc)
+			s->classes[c->i].child_qdisc = (uint32_t)i + 1;
+	free(k);
+	return 0;
+}
+
 void tcx_snapshot_seal(struct tcx_snapshot *s)
 {
 	void *p;

@@ -141,7 +141,13 @@ struct tcx_qrow {
 	uint8_t kind;    /* index into kinds[] */
 	uint8_t n_tins;
 	uint8_t stats_present; /* bit (1 << enum tcx_qstat) */
-	uint32_t xs_present;   /* bit i: xvals[xs + i] */
+	/* A class: 1 when another class of its device hangs from it (an inner
+	 * class), else 0 (a leaf); the qdisc attached to it, its index into
+	 * qdiscs[] + 1, or 0 when none is listed (HTB's and hfsc's default leaf
+	 * qdisc is not). Set by tcx_snapshot_link_classes(). */
+	uint8_t inner;
+	uint32_t child_qdisc;
+	uint32_t xs_present; /* bit i: xvals[xs + i] */
 	uint32_t xs;
 	const struct tcx_xstats_table *xt; /* NULL: no per-kind statistics */
 	uint64_t c[TCX_QSTAT__MAX];
@@ -427,6 +433,10 @@ size_t tcx_snapshot_failed_targets(const struct tcx_snapshot *s);
 struct tcx_buf;
 size_t tcx_snapshot_failures(const struct tcx_snapshot *s, struct tcx_buf *b);
 /* Return spare capacity once the snapshot is complete. */
+/* Set each class's inner and child_qdisc from the rows of its device.
+ * Returns 0, or -1 when out of memory (then every class is a leaf without
+ * a qdisc). */
+int tcx_snapshot_link_classes(struct tcx_snapshot *s);
 void tcx_snapshot_seal(struct tcx_snapshot *s);
 
 static inline const char *tcx_kind_name(const struct tcx_snapshot *s, uint8_t k)

@@ -227,6 +227,9 @@ const char *const tcx_reserved_labels[] = {
         "gzip",
         "le",
         "quantile",
+        "leaf",
+        "leaf_qdisc",
+        "leaf_kind",
 };
 const size_t tcx_n_reserved_labels = sizeof(tcx_reserved_labels) / sizeof(tcx_reserved_labels[0]);
 

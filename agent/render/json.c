@@ -205,8 +205,21 @@ static void render_qrows(const struct tcx_snapshot *s, int is_class, struct tcx_
 				tcx_buf_put(b, "]}", 2);
 			}
 		}
-		if (is_class)
+		if (is_class) {
+			const struct tcx_qrow *c =
+			        q->child_qdisc ? &s->qdiscs[q->child_qdisc - 1] : NULL;
+
+			kv_bool(b, "leaf", !q->inner);
+			key(b, "leaf_qdisc");
+			if (c) {
+				tcx_format_qhandle(c->handle, tmp, sizeof(tmp));
+				tcx_buf_json_string(b, tmp);
+				kv_str(b, "leaf_kind", tcx_kind_name(s, c->kind));
+			} else {
+				tcx_buf_put(b, "null,\"leaf_kind\":null", 21);
+			}
 			user_labels(s, q->labels, b);
+		}
 		tcx_buf_put(b, "}\n", 2);
 	}
 }

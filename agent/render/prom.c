@@ -443,6 +443,7 @@ enum section {
 	SEC_KEYS,    /* tc_filter_u32_key_hits_total */
 	SEC_QDISCS,  /* tc_qdisc_* */
 	SEC_CLASSES, /* tc_class_* */
+	SEC_TREE,    /* tc_class_info */
 	SEC_XSTATS,  /* tc_qdisc_<kind>_*, tc_class_<kind>_* */
 	SEC_TARGETS, /* tc_scrape_collector_* */
 	SEC_QDEVS,   /* tc_scrape_device_* */
@@ -478,6 +479,7 @@ struct render {
 	uint8_t on[TCX_ACT_CTR__MAX]; /* the tc_action_* families written (`families:`) */
 	uint8_t qdisc_on[TCX_QSTAT__MAX], class_on[TCX_QSTAT__MAX]; /* tc_qdisc_*, tc_class_* */
 	int xstats_on;                                              /* tc_qdisc_<kind>_* ... */
+	int tree_on;                                                /* tc_class_info */
 	int flags_on;                   /* tc_filter_flags_info is written */
 	uint8_t hits_on[TCX_FCTR__MAX]; /* the filter hit families written */
 	int keys_on;                    /* tc_filter_u32_key_hits_total is written */
@@ -571,6 +573,7 @@ static void plan(struct render *r)
 		r->class_on[c] = sw_on[tcx_class_counters.def[c].sw] != 0;
 	}
 	r->xstats_on = sw_on[TCX_SW_XSTATS] != 0;
+	r->tree_on = sw_on[TCX_SW_CLASS] != 0;
 	if (s->aggs) {
 		rows = s->aggs->n;
 	} else {
@@ -922,6 +925,48 @@ static int class_samples(struct render *r, int om, const struct tcx_counter_def 
                          struct slice *sl, struct tcx_buf *b)
 {
 	return qrow_samples(r, r->s->classes, r->s->n_classes, r->l->cl_off, k, sl, b);
+}
+
+/* tc_class_info: one series per class, with its labels, whether it is a
+ * leaf (no class hangs from it) and the qdisc attached to it (its handle and
+ * kind; empty when none is listed: HTB's default pfifo is not). Returns 1
+ * when it paused, else 0. */
+static int render_tree(struct render *r, int om, struct tcx_buf *b)
+{
+	const struct tcx_snapshot *s = r->s;
+	const struct tcx_rowlabels *l = r->l;
+	char tmp[32];
+
+	if (!r->tree_on || !s->n_classes)
+		return 0;
+	if (!r->at.hdr)
+		family_header(b, "tc_class_info", "info",
+		              "The class tree, one series per class: leaf is true when no class "
+		              "hangs from it; leaf_qdisc and leaf_kind name the qdisc attached to "
+		              "it (empty when none is listed, as HTB's default pfifo).",
+		              om);
+	r->at.hdr = 1;
+	for (size_t i = r->at.row; i < s->n_classes; i++) {
+		const struct tcx_qrow *c = &s->classes[i];
+		const struct tcx_qrow *q = c->child_qdisc ? &s->qdiscs[c->child_qdisc - 1] : NULL;
+
+		if (pause_at(r, b, i, 0))
+			return 1;
+		tcx_buf_put(b, "tc_class_info{", 14);
+		tcx_buf_put(b, l->arena.p + l->cl_off[i], l->cl_off[i + 1] - l->cl_off[i]);
+		tcx_buf_puts(b, c->inner ? ",leaf=\"false\",leaf_qdisc=\""
+		                         : ",leaf=\"true\",leaf_qdisc=\"");
+		if (q) {
+			tcx_format_qhandle(q->handle, tmp, sizeof(tmp));
+			tcx_buf_puts(b, tmp);
+		}
+		tcx_buf_put(b, "\",leaf_kind=\"", 13);
+		if (q)
+			tcx_buf_put(b, l->kinds.p + l->kind_off[q->kind],
+			            l->kind_off[q->kind + 1] - l->kind_off[q->kind]);
+		tcx_buf_put(b, "\"} 1\n", 5);
+	}
+	return 0;
 }
 
 /* One per-kind statistic of a row: NAME{LABELS[,label="value"]} VALUE. */
@@ -1537,6 +1582,8 @@ static int render_section(struct render *r, struct tcx_buf *b)
 		return counter_families(r, om, &tcx_qdisc_counters, r->qdisc_on, qdisc_samples, b);
 	case SEC_CLASSES:
 		return counter_families(r, om, &tcx_class_counters, r->class_on, class_samples, b);
+	case SEC_TREE:
+		return render_tree(r, om, b);
 	case SEC_XSTATS:
 		return render_xstats(r, om, b);
 	case SEC_TARGETS:

@@ -607,7 +607,10 @@ def read_prom(path, args, problems):
             t = types.get(name)
             if t is None and name.endswith("_total"):
                 t = types.get(name[:-len("_total")])
-            want_t = "counter" if name.endswith("_total") else "gauge"
+            if t is None and name.endswith("_info"):  # OpenMetrics: the family without _info
+                t = types.get(name[:-len("_info")])
+            want_t = "counter" if name.endswith("_total") else (
+                "info" if name.endswith("_info") and t == "info" else "gauge")
             if t != want_t:
                 problems.append("line %d: %s has # TYPE %s, expected %s" % (n, name, t, want_t))
         ident = (name, m.group(2))
