@@ -110,6 +110,9 @@ struct tcx_counter_def {
 	enum tcx_snmp_type snmp;
 	struct tcx_counter_src src;
 	uint8_t pkt64; /* a TCA_STATS_PKT64 right after src.attr holds it in 64 bits */
+	/* The kernel sends it for some objects only (a rate estimator): a row
+	 * without it has no sample and no JSON key, never a 0. */
+	uint8_t optional;
 };
 
 struct tcx_counter_table {
@@ -188,7 +191,19 @@ static const struct tcx_counter_table tcx_action_counters = {tcx_action_defs, TC
 	C(BACKLOG_PACKETS, .key = "backlog_packets", .family = "tc_" obj "_backlog_packets",       \
 	  .help = "Packets in the " obj "'s queue now.", .type = TCX_METRIC_GAUGE, .width = 32,    \
 	  .expo = 6, .sw = sw_, .snmp_col = 14, .snmp = TCX_SNMP_GAUGE32,                          \
-	  .src = TCX_SRC(TCA_STATS_QUEUE, gnet_stats_queue, qlen))
+	  .src = TCX_SRC(TCA_STATS_QUEUE, gnet_stats_queue, qlen))                                 \
+	C(RATE_BYTES, .key = "rate_bytes_per_second",                                              \
+	  .family = "tc_" obj "_rate_bytes_per_second",                                            \
+	  .help = "The kernel's rate estimate of the " obj ", in bytes per second (only where it " \
+	          "keeps one: `estimator`, or a module parameter such as htb_rate_est).",          \
+	  .type = TCX_METRIC_GAUGE, .width = 64, .expo = 7, .sw = sw_, .optional = 1,              \
+	  .src = TCX_SRC(TCA_STATS_RATE_EST, gnet_stats_rate_est, bps))                            \
+	C(RATE_PACKETS, .key = "rate_packets_per_second",                                          \
+	  .family = "tc_" obj "_rate_packets_per_second",                                          \
+	  .help = "The kernel's rate estimate of the " obj ", in packets per second (only where "  \
+	          "it keeps one).",                                                                \
+	  .type = TCX_METRIC_GAUGE, .width = 64, .expo = 8, .sw = sw_, .optional = 1,              \
+	  .src = TCX_SRC(TCA_STATS_RATE_EST, gnet_stats_rate_est, pps))
 
 #define TCX_QSTAT_ID(id, ...) TCX_QSTAT_##id,
 enum tcx_qstat { TCX_QUEUE_COUNTERS(TCX_QSTAT_ID, "", 0, "") TCX_QSTAT__MAX };

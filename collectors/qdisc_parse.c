@@ -26,10 +26,25 @@
 
 /* ---- generic counters ----------------------------------------------------------------- */
 
-/* The generic counters of a qdisc and a class have the same sources. */
+/* The generic counters of a qdisc and a class have the same sources. A rate
+ * estimator's TCA_STATS_RATE_EST64 (sent after TCA_STATS_RATE_EST when the
+ * rate does not fit in 32 bits) replaces its values. */
 static int stats_cb(const struct nlattr *a, void *data, struct tcx_perr *pe)
 {
-	return tcx_stats_attr(&tcx_qdisc_counters, data, a, pe);
+	struct tcx_stats_ctx *sc = data;
+	struct gnet_stats_rate_est64 est;
+
+	if (tcx_attr_type(a) != TCA_STATS_RATE_EST64)
+		return tcx_stats_attr(&tcx_qdisc_counters, data, a, pe);
+	if (tcx_attr_len(a) < sizeof(est))
+		return tcx_perr_fail(pe, "TCA_STATS_RATE_EST64: payload of %zu bytes, expected %zu",
+		                     (size_t)tcx_attr_len(a), sizeof(est));
+	memcpy(&est, tcx_attr_data(a), sizeof(est));
+	sc->c[TCX_QSTAT_RATE_BYTES] = est.bps;
+	sc->c[TCX_QSTAT_RATE_PACKETS] = est.pps;
+	sc->present |= BIT(TCX_QSTAT_RATE_BYTES) | BIT(TCX_QSTAT_RATE_PACKETS);
+	sc->prev = TCA_STATS_RATE_EST64;
+	return 0;
 }
 
 /* The old struct, from kernels without TCA_STATS2: no requeues. */
@@ -219,7 +234,7 @@ int tcx_parse_qdisc_msg(const struct nlmsghdr *nlh, struct tcx_qdisc_msg *m, cha
 	if (tb[TCA_STATS2]) {
 		if (tcx_attr_nested(tb[TCA_STATS2], "TCA_STATS2", stats_cb, &sc, &pe) < 0)
 			return -1;
-		m->stats_present = (uint8_t)sc.present;
+		m->stats_present = (uint16_t)sc.present;
 	} else if (tb[TCA_STATS]) {
 		stats_compat(m, tb[TCA_STATS]);
 	}

@@ -18,9 +18,9 @@
 /* One decoded message. Values are defined only where their present bit is
  * set: the decoder clears the masks, not the value arrays. */
 struct tcx_qdisc_msg {
-	uint8_t is_class;      /* RTM_NEWTCLASS or RTM_DELTCLASS */
-	uint8_t n_tins;        /* cake: tins [0, n_tins) may be present */
-	uint8_t stats_present; /* bit (1 << enum tcx_qstat) */
+	uint8_t is_class;       /* RTM_NEWTCLASS or RTM_DELTCLASS */
+	uint8_t n_tins;         /* cake: tins [0, n_tins) may be present */
+	uint16_t stats_present; /* bit (1 << enum tcx_qstat) */
 	uint32_t ifindex;
 	uint32_t handle; /* qdisc 1: = 0x10000, class 1:10 = 0x10010 */
 	uint32_t parent; /* TC_H_ROOT, a class, TC_H_INGRESS (ingress, clsact) */

@@ -140,7 +140,7 @@ struct tcx_qrow {
 	uint32_t labels; /* a class's label set (`classes:`); TCX_LABELSET_NONE */
 	uint8_t kind;    /* index into kinds[] */
 	uint8_t n_tins;
-	uint8_t stats_present; /* bit (1 << enum tcx_qstat) */
+	uint16_t stats_present; /* bit (1 << enum tcx_qstat) */
 	/* A class: 1 when another class of its device hangs from it (an inner
 	 * class), else 0 (a leaf); the qdisc attached to it, its index into
 	 * qdiscs[] + 1, or 0 when none is listed (HTB's and hfsc's default leaf

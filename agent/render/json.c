@@ -184,7 +184,8 @@ static void render_qrows(const struct tcx_snapshot *s, int is_class, struct tcx_
 		tcx_format_qparent(q->parent, kind, tmp, sizeof(tmp));
 		kv_str(b, "parent", tmp);
 		for (unsigned c = 0; c < ctr->n; c++)
-			kv_u64(b, ctr->def[c].key, q->c[c]);
+			if (!ctr->def[c].optional || (q->stats_present & (1u << c)))
+				kv_u64(b, ctr->def[c].key, q->c[c]);
 		key(b, "xstats");
 		if (!t) {
 			tcx_buf_put(b, "{}", 2);

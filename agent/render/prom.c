@@ -572,6 +572,19 @@ static void plan(struct render *r)
 		r->qdisc_on[c] = sw_on[tcx_qdisc_counters.def[c].sw] != 0;
 		r->class_on[c] = sw_on[tcx_class_counters.def[c].sw] != 0;
 	}
+	/* an optional counter's family only when some row has it */
+	for (unsigned c = 0; c < TCX_QSTAT__MAX; c++) {
+		unsigned qd = 0, cl = 0;
+
+		if (!tcx_qdisc_counters.def[c].optional)
+			continue;
+		for (size_t i = 0; i < s->n_qdiscs && !qd; i++)
+			qd = s->qdiscs[i].stats_present & (1u << c);
+		for (size_t i = 0; i < s->n_classes && !cl; i++)
+			cl = s->classes[i].stats_present & (1u << c);
+		r->qdisc_on[c] &= qd != 0;
+		r->class_on[c] &= cl != 0;
+	}
 	r->xstats_on = sw_on[TCX_SW_XSTATS] != 0;
 	r->tree_on = sw_on[TCX_SW_CLASS] != 0;
 	if (s->aggs) {
@@ -901,10 +914,14 @@ static int qrow_samples(struct render *r, const struct tcx_qrow *rows, size_t n,
                         const uint32_t *off, unsigned k, struct slice *sl, struct tcx_buf *b)
 {
 	const char *arena = r->l->arena.p;
+	/* (qdiscs and classes share their counters' definitions) */
+	uint32_t need = tcx_qdisc_counters.def[k].optional ? 1u << k : 0;
 
 	for (size_t i = r->at.row; i < n; i++) {
 		char *p;
 
+		if ((rows[i].stats_present & need) != need)
+			continue;
 		if (pause_at(r, b, i, 0))
 			return 1;
 		sl[1] = (struct slice){arena + off[i], off[i + 1] - off[i]};

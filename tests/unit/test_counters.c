@@ -36,11 +36,15 @@ static void check_table(const struct tcx_counter_table *t, const char *prefix)
 		assert_true(!strncmp(d->family, prefix, strlen(prefix)));
 		assert_int_equal(ends_with(d->family, "_total"), d->type == TCX_METRIC_COUNTER);
 		/* units (collectors/xstats.c's rule): the gauges here are levels of
-		 * bytes or packets, and a count of bytes ends in _bytes_total */
+		 * bytes or packets, or rates; a count of bytes ends in _bytes_total */
 		if (d->type == TCX_METRIC_GAUGE)
 			assert_true(ends_with(d->family, "_bytes") ||
-			            ends_with(d->family, "_packets"));
-		if (strstr(d->key, "bytes"))
+			            ends_with(d->family, "_packets") ||
+			            ends_with(d->family, "_per_second"));
+		/* an optional counter is not in SNMP (no absent instance there) */
+		if (d->optional)
+			assert_int_equal(d->snmp, TCX_SNMP_NONE);
+		if (strstr(d->key, "bytes") && !ends_with(d->family, "_per_second"))
 			assert_true(ends_with(d->family, d->type == TCX_METRIC_GAUGE
 			                                         ? "_bytes"
 			                                         : "_bytes_total"));

@@ -37,6 +37,9 @@ struct fx {
 	unsigned checked; /* rows looked at by xs_raw(), as a mask */
 };
 
+/* The generic counters every TCA_STATS2 carries (not a rate estimator's). */
+#define SENT_ALWAYS ((1u << TCX_QSTAT_RATE_BYTES) - 1)
+
 static int setup(void **state)
 {
 	*state = calloc(1, sizeof(struct fx));
@@ -161,7 +164,7 @@ static void test_generic_stats2(void **state)
 	assert_int_equal(f->m.handle, 0x20000);
 	assert_int_equal(f->m.parent, 0x10010);
 	assert_string_equal(f->m.kind, "pfifo");
-	assert_int_equal(f->m.stats_present, (1u << TCX_QSTAT__MAX) - 1);
+	assert_int_equal(f->m.stats_present, SENT_ALWAYS);
 	assert_int_equal(f->m.stats[TCX_QSTAT_BYTES], 0x123456789abULL);
 	assert_int_equal(f->m.stats[TCX_QSTAT_PACKETS], 77);
 	assert_int_equal(f->m.stats[TCX_QSTAT_DROPS], 5);
@@ -172,6 +175,43 @@ static void test_generic_stats2(void **state)
 	assert_null(f->m.xt);
 	assert_int_equal(f->m.xs_present, 0);
 	assert_int_equal(f->m.n_tins, 0);
+}
+
+/* A rate estimator: TCA_STATS_RATE_EST's 32-bit values, replaced by
+ * TCA_STATS_RATE_EST64's when it follows; a short one is refused. */
+static void test_rate_est(void **state)
+{
+	struct fx *f = *state;
+	struct nlb_qstats st = {.bytes = 1000, .packets = 10};
+	struct gnet_stats_rate_est est = {.bps = 125000, .pps = 83};
+	struct gnet_stats_rate_est64 est64 = {.bps = 5000000000ULL, .pps = 4000000};
+	struct nlmsghdr *nlh = nlb_tcobj(f->buf.b, 1, IFI, 0x10010, 0x10001, "htb");
+	struct nlattr *nest = nlb_qstats_begin(nlh, &st);
+
+	mnl_attr_put(nlh, TCA_STATS_RATE_EST, sizeof(est), &est);
+	mnl_attr_nest_end(nlh, nest);
+	assert_int_equal(parse(f, nlh), 0);
+	assert_int_equal(f->m.stats_present, SENT_ALWAYS | (1u << TCX_QSTAT_RATE_BYTES) |
+	                                             (1u << TCX_QSTAT_RATE_PACKETS));
+	assert_int_equal(f->m.stats[TCX_QSTAT_RATE_BYTES], 125000);
+	assert_int_equal(f->m.stats[TCX_QSTAT_RATE_PACKETS], 83);
+
+	nlh = nlb_tcobj(f->buf.b, 1, IFI, 0x10010, 0x10001, "htb");
+	nest = nlb_qstats_begin(nlh, &st);
+	est.bps = UINT32_MAX; /* what the kernel puts in the 32-bit one then */
+	mnl_attr_put(nlh, TCA_STATS_RATE_EST, sizeof(est), &est);
+	mnl_attr_put(nlh, TCA_STATS_RATE_EST64, sizeof(est64), &est64);
+	mnl_attr_nest_end(nlh, nest);
+	assert_int_equal(parse(f, nlh), 0);
+	assert_int_equal(f->m.stats[TCX_QSTAT_RATE_BYTES], 5000000000ULL);
+	assert_int_equal(f->m.stats[TCX_QSTAT_RATE_PACKETS], 4000000);
+
+	nlh = nlb_tcobj(f->buf.b, 1, IFI, 0x10010, 0x10001, "htb");
+	nest = nlb_qstats_begin(nlh, &st);
+	mnl_attr_put(nlh, TCA_STATS_RATE_EST64, 8, &est64);
+	mnl_attr_nest_end(nlh, nest);
+	assert_int_equal(parse(f, nlh), -1);
+	assert_non_null(strstr(f->err, "TCA_STATS_RATE_EST64: payload of 8 bytes, expected 16"));
 }
 
 static void test_pkt64(void **state)
@@ -262,8 +302,7 @@ static void test_stats_compat_only(void **state)
 	mnl_attr_put(nlh, TCA_STATS, sizeof(old), &old);
 	mnl_attr_put(nlh, TCA_XSTATS, sizeof(x), &x);
 	assert_int_equal(parse(f, nlh), 0);
-	assert_int_equal(f->m.stats_present,
-	                 ((1u << TCX_QSTAT__MAX) - 1) & ~(1u << TCX_QSTAT_REQUEUES));
+	assert_int_equal(f->m.stats_present, SENT_ALWAYS & ~(1u << TCX_QSTAT_REQUEUES));
 	assert_int_equal(f->m.stats[TCX_QSTAT_BYTES], 1ULL << 33);
 	assert_int_equal(f->m.stats[TCX_QSTAT_PACKETS], 9);
 	assert_int_equal(f->m.stats[TCX_QSTAT_DROPS], 8);
@@ -821,8 +860,7 @@ static void test_cake_class(void **state)
 	mnl_attr_nest_end(nlh, s2);
 	assert_int_equal(parse(f, nlh), 0);
 	assert_int_equal(f->m.stats_present,
-	                 ((1u << TCX_QSTAT__MAX) - 1) &
-	                         ~((1u << TCX_QSTAT_BYTES) | (1u << TCX_QSTAT_PACKETS)));
+	                 SENT_ALWAYS & ~((1u << TCX_QSTAT_BYTES) | (1u << TCX_QSTAT_PACKETS)));
 	assert_int_equal(f->m.stats[TCX_QSTAT_BACKLOG_PACKETS], 2);
 	assert_true(f->m.xt->is_class);
 	assert_int_equal((int64_t)xs_raw(f, "tc_class_cake_deficit_bytes", NULL), -1201);
@@ -1143,6 +1181,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test_setup_teardown(test_generic_stats2, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_rate_est, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pkt64, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pkt64_twice, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pkt64_stray, setup, teardown),
