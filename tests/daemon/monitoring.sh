@@ -83,9 +83,6 @@ targets:
   - {block: 22}
   - {all: true, netns: $ns}
   - {dev: tcxmon-absent}
-# hw_* are exported only with hardware counters by default (hw: auto), and
-# this kernel offloads nothing: the dashboard's hardware panels need them.
-families: {hw: on}
 labels: [tenant, rule]
 cookies:
   "74637862656e63680000000000000000": [acme, dns]
@@ -143,6 +140,13 @@ for fam in tc_filter_hits_total tc_filter_lookups_total; do
 done
 grep -v '^# EOF' "$WORK/scrape.om" >"$WORK/names.om"
 cat "$WORK/replay/metrics.txt" >>"$WORK/names.om"
+# The daemon runs with the default hw: auto on a kernel that offloads
+# nothing, as most hosts do: every panel must answer without the hw_*
+# families (Prometheus below); their names come from a --once with hw: on.
+sed 's/^labels:/families: {hw: on}\nlabels:/' "$WORK/tcx.yaml" >"$WORK/hw.yaml"
+run_tcx hw --once --config "$WORK/hw.yaml"
+grep '^tc_action_hw_' "$WORK/hw.out" >>"$WORK/names.om" || fail "no tc_action_hw_* with hw: on"
+! grep -q '^tc_action_hw_' "$WORK/scrape.om" || fail "hw_* series with hw: auto on a kernel that offloads nothing"
 
 note "every metric and label of the dashboard and the rules is in the scrape"
 "$PYTHON" "$check" names "$mon/tcexporter-dashboard.json" "$mon/tcexporter.rules.yml" \
