@@ -1796,7 +1796,8 @@ static void test_check_fairness(void **state)
 	struct tcx_client z = v4(198, 51, 100, 9), a = v4(198, 51, 100, 1), b = v4(198, 51, 100, 2),
 	                  c = v4(198, 51, 100, 3), k;
 	static const int want[] = {0, 1, 5, 6, 2, 3, 4};
-	int i;
+	struct tcx_auth_check *extra;
+	int i, ended;
 
 	for (i = 0; i < 64; i++)
 		t[i] = (struct tagged){&o, i};
@@ -1823,9 +1824,18 @@ static void test_check_fairness(void **state)
 	}
 	k = v4(198, 51, 102, 1);
 	errno = 0;
-	assert_null(
-	        tcx_webconfig_check_start(wc, &k, "alice", "wrong", BOUNDS, on_ordered, &t[63]));
-	assert_int_equal(errno, EBUSY);
+	extra = tcx_webconfig_check_start(wc, &k, "alice", "wrong", BOUNDS, on_ordered, &t[63]);
+	pthread_mutex_lock(&o.lock);
+	ended = o.n;
+	pthread_mutex_unlock(&o.lock);
+	if (extra)
+		h[n++] = extra;
+	/* Refused, unless the slow check ended meanwhile and left room: under
+	 * valgrind, on a loaded machine, the 33 starts took longer than it. */
+	if (!ended) {
+		assert_null(extra);
+		assert_int_equal(errno, EBUSY);
+	}
 	wait_ordered(&o, TCX_AUTH_QUEUE_MAX + 1);
 	for (i = 0; i <= TCX_AUTH_QUEUE_MAX; i++)
 		assert_int_equal(o.ids[i], i);
