@@ -30,8 +30,10 @@
 uint64_t tcx_plans_burst(uint64_t rate, uint32_t ticks)
 {
 	unsigned int us = (unsigned int)(ticks / TICKS_PER_US);
+	double bytes = (double)rate * us / 1000000.0;
 
-	return (unsigned int)((double)rate * us / 1000000.0);
+	/* tc truncates to 32 bits, undefined past 4 GB; whole bytes, here in 64 */
+	return bytes < 18446744073709549568.0 ? (uint64_t)bytes : UINT64_MAX;
 }
 
 #define ROW(fam, ty, hw, fl, at, of, a64, rt, un, hlp)                                             \

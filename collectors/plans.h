@@ -59,7 +59,9 @@ unsigned tcx_plans_decode(const struct tcx_plans_table *t, const struct nlattr *
                           uint32_t *present);
 
 /* tc's burst in bytes of `ticks` psched ticks at `rate` bytes per second
- * (iproute2's tc_calc_xmitsize() with 15.625 ticks per microsecond). */
+ * (iproute2's tc_calc_xmitsize() with 15.625 ticks per microsecond; past
+ * 4 GB, where tc's 32-bit result is undefined, the whole bytes in 64 bits,
+ * at most UINT64_MAX). */
 uint64_t tcx_plans_burst(uint64_t rate, uint32_t ticks);
 
 #endif

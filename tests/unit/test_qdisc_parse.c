@@ -224,6 +224,10 @@ static void test_plans_burst(void **state)
 	assert_int_equal(tcx_plans_burst(12500000, 19172), 15337);
 	assert_int_equal(tcx_plans_burst(625000, 40000), 1600);
 	assert_int_equal(tcx_plans_burst(0, 40000), 0);
+	/* past 4 GB: no 32-bit truncation, and no overflow (the fuzzer's
+	 * regression tests/fuzz/regressions/netlink/plans-burst-overflow) */
+	assert_int_equal(tcx_plans_burst(UINT64_C(1) << 40, 15625000), UINT64_C(1) << 40);
+	assert_int_equal(tcx_plans_burst(UINT64_MAX, UINT32_MAX), UINT64_MAX);
 }
 
 /* An HTB class's options: the 32-bit rate, the 64-bit ceil attribute, the
