@@ -321,6 +321,7 @@ static int add_row(struct pass *p, struct pass_ns *ns, const struct tcx_qdisc_ms
 	struct tcx_snapshot *s = p->s;
 	const struct tcx_xstats_table *xt = m->xt;
 	size_t nx = xt ? xt->n_fields + (size_t)m->n_tins * (1 + xt->n_tin_fields) : 0;
+	size_t np = m->pl_present ? m->pt->n : 0;
 	int kind = tcx_snapshot_kind(s, m->kind);
 	struct tcx_qrow **rows = m->is_class ? &s->classes : &s->qdiscs;
 	size_t *n = m->is_class ? &s->n_classes : &s->n_qdiscs;
@@ -330,8 +331,9 @@ static int add_row(struct pass *p, struct pass_ns *ns, const struct tcx_qdisc_ms
 	uint64_t *x;
 
 	if (id < 0 || kind < 0 || tcx_grow(rows, cap, *n + 1, sizeof(**rows), 64) < 0 ||
-	    tcx_grow(&s->xvals, &s->cap_xvals, s->n_xvals + nx, sizeof(*s->xvals), 256) < 0)
+	    tcx_grow(&s->xvals, &s->cap_xvals, s->n_xvals + nx + np, sizeof(*s->xvals), 256) < 0)
 		return -1;
+	s->errors[TCX_ERR_MALFORMED] += m->pl_bad;
 	r = &(*rows)[(*n)++];
 	*r = (struct tcx_qrow){.qdev = (uint32_t)id,
 	                       .handle = m->handle,
@@ -342,10 +344,18 @@ static int add_row(struct pass *p, struct pass_ns *ns, const struct tcx_qdisc_ms
 	                       .stats_present = m->stats_present,
 	                       .xs_present = m->xs_present,
 	                       .xs = (uint32_t)s->n_xvals,
-	                       .xt = xt};
+	                       .xt = xt,
+	                       .pt = np ? m->pt : NULL,
+	                       .pl_present = m->pl_present};
 	for (unsigned i = 0; i < TCX_QSTAT__MAX; i++)
 		if (m->stats_present & 1u << i)
 			r->c[i] = m->stats[i];
+	if (np) { /* the plans first: xs ends the row's values */
+		r->pl = (uint32_t)s->n_xvals;
+		memcpy(s->xvals + s->n_xvals, m->pl, np * sizeof(*s->xvals));
+		s->n_xvals += np;
+		r->xs = (uint32_t)s->n_xvals;
+	}
 	if (!nx)
 		return 0;
 	x = s->xvals + s->n_xvals;

@@ -43,6 +43,7 @@ enum tcx_family_mode {
 	S(QDISC, .name = "qdisc", .dflt = TCX_FAM_ON)                                              \
 	S(CLASS, .name = "class", .dflt = TCX_FAM_ON)                                              \
 	S(XSTATS, .name = "xstats", .dflt = TCX_FAM_ON)                                            \
+	S(PLANS, .name = "plans", .dflt = TCX_FAM_ON)                                              \
 	S(FLOWS, .name = "flows", .dflt = TCX_FAM_OFF)                                             \
 	S(HITS, .name = "hits", .dflt = TCX_FAM_ON)                                                \
 	S(KEYS, .name = "keys", .dflt = TCX_FAM_OFF)

@@ -241,5 +241,8 @@ int tcx_parse_qdisc_msg(const struct nlmsghdr *nlh, struct tcx_qdisc_msg *m, cha
 	app = sc.app ? sc.app : tb[TCA_XSTATS];
 	if (app && xstats(m, app, &pe) < 0)
 		return -1;
+	if (tb[TCA_OPTIONS] && (m->pt = tcx_plans_lookup(m->kind, m->is_class)))
+		m->pl_bad =
+		        (uint8_t)tcx_plans_decode(m->pt, tb[TCA_OPTIONS], m->pl, &m->pl_present);
 	return 0;
 }

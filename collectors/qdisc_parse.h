@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "collectors/counters.h"
+#include "collectors/plans.h"
 #include "collectors/snapshot.h" /* TCX_KIND_MAX */
 #include "collectors/xstats.h"
 
@@ -32,7 +33,14 @@ struct tcx_qdisc_msg {
 	const struct tcx_xstats_table *xt;
 	uint32_t xs_present;                   /* bit i: xs[i], row xt->fields[i] */
 	uint32_t tin_present[TCX_XSTATS_TINS]; /* bit i: tin[t][i], xt->tin_fields[i] */
+	/* The kind's plans (TCA_OPTIONS), NULL when it has no table; bit i of
+	 * pl_present: pl[i], row pt->rows[i]; pl_bad: rows of a malformed
+	 * options attribute that could not be read (to be counted). */
+	const struct tcx_plans_table *pt;
+	uint32_t pl_present;
+	uint8_t pl_bad;
 	uint64_t stats[TCX_QSTAT__MAX];
+	uint64_t pl[TCX_PLANS_MAX];
 	uint64_t xs[TCX_XSTATS_MAX]; /* raw: tcx_xstat_value() */
 	uint64_t tin[TCX_XSTATS_TINS][TCX_XSTATS_MAX];
 };

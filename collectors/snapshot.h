@@ -150,6 +150,10 @@ struct tcx_qrow {
 	uint32_t xs_present; /* bit i: xvals[xs + i] */
 	uint32_t xs;
 	const struct tcx_xstats_table *xt; /* NULL: no per-kind statistics */
+	/* Its plans (collectors/plans.h): pt->n values at xvals[pl ...], bit i
+	 * of pl_present for row i; pt NULL when none. */
+	const struct tcx_plans_table *pt;
+	uint32_t pl, pl_present;
 	uint64_t c[TCX_QSTAT__MAX];
 };
 

@@ -10,6 +10,7 @@
 #include "agent/render/prom.h"
 #include "collectors/agg.h"
 #include "collectors/names.h"
+#include "collectors/plans.h"
 #include "collectors/xstats.h"
 #include "lib/clock.h"
 
@@ -205,6 +206,27 @@ static void render_qrows(const struct tcx_snapshot *s, int is_class, struct tcx_
 				}
 				tcx_buf_put(b, "]}", 2);
 			}
+		}
+		if (q->pt) {
+			key(b, "plans");
+			tcx_buf_putc(b, '{');
+			for (unsigned f = 0, first = 1; f < q->pt->n; f++) {
+				const char *k = q->pt->rows[f].family + prefix;
+				size_t kl = strlen(k);
+
+				if (!(q->pl_present & (1u << f)))
+					continue;
+				if (!first)
+					tcx_buf_putc(b, ',');
+				first = 0;
+				if (q->pt->rows[f].type == TCX_XSTAT_COUNTER && kl > 6)
+					kl -= 6; /* _total */
+				tcx_buf_putc(b, '"');
+				tcx_buf_put(b, k, kl);
+				tcx_buf_put(b, "\":", 2);
+				tcx_buf_u64(b, s->xvals[q->pl + f]);
+			}
+			tcx_buf_putc(b, '}');
 		}
 		if (is_class) {
 			const struct tcx_qrow *c =

@@ -16,6 +16,7 @@
 #include "collectors/agg.h"
 #include "collectors/collect.h"
 #include "collectors/names.h"
+#include "collectors/plans.h"
 #include "collectors/xstats.h"
 #include "build.h"
 #include "lib/grow.h"
@@ -445,6 +446,7 @@ enum section {
 	SEC_CLASSES, /* tc_class_* */
 	SEC_TREE,    /* tc_class_info */
 	SEC_XSTATS,  /* tc_qdisc_<kind>_*, tc_class_<kind>_* */
+	SEC_PLANS,   /* the same, of the options (collectors/plans.h) */
 	SEC_TARGETS, /* tc_scrape_collector_* */
 	SEC_QDEVS,   /* tc_scrape_device_* */
 	SEC_META,    /* tc_exporter_* of the snapshot, build info */
@@ -480,6 +482,7 @@ struct render {
 	uint8_t qdisc_on[TCX_QSTAT__MAX], class_on[TCX_QSTAT__MAX]; /* tc_qdisc_*, tc_class_* */
 	int xstats_on;                                              /* tc_qdisc_<kind>_* ... */
 	int tree_on;                                                /* tc_class_info */
+	int plans_on;                                               /* collectors/plans.h */
 	int flags_on;                   /* tc_filter_flags_info is written */
 	uint8_t hits_on[TCX_FCTR__MAX]; /* the filter hit families written */
 	int keys_on;                    /* tc_filter_u32_key_hits_total is written */
@@ -587,6 +590,7 @@ static void plan(struct render *r)
 	}
 	r->xstats_on = sw_on[TCX_SW_XSTATS] != 0;
 	r->tree_on = sw_on[TCX_SW_CLASS] != 0;
+	r->plans_on = sw_on[TCX_SW_PLANS] != 0;
 	if (s->aggs) {
 		rows = s->aggs->n;
 	} else {
@@ -1075,6 +1079,55 @@ static int xstats_families(struct render *r, int om, const struct tcx_xstat *fie
 			return 1;
 		}
 		family_done(r);
+	}
+	return 0;
+}
+
+/* The plans (collectors/plans.h): each row of each table one family, over
+ * the qdiscs or classes that have it. Returns 1 when it paused, else 0. */
+static int render_plans(struct render *r, int om, struct tcx_buf *b)
+{
+	static const char *const types[] = {
+	        [TCX_XSTAT_COUNTER] = "counter", [TCX_XSTAT_GAUGE] = "gauge"};
+	const struct tcx_snapshot *s = r->s;
+	unsigned fam = 0;
+
+	if (!r->plans_on)
+		return 0;
+	for (size_t k = 0; k < tcx_plans_n_tables; k++) {
+		const struct tcx_plans_table *t = tcx_plans_tables[k];
+		const struct tcx_qrow *rows = t->is_class ? s->classes : s->qdiscs;
+		const uint32_t *off = t->is_class ? r->l->cl_off : r->l->qd_off;
+		size_t n = t->is_class ? s->n_classes : s->n_qdiscs;
+		const uint8_t *on = t->is_class ? r->class_on : r->qdisc_on;
+
+		if (!on[TCX_QSTAT_BYTES])
+			continue;
+		for (unsigned f = 0; f < t->n; f++, family_done(r)) {
+			const struct tcx_plan *pl = &t->rows[f];
+
+			if (fam++ < r->at.fam)
+				continue;
+			for (size_t i = r->at.row; i < n; i++) {
+				const struct tcx_qrow *q = &rows[i];
+
+				if (q->pt != t || !(q->pl_present & (1u << f)))
+					continue;
+				if (pause_at(r, b, i, 0)) {
+					r->at.fam = fam - 1;
+					return 1;
+				}
+				if (!r->at.hdr)
+					family_header(b, pl->family, types[pl->type], pl->help, om);
+				r->at.hdr = 1;
+				tcx_buf_puts(b, pl->family);
+				tcx_buf_putc(b, '{');
+				tcx_buf_put(b, r->l->arena.p + off[i], off[i + 1] - off[i]);
+				tcx_buf_put(b, "} ", 2);
+				tcx_buf_u64(b, s->xvals[q->pl + f]);
+				tcx_buf_putc(b, '\n');
+			}
+		}
 	}
 	return 0;
 }
@@ -1603,6 +1656,8 @@ static int render_section(struct render *r, struct tcx_buf *b)
 		return render_tree(r, om, b);
 	case SEC_XSTATS:
 		return render_xstats(r, om, b);
+	case SEC_PLANS:
+		return render_plans(r, om, b);
 	case SEC_TARGETS:
 		return render_targets(r, om, b);
 	case SEC_QDEVS:

@@ -502,6 +502,81 @@ static void seed_qdiscs(struct seed *s)
 	link_ack(s);
 }
 
+/* A qdisc or class with options (TCA_OPTIONS: the attributes in opts, each
+ * {type, payload, len}), for the plans (collectors/plans.c). */
+struct opt {
+	uint16_t type;
+	const void *p;
+	size_t len;
+};
+
+static void with_opts(struct seed *s, int is_class, uint32_t ifindex, uint32_t handle,
+                      uint32_t parent, const char *kind, const struct opt *o, size_t n)
+{
+	static const struct nlb_qstats st = {.bytes = 1000, .packets = 10};
+	struct nlmsghdr *nlh = nlb_tcobj(scratch.b, is_class, ifindex, handle, parent, kind);
+	struct nlattr *nest = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+
+	for (size_t i = 0; i < n; i++)
+		mnl_attr_put(nlh, o[i].type, o[i].len, o[i].p);
+	mnl_attr_nest_end(nlh, nest);
+	nlb_qstats(nlh, &st, NULL, 0);
+	put(s, nlh);
+}
+
+/* The plans of HTB and tbf: 32- and 64-bit rates, bursts, a tbf with and
+ * one without a peak rate, and a PARMS cut short. */
+static void seed_plans(struct seed *s)
+{
+	static const struct tc_htb_glob glob = {
+	        .version = 3, .rate2quantum = 10, .defcls = 0x10, .direct_pkts = 7};
+	static const struct tc_htb_opt inner = {.rate = {.rate = 12500000},
+	                                        .ceil = {.rate = 25000000},
+	                                        .buffer = 19172,
+	                                        .cbuffer = 1875,
+	                                        .quantum = 1514,
+	                                        .level = 7,
+	                                        .prio = 2};
+	static const struct tc_htb_opt leaf = {.rate = {.rate = 625000},
+	                                       .ceil = {.rate = UINT32_MAX},
+	                                       .buffer = 40000,
+	                                       .cbuffer = 16,
+	                                       .quantum = 62500};
+	static const struct tc_tbf_qopt tbf = {.rate = {.rate = 125000},
+	                                       .peakrate = {.rate = 250000},
+	                                       .limit = 30000,
+	                                       .buffer = 1280000,
+	                                       .mtu = 100000};
+	static const struct tc_tbf_qopt tbf2 = {
+	        .rate = {.rate = 1000000}, .limit = 50000, .buffer = 320000};
+	static const uint32_t qlen = 1000;
+	static const uint64_t ceil64 = 750000000;
+	const struct opt htb_q[] = {{TCA_HTB_INIT, &glob, sizeof(glob)},
+	                            {TCA_HTB_DIRECT_QLEN, &qlen, sizeof(qlen)}};
+	const struct opt htb_1[] = {{TCA_HTB_PARMS, &inner, sizeof(inner)}};
+	const struct opt htb_10[] = {{TCA_HTB_PARMS, &leaf, sizeof(leaf)},
+	                             {TCA_HTB_CEIL64, &ceil64, sizeof(ceil64)}};
+	const struct opt htb_20[] = {{TCA_HTB_PARMS, &leaf, 12}}; /* cut short */
+	const struct opt tbf_10[] = {{TCA_TBF_PARMS, &tbf, sizeof(tbf)}};
+	const struct opt tbf_20[] = {{TCA_TBF_PARMS, &tbf2, sizeof(tbf2)}};
+
+	s->data[s->len++] = CFG_ALL;
+	links(s, 1);
+	with_opts(s, 0, ETH0, 0x10000, ROOT, "htb", htb_q, 2);
+	with_opts(s, 0, ETH0, 0xa0000, 0x10010, "tbf", tbf_10, 1);
+	with_opts(s, 0, ETH0, 0x140000, 0x10020, "tbf", tbf_20, 1);
+	with_opts(s, 1, ETH0, 0x10001, ROOT, "htb", htb_1, 1);
+	with_opts(s, 1, ETH0, 0x10010, 0x10001, "htb", htb_10, 2);
+	with_opts(s, 1, ETH0, 0x10020, 0x10001, "htb", htb_20, 1);
+	done(s, 0);
+	done(s, 0);
+	link_ack(s);
+	done(s, 0);
+	link_ack(s);
+	done(s, 0);
+	link_ack(s);
+}
+
 static const struct {
 	const char *name;
 	void (*make)(struct seed *s);
@@ -510,7 +585,7 @@ static const struct {
         {"blocks", seed_blocks}, {"list-error", seed_list_error},
         {"labels", seed_labels}, {"targets", seed_targets},
         {"qdiscs", seed_qdiscs}, {"police", seed_police},
-        {"hits", seed_hits},
+        {"hits", seed_hits},     {"plans", seed_plans},
 };
 
 int main(int argc, char **argv)

@@ -214,6 +214,122 @@ static void test_rate_est(void **state)
 	assert_non_null(strstr(f->err, "TCA_STATS_RATE_EST64: payload of 8 bytes, expected 16"));
 }
 
+/* ---- plans (collectors/plans.c) ------------------------------------------------------------- */
+
+/* tc's bursts: whole microseconds, then whole bytes (tc -d: "burst 15k" at
+ * 100mbit prints 15337b, 5mbit's default 1600b). */
+static void test_plans_burst(void **state)
+{
+	(void)state;
+	assert_int_equal(tcx_plans_burst(12500000, 19172), 15337);
+	assert_int_equal(tcx_plans_burst(625000, 40000), 1600);
+	assert_int_equal(tcx_plans_burst(0, 40000), 0);
+	/* past 4 GB: no 32-bit truncation, and no overflow (the fuzzer's
+	 * regression tests/fuzz/regressions/netlink/plans-burst-overflow) */
+	assert_int_equal(tcx_plans_burst(UINT64_C(1) << 40, 15625000), UINT64_C(1) << 40);
+	assert_int_equal(tcx_plans_burst(UINT64_MAX, UINT32_MAX), UINT64_MAX);
+}
+
+/* An HTB class's options: the 32-bit rate, the 64-bit ceil attribute, the
+ * bursts at their rates; a PARMS too short for its fields drops those rows,
+ * counted, never the class; no options, no plans. */
+static void test_plans_htb_class(void **state)
+{
+	struct fx *f = *state;
+	struct tc_htb_opt o = {.rate = {.rate = 625000},
+	                       .ceil = {.rate = UINT32_MAX},
+	                       .buffer = 40000,
+	                       .cbuffer = 16000,
+	                       .quantum = 1514,
+	                       .level = 0,
+	                       .prio = 3};
+	uint64_t ceil64 = 750000000;
+	const struct tcx_plans_table *t = tcx_plans_lookup("htb", 1);
+	struct nlmsghdr *nlh = nlb_tcobj(f->buf.b, 1, IFI, 0x10010, 0x10001, "htb");
+	struct nlattr *opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+
+	mnl_attr_put(nlh, TCA_HTB_PARMS, sizeof(o), &o);
+	mnl_attr_put(nlh, TCA_HTB_CEIL64, sizeof(ceil64), &ceil64);
+	mnl_attr_nest_end(nlh, opts);
+	assert_int_equal(parse(f, nlh), 0);
+	assert_ptr_equal(f->m.pt, t);
+	assert_int_equal(f->m.pl_bad, 0);
+	assert_int_equal(f->m.pl_present, (1u << t->n) - 1);
+	assert_int_equal(f->m.pl[0], 625000);
+	assert_int_equal(f->m.pl[1], 750000000);
+	assert_int_equal(f->m.pl[2], 1600);                              /* burst */
+	assert_int_equal(f->m.pl[3], tcx_plans_burst(750000000, 16000)); /* cburst */
+	assert_int_equal(f->m.pl[4], 3);
+	assert_int_equal(f->m.pl[5], 1514);
+	assert_int_equal(f->m.pl[6], 0);
+
+	nlh = nlb_tcobj(f->buf.b, 1, IFI, 0x10010, 0x10001, "htb");
+	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	mnl_attr_put(nlh, TCA_HTB_PARMS, 12, &o); /* rate's struct only */
+	mnl_attr_nest_end(nlh, opts);
+	assert_int_equal(parse(f, nlh), 0);
+	assert_int_equal(f->m.pl_present, 1u << 0);
+	assert_int_equal(f->m.pl_bad, t->n - 1);
+
+	nlh = nlb_tcobj(f->buf.b, 1, IFI, 0x10010, 0x10001, "htb");
+	assert_int_equal(parse(f, nlh), 0);
+	assert_int_equal(f->m.pl_present, 0);
+	assert_int_equal(f->m.pl_bad, 0);
+}
+
+/* tbf without a peak rate: no peak rate and no mtu (not 0). */
+static void test_plans_tbf(void **state)
+{
+	struct fx *f = *state;
+	struct tc_tbf_qopt o = {.rate = {.rate = 125000}, .limit = 30000, .buffer = 1280000};
+	struct nlmsghdr *nlh = nlb_tcobj(f->buf.b, 0, IFI, 0xa0000, 0x10010, "tbf");
+	struct nlattr *opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+
+	mnl_attr_put(nlh, TCA_TBF_PARMS, sizeof(o), &o);
+	mnl_attr_nest_end(nlh, opts);
+	assert_int_equal(parse(f, nlh), 0);
+	assert_int_equal(f->m.pl_present, 0x7); /* rate, burst, limit */
+	assert_int_equal(f->m.pl[1], 10240);
+	assert_int_equal(f->m.pl[2], 30000);
+}
+
+static int ends_in(const char *name, const char *suffix);
+
+/* Every table: names by the units rule, a burst after its rate. */
+static void test_plans_tables(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < tcx_plans_n_tables; k++) {
+		const struct tcx_plans_table *t = tcx_plans_tables[k];
+		char prefix[64], suffix[64];
+
+		assert_ptr_equal(tcx_plans_lookup(t->kind, t->is_class), t);
+		assert_true(t->n > 0 && t->n <= TCX_PLANS_MAX);
+		snprintf(prefix, sizeof(prefix), "tc_%s_%s_", t->is_class ? "class" : "qdisc",
+		         t->kind);
+		for (unsigned i = 0; i < t->n; i++) {
+			const struct tcx_plan *r = &t->rows[i];
+			int counter = r->type == TCX_XSTAT_COUNTER;
+
+			assert_int_equal(strncmp(r->family, prefix, strlen(prefix)), 0);
+			assert_int_equal(ends_in(r->family, "_total"), counter);
+			snprintf(suffix, sizeof(suffix), "%s%s%s", r->unit[0] ? "_" : "", r->unit,
+			         counter ? "_total" : "");
+			if (suffix[0] && !ends_in(r->family, suffix))
+				fail_msg("%s: its unit is '%s'", r->family, r->unit);
+			if (r->how == TCX_PLAN_RATE)
+				assert_string_equal(r->unit, "bytes_per_second");
+			if (r->how == TCX_PLAN_BURST) {
+				assert_true(r->rate < i);
+				assert_int_equal(t->rows[r->rate].how, TCX_PLAN_RATE);
+				assert_string_equal(r->unit, "bytes");
+			}
+			for (unsigned j = 0; j < i; j++)
+				assert_string_not_equal(t->rows[j].family, r->family);
+		}
+	}
+}
+
 static void test_pkt64(void **state)
 {
 	struct fx *f = *state;
@@ -1182,6 +1298,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test_setup_teardown(test_generic_stats2, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_rate_est, setup, teardown),
+	        cmocka_unit_test(test_plans_burst),
+	        cmocka_unit_test_setup_teardown(test_plans_htb_class, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_plans_tbf, setup, teardown),
+	        cmocka_unit_test(test_plans_tables),
 	        cmocka_unit_test_setup_teardown(test_pkt64, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pkt64_twice, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pkt64_stray, setup, teardown),
