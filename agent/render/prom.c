@@ -1103,11 +1103,11 @@ static int render_plans(struct render *r, int om, struct tcx_buf *b)
 
 		if (!on[TCX_QSTAT_BYTES])
 			continue;
-		for (unsigned f = 0; f < t->n; f++, family_done(r)) {
+		for (unsigned f = 0; f < t->n; f++) {
 			const struct tcx_plan *pl = &t->rows[f];
 
 			if (fam++ < r->at.fam)
-				continue;
+				continue; /* done before the pause */
 			for (size_t i = r->at.row; i < n; i++) {
 				const struct tcx_qrow *q = &rows[i];
 
@@ -1127,6 +1127,7 @@ static int render_plans(struct render *r, int om, struct tcx_buf *b)
 				tcx_buf_u64(b, s->xvals[q->pl + f]);
 				tcx_buf_putc(b, '\n');
 			}
+			family_done(r);
 		}
 	}
 	return 0;

@@ -16,6 +16,7 @@
 
 #include "agent/http/expo.h"
 #include "agent/render/prom.h"
+#include "collectors/plans.h"
 #include "collectors/xstats.h"
 #include "config/config.h"
 
@@ -538,8 +539,9 @@ static struct tcx_snapshot *rich_snapshot(uint32_t n, uint32_t n_tg, uint32_t n_
 	struct tcx_snapshot *s = small_snapshot();
 	const struct tcx_xstats_table *cake = tcx_xstats_lookup("cake", 0);
 	const struct tcx_xstats_table *htb = tcx_xstats_lookup("htb", 1);
-	size_t nx = (size_t)n_dev *
-	            (cake->n_fields + 4 * (1 + cake->n_tin_fields) + (size_t)n_cl * htb->n_fields);
+	const struct tcx_plans_table *plans = tcx_plans_lookup("htb", 1);
+	size_t nx = (size_t)n_dev * (cake->n_fields + 4 * (1 + cake->n_tin_fields) +
+	                             (size_t)n_cl * (htb->n_fields + plans->n));
 
 	assert_non_null(cake);
 	assert_non_null(htb);
@@ -596,6 +598,12 @@ static struct tcx_snapshot *rich_snapshot(uint32_t n, uint32_t n_tg, uint32_t n_
 			k->xs_present = (1u << htb->n_fields) - 1;
 			for (unsigned f = 0; f < htb->n_fields; f++)
 				s->xvals[s->n_xvals++] = c * 7 + f;
+			/* its plans, one row in 3 without its last */
+			k->pt = plans;
+			k->pl = (uint32_t)s->n_xvals;
+			k->pl_present = (1u << plans->n) - 1 - (c % 3 ? 0 : 1u << (plans->n - 1));
+			for (unsigned f = 0; f < plans->n; f++)
+				s->xvals[s->n_xvals++] = c * 11 + f;
 		}
 	}
 	assert_int_equal(s->n_xvals, nx);
@@ -671,6 +679,7 @@ static void test_render_in_pieces(void **state)
 			assert_int_equal(tcx_render_prometheus_ex(s, om, &st, NULL, &whole), 0);
 			assert_true(whole.len > 4 * TCX_EXPO_PIECE);
 			assert_true(has(&whole, "tc_class_htb_"));
+			assert_true(has(&whole, "\ntc_class_htb_ceil_bytes_per_second{"));
 			assert_true(has(&whole, "tin=\"3\""));
 			assert_true(has(&whole, "{device=\"q39\"} 100\n"));
 			assert_true(has(&whole, "{device=\"d1999\""));
