@@ -100,18 +100,23 @@ static int render_aggregates(const struct tcx_aggregates *g, const char *type,
 
 /* A per-kind statistic's key: its family's name without tc_<object>_<kind>_
  * (and tin_ for a tin's) and _total: "lends", "drop_overlimit". */
-static void xstat_key(struct tcx_buf *b, const struct tcx_xstat *f, size_t prefix, int tin)
+static void family_key(struct tcx_buf *b, const char *family, int type, size_t prefix, int tin)
 {
-	const char *k = f->family + prefix;
+	const char *k = family + prefix;
 	size_t n = strlen(k);
 
 	if (tin && strncmp(k, "tin_", 4) == 0)
 		k += 4, n -= 4;
-	if (f->type == TCX_XSTAT_COUNTER && n > 6 && strcmp(k + n - 6, "_total") == 0)
+	if (type == TCX_XSTAT_COUNTER && n > 6 && strcmp(k + n - 6, "_total") == 0)
 		n -= 6;
 	tcx_buf_putc(b, '"');
 	tcx_buf_put(b, k, n);
 	tcx_buf_put(b, "\":", 2);
+}
+
+static void xstat_key(struct tcx_buf *b, const struct tcx_xstat *f, size_t prefix, int tin)
+{
+	family_key(b, f->family, f->type, prefix, tin);
 }
 
 /* The present fields of n of fields, values v: {"lends":1,...}; the
@@ -211,19 +216,13 @@ static void render_qrows(const struct tcx_snapshot *s, int is_class, struct tcx_
 			key(b, "plans");
 			tcx_buf_putc(b, '{');
 			for (unsigned f = 0, first = 1; f < q->pt->n; f++) {
-				const char *k = q->pt->rows[f].family + prefix;
-				size_t kl = strlen(k);
-
 				if (!(q->pl_present & (1u << f)))
 					continue;
 				if (!first)
 					tcx_buf_putc(b, ',');
 				first = 0;
-				if (q->pt->rows[f].type == TCX_XSTAT_COUNTER && kl > 6)
-					kl -= 6; /* _total */
-				tcx_buf_putc(b, '"');
-				tcx_buf_put(b, k, kl);
-				tcx_buf_put(b, "\":", 2);
+				family_key(b, q->pt->rows[f].family, q->pt->rows[f].type, prefix,
+				           0);
 				tcx_buf_u64(b, s->xvals[q->pl + f]);
 			}
 			tcx_buf_putc(b, '}');

@@ -134,7 +134,15 @@ for f in "$WORK"/recipe.*.name; do
 	case $comment in
 	"# the action rows") want='"cookie":"0a0b"' ;;
 	"# packets per cookie") want='0a0b 0' ;;
-	"# rules that never matched"*) want='' ;; # this kernel keeps no u32 hit counter
+	"# rules that never matched"*)
+		# one line per filter line with "hits": 0 (none where the kernel
+		# keeps no u32 hit counter: the output must then be empty)
+		want=''
+		n0=$("$PYTHON" -c 'import json, sys
+print(sum(1 for l in open(sys.argv[1]) for o in [json.loads(l)] if o["type"] == "filter" and o.get("hits") == 0))' "$WORK/json.out")
+		[ "$(grep -c . <<<"$out" || true)" = "$n0" ] ||
+			fail "recipe '$comment': $(grep -c . <<<"$out" || true) lines, $n0 filters with hits 0: '$out'"
+		;;
 	"# classes by bytes sent"*) want='v0 1:10 0' ;;
 	"# the targets that failed, and why") want="nosuch0" ;;
 	"# when the collection was taken") want='.' ;;
