@@ -95,9 +95,12 @@ note "at $(elapsed_ms) ms, Prometheus alone: VmRSS $(mem_kb VmRSS) kB, VmHWM $hw
 # reader.py PORT VARIANT RATE ACCEPT READY: a connection from 127.0.0.2
 # asking for /metrics (text: plain text; prom: as Prometheus 3, with ACCEPT)
 # and reading it at RATE bytes/s; creates READY once it has the headers. On
-# SIGTERM, or when the server ends it, prints how it ended: "complete",
-# "cut" (closed before the end of its body) or "open", and the bytes it
-# read.
+# SIGTERM it reads what is left as fast as it can, for up to 10 s or 16 MB: a
+# connection the server closed still holds up to a few MB in the sockets'
+# buffers, which take tens of seconds at RATE, so the end is seen only by
+# draining them. Then, or when the server ends it, prints how it ended:
+# "complete", "cut" (closed before the end of its body) or "open", and the
+# bytes it read.
 cat >"$WORK/reader.py" <<'PY'
 import signal, socket, sys, time
 port, variant, rate, accept, ready = int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
@@ -111,18 +114,27 @@ if variant == "prom":
 s.sendall((req + "\r\n").encode())
 got, head, tail, state = 0, b"", b"", "open"
 length = None  # None: chunked
-def done(*_):
-    print(state, got, flush=True)
-    sys.exit(0)
-signal.signal(signal.SIGTERM, done)
+drain_until, drain_max = None, None  # set on SIGTERM
+def drain(*_):
+    global drain_until, drain_max
+    drain_until, drain_max = time.monotonic() + 10, got + (16 << 20)
+signal.signal(signal.SIGTERM, drain)
+s.settimeout(0.2)
 t0 = time.monotonic()
 while True:
-    want = int(rate * (time.monotonic() - t0)) - got
+    if drain_until is not None:
+        if time.monotonic() > drain_until or got > drain_max:
+            break
+        want = 65536
+    else:
+        want = int(rate * (time.monotonic() - t0)) - got
     if want <= 0:
         time.sleep(0.05)
         continue
     try:
         b = s.recv(min(want, 65536))
+    except socket.timeout:
+        continue
     except OSError:
         b = b""
     if not b:
@@ -141,7 +153,7 @@ while True:
         state = "complete"
         break
 s.close()
-done()
+print(state, got, flush=True)
 PY
 declare -a rpids
 for ((i = 0; i < readers; i++)); do
