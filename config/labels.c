@@ -230,6 +230,8 @@ const char *const tcx_reserved_labels[] = {
         "leaf",
         "leaf_qdisc",
         "leaf_kind",
+        "diffserv",
+        "flow_mode",
 };
 const size_t tcx_n_reserved_labels = sizeof(tcx_reserved_labels) / sizeof(tcx_reserved_labels[0]);
 

@@ -216,14 +216,24 @@ static void render_qrows(const struct tcx_snapshot *s, int is_class, struct tcx_
 			key(b, "plans");
 			tcx_buf_putc(b, '{');
 			for (unsigned f = 0, first = 1; f < q->pt->n; f++) {
+				const struct tcx_plan *pl;
+				const char *lv;
+
 				if (!(q->pl_present & (1u << f)))
 					continue;
 				if (!first)
 					tcx_buf_putc(b, ',');
 				first = 0;
-				family_key(b, q->pt->rows[f].family, q->pt->rows[f].type, prefix,
-				           0);
-				tcx_buf_u64(b, s->xvals[q->pl + f]);
+				pl = &q->pt->rows[f];
+				lv = tcx_plan_label(pl, s->xvals[q->pl + f]);
+				if (lv) { /* a mode: "diffserv":"diffserv3" */
+					tcx_buf_json_string(b, pl->label);
+					tcx_buf_putc(b, ':');
+					tcx_buf_json_string(b, lv);
+					continue;
+				}
+				family_key(b, pl->family, pl->type, prefix, 0);
+				tcx_plan_put(b, pl, s->xvals[q->pl + f]);
 			}
 			tcx_buf_putc(b, '}');
 		}

@@ -1083,6 +1083,16 @@ static int xstats_families(struct render *r, int om, const struct tcx_xstat *fie
 	return 0;
 }
 
+/* 1 when a qdisc or class of kind was collected (tables of other kinds
+ * have no rows to look for). */
+static int has_kind(const struct tcx_snapshot *s, const char *kind)
+{
+	for (unsigned k = 0; k < s->n_kinds; k++)
+		if (strcmp(s->kinds[k], kind) == 0)
+			return 1;
+	return 0;
+}
+
 /* The plans (collectors/plans.h): each row of each table one family, over
  * the qdiscs or classes that have it. Returns 1 when it paused, else 0. */
 static int render_plans(struct render *r, int om, struct tcx_buf *b)
@@ -1101,10 +1111,13 @@ static int render_plans(struct render *r, int om, struct tcx_buf *b)
 		size_t n = t->is_class ? s->n_classes : s->n_qdiscs;
 		const uint8_t *on = t->is_class ? r->class_on : r->qdisc_on;
 
-		if (!on[TCX_QSTAT_BYTES])
+		if (!on[TCX_QSTAT_BYTES] || !has_kind(s, t->kind)) {
+			fam += t->n;
 			continue;
+		}
 		for (unsigned f = 0; f < t->n; f++) {
 			const struct tcx_plan *pl = &t->rows[f];
+			const char *lv;
 
 			if (fam++ < r->at.fam)
 				continue; /* done before the pause */
@@ -1123,8 +1136,16 @@ static int render_plans(struct render *r, int om, struct tcx_buf *b)
 				tcx_buf_puts(b, pl->family);
 				tcx_buf_putc(b, '{');
 				tcx_buf_put(b, r->l->arena.p + off[i], off[i + 1] - off[i]);
+				lv = tcx_plan_label(pl, s->xvals[q->pl + f]);
+				if (lv) { /* names from the table: nothing to escape */
+					tcx_buf_putc(b, ',');
+					tcx_buf_puts(b, pl->label);
+					tcx_buf_put(b, "=\"", 2);
+					tcx_buf_puts(b, lv);
+					tcx_buf_putc(b, '"');
+				}
 				tcx_buf_put(b, "} ", 2);
-				tcx_buf_u64(b, s->xvals[q->pl + f]);
+				tcx_plan_put(b, pl, s->xvals[q->pl + f]);
 				tcx_buf_putc(b, '\n');
 			}
 			family_done(r);

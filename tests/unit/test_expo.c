@@ -533,14 +533,16 @@ static void test_ahead_through_reload(void **state)
 
 /* Every part of an exposition, several pieces long each: n action rows and
  * their filters' flags; n_tg targets; n_dev devices, each with a cake qdisc
- * (statistics per tin) and n_cl htb classes (statistics of their own). */
+ * (statistics per tin; plans with its modes as labels) and n_cl htb classes
+ * (statistics and plans of their own). */
 static struct tcx_snapshot *rich_snapshot(uint32_t n, uint32_t n_tg, uint32_t n_dev, uint32_t n_cl)
 {
 	struct tcx_snapshot *s = small_snapshot();
 	const struct tcx_xstats_table *cake = tcx_xstats_lookup("cake", 0);
 	const struct tcx_xstats_table *htb = tcx_xstats_lookup("htb", 1);
 	const struct tcx_plans_table *plans = tcx_plans_lookup("htb", 1);
-	size_t nx = (size_t)n_dev * (cake->n_fields + 4 * (1 + cake->n_tin_fields) +
+	const struct tcx_plans_table *cake_plans = tcx_plans_lookup("cake", 0);
+	size_t nx = (size_t)n_dev * (cake->n_fields + 4 * (1 + cake->n_tin_fields) + cake_plans->n +
 	                             (size_t)n_cl * (htb->n_fields + plans->n));
 
 	assert_non_null(cake);
@@ -585,6 +587,14 @@ static struct tcx_snapshot *rich_snapshot(uint32_t n, uint32_t n_tg, uint32_t n_
 			for (unsigned f = 0; f < cake->n_tin_fields; f++)
 				s->xvals[s->n_xvals++] = tin * 1000 + f;
 		}
+		/* its plans: every row, the modes' values the last names */
+		q->pt = cake_plans;
+		q->pl = (uint32_t)s->n_xvals;
+		q->pl_present = (1u << cake_plans->n) - 1;
+		for (unsigned f = 0; f < cake_plans->n; f++)
+			s->xvals[s->n_xvals++] = cake_plans->rows[f].how == TCX_PLAN_ENUM
+			                                 ? cake_plans->rows[f].n_names - 1u
+			                                 : 125000u * (d + 1) + f;
 		for (uint32_t c = 0; c < n_cl; c++) {
 			struct tcx_qrow *k = &s->classes[s->n_classes++];
 
@@ -878,9 +888,11 @@ static struct tcx_snapshot *every_family_snapshot(void)
 	for (size_t i = 0; i < n; i++)
 		nx += tcx_xstats_tables[i]->n_fields +
 		      (size_t)TCX_XSTATS_TINS * (1 + tcx_xstats_tables[i]->n_tin_fields);
+	for (size_t i = 0; i < tcx_plans_n_tables; i++)
+		nx += tcx_plans_tables[i]->n;
 	s->qdevs = calloc(1, sizeof(*s->qdevs));
-	s->qdiscs = calloc(n, sizeof(*s->qdiscs));
-	s->classes = calloc(n, sizeof(*s->classes));
+	s->qdiscs = calloc(n + tcx_plans_n_tables, sizeof(*s->qdiscs));
+	s->classes = calloc(n + tcx_plans_n_tables, sizeof(*s->classes));
 	s->xvals = calloc(nx, sizeof(*s->xvals));
 	assert_true(s->qdevs && s->qdiscs && s->classes && s->xvals);
 	qd = &s->qdevs[s->n_qdevs++];
@@ -907,6 +919,22 @@ static struct tcx_snapshot *every_family_snapshot(void)
 				s->n_xvals += 1 + xt->n_tin_fields;
 			}
 		}
+	}
+	/* and one of each plans table's kind, with every plan */
+	for (size_t i = 0; i < tcx_plans_n_tables; i++) {
+		const struct tcx_plans_table *pt = tcx_plans_tables[i];
+		struct tcx_qrow *q =
+		        pt->is_class ? &s->classes[s->n_classes++] : &s->qdiscs[s->n_qdiscs++];
+
+		q->handle = 0x20000 + (pt->is_class ? (uint32_t)i + 1 : 0) + ((uint32_t)i << 16);
+		q->parent = pt->is_class ? q->handle & 0xFFFF0000 : 0xFFFFFFFF;
+		q->labels = TCX_LABELSET_NONE;
+		q->kind = (uint8_t)tcx_snapshot_kind(s, pt->kind);
+		q->pt = pt;
+		q->pl = (uint32_t)s->n_xvals;
+		q->pl_present = (1u << pt->n) - 1;
+		for (unsigned f = 0; f < pt->n; f++)
+			s->xvals[s->n_xvals++] = pt->rows[f].how == TCX_PLAN_ENUM ? 0 : 1000u + f;
 	}
 	qd->n_qdiscs = (uint32_t)s->n_qdiscs;
 	qd->n_classes = (uint32_t)s->n_classes;

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectors/plans.h"
+#include "config/config.h"
 #include "collectors/qdisc_parse.h"
 #include "collectors/uapi_pkt_sched.h"
 #include "lib/buf.h"
@@ -293,6 +295,175 @@ static void test_plans_tbf(void **state)
 	assert_int_equal(f->m.pl[2], 30000);
 }
 
+/* The plans of the message in f as text, row by row: "family=value" or
+ * "family=label:name", one per line. */
+static const char *plans_text(struct fx *f, char *out, size_t size)
+{
+	struct tcx_buf b;
+
+	tcx_buf_init_mem(&b);
+	for (unsigned i = 0; f->m.pt && i < f->m.pt->n; i++) {
+		const struct tcx_plan *r = &f->m.pt->rows[i];
+
+		if (!(f->m.pl_present & (1u << i)))
+			continue;
+		tcx_buf_puts(&b, r->family);
+		tcx_buf_putc(&b, '=');
+		if (tcx_plan_label(r, f->m.pl[i])) {
+			tcx_buf_puts(&b, r->label);
+			tcx_buf_putc(&b, ':');
+			tcx_buf_puts(&b, tcx_plan_label(r, f->m.pl[i]));
+		} else {
+			tcx_plan_put(&b, r, f->m.pl[i]);
+		}
+		tcx_buf_putc(&b, '\n');
+	}
+	tcx_buf_putc(&b, '\0');
+	assert_false(b.err);
+	snprintf(out, size, "%s", b.p);
+	tcx_buf_free(&b);
+	return out;
+}
+
+/* fq_codel (attributes): times in seconds as tc prints them (target 5ms),
+ * ce_threshold only where set. */
+static void test_plans_fq_codel(void **state)
+{
+	struct fx *f = *state;
+	struct nlmsghdr *nlh = nlb_tcobj(f->buf.b, 0, IFI, 0x80010000, 0x10010, "fq_codel");
+	struct nlattr *opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	char txt[2048];
+
+	mnl_attr_put_u32(nlh, TCA_FQ_CODEL_TARGET, 4999);
+	mnl_attr_put_u32(nlh, TCA_FQ_CODEL_LIMIT, 10240);
+	mnl_attr_put_u32(nlh, TCA_FQ_CODEL_INTERVAL, 100000);
+	mnl_attr_put_u32(nlh, TCA_FQ_CODEL_ECN, 1);
+	mnl_attr_put_u32(nlh, TCA_FQ_CODEL_FLOWS, 1024);
+	mnl_attr_put_u32(nlh, TCA_FQ_CODEL_QUANTUM, 1514);
+	mnl_attr_put_u32(nlh, TCA_FQ_CODEL_DROP_BATCH_SIZE, 64);
+	mnl_attr_put_u32(nlh, TCA_FQ_CODEL_MEMORY_LIMIT, 33554432);
+	mnl_attr_nest_end(nlh, opts);
+	assert_int_equal(parse(f, nlh), 0);
+	assert_int_equal(f->m.pl_bad, 0);
+	assert_string_equal(plans_text(f, txt, sizeof(txt)),
+	                    "tc_qdisc_fq_codel_limit_packets=10240\n"
+	                    "tc_qdisc_fq_codel_flows=1024\n"
+	                    "tc_qdisc_fq_codel_quantum_bytes=1514\n"
+	                    "tc_qdisc_fq_codel_target_seconds=0.004999\n"
+	                    "tc_qdisc_fq_codel_interval_seconds=0.1\n"
+	                    "tc_qdisc_fq_codel_memory_limit_bytes=33554432\n"
+	                    "tc_qdisc_fq_codel_drop_batch_packets=64\n"
+	                    "tc_qdisc_fq_codel_ecn=1\n");
+}
+
+/* Options that are a struct: sfq's v1 (in a v0 one, depth is malformed:
+ * counted, not kept), the fifos' limit, hfsc's u16 default class. */
+static void test_plans_struct(void **state)
+{
+	struct fx *f = *state;
+	struct tc_sfq_qopt_v1 o = {.v0 = {.quantum = 1514,
+	                                  .perturb_period = 10,
+	                                  .limit = 127,
+	                                  .divisor = 1024,
+	                                  .flows = 128},
+	                           .depth = 127};
+	struct tc_hfsc_qopt h = {.defcls = 0x20};
+	struct tc_fifo_qopt fifo = {.limit = 3000};
+	struct nlmsghdr *nlh = nlb_tcobj(f->buf.b, 0, IFI, 0x10000, TC_H_ROOT, "sfq");
+	char txt[2048];
+
+	mnl_attr_put(nlh, TCA_OPTIONS, sizeof(o), &o);
+	assert_int_equal(parse(f, nlh), 0);
+	assert_int_equal(f->m.pl_bad, 0);
+	assert_string_equal(plans_text(f, txt, sizeof(txt)), "tc_qdisc_sfq_limit_packets=127\n"
+	                                                     "tc_qdisc_sfq_quantum_bytes=1514\n"
+	                                                     "tc_qdisc_sfq_perturb_seconds=10\n"
+	                                                     "tc_qdisc_sfq_divisor=1024\n"
+	                                                     "tc_qdisc_sfq_flows=128\n"
+	                                                     "tc_qdisc_sfq_depth_packets=127\n");
+
+	nlh = nlb_tcobj(f->buf.b, 0, IFI, 0x10000, TC_H_ROOT, "sfq");
+	mnl_attr_put(nlh, TCA_OPTIONS, sizeof(o.v0), &o.v0);
+	assert_int_equal(parse(f, nlh), 0);
+	assert_int_equal(f->m.pl_present, 0x1f); /* the v0 fields */
+	assert_int_equal(f->m.pl_bad, 1);        /* depth */
+
+	nlh = nlb_tcobj(f->buf.b, 0, IFI, 0x10000, TC_H_ROOT, "bfifo");
+	mnl_attr_put(nlh, TCA_OPTIONS, sizeof(fifo), &fifo);
+	assert_int_equal(parse(f, nlh), 0);
+	assert_string_equal(plans_text(f, txt, sizeof(txt)), "tc_qdisc_bfifo_limit_bytes=3000\n");
+
+	nlh = nlb_tcobj(f->buf.b, 0, IFI, 0x10000, TC_H_ROOT, "hfsc");
+	mnl_attr_put(nlh, TCA_OPTIONS, sizeof(h), &h);
+	assert_int_equal(parse(f, nlh), 0);
+	assert_int_equal(f->m.pl_bad, 0);
+	assert_string_equal(plans_text(f, txt, sizeof(txt)), "tc_qdisc_hfsc_default_class=32\n");
+}
+
+/* netem: a struct, then attributes after it; the 64-bit delays in ns. */
+static void test_plans_netem(void **state)
+{
+	struct fx *f = *state;
+	struct tc_netem_qopt o = {.latency = 1562500, .limit = 1000, .loss = UINT32_MAX / 100};
+	struct tc_netem_rate rt = {.rate = 125000};
+	struct nlmsghdr *nlh = nlb_tcobj(f->buf.b, 0, IFI, 0x10000, TC_H_ROOT, "netem");
+	struct nlattr *opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	char txt[2048];
+
+	/* the struct as the attribute's first bytes, as netem_dump puts it */
+	memcpy(mnl_nlmsg_get_payload_tail(nlh), &o, sizeof(o));
+	nlh->nlmsg_len += MNL_ALIGN(sizeof(o));
+	mnl_attr_put_u64(nlh, TCA_NETEM_LATENCY64, 100000000);
+	mnl_attr_put_u64(nlh, TCA_NETEM_JITTER64, 0);
+	mnl_attr_put(nlh, TCA_NETEM_RATE, sizeof(rt), &rt);
+	mnl_attr_nest_end(nlh, opts);
+	assert_int_equal(parse(f, nlh), 0);
+	assert_int_equal(f->m.pl_bad, 0);
+	assert_string_equal(plans_text(f, txt, sizeof(txt)),
+	                    "tc_qdisc_netem_limit_packets=1000\n"
+	                    "tc_qdisc_netem_delay_seconds=0.1\n"
+	                    "tc_qdisc_netem_jitter_seconds=0\n"
+	                    "tc_qdisc_netem_loss_ratio=0.009999999778810888\n"
+	                    "tc_qdisc_netem_duplicate_ratio=0\n"
+	                    "tc_qdisc_netem_rate_bytes_per_second=125000\n");
+}
+
+/* cake's modes as labels (a mode newer than the table: absent, not
+ * malformed); fq's maxrate and ce_threshold absent when ~0 (unset). */
+static void test_plans_modes(void **state)
+{
+	struct fx *f = *state;
+	struct nlmsghdr *nlh = nlb_tcobj(f->buf.b, 0, IFI, 0x10000, TC_H_ROOT, "cake");
+	struct nlattr *opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	char txt[2048];
+
+	mnl_attr_put_u64(nlh, TCA_CAKE_BASE_RATE64, 1250000);
+	mnl_attr_put_u32(nlh, TCA_CAKE_DIFFSERV_MODE, 3);
+	mnl_attr_put_u32(nlh, TCA_CAKE_FLOW_MODE, 99);
+	mnl_attr_put_u32(nlh, TCA_CAKE_RTT, 100000);
+	mnl_attr_put_u32(nlh, TCA_CAKE_MEMORY, 0);
+	mnl_attr_nest_end(nlh, opts);
+	assert_int_equal(parse(f, nlh), 0);
+	assert_int_equal(f->m.pl_bad, 0);
+	assert_string_equal(plans_text(f, txt, sizeof(txt)),
+	                    "tc_qdisc_cake_bandwidth_bytes_per_second=1250000\n"
+	                    "tc_qdisc_cake_rtt_seconds=0.1\n"
+	                    "tc_qdisc_cake_diffserv_info=diffserv:besteffort\n");
+
+	nlh = nlb_tcobj(f->buf.b, 0, IFI, 0x10000, TC_H_ROOT, "fq");
+	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	mnl_attr_put_u32(nlh, TCA_FQ_PLIMIT, 10000);
+	mnl_attr_put_u32(nlh, TCA_FQ_FLOW_MAX_RATE, UINT32_MAX);
+	mnl_attr_put_u32(nlh, TCA_FQ_CE_THRESHOLD, UINT32_MAX);
+	mnl_attr_put_u32(nlh, TCA_FQ_HORIZON, 10000000);
+	mnl_attr_put_u16(nlh, TCA_FQ_LOW_RATE_THRESHOLD, 1); /* too short: counted */
+	mnl_attr_nest_end(nlh, opts);
+	assert_int_equal(parse(f, nlh), 0);
+	assert_int_equal(f->m.pl_bad, 1);
+	assert_string_equal(plans_text(f, txt, sizeof(txt)), "tc_qdisc_fq_limit_packets=10000\n"
+	                                                     "tc_qdisc_fq_horizon_seconds=10\n");
+}
+
 static int ends_in(const char *name, const char *suffix);
 
 /* Every table: names by the units rule, a burst after its rate. */
@@ -324,8 +495,37 @@ static void test_plans_tables(void **state)
 				assert_int_equal(t->rows[r->rate].how, TCX_PLAN_RATE);
 				assert_string_equal(r->unit, "bytes");
 			}
-			for (unsigned j = 0; j < i; j++)
+			if (!strcmp(r->unit, "seconds") && r->how != TCX_PLAN_U32)
+				assert_true(r->div > 1); /* sfq's perturb is whole seconds */
+			if (r->div)
+				assert_true(!strcmp(r->unit, "seconds") ||
+				            !strcmp(r->unit, "ratio"));
+			if (r->how == TCX_PLAN_ENUM) { /* an info family, its modes a label */
+				assert_true(ends_in(r->family, "_info") && r->n_names > 0);
+				assert_true(tcx_label_name_reserved(r->label));
+			} else {
+				assert_null(r->label);
+				assert_true(!r->unit[0] || !strcmp(r->unit, "bytes") ||
+				            !strcmp(r->unit, "seconds") ||
+				            !strcmp(r->unit, "ratio") ||
+				            !strcmp(r->unit, "packets") ||
+				            !strcmp(r->unit, "bytes_per_second") ||
+				            !strcmp(r->unit, "packets_per_second"));
+			}
+			assert_true(r->attr || t->head); /* the head struct, where there is one */
+			for (unsigned j = 0; j < i; j++) {
 				assert_string_not_equal(t->rows[j].family, r->family);
+				assert_true(!r->role || t->rows[j].role != r->role);
+			}
+			/* one family, one table: none shared with another's or xstats */
+			for (size_t k2 = 0; k2 < k; k2++)
+				for (unsigned j = 0; j < tcx_plans_tables[k2]->n; j++)
+					assert_string_not_equal(
+					        tcx_plans_tables[k2]->rows[j].family, r->family);
+			for (size_t x = 0; x < tcx_xstats_n_tables; x++)
+				for (unsigned j = 0; j < tcx_xstats_tables[x]->n_fields; j++)
+					assert_string_not_equal(
+					        tcx_xstats_tables[x]->fields[j].family, r->family);
 		}
 	}
 }
@@ -1301,6 +1501,10 @@ int main(void)
 	        cmocka_unit_test(test_plans_burst),
 	        cmocka_unit_test_setup_teardown(test_plans_htb_class, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_plans_tbf, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_plans_fq_codel, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_plans_struct, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_plans_netem, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_plans_modes, setup, teardown),
 	        cmocka_unit_test(test_plans_tables),
 	        cmocka_unit_test_setup_teardown(test_pkt64, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pkt64_twice, setup, teardown),
