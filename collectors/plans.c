@@ -205,7 +205,7 @@ static const struct tcx_plan tbf_qdisc[] = {
 	 .unit = "bytes_per_second",                                                               \
 	 .help = "Slope of the first segment of the " what " curve, in bytes per second (tc: " c   \
 	         " m1)"},                                                                          \
-	        {.family = "tc_class_hfsc_" c "_d_seconds",                                        \
+	        {.family = "tc_class_hfsc_" c "_m1_duration_seconds",                                        \
 	         .type = G,                                                                        \
 	         .how = TCX_PLAN_U32,                                                              \
 	         .attr = a,                                                                        \
@@ -347,8 +347,8 @@ static const struct tcx_plan fq_qdisc[] = {
                 0, TCX_PLAN_NOTALLONES,
                 "The most one flow may send, in bytes per second, where one is set (tc: "
                 "maxrate)"),
-        U32ATTR("tc_qdisc_fq_buckets", TCA_FQ_BUCKETS_LOG, 0, "", 0, 0,
-                "log2 of the number of hash buckets (tc: buckets, as 2^this)"),
+        U32ATTR("tc_qdisc_fq_buckets", TCA_FQ_BUCKETS_LOG, 0, "", 0, TCX_PLAN_POW2,
+                "Number of hash buckets of flows (tc: buckets)"),
         U32ATTR("tc_qdisc_fq_refill_delay_seconds", TCA_FQ_FLOW_REFILL_DELAY, US, "seconds", 0, 0,
                 "Delay before a flow's credit is refilled, in seconds (tc: refill_delay)"),
         U32ATTR("tc_qdisc_fq_low_rate_threshold_bytes_per_second", TCA_FQ_LOW_RATE_THRESHOLD, 0,
@@ -830,6 +830,13 @@ unsigned tcx_plans_decode(const struct tcx_plans_table *t, const struct nlattr *
 			continue;
 		if ((r->flags & TCX_PLAN_NOTALLONES) && x == UINT32_MAX)
 			continue;
+		if (r->flags & TCX_PLAN_POW2) {
+			if (x > 63) {
+				bad++;
+				continue;
+			}
+			x = UINT64_C(1) << x;
+		}
 		if (r->how == TCX_PLAN_ENUM && !tcx_plan_label(r, x))
 			continue; /* a mode newer than this table: not malformed, unknown */
 		v[i] = x;

@@ -31,6 +31,7 @@ enum tcx_plan_how {
 /* Row flags. */
 #define TCX_PLAN_NONZERO    0x1 /* absent when 0 (tbf's peak rate, when none is set) */
 #define TCX_PLAN_NOTALLONES 0x2 /* absent when ~0 (fq's maxrate, when unlimited) */
+#define TCX_PLAN_POW2       0x4 /* the kernel sends log2 of it (fq's buckets) */
 
 /* What a row means across kinds, for the views that show one figure of
  * each kind (the MIB's class and qdisc columns, the landing page): the

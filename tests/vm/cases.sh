@@ -26,7 +26,7 @@ set -euo pipefail
 TC=/sbin/tc
 IP=/sbin/ip
 TCX=/tcx/tcexporter
-CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police c14_hits c15_hits_churn)
+CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police c14_hits c15_hits_churn c16_plans)
 
 # shellcheck disable=SC1091
 [ ! -f /tcx/env ] || . /tcx/env
@@ -798,6 +798,68 @@ c15_hits_churn() {
 	}
 	churn_under_daemon "${CHURN_SECONDS:-20}" c15_round c15_traffic
 	$TC -s filter show dev d15 parent 1: >tc-final.txt
+}
+
+c16_plans() {
+	# Issue #24's plans: a dummy per kind, each set up with values other
+	# than its defaults, captured as tc -d prints them (tc-d.json: every
+	# qdisc; hfsc's qdisc makes that JSON invalid, so hfsc sits on its own
+	# device and is read from tc -d's text: tc-d-hfsc.txt, tc-d-class-hfsc.txt),
+	# then tcexporter (r.json.out, r.prom.out). And an HTB class with a rate
+	# estimator (250ms 1sec) under a ceil of 1mbit, flooded for 8 s: two tc
+	# -s reads of the class 3 s apart during the flood (est-tc-1.txt,
+	# est-tc-2.txt, their times in est-times: the bytes it sent per second
+	# over that window), tcexporter (est.prom.out) right before the second.
+	local d i=1
+	local -A kind=([pq]="fq_codel limit 1000 flows 512 quantum 1000 target 4ms interval 80ms ce_threshold 2ms memory_limit 16Mb drop_batch 32 ecn"
+		[pc]="codel limit 200 target 3ms interval 50ms ce_threshold 1ms ecn"
+		[pf]="fq limit 5000 flow_limit 50 quantum 3000 initial_quantum 15000 maxrate 10mbit buckets 256 refill_delay 50ms low_rate_threshold 1mbit ce_threshold 5ms horizon 5s"
+		[pp]="fq_pie limit 3000 flows 256 target 10ms tupdate 20ms quantum 1600 memory_limit 8Mb ecn"
+		[pi]="pie limit 500 target 20ms tupdate 40ms ecn bytemode"
+		[pr]="red limit 60000 min 5000 max 15000 avpkt 1000 burst 8 probability 0.1 bandwidth 10mbit"
+		[pk]="choke limit 800 min 100 max 300 avpkt 1000 burst 150 probability 0.05 bandwidth 10mbit"
+		[pb]="sfb limit 700 max 30 target 10 rehash 300000 db 30000 penalty_rate 20 penalty_burst 30"
+		[ps]="sfq limit 100 quantum 1600 perturb 10 divisor 512 flows 64 depth 50"
+		[pw]="pfifo limit 77" [px]="bfifo limit 33000" [py]="pfifo_head_drop limit 55"
+		[pn]="netem limit 900 delay 50ms 10ms loss 2% duplicate 1% rate 5mbit"
+		[pa]="cake bandwidth 20mbit diffserv8 rtt 50ms dual-srchost"
+		[pt]="tbf rate 3mbit burst 12k limit 40000")
+	for d in "${!kind[@]}" ph; do
+		printf '%s\n' "link add $d type dummy" "link set $d up" "addr add 10.16.$i.1/24 dev $d"
+		i=$((i + 1))
+	done >ip.batch
+	printf '%s\n' "link add pe type dummy" "link set pe up" "addr add 10.16.100.1/24 dev pe" >>ip.batch
+	$IP -batch ip.batch
+	for d in "${!kind[@]}"; do
+		echo "qdisc add dev $d root handle 1: ${kind[$d]}"
+	done >tc.batch
+	printf '%s\n' "qdisc add dev ph root handle 1: hfsc default 20" \
+		"class add dev ph parent 1: classid 1:1 hfsc ls m1 2mbit d 10ms m2 100mbit ul rate 100mbit" \
+		"class add dev ph parent 1:1 classid 1:10 hfsc ls rate 50mbit" \
+		"class add dev ph parent 1:1 classid 1:20 hfsc rt m1 20mbit d 5ms m2 10mbit ls rate 50mbit ul rate 80mbit" \
+		"qdisc add dev pe root handle 1: htb default 10" \
+		"class add dev pe parent 1: classid 1:10 estimator 250ms 1sec htb rate 1mbit ceil 1mbit" >>tc.batch
+	$TC -batch tc.batch
+	$TC -d -j qdisc show >tc-d.json.all
+	# everything but hfsc's, whose options make the JSON invalid
+	for d in "${!kind[@]}"; do $TC -d -j qdisc show dev "$d"; done >tc-d.json
+	$TC -d qdisc show dev ph >tc-d-hfsc.txt
+	$TC -d class show dev ph >tc-d-class-hfsc.txt
+	config c.yaml '{all: true}'
+	tcx r c.yaml
+	# the estimator: a flood of 1:10 through its 1mbit ceil
+	(
+		end=$((SECONDS + 8))
+		while [ "$SECONDS" -lt "$end" ]; do printf "%1000s" x 2>/dev/null >/dev/udp/10.16.100.2/9 || true; done
+	) &
+	sleep 3
+	cut -d' ' -f1 /proc/uptime >est-times # busybox's date has no %N
+	$TC -s class show dev pe classid 1:10 >est-tc-1.txt
+	sleep 3
+	"$TCX" --once --config c.yaml --format prometheus >est.prom.out 2>est.prom.err
+	cut -d' ' -f1 /proc/uptime >>est-times
+	$TC -s class show dev pe classid 1:10 >est-tc-2.txt
+	wait
 }
 
 "$CASE"

@@ -70,7 +70,7 @@ vm_add_modules "$root" cls_flower cls_matchall cls_u32 cls_basic act_gact act_mi
 	act_pedit act_skbedit act_tunnel_key act_vlan act_csum act_ct act_bpf act_nat act_sample \
 	act_connmark act_ctinfo act_skbmod act_mpls act_gate act_ife act_meta_mark act_simple \
 	sch_ingress dummy veth sch_tbf sch_codel sch_sfq sch_red sch_fq sch_cake sch_pie sch_hfsc \
-	sch_htb em_cmp
+	sch_htb sch_fq_pie sch_choke sch_sfb sch_netem em_cmp
 vm_add_bin "$root" /sbin/tc /sbin/tc
 vm_add_bin "$root" /sbin/ip /sbin/ip
 vm_add_bin "$root" "$TCX_BIN" /tcx/tcexporter
@@ -257,7 +257,7 @@ done
 for f in json prom; do
 	for cr in c1_flower/r c2_mixed/r c3_multi/r c4_chains/r c5_block/r c6_traffic/r \
 		c7_replace/r1 c7_replace/r2 c8_delete/r1 c9_actions/r c9_actions/s c11_qdiscs/r c12_hfsc/r \
-		c13_police/r c14_hits/r; do
+		c13_police/r c14_hits/r c16_plans/r; do
 		check "${cr%/*}/${cr#*/}: tcexporter $f exit 0" run_ok "${cr%/*}" "${cr#*/}" "$f" 0
 	done
 	check "c8_delete/r2: tcexporter $f exit 1" run_ok c8_delete r2 "$f" 1
@@ -718,6 +718,160 @@ sys.exit(1 if bad else 0)
 PY
 }
 check "c15_hits_churn: the hit aggregate never went down and counted every datagram sent, within 0.5%" hits_churn
+
+note "16. plans of every kind, as tc -d prints them; a rate estimator against the traffic"
+# Every plan tc -d prints of c16's qdiscs (tc -d -j, and hfsc's from the
+# text) equals tcexporter's series (times in seconds, rates in bytes per
+# second; tc's probabilities are printed to 6 digits: within 1e-5), every
+# plan series of those devices has its tc counterpart, the JSON's "plans"
+# equal the text, and promtool finds nothing to say.
+plans_rows() {
+	local d=$share/c16_plans out
+	out=$(promtool check metrics <"$d/r.prom.out" 2>&1) || { echo "promtool: $out"; return 1; }
+	[ -z "$out" ] || { echo "promtool: $out"; return 1; }
+	"$PYTHON" - "$d" <<'PY'
+import json, re, sys
+d = sys.argv[1]
+US = 1e-6
+# tc's key -> (tcexporter's field, scale to its unit); a "label:" field is an info family's label
+MAP = {
+    "fq_codel": {"limit": ("limit_packets", 1), "flows": ("flows", 1), "quantum": ("quantum_bytes", 1),
+                 "target": ("target_seconds", US), "ce_threshold": ("ce_threshold_seconds", US),
+                 "interval": ("interval_seconds", US), "memory_limit": ("memory_limit_bytes", 1),
+                 "ecn": ("ecn", 1), "drop_batch": ("drop_batch_packets", 1)},
+    "codel": {"limit": ("limit_packets", 1), "target": ("target_seconds", US),
+              "ce_threshold": ("ce_threshold_seconds", US), "interval": ("interval_seconds", US),
+              "ecn": ("ecn", 1)},
+    "fq": {"limit": ("limit_packets", 1), "flow_limit": ("flow_limit_packets", 1), "buckets": ("buckets", 1),
+           "quantum": ("quantum_bytes", 1), "initial_quantum": ("initial_quantum_bytes", 1),
+           "maxrate": ("maxrate_bytes_per_second", 1),
+           "low_rate_threshold": ("low_rate_threshold_bytes_per_second", 1),
+           "refill_delay": ("refill_delay_seconds", US), "ce_threshold": ("ce_threshold_seconds", US),
+           "horizon": ("horizon_seconds", US)},
+    "fq_pie": {"limit": ("limit_packets", 1), "flows": ("flows", 1), "target": ("target_seconds", US),
+               "tupdate": ("tupdate_seconds", US), "quantum": ("quantum_bytes", 1),
+               "memory_limit": ("memory_limit_bytes", 1), "ecn": ("ecn", 1)},
+    "pie": {"limit": ("limit_packets", 1), "target": ("target_seconds", US),
+            "tupdate": ("tupdate_seconds", US), "ecn": ("ecn", 1), "bytemode": ("bytemode", 1)},
+    "red": {"limit": ("limit_bytes", 1), "min": ("min_bytes", 1), "max": ("max_bytes", 1),
+            "probability": ("probability_ratio", 1)},
+    "choke": {"limit": ("limit_packets", 1), "min": ("min_packets", 1), "max": ("max_packets", 1),
+              "probability": ("probability_ratio", 1)},
+    "sfb": {"rehash": ("rehash_seconds", US), "db": ("db_seconds", US), "limit": ("limit_packets", 1),
+            "max": ("max_packets", 1), "target": ("target_packets", 1),
+            "penalty_rate": ("penalty_rate_packets_per_second", 1),
+            "penalty_burst": ("penalty_burst_packets", 1)},
+    "sfq": {"limit": ("limit_packets", 1), "quantum": ("quantum_bytes", 1), "depth": ("depth_packets", 1),
+            "flows": ("flows", 1), "divisor": ("divisor", 1), "perturb": ("perturb_seconds", 1)},
+    "pfifo": {"limit": ("limit_packets", 1)}, "pfifo_head_drop": {"limit": ("limit_packets", 1)},
+    "bfifo": {"limit": ("limit_bytes", 1)},
+    "netem": {"limit": ("limit_packets", 1), "delay.delay": ("delay_seconds", 1),
+              "delay.jitter": ("jitter_seconds", 1), "loss-random.loss": ("loss_ratio", 1),
+              "duplicate.duplicate": ("duplicate_ratio", 1), "rate.rate": ("rate_bytes_per_second", 1)},
+    "cake": {"bandwidth": ("bandwidth_bytes_per_second", 1), "rtt": ("rtt_seconds", US),
+             "diffserv": ("label:diffserv", 1), "flowmode": ("label:flow_mode", 1)},
+    "tbf": {"rate": ("rate_bytes_per_second", 1)},
+}
+INFO = {"label:diffserv": "diffserv_info", "label:flow_mode": "flow_mode_info"}
+want, bad = {}, []
+text = open(d + "/tc-d.json").read()
+dec, i = json.JSONDecoder(), 0
+while True:
+    while i < len(text) and text[i].isspace():
+        i += 1
+    if i >= len(text):
+        break
+    arr, i = dec.raw_decode(text, i)
+    for q in arr:
+        if not q.get("root"):
+            continue
+        k, opts = q["kind"], q.get("options", {})
+        for key, (field, scale) in MAP[k].items():
+            v = opts
+            for part in key.split("."):
+                v = v.get(part) if isinstance(v, dict) else None
+            if v is None:
+                continue
+            if field.startswith("label:"):
+                want[("qdisc", k, "1:", INFO[field], v)] = 1
+            else:
+                want[("qdisc", k, "1:", field, None)] = (1 if v is True else 0 if v is False else v) * scale
+UNIT = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
+def rate(s):
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([KMG]?)bit", s)
+    return float(m.group(1)) * UNIT[m.group(2)] / 8
+def dur(s):
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(us|ms|s)", s)
+    return float(m.group(1)) * {"us": 1e-6, "ms": 1e-3, "s": 1}[m.group(2)]
+for line in open(d + "/tc-d-class-hfsc.txt"):
+    f = line.split()
+    if f[:2] != ["class", "hfsc"]:
+        continue
+    h = f[2]
+    for j, w in enumerate(f):
+        if w in ("rt", "ls", "ul") and f[j + 1] == "m1":
+            want[("class", "hfsc", h, w + "_m1_bytes_per_second", None)] = rate(f[j + 2])
+            want[("class", "hfsc", h, w + "_m1_duration_seconds", None)] = dur(f[j + 4])
+            want[("class", "hfsc", h, w + "_m2_bytes_per_second", None)] = rate(f[j + 6])
+m = re.search(r"default (\w+)", open(d + "/tc-d-hfsc.txt").read())
+want[("qdisc", "hfsc", "1:", "default_class", None)] = int(m.group(1), 16)
+# tcexporter's plans: the JSON's "plans" of every qdisc and class of those
+# kinds (one device each; its keys are exactly the plan families), each
+# equal to its text series
+got, n_text = {}, 0
+prom = open(d + "/r.prom.out").read()
+for o in map(json.loads, open(d + "/r.json.out")):
+    if o.get("type") not in ("qdisc", "class") or (o["kind"] not in MAP and o["kind"] != "hfsc"):
+        continue
+    for field, v in o.get("plans", {}).items():
+        obj, k, h = o["type"], o["kind"], o["handle"]
+        if (obj, k) == ("qdisc", "tbf") and field != "rate_bytes_per_second":
+            continue  # tbf's others: tests/integration/plans.sh, from tc -d's text
+        if isinstance(v, str):  # a mode: its info series, the mode a label
+            key, fam, extra, v = (obj, k, h, field + "_info", v), "%s_info" % field, ',%s="%s"' % (field, v), 1
+        else:
+            key, fam, extra = (obj, k, h, field, None), field, ""
+        got[key] = v
+        pat = r'^tc_%s_%s_%s\{device="%s",kind="%s",handle="%s",[^}]*%s\} (\S+)$' % (
+            obj, k, fam, o["device"], k, re.escape(h), re.escape(extra))
+        t = re.findall(pat, prom, re.M)
+        n_text += 1
+        if len(t) != 1 or abs(float(t[0]) - v) > 1e-12 * max(1, abs(v)):
+            bad.append("%r: JSON %r, text %r" % (key, v, t))
+for k in sorted(set(want) | set(got), key=str):
+    if k not in got:
+        bad.append("%r: tc -d says %r, tcexporter nothing" % (k, want[k]))
+    elif k not in want:
+        bad.append("%r: tcexporter %r, tc -d prints nothing" % (k, got[k]))
+    elif abs(got[k] - want[k]) > max(1e-9, 1e-5 * abs(want[k])):
+        bad.append("%r: tcexporter %r, tc -d %r" % (k, got[k], want[k]))
+kinds = sorted({k[1] for k in want})
+print("%d plans of %d kinds = tc -d (%s), each the same in the text" % (len(got), len(kinds), " ".join(kinds)))
+print("\n".join(bad))
+sys.exit(1 if bad or len(kinds) < 16 else 0)
+PY
+}
+check "c16_plans: every plan tc -d prints of 16 kinds = tcexporter's (text and JSON), nothing more; promtool silent" plans_rows
+
+# The estimator of pe's 1:10, flooded through its 1mbit ceil: within 5% of
+# the bytes the class sent per second between two tc reads 3 s apart.
+estimator() {
+	"$PYTHON" - "$share/c16_plans" <<'PY'
+import re, sys
+d = sys.argv[1]
+t1, t2 = map(float, open(d + "/est-times").read().split())
+b1, b2 = (int(re.search(r"Sent (\d+) bytes", open(d + "/est-tc-%d.txt" % n).read()).group(1)) for n in (1, 2))
+sent = (b2 - b1) / (t2 - t1)
+m = re.search(r'^tc_class_rate_bytes_per_second\{device="pe",[^}]*handle="1:10"[^}]*\} (\S+)$',
+              open(d + "/est.prom.out").read(), re.M)
+if not m:
+    sys.exit("no tc_class_rate_bytes_per_second for pe 1:10")
+est = float(m.group(1))
+print("1:10 sent %.0f bytes/s over %.2f s; its estimator %.0f bytes/s (%.3fx); the ceil 125000" % (sent, t2 - t1, est, est / sent))
+sys.exit(0 if abs(est - sent) <= 0.05 * sent else 1)
+PY
+}
+check "c16_plans: the rate estimator of an HTB class is within 5% of the bytes it sent per second" estimator
 
 end=$(date +%s%N)
 echo "kernel $VM_KVER: ${#cases[@]} cases, $n_checks checks, ${#failed[@]} failed," \
