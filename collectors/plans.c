@@ -205,7 +205,7 @@ static const struct tcx_plan tbf_qdisc[] = {
 	 .unit = "bytes_per_second",                                                               \
 	 .help = "Slope of the first segment of the " what " curve, in bytes per second (tc: " c   \
 	         " m1)"},                                                                          \
-	        {.family = "tc_class_hfsc_" c "_m1_duration_seconds",                                        \
+	        {.family = "tc_class_hfsc_" c "_m1_duration_seconds",                              \
 	         .type = G,                                                                        \
 	         .how = TCX_PLAN_U32,                                                              \
 	         .attr = a,                                                                        \

@@ -456,7 +456,7 @@ static void test_plans_modes(void **state)
 	mnl_attr_put_u32(nlh, TCA_FQ_FLOW_MAX_RATE, UINT32_MAX);
 	mnl_attr_put_u32(nlh, TCA_FQ_CE_THRESHOLD, UINT32_MAX);
 	mnl_attr_put_u32(nlh, TCA_FQ_HORIZON, 10000000);
-	mnl_attr_put_u32(nlh, TCA_FQ_BUCKETS_LOG, 10); /* 1024 buckets, as tc prints */
+	mnl_attr_put_u32(nlh, TCA_FQ_BUCKETS_LOG, 10);       /* 1024 buckets, as tc prints */
 	mnl_attr_put_u16(nlh, TCA_FQ_LOW_RATE_THRESHOLD, 1); /* too short: counted */
 	mnl_attr_nest_end(nlh, opts);
 	assert_int_equal(parse(f, nlh), 0);
