@@ -577,15 +577,96 @@ static void seed_plans(struct seed *s)
 	link_ack(s);
 }
 
+/* A qdisc whose options open with a struct (head, len bytes), then the
+ * attributes in o (netem; sfq, the fifos and hfsc's qdisc have none). */
+static void with_head(struct seed *s, uint32_t handle, const char *kind, const void *head,
+                      size_t len, const struct opt *o, size_t n)
+{
+	static const struct nlb_qstats st = {.bytes = 1000, .packets = 10};
+	struct nlmsghdr *nlh =
+	        nlb_tcobj(scratch.b, 0, ETH0, handle, handle == 0x10000 ? ROOT : 0x10010, kind);
+	struct nlattr *nest = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+
+	memcpy(mnl_nlmsg_get_payload_tail(nlh), head, len);
+	nlh->nlmsg_len += MNL_ALIGN(len);
+	for (size_t i = 0; i < n; i++)
+		mnl_attr_put(nlh, o[i].type, o[i].len, o[i].p);
+	mnl_attr_nest_end(nlh, nest);
+	nlb_qstats(nlh, &st, NULL, 0);
+	put(s, nlh);
+}
+
+/* The plans of the other kinds: options that open with a struct (sfq v1,
+ * a v0 one cut short, bfifo, netem with its 64-bit delays and a rate,
+ * hfsc's u16 default), attributes in us (fq_codel), ~0 for unset and a log2
+ * (fq), modes by name (cake, one unknown), and hfsc's curves. */
+static void seed_plans_kinds(struct seed *s)
+{
+	static const struct tc_sfq_qopt_v1 sfq = {.v0 = {.quantum = 1514,
+	                                                 .perturb_period = 10,
+	                                                 .limit = 127,
+	                                                 .divisor = 1024,
+	                                                 .flows = 128},
+	                                          .depth = 127};
+	static const struct tc_fifo_qopt fifo = {.limit = 3000};
+	static const struct tc_netem_qopt netem = {
+	        .latency = 1562500, .limit = 1000, .loss = 42949673};
+	static const struct tc_netem_rate nrate = {.rate = 125000};
+	static const struct tc_hfsc_qopt hq = {.defcls = 0x20};
+	static const struct tc_service_curve rt = {.m1 = 2500000, .d = 5000, .m2 = 1250000};
+	static const uint64_t lat = 100000000, jit = 10000000, bw = 2500000;
+	static const uint32_t target = 4999, limit = 10240, ecn = 1, allones = UINT32_MAX,
+	                      blog = 10, diffserv = 2, flow = 99;
+	const struct opt netem_a[] = {{TCA_NETEM_LATENCY64, &lat, sizeof(lat)},
+	                              {TCA_NETEM_JITTER64, &jit, sizeof(jit)},
+	                              {TCA_NETEM_RATE, &nrate, sizeof(nrate)}};
+	const struct opt codel[] = {{TCA_FQ_CODEL_TARGET, &target, 4},
+	                            {TCA_FQ_CODEL_LIMIT, &limit, 4},
+	                            {TCA_FQ_CODEL_ECN, &ecn, 4}};
+	const struct opt fq[] = {{TCA_FQ_PLIMIT, &limit, 4},
+	                         {TCA_FQ_FLOW_MAX_RATE, &allones, 4},
+	                         {TCA_FQ_BUCKETS_LOG, &blog, 4},
+	                         {TCA_FQ_CE_THRESHOLD, &allones, 2}}; /* cut short */
+	const struct opt cake[] = {{TCA_CAKE_BASE_RATE64, &bw, sizeof(bw)},
+	                           {TCA_CAKE_DIFFSERV_MODE, &diffserv, 4},
+	                           {TCA_CAKE_FLOW_MODE, &flow, 4}};
+	const struct opt curves[] = {{TCA_HFSC_RSC, &rt, sizeof(rt)}, {TCA_HFSC_USC, &rt, 8}};
+
+	s->data[s->len++] = CFG_ALL;
+	links(s, 1);
+	with_head(s, 0x10000, "hfsc", &hq, sizeof(hq), NULL, 0);
+	with_head(s, 0x20000, "sfq", &sfq, sizeof(sfq), NULL, 0);
+	with_head(s, 0x30000, "sfq", &sfq, sizeof(sfq.v0), NULL, 0);
+	with_head(s, 0x40000, "bfifo", &fifo, sizeof(fifo), NULL, 0);
+	with_head(s, 0x50000, "netem", &netem, sizeof(netem), netem_a, 3);
+	with_opts(s, 0, ETH0, 0x60000, 0x10020, "fq_codel", codel, 3);
+	with_opts(s, 0, ETH0, 0x70000, 0x10020, "fq", fq, 4);
+	with_opts(s, 0, ETH0, 0x80000, 0x10020, "cake", cake, 3);
+	with_opts(s, 1, ETH0, 0x10010, 0x10000, "hfsc", curves, 2);
+	done(s, 0);
+	done(s, 0);
+	link_ack(s);
+	done(s, 0);
+	link_ack(s);
+	done(s, 0);
+	link_ack(s);
+}
+
 static const struct {
 	const char *name;
 	void (*make)(struct seed *s);
 } seeds[] = {
-        {"all", seed_all},       {"repair", seed_repair},
-        {"blocks", seed_blocks}, {"list-error", seed_list_error},
-        {"labels", seed_labels}, {"targets", seed_targets},
-        {"qdiscs", seed_qdiscs}, {"police", seed_police},
-        {"hits", seed_hits},     {"plans", seed_plans},
+        {"all", seed_all},
+        {"repair", seed_repair},
+        {"blocks", seed_blocks},
+        {"list-error", seed_list_error},
+        {"labels", seed_labels},
+        {"targets", seed_targets},
+        {"qdiscs", seed_qdiscs},
+        {"police", seed_police},
+        {"hits", seed_hits},
+        {"plans", seed_plans},
+        {"plans-kinds", seed_plans_kinds},
 };
 
 int main(int argc, char **argv)
