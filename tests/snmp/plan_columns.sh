@@ -150,7 +150,9 @@ index() {
 c10=$(index class p0 1:10)
 c101=$(index class p0 10:1)
 q20=$(index qdisc p0 20:)
-[ -n "$c10" ] && [ -n "$c101" ] && [ -n "$q20" ] || fail "rows missing: $(cat "$WORK/index")"
+if [ -z "$c10" ] || [ -z "$c101" ] || [ -z "$q20" ]; then
+	fail "rows missing: $(cat "$WORK/index")"
+fi
 
 note "GET: an instance where the kind has the role, noSuchInstance where it has none"
 out=$(sget "$TCX_CLASS_ENTRY.17.$c10") || fail "snmpget of 1:10's tcxClassCeil failed"
