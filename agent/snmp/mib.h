@@ -96,7 +96,9 @@ enum {
 };
 
 /* Columns of tcxQdiscEntry, INDEX { tcxQdiscIndex }, but for the counters'
- * (tcx_qdisc_counters' snmp_col). */
+ * (tcx_qdisc_counters' snmp_col). From RATE on, the plans (collectors/
+ * plans.h), each the row of a role (agent/snmp/rows.c): no instance where
+ * the qdisc's kind has none. */
 enum {
 	TCX_COL_QDISC_INDEX = 1,               /* Unsigned32, not-accessible */
 	TCX_COL_QDISC_NETNS = 2,               /* SnmpAdminString (SIZE(0..63)) */
@@ -106,11 +108,18 @@ enum {
 	TCX_COL_QDISC_HANDLE = 6,              /* DisplayString (SIZE(0..15)) */
 	TCX_COL_QDISC_PARENT = 7,              /* DisplayString (SIZE(0..15)) */
 	TCX_COL_QDISC_DISCONTINUITY_TIME = 15, /* TimeStamp */
+	TCX_COL_QDISC_RATE = 16,               /* TcxGauge64: TCX_ROLE_RATE */
+	TCX_COL_QDISC_BURST = 17,              /* TcxGauge64: TCX_ROLE_BURST */
+	TCX_COL_QDISC_LIMIT_PACKETS = 18,      /* Unsigned32: TCX_ROLE_LIMIT_PACKETS */
+	TCX_COL_QDISC_LIMIT_BYTES = 19,        /* Unsigned32: TCX_ROLE_LIMIT_BYTES */
+	TCX_COL_QDISC_DEFAULT_CLASS = 20,      /* Unsigned32: TCX_ROLE_DEFAULT_CLASS */
 	TCX_QDISC_MIN_COL = TCX_COL_QDISC_NETNS,
 };
 
-/* Columns of tcxClassEntry, INDEX { tcxClassIndex }: those of tcxQdiscEntry,
- * the handle being the class id; the counters' are tcx_class_counters'. */
+/* Columns of tcxClassEntry, INDEX { tcxClassIndex }: those of tcxQdiscEntry
+ * up to the discontinuity time, the handle being the class id; the
+ * counters' are tcx_class_counters'; from RATE on, the plans, as in
+ * tcxQdiscEntry but for other roles. */
 enum {
 	TCX_COL_CLASS_INDEX = 1,               /* Unsigned32, not-accessible */
 	TCX_COL_CLASS_NETNS = 2,               /* SnmpAdminString (SIZE(0..63)) */
@@ -120,6 +129,13 @@ enum {
 	TCX_COL_CLASS_HANDLE = 6,              /* DisplayString (SIZE(0..15)) */
 	TCX_COL_CLASS_PARENT = 7,              /* DisplayString (SIZE(0..15)) */
 	TCX_COL_CLASS_DISCONTINUITY_TIME = 15, /* TimeStamp */
+	TCX_COL_CLASS_RATE = 16,               /* TcxGauge64: TCX_ROLE_RATE */
+	TCX_COL_CLASS_CEIL = 17,               /* TcxGauge64: TCX_ROLE_CEIL */
+	TCX_COL_CLASS_BURST = 18,              /* TcxGauge64: TCX_ROLE_BURST */
+	TCX_COL_CLASS_CBURST = 19,             /* TcxGauge64: TCX_ROLE_CBURST */
+	TCX_COL_CLASS_PRIO = 20,               /* Unsigned32: TCX_ROLE_PRIO */
+	TCX_COL_CLASS_QUANTUM = 21,            /* Unsigned32: TCX_ROLE_QUANTUM */
+	TCX_COL_CLASS_LEVEL = 22,              /* Unsigned32: TCX_ROLE_LEVEL */
 	TCX_CLASS_MIN_COL = TCX_COL_CLASS_NETNS,
 };
 

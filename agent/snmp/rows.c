@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/snmp/mib.h"
 #include "agent/snmp/rows.h"
+#include "collectors/plans.h"
 #include "lib/hash.h"
 
 #define MAX2(a, b)   ((int)(a) > (int)(b) ? (int)(a) : (int)(b))
@@ -303,10 +305,73 @@ static uint32_t counter_bit(enum tcx_snmp_table t, unsigned col)
 	return 0;
 }
 
+/* The plans' columns of the qdisc and class tables: the role each
+ * shows, and whether it is a TcxGauge64 (rates and bursts may pass 2^32). */
+struct plan_col {
+	unsigned col;
+	enum tcx_plan_role role;
+	int wide;
+};
+
+static const struct plan_col qdisc_plan_cols[] = {
+        {TCX_COL_QDISC_RATE, TCX_ROLE_RATE, 1},
+        {TCX_COL_QDISC_BURST, TCX_ROLE_BURST, 1},
+        {TCX_COL_QDISC_LIMIT_PACKETS, TCX_ROLE_LIMIT_PACKETS, 0},
+        {TCX_COL_QDISC_LIMIT_BYTES, TCX_ROLE_LIMIT_BYTES, 0},
+        {TCX_COL_QDISC_DEFAULT_CLASS, TCX_ROLE_DEFAULT_CLASS, 0},
+};
+
+static const struct plan_col class_plan_cols[] = {
+        {TCX_COL_CLASS_RATE, TCX_ROLE_RATE, 1},   {TCX_COL_CLASS_CEIL, TCX_ROLE_CEIL, 1},
+        {TCX_COL_CLASS_BURST, TCX_ROLE_BURST, 1}, {TCX_COL_CLASS_CBURST, TCX_ROLE_CBURST, 1},
+        {TCX_COL_CLASS_PRIO, TCX_ROLE_PRIO, 0},   {TCX_COL_CLASS_QUANTUM, TCX_ROLE_QUANTUM, 0},
+        {TCX_COL_CLASS_LEVEL, TCX_ROLE_LEVEL, 0},
+};
+
+/* The plan column col of table t, or NULL. */
+static const struct plan_col *plan_col(enum tcx_snmp_table t, unsigned col)
+{
+	const struct plan_col *pc = t == TCX_SNMP_QDISCS    ? qdisc_plan_cols
+	                            : t == TCX_SNMP_CLASSES ? class_plan_cols
+	                                                    : NULL;
+	size_t n = t == TCX_SNMP_QDISCS    ? sizeof(qdisc_plan_cols) / sizeof(*pc)
+	           : t == TCX_SNMP_CLASSES ? sizeof(class_plan_cols) / sizeof(*pc)
+	                                   : 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (pc[i].col == col)
+			return &pc[i];
+	return NULL;
+}
+
+int tcx_snmp_is_plan_col(enum tcx_snmp_table t, unsigned col)
+{
+	return plan_col(t, col) != NULL;
+}
+
+int tcx_snmp_plan(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row, unsigned col,
+                  uint64_t *out, int *wide)
+{
+	const struct plan_col *pc = plan_col(r->table, col);
+	const struct tcx_qrow *q;
+
+	if (!pc)
+		return 0;
+	q = r->table == TCX_SNMP_CLASSES ? &r->snap->classes[row->obj] : &r->snap->qdiscs[row->obj];
+	if (!q->pt || !tcx_plans_role(q->pt, r->snap->xvals + q->pl, q->pl_present, pc->role, out))
+		return 0;
+	*wide = pc->wide;
+	return 1;
+}
+
 int tcx_snmp_has(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row, unsigned col)
 {
 	uint32_t bit = counter_bit(r->table, col);
+	uint64_t v;
+	int wide;
 
+	if (plan_col(r->table, col))
+		return tcx_snmp_plan(r, row, col, &v, &wide);
 	return !bit || (row->present & bit);
 }
 
@@ -321,11 +386,12 @@ int tcx_snmp_next(const struct tcx_snmp_rows *r, unsigned min_col, unsigned max_
 	}
 	for (; col <= max_col; col++, index = 0) {
 		uint32_t bit = counter_bit(r->table, col);
+		int plan = tcx_snmp_is_plan_col(r->table, col);
 		size_t i = lower(r, index, 0);
 
 		/* (successive calls go on from where the last stopped: a walk
 		 * of a column passes each row once) */
-		while (bit && i < r->n && !(r->rows[i].present & bit))
+		while ((bit || plan) && i < r->n && !tcx_snmp_has(r, &r->rows[i], col))
 			i++;
 		if (i < r->n) {
 			*ncol = col;

@@ -79,8 +79,22 @@ uint32_t tcx_snmp_timestamp(uint64_t event, int64_t offset);
 const struct tcx_snmp_row *tcx_snmp_rows_find(const struct tcx_snmp_rows *r, uint32_t index);
 
 /* Has the row an instance in column col? Not when col is the column of a
- * counter the row lacks (a filter's hit counter its kernel does not keep). */
+ * counter the row lacks (a filter's hit counter its kernel does not keep),
+ * nor when it is a plan's column the row's kind has no value for
+ * (tcx_snmp_plan). */
 int tcx_snmp_has(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row, unsigned col);
+
+/* The plan (collectors/plans.h) in column col of a qdisc's or a class's
+ * row: 1 with its value in *out and *wide set when the column is a
+ * TcxGauge64 (Counter64 on the wire; else an Unsigned32); 0 when col is not
+ * a plan's column of r's table, or the row has no value for its role (its
+ * kind has no such row, or it is unset): the row then has no instance in
+ * that column. The value is tcx_plans_role()'s. */
+int tcx_snmp_plan(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row, unsigned col,
+                  uint64_t *out, int *wide);
+
+/* Is col a plan's column of table t? */
+int tcx_snmp_is_plan_col(enum tcx_snmp_table t, unsigned col);
 
 /* The value of label `label` (1..n_labels) of a row: read from its action's
  * or class's label set ("" for a qdisc). */

@@ -359,7 +359,8 @@ static void filter_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, un
 }
 
 /* A qdisc's (t TCX_SNMP_QDISCS) or a class's column; the two tables have
- * the same columns. */
+ * the same columns up to the discontinuity time; then their plans (those
+ * the row has: the caller checks tcx_snmp_has()). */
 static void qrow_value(struct tcx_snmp *sn, enum tcx_snmp_table t, const struct tcx_snmp_row *row,
                        unsigned col, netsnmp_variable_list *v)
 {
@@ -368,6 +369,8 @@ static void qrow_value(struct tcx_snmp *sn, enum tcx_snmp_table t, const struct 
 	        t == TCX_SNMP_CLASSES ? &s->classes[row->obj] : &s->qdiscs[row->obj];
 	const struct tcx_qdev *d = &s->qdevs[q->qdev];
 	char buf[32];
+	uint64_t x;
+	int wide;
 
 	_Static_assert((int)TCX_COL_CLASS_DISCONTINUITY_TIME ==
 	                               (int)TCX_COL_QDISC_DISCONTINUITY_TIME &&
@@ -398,6 +401,13 @@ static void qrow_value(struct tcx_snmp *sn, enum tcx_snmp_table t, const struct 
 		set_timestamp(sn, v, row->discontinuity);
 		break;
 	default:
+		if (tcx_snmp_plan(&sn->rows[t], row, col, &x, &wide)) {
+			if (wide)
+				set_c64(v, x);
+			else /* (a 32-bit field of the kernel's: never above) */
+				set_u32(v, ASN_UNSIGNED, x > UINT32_MAX ? UINT32_MAX : (uint32_t)x);
+			break;
+		}
 		counter_value(t == TCX_SNMP_CLASSES ? &tcx_class_counters : &tcx_qdisc_counters,
 		              q->c, col, v);
 		break;
@@ -795,10 +805,8 @@ struct tcx_snmp *tcx_snmp_start(const struct tcx_snmp_cfg *cfg,
 	sn->ping_interval = cfg->ping_interval_s;
 	sn->max_col[TCX_SNMP_ACTIONS] =
 	        max_col(TCX_COL_ACTION_DISCONTINUITY_TIME, &tcx_action_counters);
-	sn->max_col[TCX_SNMP_QDISCS] =
-	        max_col(TCX_COL_QDISC_DISCONTINUITY_TIME, &tcx_qdisc_counters);
-	sn->max_col[TCX_SNMP_CLASSES] =
-	        max_col(TCX_COL_CLASS_DISCONTINUITY_TIME, &tcx_class_counters);
+	sn->max_col[TCX_SNMP_QDISCS] = max_col(TCX_COL_QDISC_DEFAULT_CLASS, &tcx_qdisc_counters);
+	sn->max_col[TCX_SNMP_CLASSES] = max_col(TCX_COL_CLASS_LEVEL, &tcx_class_counters);
 	sn->max_col[TCX_SNMP_FILTERS] =
 	        max_col(TCX_COL_FILTER_DISCONTINUITY_TIME, &tcx_filter_counters);
 	sn->current = current;

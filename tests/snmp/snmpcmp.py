@@ -72,6 +72,21 @@ Subcommands (exit 0 when every check passes, 1 with the reasons otherwise):
       comparison is not empty); --expect-rows: the table has N rows;
       --ifindex-file: the devices' indices, a "NAME INDEX" a line (for a
       walk made on another machine: the test VM), not this namespace's.
+
+  check-plans --walk W --json J [--expect F] [--index-out F]
+      the plan columns of tcxClassTable (rate, ceil, burst, cburst, prio,
+      quantum, level) and tcxQdiscTable (rate, burst, limit_packets,
+      limit_bytes, default_class) against the "plans" of each class and
+      qdisc line of `tcexporter --once --format json` output J: each column
+      whose role the row's kind has (PLAN_ROLES, this file's own table of
+      the kinds the tests use) has the JSON's value and type (TcxGauge64:
+      Counter64; Unsigned32: Gauge32), every other plan column has no
+      instance, a row of a kind without plans none at all; a kind with
+      plans that PLAN_ROLES does not know is an error. --expect: lines
+      "class|qdisc DEV HANDLE COLUMN VALUE" (VALUE "-": no instance, "N~T":
+      N give or take T, for the sizes tc rounds when it prints them), the
+      values the tc commands set or tc prints, checked as well. --index-out: writes
+      "class|qdisc DEV HANDLE KIND INDEX" for each row.
 """
 
 import argparse
@@ -117,6 +132,28 @@ FILTER_COL_TYPE = {2: "STRING", 3: "STRING", 4: "INTEGER", 5: "Gauge32", 6: "STR
                    7: "Gauge32", 8: "Gauge32", 9: "STRING", 10: "STRING", 11: "STRING",
                    12: "Counter64", 13: "Counter64", 14: "Counter32", 15: "Timeticks"}
 FILTER_HITS = ("lookups", "hits", "u32_mark_success")
+# The plan columns (TCEXPORTER-MIB): name -> (column, SMI type on the wire),
+# of tcxClassTable (5) and tcxQdiscTable (4).
+PLAN_COLS = {
+    5: dict(rate=(16, "Counter64"), ceil=(17, "Counter64"), burst=(18, "Counter64"),
+            cburst=(19, "Counter64"), prio=(20, "Gauge32"), quantum=(21, "Gauge32"),
+            level=(22, "Gauge32")),
+    4: dict(rate=(16, "Counter64"), burst=(17, "Counter64"), limit_packets=(18, "Gauge32"),
+            limit_bytes=(19, "Gauge32"), default_class=(20, "Gauge32")),
+}
+# Which JSON plan key of a kind gives each column: ("class"|"qdisc", kind)
+# -> {column name: JSON key}. Written from tc's own words (tc-htb(8),
+# tc-tbf(8), tc-pfifo(8)), not from collectors/plans.c.
+PLAN_ROLES = {
+    ("class", "htb"): dict(rate="rate_bytes_per_second", ceil="ceil_bytes_per_second",
+                           burst="burst_bytes", cburst="cburst_bytes", prio="prio",
+                           quantum="quantum_bytes", level="level"),
+    ("qdisc", "htb"): dict(default_class="default_class"),
+    ("qdisc", "tbf"): dict(rate="rate_bytes_per_second", burst="burst_bytes",
+                           limit_bytes="limit_bytes"),
+    ("qdisc", "pfifo"): dict(limit_packets="limit_packets"),
+    ("qdisc", "bfifo"): dict(limit_bytes="limit_bytes"),
+}
 FILTER_IDENT = ("netns", "device", "block", "parent", "chain", "protocol", "pref", "kind",
                 "handle")
 IDENT = ("device", "parent", "chain", "pref", "protocol", "handle", "order", "cookie")
@@ -751,6 +788,107 @@ def cmd_check_filters(a):
     return errors
 
 
+def cmd_check_plans(a):
+    """See check-plans in the header."""
+    errors = []
+    w = parse_walk(a.walk)
+    want = {}  # (what, device, handle) -> (kind, plans)
+    with open(a.json) as f:
+        for line in f:
+            if not line.strip():
+                continue
+            o = json.loads(line)
+            if o.get("type") not in ("class", "qdisc") or o.get("netns"):
+                continue
+            k = (o["type"], o["device"], o["handle"])
+            if k in want:
+                errors.append("the JSON lists the %s %s %s twice" % k)
+            want[k] = (o["kind"], o.get("plans"))
+    got = {}  # (what, device, handle) -> (index, kind, {column name: (type, value)})
+    for table, what in ((5, "class"), (4, "qdisc")):
+        names = {c: n for n, (c, _t) in PLAN_COLS[table].items()}
+        for (idx,), cols in sorted(w["tables"].get(table, {}).items()):
+            if cols.get(2, (None, b""))[1] != b"":
+                continue  # another namespace: not in the JSON of this one
+            dev = cols.get(3, (None, b"?"))[1].decode()
+            kind = cols.get(5, (None, b"?"))[1].decode()
+            handle = cols.get(6, (None, b"?"))[1].decode()
+            plans = {names[c]: tv for c, tv in cols.items() if c in names}
+            for c in cols:
+                if c > max(names):
+                    errors.append("%s row %d: column %d is not in the table" % (what, idx, c))
+            got[(what, dev, handle)] = (idx, kind, plans)
+    for k in sorted(set(want) - set(got)):
+        errors.append("the JSON lists the %s %s %s, the SNMP table has not" % k)
+    for k in sorted(set(got) - set(want)):
+        errors.append("%s row %d (%s %s): the JSON has no such %s" % (k[0], got[k][0], k[1],
+                                                                     k[2], k[0]))
+    compared = absent = 0
+    for k in sorted(set(want) & set(got)):
+        what, dev, handle = k
+        kind, plans = want[k]
+        idx, skind, cols = got[k]
+        table = 5 if what == "class" else 4
+        where = "%s row %d (%s %s %s)" % (what, idx, dev, handle, kind)
+        if skind != kind:
+            errors.append("%s: kind %s over SNMP" % (where, skind))
+        roles = PLAN_ROLES.get((what, kind))
+        if plans and roles is None:
+            errors.append("%s: the JSON has plans %s, but this test does not know the roles "
+                          "of %s %s (PLAN_ROLES)" % (where, sorted(plans), kind, what))
+            continue
+        for name, (col, typ) in sorted(PLAN_COLS[table].items(), key=lambda x: x[1][0]):
+            key = (roles or {}).get(name)
+            exp = (plans or {}).get(key) if key else None
+            if exp is None:
+                absent += 1
+                if name in cols:
+                    errors.append("%s: column %d (%s) = %s %s, but the %s has no %s: "
+                                  "expected no instance" % (where, col, name, cols[name][0],
+                                                            cols[name][1], what, name))
+                continue
+            compared += 1
+            if name not in cols:
+                errors.append("%s: no instance in column %d (%s), the JSON says %s = %s" % (
+                    where, col, name, key, exp))
+            elif cols[name] != (typ, exp):
+                errors.append("%s: column %d (%s) = %s %s, expected %s %s (JSON %s)" % (
+                    where, col, name, cols[name][0], cols[name][1], typ, exp, key))
+    if a.expect:
+        with open(a.expect) as f:
+            for line in f:
+                if not line.strip() or line.startswith("#"):
+                    continue
+                what, dev, handle, name, val = line.split()
+                k = (what, dev, handle)
+                if k not in got:
+                    errors.append("expected %s %s %s: no such row over SNMP" % k)
+                    continue
+                idx, _kind, cols = got[k]
+                if name not in PLAN_COLS[5 if what == "class" else 4]:
+                    raise Fail("--expect: %s has no column %s" % (what, name))
+                if val == "-":
+                    if name in cols:
+                        errors.append("%s row %d (%s %s): %s = %s, tc set none: expected no "
+                                      "instance" % (what, idx, dev, handle, name, cols[name]))
+                elif ("~" in val and (name not in cols or abs(
+                        cols[name][1] - int(val.split("~")[0])) > int(val.split("~")[1]))) or (
+                        "~" not in val and cols.get(name, (None, None))[1] != int(val)):
+                    errors.append("%s row %d (%s %s): %s = %s, tc set %s" % (
+                        what, idx, dev, handle, name, cols.get(name, ("no instance",))[-1],
+                        val))
+                compared += 1
+    if a.index_out:
+        with open(a.index_out, "w") as f:
+            for k, (idx, kind, _c) in sorted(got.items()):
+                f.write("%s %s %s %s %d\n" % (k[0], k[1], k[2], kind, idx))
+    if not compared:
+        errors.append("no plan value compared at all")
+    print("%d plan values compared, %d absent plan columns checked, over %d rows" % (
+        compared, absent, len(got)))
+    return errors
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -794,6 +932,11 @@ def main():
     c.add_argument("--prefs")
     c.add_argument("--expect-rows", type=int)
     c.add_argument("--ifindex-file")
+    c = sub.add_parser("check-plans")
+    c.add_argument("--walk", required=True)
+    c.add_argument("--json", required=True)
+    c.add_argument("--expect")
+    c.add_argument("--index-out")
     c = sub.add_parser("check-timestamps")
     c.add_argument("--walk", required=True)
     c.add_argument("--uptime", type=int, required=True)
@@ -808,7 +951,8 @@ def main():
                   "check-timestamps": cmd_check_timestamps,
                   "check-classes": cmd_check_classes,
                   "check-qdiscs": cmd_check_qdiscs,
-                  "check-filters": cmd_check_filters}[a.cmd](a)
+                  "check-filters": cmd_check_filters,
+                  "check-plans": cmd_check_plans}[a.cmd](a)
     except Fail as e:
         errors = [str(e)]
     for e in errors:

@@ -14,6 +14,7 @@
 
 #include "agent/snmp/mib.h"
 #include "agent/snmp/rows.h"
+#include "collectors/plans.h"
 
 struct spec {
 	const char *dev;
@@ -871,6 +872,187 @@ static void test_filter_indices_and_discontinuities(void **state)
 	tcx_snmp_ids_free(&ids);
 }
 
+/* Give row q the plans of table pt: the value of the row of each role is
+ * base + role; present: the roles the row has (bit role), the others
+ * absent. */
+static void set_plans(struct tcx_snapshot *s, struct tcx_qrow *q, const struct tcx_plans_table *pt,
+                      uint64_t base, uint32_t roles)
+{
+	assert_non_null(pt);
+	q->pt = pt;
+	q->pl = (uint32_t)s->n_xvals;
+	q->pl_present = 0;
+	for (unsigned i = 0; i < pt->n; i++) {
+		s->xvals[s->n_xvals++] = base + pt->rows[i].role;
+		if (pt->rows[i].role && (roles & (1u << pt->rows[i].role)))
+			q->pl_present |= 1u << i;
+	}
+}
+
+/* The plan columns of tcxClassTable and tcxQdiscTable: the value of the
+ * row of the column's role (tcx_plans_role), a TcxGauge64 for rates and
+ * bursts; no instance where the kind has no such row, where the row is
+ * absent, or where the qrow has no plans at all (GET: tcx_snmp_has;
+ * GETNEXT skips it). */
+static void test_plan_columns(void **state)
+{
+	const struct qspec qd[] = {{"", "htb", 0x10000, TC_H_ROOT, 100},
+	                           {"", "pfifo", 0x100000, 0x10010, 10},
+	                           {"", "noqueue", 0, TC_H_ROOT, 0}};
+	const struct qspec cl[] = {{"", "htb", 0x10001, TC_H_ROOT, 100},
+	                           {"", "htb", 0x10010, 0x10001, 60},
+	                           {"", "mq", 0x10002, TC_H_ROOT, 1}};
+	struct tcx_snapshot *s = qsnap_of(NULL, qd, 3, cl, 3, 0);
+	const uint64_t big = 5000000000ull; /* 40gbit: past 2^32 */
+	const uint32_t all = ~0u, no_ceil = ~(1u << TCX_ROLE_CEIL);
+	struct tcx_snmp_ids qids, cids;
+	struct tcx_snmp_rows qr, cr;
+	const struct tcx_snmp_row *c1, *c10, *cmq, *qhtb, *qfifo, *qnoq, *row;
+	unsigned ncol;
+	uint64_t v;
+	int wide;
+
+	(void)state;
+	s->xvals = calloc(64, sizeof(*s->xvals));
+	assert_non_null(s->xvals);
+	s->cap_xvals = 64;
+	set_plans(s, &s->classes[0], tcx_plans_lookup("htb", 1), big, no_ceil);
+	set_plans(s, &s->classes[1], tcx_plans_lookup("htb", 1), 1000, all);
+	set_plans(s, &s->qdiscs[0], tcx_plans_lookup("htb", 0), 2000, all);
+	set_plans(s, &s->qdiscs[1], tcx_plans_lookup("pfifo", 0), 3000, all);
+	tcx_snmp_ids_init(&qids, TCX_SNMP_QDISCS);
+	tcx_snmp_ids_init(&cids, TCX_SNMP_CLASSES);
+	assert_int_equal(tcx_snmp_rows_build(&qids, s, 10, NULL, &qr), 0);
+	assert_int_equal(tcx_snmp_rows_build(&cids, s, 10, NULL, &cr), 0);
+	tcx_snapshot_unref(s);
+	c1 = qrow(&cr, "", "htb", 0x10001);
+	c10 = qrow(&cr, "", "htb", 0x10010);
+	cmq = qrow(&cr, "", "mq", 0x10002);
+	qhtb = qrow(&qr, "", "htb", 0x10000);
+	qfifo = qrow(&qr, "", "pfifo", 0x100000);
+	qnoq = qrow(&qr, "", "noqueue", 0);
+	assert_true(c1 && c10 && cmq && qhtb && qfifo && qnoq);
+
+	/* every class column of htb's, its value and type */
+	{
+		const struct {
+			unsigned col;
+			enum tcx_plan_role role;
+			int wide;
+		} cc[] = {{TCX_COL_CLASS_RATE, TCX_ROLE_RATE, 1},
+		          {TCX_COL_CLASS_CEIL, TCX_ROLE_CEIL, 1},
+		          {TCX_COL_CLASS_BURST, TCX_ROLE_BURST, 1},
+		          {TCX_COL_CLASS_CBURST, TCX_ROLE_CBURST, 1},
+		          {TCX_COL_CLASS_PRIO, TCX_ROLE_PRIO, 0},
+		          {TCX_COL_CLASS_QUANTUM, TCX_ROLE_QUANTUM, 0},
+		          {TCX_COL_CLASS_LEVEL, TCX_ROLE_LEVEL, 0}};
+
+		for (size_t i = 0; i < sizeof(cc) / sizeof(cc[0]); i++) {
+			assert_true(tcx_snmp_is_plan_col(TCX_SNMP_CLASSES, cc[i].col));
+			assert_true(tcx_snmp_has(&cr, c10, cc[i].col));
+			v = 0;
+			wide = -1;
+			assert_int_equal(tcx_snmp_plan(&cr, c10, cc[i].col, &v, &wide), 1);
+			assert_int_equal(v, 1000 + cc[i].role);
+			assert_int_equal(wide, cc[i].wide);
+			/* the mq class has no plans: no instance */
+			assert_false(tcx_snmp_has(&cr, cmq, cc[i].col));
+			assert_int_equal(tcx_snmp_plan(&cr, cmq, cc[i].col, &v, &wide), 0);
+		}
+	}
+	assert_int_equal(tcx_snmp_plan(&cr, c1, TCX_COL_CLASS_RATE, &v, &wide), 1);
+	assert_true(v == big + TCX_ROLE_RATE); /* 64 bits through */
+	/* 1:1's ceil is absent: no instance, not a zero */
+	assert_false(tcx_snmp_has(&cr, c1, TCX_COL_CLASS_CEIL));
+	assert_int_equal(tcx_snmp_plan(&cr, c1, TCX_COL_CLASS_CEIL, &v, &wide), 0);
+	/* the other columns are no plans' and every row has them */
+	assert_false(tcx_snmp_is_plan_col(TCX_SNMP_CLASSES, TCX_COL_CLASS_DISCONTINUITY_TIME));
+	assert_int_equal(tcx_snmp_plan(&cr, c10, TCX_COL_CLASS_KIND, &v, &wide), 0);
+	assert_true(tcx_snmp_has(&cr, cmq, TCX_COL_CLASS_KIND));
+	assert_true(tcx_snmp_has(&cr, cmq, TCX_COL_CLASS_DISCONTINUITY_TIME));
+
+	/* GETNEXT: the ceil column holds 1:10 alone, then the burst column
+	 * starts; the mq class is in no plan column */
+	assert_true(tcx_snmp_next(&cr, TCX_CLASS_MIN_COL, TCX_COL_CLASS_LEVEL, TCX_COL_CLASS_CEIL,
+	                          0, &ncol, &row));
+	assert_int_equal(ncol, TCX_COL_CLASS_CEIL);
+	assert_ptr_equal(row, c10);
+	assert_true(tcx_snmp_next(&cr, TCX_CLASS_MIN_COL, TCX_COL_CLASS_LEVEL, TCX_COL_CLASS_CEIL,
+	                          c10->index, &ncol, &row));
+	assert_int_equal(ncol, TCX_COL_CLASS_BURST);
+	assert_ptr_equal(row, c1);
+	for (unsigned col = TCX_COL_CLASS_RATE; col <= TCX_COL_CLASS_LEVEL; col++)
+		for (uint32_t idx = 0; tcx_snmp_next(&cr, TCX_CLASS_MIN_COL, TCX_COL_CLASS_LEVEL,
+		                                     col, idx, &ncol, &row) &&
+		                       ncol == col;
+		     idx = row->index)
+			assert_ptr_not_equal(row, cmq);
+	assert_false(tcx_snmp_next(&cr, TCX_CLASS_MIN_COL, TCX_COL_CLASS_LEVEL, TCX_COL_CLASS_LEVEL,
+	                           c10->index > c1->index ? c10->index : c1->index, &ncol, &row));
+
+	/* qdiscs: htb's default class, pfifo's limit; noqueue has nothing */
+	assert_int_equal(tcx_snmp_plan(&qr, qhtb, TCX_COL_QDISC_DEFAULT_CLASS, &v, &wide), 1);
+	assert_int_equal(v, 2000 + TCX_ROLE_DEFAULT_CLASS);
+	assert_int_equal(wide, 0);
+	assert_false(tcx_snmp_has(&qr, qhtb, TCX_COL_QDISC_RATE));
+	assert_false(tcx_snmp_has(&qr, qhtb, TCX_COL_QDISC_LIMIT_PACKETS));
+	assert_int_equal(tcx_snmp_plan(&qr, qfifo, TCX_COL_QDISC_LIMIT_PACKETS, &v, &wide), 1);
+	assert_int_equal(v, 3000 + TCX_ROLE_LIMIT_PACKETS);
+	assert_false(tcx_snmp_has(&qr, qfifo, TCX_COL_QDISC_LIMIT_BYTES));
+	assert_false(tcx_snmp_has(&qr, qfifo, TCX_COL_QDISC_DEFAULT_CLASS));
+	for (unsigned col = TCX_COL_QDISC_RATE; col <= TCX_COL_QDISC_DEFAULT_CLASS; col++) {
+		assert_true(tcx_snmp_is_plan_col(TCX_SNMP_QDISCS, col));
+		assert_false(tcx_snmp_has(&qr, qnoq, col));
+	}
+	assert_true(tcx_snmp_has(&qr, qnoq, TCX_COL_QDISC_KIND));
+	/* a class column's number is another plan in the qdisc table, and
+	 * past the qdisc table's last column none at all */
+	assert_false(tcx_snmp_is_plan_col(TCX_SNMP_QDISCS, TCX_COL_CLASS_LEVEL));
+	assert_false(tcx_snmp_is_plan_col(TCX_SNMP_ACTIONS, TCX_COL_CLASS_RATE));
+	assert_true(tcx_snmp_next(&qr, TCX_QDISC_MIN_COL, TCX_COL_QDISC_DEFAULT_CLASS,
+	                          TCX_COL_QDISC_RATE, 0, &ncol, &row));
+	assert_int_equal(ncol, TCX_COL_QDISC_LIMIT_PACKETS); /* no rate, no burst: skipped */
+	assert_ptr_equal(row, qfifo);
+
+	tcx_snmp_rows_free(&qr);
+	tcx_snmp_rows_free(&cr);
+	tcx_snmp_ids_free(&qids);
+	tcx_snmp_ids_free(&cids);
+}
+
+/* The plan columns of 32-bit roles are Unsigned32: every row of those
+ * roles reads a field of 32 bits at most (a 64-bit one would need a
+ * TcxGauge64 column). */
+static void test_plan_roles_fit_their_columns(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < tcx_plans_n_tables; k++) {
+		const struct tcx_plans_table *t = tcx_plans_tables[k];
+
+		for (unsigned i = 0; i < t->n; i++) {
+			const struct tcx_plan *r = &t->rows[i];
+
+			switch (r->role) {
+			case TCX_ROLE_PRIO:
+			case TCX_ROLE_QUANTUM:
+			case TCX_ROLE_LEVEL:
+			case TCX_ROLE_LIMIT_PACKETS:
+			case TCX_ROLE_LIMIT_BYTES:
+			case TCX_ROLE_DEFAULT_CLASS:
+				if (r->how != TCX_PLAN_U32 && r->how != TCX_PLAN_U16 &&
+				    r->how != TCX_PLAN_U8 && r->how != TCX_PLAN_ATTR)
+					fail_msg("%s (%s) has a 32-bit column but reads %u",
+					         r->family, t->kind, r->how);
+				if (r->div != 0 || (r->flags & TCX_PLAN_POW2))
+					fail_msg("%s: not an integer as read", r->family);
+				break;
+			default:
+				break;
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -887,6 +1069,8 @@ int main(void)
 	        cmocka_unit_test(test_class_rows_and_labels),
 	        cmocka_unit_test(test_filter_rows_and_absent_counters),
 	        cmocka_unit_test(test_filter_indices_and_discontinuities),
+	        cmocka_unit_test(test_plan_columns),
+	        cmocka_unit_test(test_plan_roles_fit_their_columns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
