@@ -127,7 +127,7 @@ static void *collector_main(void *arg)
 		struct tcx_config *cfg;
 		struct tcx_snapshot *s;
 		struct tcx_expo *e, *old;
-		struct timespec deadline, cpu0, cpu1;
+		struct timespec deadline;
 		double interval;
 
 		pthread_mutex_lock(&st->lock);
@@ -138,22 +138,17 @@ static void *collector_main(void *arg)
 		cfg = tcx_config_ref(st->cfg);
 		pthread_mutex_unlock(&st->lock);
 
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
 		s = tcx_collect(c, cfg);
 		if (s) {
 			tcx_agg_update(agg, s);
 			tcx_agg_update(hits, s);
 		}
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
 		interval = cfg->interval_s;
 		tcx_config_unref(cfg);
 		old = tcx_state_expo(st); /* what was asked of it: what e renders ahead */
 		e = s ? tcx_expo_new(s, tcx_http_response_free, old) : NULL;
 		tcx_expo_unref(old);
 		if (e) {
-			/* what renders on demand of it may take is a share of this */
-			e->collect_ns = (uint64_t)(cpu1.tv_sec - cpu0.tv_sec) * 1000000000u +
-			                (uint64_t)cpu1.tv_nsec - (uint64_t)cpu0.tv_nsec;
 			/* Count this pass first: its own exposition includes it. */
 			pthread_mutex_lock(&st->lock);
 			st->collections_total++;
@@ -254,8 +249,7 @@ static int http_changed(const struct daemon *d, const struct tcx_http_cfg *h,
 	if (o->n_listen != h->n_listen || o->max_connections != h->max_connections ||
 	    o->max_connections_per_ip != h->max_connections_per_ip ||
 	    o->timeout_s != h->timeout_s || o->max_stale_mib != h->max_stale_mib ||
-	    o->render_cpu_percent_per_ip != h->render_cpu_percent_per_ip ||
-	    o->render_cpu_percent != h->render_cpu_percent ||
+	    o->renders_per_ip != h->renders_per_ip || o->renders != h->renders ||
 	    o->password_checks_per_ip != h->password_checks_per_ip ||
 	    o->password_checks != h->password_checks)
 		return 1;

@@ -162,20 +162,12 @@ static int call_handler(struct tcx_yaml *y, const void *row, void *obj, tcx_ynod
 	return ((const struct key_handler *)row)->fn((struct ctx *)y, obj, k, v);
 }
 
-static int key_gone(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v);
-
-/* Keys that are gone are not offered in "expected one of". */
-static int key_listed(const void *row)
-{
-	return ((const struct key_handler *)row)->fn != key_gone;
-}
-
 /* Walk a mapping, dispatching each key through tab. `where` names the mapping
  * in messages (" in target"), empty at the top level. */
 static int walk_mapping(struct ctx *c, tcx_ynode_t *map, const struct key_handler *tab, size_t n,
                         const char *where, void *obj)
 {
-	const struct tcx_yaml_keys keys = {tab, n, sizeof(*tab), call_handler, key_listed};
+	const struct tcx_yaml_keys keys = {tab, n, sizeof(*tab), call_handler, NULL};
 
 	return tcx_yaml_walk(&c->y, map, &keys, where, obj);
 }
@@ -1432,31 +1424,14 @@ static int http_max_stale(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t 
 	return uint_value(c, k, v, 1, 1048576, &c->cfg->http.max_stale_mib);
 }
 
-static int http_render_cpu_ip(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+static int http_renders_ip(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	return uint_value(c, k, v, 1, 100000, &c->cfg->http.render_cpu_percent_per_ip);
+	return uint_value(c, k, v, 1, 1024, &c->cfg->http.renders_per_ip);
 }
 
-static int http_render_cpu(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+static int http_renders(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	return uint_value(c, k, v, 1, 100000, &c->cfg->http.render_cpu_percent);
-}
-
-/* A key of an earlier version: its error says what replaced it. http's
- * counts of renders (0.1.0): a render's cost grows with the exposition
- * against the collection's, so the bound is in CPU now. */
-static int key_gone(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
-{
-	const char *now = strcmp(tcx_yaml_sval(k), "renders") == 0 ? "render_cpu_percent"
-	                                                           : "render_cpu_percent_per_ip";
-
-	(void)obj;
-	(void)v;
-	tcx_yaml_err_at(&c->y, k,
-	                "http.%s is gone: renders on demand are bounded by their CPU now, "
-	                "http.%s (a percentage of a collection's CPU; see NEWS)",
-	                tcx_yaml_sval(k), now);
-	return -1;
+	return uint_value(c, k, v, 1, 1024, &c->cfg->http.renders);
 }
 
 static int http_checks_ip(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
@@ -1476,10 +1451,8 @@ static const struct key_handler http_keys[] = {
         {"max_connections_per_ip", http_max_conn_ip},
         {"timeout", http_timeout},
         {"max_stale_mib", http_max_stale},
-        {"render_cpu_percent_per_ip", http_render_cpu_ip},
-        {"render_cpu_percent", http_render_cpu},
-        {"renders_per_ip", key_gone},
-        {"renders", key_gone},
+        {"renders_per_ip", http_renders_ip},
+        {"renders", http_renders},
         {"password_checks_per_ip", http_checks_ip},
         {"password_checks", http_checks},
 };
@@ -1511,12 +1484,12 @@ static int http_defaults(struct ctx *c)
 		h->timeout_s = 10;
 	if (!h->max_stale_mib)
 		h->max_stale_mib = 256;
-	if (!h->render_cpu_percent)
-		h->render_cpu_percent = 200;
-	if (!h->render_cpu_percent_per_ip)
-		h->render_cpu_percent_per_ip = 25;
-	if (h->render_cpu_percent_per_ip > h->render_cpu_percent)
-		h->render_cpu_percent_per_ip = h->render_cpu_percent;
+	if (!h->renders)
+		h->renders = 8;
+	if (!h->renders_per_ip)
+		h->renders_per_ip = 2;
+	if (h->renders_per_ip > h->renders)
+		h->renders_per_ip = h->renders;
 	if (!h->password_checks)
 		h->password_checks = 32;
 	if (!h->password_checks_per_ip)

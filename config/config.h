@@ -96,10 +96,9 @@ struct tcx_http_cfg {
 	 * since they began, in MiB: beyond it, the readers of the oldest are
 	 * closed. */
 	unsigned max_stale_mib;
-	/* The CPU that renders of /metrics on demand (variants not rendered
-	 * ahead) may take, per client address and in all, in percent of the
-	 * collector's CPU for one collection, per collection. */
-	unsigned render_cpu_percent_per_ip, render_cpu_percent;
+	/* Renders of /metrics on demand (variants not rendered ahead) a
+	 * collection may have, per client address and in all. */
+	unsigned renders_per_ip, renders;
 	/* Password checks that may wait for the checker, per client address
 	 * and in all. */
 	unsigned password_checks_per_ip, password_checks;

@@ -33,10 +33,6 @@ struct tcx_expo {
 	atomic_uint refcnt;
 	uint64_t seq; /* 1 for the first, then the one it follows + 1 */
 	struct tcx_snapshot *snap;
-	/* The collector thread's CPU for its collection (set before it is
-	 * published; 0 if unknown): renders on demand are bounded by shares
-	 * of it. */
-	uint64_t collect_ns;
 	/* The memory it holds: its snapshot, the label text and the bodies
 	 * rendered ahead, from when each is made (tcx_expo_bytes()). */
 	atomic_size_t bytes;

@@ -69,29 +69,17 @@
  * daemons, which must find none suspended.
  *
  * Renders on demand. A variant that is not rendered ahead is rendered for
- * each GET of it, as it is sent. Their cost is bounded in CPU, not in
- * renders, because a render's cost against the collection's grows with the
- * exposition (the plans made it 1.5x at 20k classes). Each collection
- * gives each client address (as tcx_client_key() counts them)
- * render_cpu_percent_per_ip percent of the collector's CPU for that
- * collection (struct tcx_expo's collect_ns, at least RENDER_FLOOR_NS), and
- * all addresses together render_cpu_percent, each balance holding at most
- * RENDER_BURST collections' worth. A render may begin while both its
- * address's balance and the total are above 0: what the last whole render
- * of its variant cost is taken from both at once (else the connections of
- * one address would all begin together), and settled with the CPU its
- * thread spends on it as it is sent (streamed_read(), render_over()), so
- * that a render dearer than the balance leaves a debt that later
- * collections pay off. A GET that may not begin waits, suspended, for the next
- * collection (tcx_http_published() resumes it, and it is taken again from
- * the top, authorised already), and one that has waited once and is still
- * in debt gets 429, with a Retry-After of when its debt is paid. So over
- * any long span an address's renders on demand take at most that share of
- * the collector's CPU, whatever the size, and each of its connections gets
- * at most one refusal a collection, not one as fast as it can ask. A
- * waiting connection is on its server's `waiting` list, closed like one
- * without a whole request. Prometheus's variant, rendered ahead, and HEAD,
- * which renders nothing, are never held up. */
+ * each GET of it, as it is sent. A collection has renders_per_ip of those
+ * per client address (as tcx_client_key() counts them) and `renders` in
+ * all: a GET beyond them waits, suspended, for the next collection
+ * (tcx_http_published() resumes it, and it is taken again from the top,
+ * authorised already), and one that has waited once and finds none left
+ * gets 429. So a client cycling through the variants gets at most
+ * renders_per_ip renders an interval, and each of its connections at most
+ * one refusal, not a refusal as fast as it can ask. A waiting connection is
+ * on its server's `waiting` list, closed like one without a whole request.
+ * Prometheus's variant, rendered ahead, and HEAD, which renders nothing,
+ * are never held up. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <gnutls/gnutls.h>
@@ -155,20 +143,14 @@ struct pending {
 	struct pending *prev, *next; /* on h->pending, under h->lock */
 };
 
-/* What one client address (tcx_client_key()) has asked for. */
+/* What one client address (tcx_client_key()) asked of one collection. */
 struct client_turn {
 	struct tcx_client key;
-	uint64_t seq;   /* the last collection it asked of (0: a free slot) */
-	unsigned first; /* its first variant of that collection + 1 */
-	int64_t cpu_ns; /* left for renders on demand; below 0, owed */
+	uint64_t seq;     /* of the collection (0: a free slot) */
+	unsigned renders; /* on demand */
+	unsigned first;   /* its first variant + 1 */
 };
-#define CLIENT_SLOTS 256 /* the addresses followed at once */
-/* The least CPU a collection counts for: a host with a handful of rules
- * collects in microseconds, less than a render's fixed costs. */
-#define RENDER_FLOOR_NS 10000000
-/* What a balance may hold, in collections' worth: a few renders in a row
- * for someone who looks, none more over time. */
-#define RENDER_BURST 2
+#define CLIENT_SLOTS 256 /* the addresses followed in one collection */
 
 /* One libmicrohttpd daemon, for one listen address. */
 struct server {
@@ -211,14 +193,12 @@ struct tcx_http {
 	int stopping;            /* no more of them: tcx_http_stop() */
 	unsigned checks_per_ip, checks;
 	/* Renders on demand (see the top), under lock: what each address
-	 * asked for, the CPU left to all of them (refilled by the collection
-	 * render_seq, allow_ns each, allow_ip_ns for each address), and the
-	 * connections waiting for the collection after published_seq. */
-	unsigned cpu_percent_per_ip, cpu_percent;
+	 * asked of a collection, how many the collection render_seq had in
+	 * all, and the connections waiting for the one after published_seq. */
+	unsigned renders_per_ip, renders;
 	struct client_turn turns[CLIENT_SLOTS];
 	uint64_t render_seq, published_seq;
-	int64_t cpu_ns, allow_ns, allow_ip_ns;
-	int64_t last_ns[TCX_VAR__MAX]; /* CPU of the last whole render of each variant */
+	unsigned n_rendered;
 	struct conn *rw_head;
 };
 
@@ -643,23 +623,7 @@ static enum MHD_Result reply(struct tcx_state *st, struct MHD_Connection *c, uns
 struct streamed {
 	struct tcx_state *st;
 	struct tcx_expo_stream *x;
-	struct tcx_http *h;       /* the server that renders it on demand */
-	struct tcx_client client; /* for whom: what it costs is theirs */
-	enum tcx_variant v;
-	int64_t held, spent; /* CPU taken when it began, and spent since */
-	int whole;           /* rendered to its end */
 };
-
-static void charge_render(struct tcx_http *h, const struct tcx_client *key, int64_t ns);
-static void render_over(struct streamed *b);
-
-static int64_t thread_cpu_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 
 /* libmicrohttpd's buffer for a body read when the client speaks HTTP/1.0
  * (with HTTP/1.1 it reads into its connection's own, for chunks). */
@@ -668,16 +632,8 @@ static int64_t thread_cpu_ns(void)
 static ssize_t streamed_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct streamed *b = cls;
-	int64_t t0 = thread_cpu_ns();
 	ssize_t n = tcx_expo_stream_read(b->x, buf, max);
 
-	int64_t d = thread_cpu_ns() - t0;
-
-	/* what it costs beyond what was taken when it began */
-	if (b->spent + d > b->held)
-		charge_render(b->h, &b->client, b->spent > b->held ? d : b->spent + d - b->held);
-	b->spent += d;
-	b->whole = n == 0;
 	(void)pos; /* one response per request: read in order */
 	if (n > 0)
 		return n;
@@ -696,7 +652,6 @@ static void streamed_free(void *cls)
 {
 	struct streamed *b = cls;
 
-	render_over(b);
 	tcx_expo_stream_free(b->x);
 	free(b);
 }
@@ -711,23 +666,12 @@ static ssize_t headless_read(void *cls, uint64_t pos, char *buf, size_t max)
 	return MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
-/* For whom make_response() makes a response: the collector (h NULL), or a
- * client of h and the CPU taken for its render on demand (held), which a
- * streamed body takes over (held then 0). */
-struct maker {
-	struct tcx_state *st;
-	struct tcx_http *h;
-	struct tcx_client client;
-	int64_t held;
-};
-
-/* Variant v of e as a response (tcx_expo_make_fn; arg: a struct maker):
+/* Variant v of e as a response (tcx_expo_make_fn; arg: the state):
  * streamed, headers alone, or rendered whole now. */
 static int make_response(void *arg, struct tcx_expo *e, enum tcx_variant v, int stream, void **resp,
                          size_t *bytes)
 {
-	struct maker *mk = arg;
-	struct tcx_state *st = mk->st;
+	struct tcx_state *st = arg;
 	struct tcx_selfstats ss;
 	struct MHD_Response *r;
 
@@ -744,13 +688,6 @@ static int make_response(void *arg, struct tcx_expo *e, enum tcx_variant v, int 
 		if (!b)
 			return -ENOMEM;
 		b->st = st;
-		b->h = mk->h;
-		b->client = mk->client;
-		b->v = v;
-		b->held = mk->held; /* from here, streamed_free() settles it */
-		b->spent = 0;
-		b->whole = 0;
-		mk->held = 0;
 		b->x = tcx_expo_stream_new(e, v, &ss);
 		r = b->x ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
 		                                             streamed_read, b, streamed_free)
@@ -783,8 +720,7 @@ static int make_response(void *arg, struct tcx_expo *e, enum tcx_variant v, int 
 
 void tcx_http_prerender(struct tcx_state *st, struct tcx_expo *e)
 {
-	struct maker mk = {.st = st};
-	int err = tcx_expo_prerender(e, make_response, &mk);
+	int err = tcx_expo_prerender(e, make_response, st);
 
 	if (err < 0)
 		log_err("cannot render /metrics: %s", strerror(-err));
@@ -827,102 +763,33 @@ static enum MHD_Result refuse(struct tcx_http *h, struct MHD_Connection *c,
 
 enum render_turn { RENDER_NOW, RENDER_WAIT, RENDER_REFUSED };
 
-/* balance after n collections that give allow each, RENDER_BURST's worth
- * at most */
-static int64_t refill(int64_t balance, uint64_t n, int64_t allow)
-{
-	if (n > 1000)
-		n = 1000;
-	balance += (int64_t)n * allow;
-	return balance < RENDER_BURST * allow ? balance : RENDER_BURST * allow;
-}
-
-/* Under h->lock: key's turn, brought to the collection seq (its balance
- * refilled, its first variant forgotten); NULL when CLIENT_SLOTS other
- * addresses owe CPU or asked of seq. A slot is taken over from an address
- * that owes nothing (it would start afresh with as much). */
+/* Under h->lock: the turn of key in the collection seq; NULL when
+ * CLIENT_SLOTS other addresses have one. */
 static struct client_turn *turn_of(struct tcx_http *h, const struct tcx_client *key, uint64_t seq)
 {
 	uint64_t hash = tcx_hash_bytes(0, key, sizeof(*key));
-	struct client_turn *spare = NULL;
 
 	for (unsigned i = 0; i < CLIENT_SLOTS; i++) {
 		struct client_turn *t = &h->turns[(hash + i) % CLIENT_SLOTS];
 
-		if (t->seq && memcmp(&t->key, key, sizeof(*key)) == 0) {
-			if (t->seq < seq) {
-				t->cpu_ns = refill(t->cpu_ns, seq - t->seq, h->allow_ip_ns);
-				t->seq = seq;
-				t->first = 0;
-			}
-			return t;
-		}
-		if (!spare &&
-		    (!t->seq || (t->seq < seq && refill(t->cpu_ns, seq - t->seq, h->allow_ip_ns) >=
-		                                         RENDER_BURST * h->allow_ip_ns)))
-			spare = t;
-		if (!t->seq) /* never used: key is not further on */
-			break;
+		if (t->seq < seq) /* free, or of an older collection */
+			*t = (struct client_turn){.key = *key, .seq = seq};
+		else if (t->seq > seq || memcmp(&t->key, key, sizeof(*key)) != 0)
+			continue;
+		return t;
 	}
-	if (spare)
-		*spare = (struct client_turn){
-		        .key = *key, .seq = seq, .cpu_ns = RENDER_BURST * h->allow_ip_ns};
-	return spare;
-}
-
-/* ns of CPU for a render on demand for key, from its balance and from all
- * addresses' (below 0: given back). */
-static void charge_render(struct tcx_http *h, const struct tcx_client *key, int64_t ns)
-{
-	if (!h || !ns)
-		return;
-	pthread_mutex_lock(&h->lock);
-	h->cpu_ns -= ns;
-	for (unsigned i = 0, hash = (unsigned)tcx_hash_bytes(0, key, sizeof(*key));
-	     i < CLIENT_SLOTS; i++) {
-		struct client_turn *t = &h->turns[(hash + i) % CLIENT_SLOTS];
-
-		if (!t->seq)
-			break;
-		if (memcmp(&t->key, key, sizeof(*key)) == 0) {
-			t->cpu_ns -= ns;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&h->lock);
-}
-
-/* A render on demand is over: what was taken for it and not spent is given
- * back, and a whole one is what the next of its variant is taken for. */
-static void render_over(struct streamed *b)
-{
-	if (!b->h)
-		return;
-	if (b->whole) {
-		pthread_mutex_lock(&b->h->lock);
-		b->h->last_ns[b->v] = b->spent;
-		pthread_mutex_unlock(&b->h->lock);
-	}
-	if (b->held > b->spent)
-		charge_render(b->h, &b->client, b->spent - b->held);
-}
-
-/* Collections until a balance in debt is above 0 again (at least 1). */
-static uint64_t collections_owed(int64_t balance, int64_t allow)
-{
-	return balance < 0 ? (uint64_t)(-balance / allow) + 1 : 1;
+	return NULL;
 }
 
 /* A GET of variant v of e from mc: whether it is answered now, waits for
  * the next collection (mc suspended), or is refused (waited: it has waited
- * once; *owed: the collections until it may render again). A variant
- * rendered ahead is answered now; any other is if its address, and all of
- * them, have CPU left (see the top). The GET marks v as asked of e when v
- * is its address's first variant of e (or, with no turn for it, when v is
- * rendered ahead): so a client cycling through the variants has one of
- * them rendered ahead, not all four. */
+ * once). A variant rendered ahead is answered now; any other is if its
+ * address, and all of them, have renders of e left (counted). The GET marks
+ * v as asked of e when v is its address's first variant of e (or, with no
+ * turn left for it, when v is rendered ahead): so a client cycling through
+ * the variants has one of them rendered ahead, not all four. */
 static enum render_turn get_turn(struct tcx_http *h, struct MHD_Connection *mc, struct tcx_expo *e,
-                                 enum tcx_variant v, int waited, uint64_t *owed, int64_t *held)
+                                 enum tcx_variant v, int waited)
 {
 	struct conn *c = conn_of(mc);
 	struct tcx_client key = tcx_client_key(c ? &c->client : NULL);
@@ -932,14 +799,8 @@ static enum render_turn get_turn(struct tcx_http *h, struct MHD_Connection *mc, 
 
 	pthread_mutex_lock(&h->lock);
 	if (e->seq > h->render_seq) {
-		int64_t cost =
-		        e->collect_ns > RENDER_FLOOR_NS ? (int64_t)e->collect_ns : RENDER_FLOOR_NS;
-
-		h->allow_ns = cost / 100 * h->cpu_percent;
-		h->allow_ip_ns = cost / 100 * h->cpu_percent_per_ip;
-		h->cpu_ns = h->render_seq ? refill(h->cpu_ns, e->seq - h->render_seq, h->allow_ns)
-		                          : RENDER_BURST * h->allow_ns;
 		h->render_seq = e->seq;
+		h->n_rendered = 0;
 	}
 	t = turn_of(h, &key, e->seq);
 	if (t && !t->first)
@@ -948,19 +809,10 @@ static enum render_turn get_turn(struct tcx_http *h, struct MHD_Connection *mc, 
 		tcx_expo_ask(e, v);
 	if (ahead) {
 		/* answered from the body rendered ahead */
-	} else if (t && t->cpu_ns > 0 && h->cpu_ns > 0) {
-		/* taken now, what the last one of v cost (or a collection's
-		 * worth): so that the connections of one address do not all
-		 * begin at once; settled as it renders (streamed_read()) */
-		*held = h->last_ns[v] ? h->last_ns[v] : h->allow_ip_ns;
-		t->cpu_ns -= *held;
-		h->cpu_ns -= *held;
+	} else if (t && t->renders < h->renders_per_ip && h->n_rendered < h->renders) {
+		t->renders++;
+		h->n_rendered++;
 	} else if (waited || !c || c->closed || h->stopping) {
-		uint64_t n = collections_owed(h->cpu_ns, h->allow_ns);
-
-		if (t && collections_owed(t->cpu_ns, h->allow_ip_ns) > n)
-			n = collections_owed(t->cpu_ns, h->allow_ip_ns);
-		*owed = n;
 		r = RENDER_REFUSED;
 	} else {
 		r = RENDER_WAIT;
@@ -978,13 +830,12 @@ static enum render_turn get_turn(struct tcx_http *h, struct MHD_Connection *mc, 
 	return r;
 }
 
-/* Seconds to the nth collection from now, at least 1. */
-static uint64_t to_next(struct tcx_state *st, uint64_t n)
+/* Seconds to the next collection, at least 1. */
+static uint64_t to_next(struct tcx_state *st)
 {
 	double interval, age = tcx_state_age(st, &interval);
-	uint64_t more = interval > 0 && n > 1 ? (uint64_t)(interval * (double)(n - 1)) : 0;
 
-	return (age >= 0 && interval > age + 1 ? (uint64_t)(interval - age) + 1 : 1) + more;
+	return age >= 0 && interval > age + 1 ? (uint64_t)(interval - age) + 1 : 1;
 }
 
 /* /metrics; *req_cls is &req_waited once it has waited for a collection. */
@@ -998,9 +849,6 @@ static enum MHD_Result serve_metrics(struct tcx_http *h, struct MHD_Connection *
 	        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
 	enum tcx_variant v = tcx_negotiate(accept, enc);
 	struct tcx_expo *e = tcx_state_expo(st);
-	const struct conn *cn = conn_of(c);
-	struct maker mk = {.st = st, .h = h, .client = tcx_client_key(cn ? &cn->client : NULL)};
-	uint64_t owed = 1;
 	void *r = NULL;
 	enum MHD_Result ret;
 	int err, own;
@@ -1009,7 +857,7 @@ static enum MHD_Result serve_metrics(struct tcx_http *h, struct MHD_Connection *
 		return reply(st, c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
 		             "no collection has completed yet\n", "Retry-After", "1");
 	if (!head) {
-		enum render_turn t = get_turn(h, c, e, v, *req_cls == &req_waited, &owed, &mk.held);
+		enum render_turn t = get_turn(h, c, e, v, *req_cls == &req_waited);
 
 		if (t != RENDER_NOW)
 			tcx_expo_unref(e);
@@ -1019,12 +867,11 @@ static enum MHD_Result serve_metrics(struct tcx_http *h, struct MHD_Connection *
 		}
 		if (t == RENDER_REFUSED)
 			return refuse(h, c, TCX_REFUSE_RENDER,
-			              "too many renders of /metrics for this address, over its "
-			              "share of the collector's CPU: retry after Retry-After\n",
-			              to_next(st, owed));
+			              "too many renders of /metrics for this address in this "
+			              "collection: retry after the next one\n",
+			              to_next(st));
 	}
-	err = tcx_expo_response(e, v, head, make_response, &mk, &r, &own);
-	charge_render(h, &mk.client, -mk.held); /* no body took it over */
+	err = tcx_expo_response(e, v, head, make_response, st, &r, &own);
 	if (err < 0) {
 		tcx_expo_unref(e);
 		log_err("cannot render /metrics: %s", strerror(-err));
@@ -1917,8 +1764,8 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
 	h->max_stale = (size_t)cfg->max_stale_mib << 20;
 	h->checks_per_ip = cfg->password_checks_per_ip;
 	h->checks = cfg->password_checks;
-	h->cpu_percent_per_ip = cfg->render_cpu_percent_per_ip;
-	h->cpu_percent = cfg->render_cpu_percent;
+	h->renders_per_ip = cfg->renders_per_ip;
+	h->renders = cfg->renders;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_mutex_init(&h->quiet_lock, NULL);
 	tcx_cond_init_monotonic(&h->wake);

@@ -1620,9 +1620,8 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 	family_header(b, "tc_exporter_http_requests_refused_total", "counter",
 	              "Requests refused with 429, by reason: render, a GET of /metrics that would "
 	              "have rendered a variant for itself when its client address, or all of them, "
-	              "had used its share of the collector's CPU for renders on demand "
-	              "(http.render_cpu_percent_per_ip, http.render_cpu_percent), after waiting "
-	              "for the next collection; password_queue, a password check beyond "
+	              "had had http.renders_per_ip (http.renders) renders of the collection, after "
+	              "waiting for the next one; password_queue, a password check beyond "
 	              "http.password_checks_per_ip (http.password_checks) waiting; password_rate, "
 	              "a password check beyond the web config's rate_limit. Counted in "
 	              "tc_exporter_http_requests_total too, as 429.",

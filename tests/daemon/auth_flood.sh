@@ -44,8 +44,8 @@ interval: 1h
 targets: [{all: true}]
 http:
   listen: ["127.0.0.1:$port"]
-  render_cpu_percent_per_ip: 100000 # each GET a render of its own: not what this tests
-  render_cpu_percent: 100000
+  renders_per_ip: 1024 # each GET a render of its own: not what this tests
+  renders: 1024
   web_config: web.yml
   max_connections: 512
   max_connections_per_ip: 64

@@ -59,8 +59,8 @@ cookies:
   "01": {tenant: acme, rule: "q\"uo\\\\te\\nnl"}
 http:
   listen: ["127.0.0.1:$2"]
-  render_cpu_percent_per_ip: 100000 # each GET a render of its own: not what this tests
-  render_cpu_percent: 100000
+  renders_per_ip: 1024 # each GET a render of its own: not what this tests
+  renders: 1024
   max_connections: 512
   max_connections_per_ip: 64
   timeout: 3s

@@ -57,8 +57,8 @@ http:
   max_connections: 512
   max_connections_per_ip: 128
   timeout: 10s
-  render_cpu_percent_per_ip: 100000 # 64 connections of one address: not a budget test (render_flood.sh)
-  render_cpu_percent: 100000
+  renders_per_ip: 1024 # 64 connections of one address: not a budget test (render_flood.sh)
+  renders: 1024
 YAML
 start_tcx tcx "$WORK/tcx.yaml"
 pid=$TCX_PID

@@ -31,7 +31,7 @@ read -r port < <(free_ports 1)
 base=http://127.0.0.1:$port
 # An interval of 1h: each collection is asked for (SIGHUP), so that none
 # runs while the memory is measured.
-printf 'interval: 1h\ntargets:\n  - {dev: v0, parent: ingress}\nhttp: {listen: ["127.0.0.1:%s"], render_cpu_percent_per_ip: 100000, render_cpu_percent: 100000}\n' \
+printf 'interval: 1h\ntargets:\n  - {dev: v0, parent: ingress}\nhttp: {listen: ["127.0.0.1:%s"], renders_per_ip: 1024, renders: 1024}\n' \
 	"$port" >"$WORK/tcx.yaml"
 # ASan keeps freed memory in quarantine: none here, so that RSS means the same
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0

@@ -1291,31 +1291,22 @@ static void test_http_section(void **state)
 	assert_int_equal(cfg->http.max_connections_per_ip, 64);
 	assert_true(cfg->http.timeout_s == 10);
 	assert_int_equal(cfg->http.max_stale_mib, 256);
-	assert_int_equal(cfg->http.render_cpu_percent_per_ip, 25);
-	assert_int_equal(cfg->http.render_cpu_percent, 200);
+	assert_int_equal(cfg->http.renders_per_ip, 2);
+	assert_int_equal(cfg->http.renders, 8);
 	assert_int_equal(cfg->http.password_checks_per_ip, 4);
 	assert_int_equal(cfg->http.password_checks, 32);
 	tcx_config_unref(cfg);
-	cfg = load_ok("http: {render_cpu_percent_per_ip: 300, render_cpu_percent: 100, "
-	              "password_checks_per_ip: 1, password_checks: 1024}\n");
-	assert_int_equal(cfg->http.render_cpu_percent_per_ip, 100); /* capped */
-	assert_int_equal(cfg->http.render_cpu_percent, 100);
+	cfg = load_ok("http: {renders_per_ip: 20, renders: 10, password_checks_per_ip: 1, "
+	              "password_checks: 1024}\n");
+	assert_int_equal(cfg->http.renders_per_ip, 10); /* capped */
+	assert_int_equal(cfg->http.renders, 10);
 	assert_int_equal(cfg->http.password_checks_per_ip, 1);
 	assert_int_equal(cfg->http.password_checks, 1024);
 	tcx_config_unref(cfg);
-	expect_errors("http: {render_cpu_percent: 0, password_checks_per_ip: 1025}\n",
-	              "t.yaml:1:28: invalid render_cpu_percent '0': must be an integer from 1 to "
-	              "100000\n"
-	              "t.yaml:1:55: invalid password_checks_per_ip '1025': must be an integer "
+	expect_errors("http: {renders: 0, password_checks_per_ip: 1025}\n",
+	              "t.yaml:1:17: invalid renders '0': must be an integer from 1 to 1024\n"
+	              "t.yaml:1:44: invalid password_checks_per_ip '1025': must be an integer "
 	              "from 1 to 1024\n");
-	/* 0.1.0's counts of renders: what replaced them */
-	expect_errors("http:\n  renders_per_ip: 2\n  renders: 8\n",
-	              "t.yaml:2:3: http.renders_per_ip is gone: renders on demand are bounded by "
-	              "their CPU now, http.render_cpu_percent_per_ip (a percentage of a "
-	              "collection's CPU; see NEWS)\n"
-	              "t.yaml:3:3: http.renders is gone: renders on demand are bounded by their "
-	              "CPU now, http.render_cpu_percent (a percentage of a collection's CPU; see "
-	              "NEWS)\n");
 
 	cfg = tcx_config_load_buffer(
 	        "/etc/tcx/main.yaml",
@@ -1383,8 +1374,8 @@ static void test_http_section(void **state)
 	              "such as 10s\n"
 	              "t.yaml:4:3: unknown key 'bogus' in http (expected one of: listen, "
 	              "web_config, max_connections, max_connections_per_ip, timeout, "
-	              "max_stale_mib, render_cpu_percent_per_ip, render_cpu_percent, "
-	              "password_checks_per_ip, password_checks)\n"
+	              "max_stale_mib, renders_per_ip, renders, password_checks_per_ip, "
+	              "password_checks)\n"
 	              "t.yaml:5:20: invalid max_connections '0': must be an integer from 1 to "
 	              "65536\n"
 	              "t.yaml:6:18: invalid max_stale_mib '0': must be an integer from 1 to "
