@@ -307,8 +307,12 @@ static void put_device(struct tcx_buf *b, const struct tcx_snapshot *s, const st
 	size_t max_rows = pi->max_rows ? pi->max_rows : TCX_PAGE_MAX_ROWS;
 	unsigned fold = pi->fold_classes ? pi->fold_classes : TCX_PAGE_FOLD_CLASSES;
 
-	tcx_buf_puts(b, qd->n_classes > fold ? "<details>" : "<details open>");
-	tcx_buf_puts(b, "<summary><b>");
+	tcx_buf_puts(b,
+	             qd->n_classes > fold ? "<details data-dev=\"" : "<details open data-dev=\"");
+	tcx_html_escape(b, qd->dev);
+	tcx_buf_puts(b, "\" data-netns=\"");
+	tcx_html_escape(b, qd->netns);
+	tcx_buf_puts(b, "\"><summary><b>");
 	tcx_html_escape(b, qd->dev);
 	tcx_buf_puts(b, "</b>");
 	if (qd->netns[0]) {
