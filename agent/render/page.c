@@ -57,7 +57,24 @@ static void put_time(struct tcx_buf *b, double t)
 		tcx_buf_puts(b, out);
 }
 
-/* v with an SI prefix and 3 significant digits, then unit: "12.3 Mbit/s". */
+/* v >= 0 rounded to `digits` decimals, exactly as tcx_buf_fixed() prints
+ * (no trailing zeros): "125000", "0.5". The page's figures are printed
+ * without printf: a large tree has a dozen per row. */
+static void put_dec(struct tcx_buf *b, double v, unsigned digits)
+{
+	double scale = digits == 0 ? 1 : digits == 1 ? 10 : 100;
+
+	if (!(v >= 0)) /* NaN, negative */
+		v = 0;
+	if (v * scale >= 1.8e19) {
+		tcx_buf_printf(b, "%.0f", v);
+		return;
+	}
+	tcx_buf_fixed(b, (uint64_t)(v * scale + 0.5), digits);
+}
+
+/* v with an SI prefix and 3 significant digits, then unit: "12.3 Mbit/s"
+ * (as printf's %.3g, trailing zeros dropped). */
 static void put_si(struct tcx_buf *b, double v, const char *unit)
 {
 	static const char *const prefix[] = {"", "k", "M", "G", "T", "P", "E"};
@@ -67,17 +84,24 @@ static void put_si(struct tcx_buf *b, double v, const char *unit)
 		v /= 1000;
 		i++;
 	}
-	tcx_buf_printf(b, "%.3g %s%s", v, prefix[i], unit);
+	put_dec(b, v, v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2);
+	tcx_buf_putc(b, ' ');
+	tcx_buf_puts(b, prefix[i]);
+	tcx_buf_puts(b, unit);
 }
 
-/* A table cell: the figure for people, its exact value in the title. */
+/* A table cell: the figure for people, its value to a tenth in the title. */
 static void cell_rate(struct tcx_buf *b, int present, double v, const char *unit)
 {
 	if (!present) {
 		tcx_buf_puts(b, "<td></td>");
 		return;
 	}
-	tcx_buf_printf(b, "<td title=\"%.1f %s\">", v, unit);
+	tcx_buf_puts(b, "<td title=\"");
+	put_dec(b, v, 1);
+	tcx_buf_putc(b, ' ');
+	tcx_buf_puts(b, unit);
+	tcx_buf_puts(b, "\">");
 	put_si(b, v, unit);
 	tcx_buf_puts(b, "</td>");
 }
@@ -228,10 +252,12 @@ static void cell_bits(struct tcx_buf *b, int present, uint64_t bytes_per_s)
 		tcx_buf_puts(b, "<td></td>");
 		return;
 	}
+	tcx_buf_puts(b, "<td title=\"");
 	if (bytes_per_s <= UINT64_MAX / 8)
-		tcx_buf_printf(b, "<td title=\"%ju bit/s\">", (uintmax_t)bytes_per_s * 8);
+		tcx_buf_u64(b, bytes_per_s * 8);
 	else
-		tcx_buf_printf(b, "<td title=\"%.0f bit/s\">", bits);
+		tcx_buf_printf(b, "%.0f", bits);
+	tcx_buf_puts(b, " bit/s\">");
 	put_si(b, bits, "bit/s");
 	tcx_buf_puts(b, "</td>");
 }
@@ -251,10 +277,13 @@ static void put_row(struct tcx_buf *b, const struct dev_rows *d, uint32_t i, uns
 
 	tcx_format_qhandle(r->handle, handle, sizeof(handle));
 	tcx_format_qparent(r->parent, kind, parent, sizeof(parent));
-	tcx_buf_printf(b,
-	               "<tr class=\"%s\" data-handle=\"%s\"><td style=\"padding-left:%.1fem\">%s ",
-	               is_class ? "c" : "q", handle, 0.3 + 1.2 * (depth > 40 ? 40 : depth),
-	               is_class ? "class" : "qdisc");
+	tcx_buf_puts(b, is_class ? "<tr class=\"c\" data-handle=\""
+	                         : "<tr class=\"q\" data-handle=\"");
+	tcx_buf_puts(b, handle);
+	/* indented 0.3em, and 1.2em a level */
+	tcx_buf_puts(b, "\"><td style=\"padding-left:");
+	tcx_buf_fixed(b, 3 + 12 * (uint64_t)(depth > 40 ? 40 : depth), 1);
+	tcx_buf_puts(b, is_class ? "em\">class " : "em\">qdisc ");
 	tcx_buf_puts(b, handle);
 	tcx_buf_puts(b, "</td><td>");
 	tcx_html_escape(b, kind);
@@ -266,27 +295,31 @@ static void put_row(struct tcx_buf *b, const struct dev_rows *d, uint32_t i, uns
 	          "pkt/s");
 	cell_rate(b, r->rates_present & (1u << TCX_QRATE_DROPS), r->rates[TCX_QRATE_DROPS],
 	          "pkt/s");
-	if (has_bl || has_blp) {
-		tcx_buf_puts(b, "<td>");
-		if (has_bl)
-			tcx_buf_printf(b, "%ju B", (uintmax_t)r->c[TCX_QSTAT_BACKLOG_BYTES]);
-		if (has_bl && has_blp)
-			tcx_buf_puts(b, ", ");
-		if (has_blp)
-			tcx_buf_printf(b, "%ju pkt", (uintmax_t)r->c[TCX_QSTAT_BACKLOG_PACKETS]);
-		tcx_buf_puts(b, "</td>");
-	} else {
-		tcx_buf_puts(b, "<td></td>");
+	tcx_buf_puts(b, "<td>");
+	if (has_bl) {
+		tcx_buf_u64(b, r->c[TCX_QSTAT_BACKLOG_BYTES]);
+		tcx_buf_puts(b, " B");
 	}
+	if (has_bl && has_blp)
+		tcx_buf_puts(b, ", ");
+	if (has_blp) {
+		tcx_buf_u64(b, r->c[TCX_QSTAT_BACKLOG_PACKETS]);
+		tcx_buf_puts(b, " pkt");
+	}
+	tcx_buf_puts(b, "</td>");
 	cell_bits(b, has_rate, rate);
 	cell_bits(b, has_ceil, ceil);
 	if (has_ceil && ceil && (r->rates_present & (1u << TCX_QRATE_BYTES))) {
+		/* bytes per second of bytes per second: the share of the ceil */
 		double pct = 100.0 * r->rates[TCX_QRATE_BYTES] / (double)ceil;
 
-		tcx_buf_printf(b,
-		               "<td title=\"%.2f %%\"><span class=\"bar\" style=\"width:%.0fpx"
-		               "\"></span> %.1f %%</td>",
-		               pct, 0.6 * (pct > 100 ? 100 : pct), pct);
+		tcx_buf_puts(b, "<td title=\"");
+		put_dec(b, pct, 2);
+		tcx_buf_puts(b, " %\"><span class=\"bar\" style=\"width:");
+		put_dec(b, 0.6 * (pct > 100 ? 100 : pct), 0);
+		tcx_buf_puts(b, "px\"></span> ");
+		put_dec(b, pct, 1);
+		tcx_buf_puts(b, " %</td>");
 	} else {
 		tcx_buf_puts(b, "<td></td>");
 	}

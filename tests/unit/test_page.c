@@ -195,21 +195,21 @@ static void test_tree(void **state)
 	row_has(p, "ffff:", "padding-left:0.3em\">qdisc ffff:<");
 	row_has(p, "ffff:", "<td>ingress</td><td>ingress</td>");
 	/* figures: bytes, packets and drops per second, backlog, rate, ceil, use */
-	row_has(p, "1:10", "<td title=\"125000.0 B/s\">125 kB/s</td>");
-	row_has(p, "1:10", "<td title=\"125.0 pkt/s\">125 pkt/s</td>");
+	row_has(p, "1:10", "<td title=\"125000 B/s\">125 kB/s</td>");
+	row_has(p, "1:10", "<td title=\"125 pkt/s\">125 pkt/s</td>");
 	row_has(p, "1:10", "<td title=\"0.5 pkt/s\">0.5 pkt/s</td>");
 	row_has(p, "1:10", "<td>3000 B, 2 pkt</td>");
 	row_has(p, "1:10", "<td title=\"1000000 bit/s\">1 Mbit/s</td>");
 	row_has(p, "1:10", "<td title=\"2000000 bit/s\">2 Mbit/s</td>");
 	row_has(p, "1:10",
-	        "<td title=\"50.00 %\"><span class=\"bar\" style=\"width:30px\"></span> "
-	        "50.0 %</td>");
+	        "<td title=\"50 %\"><span class=\"bar\" style=\"width:30px\"></span> "
+	        "50 %</td>");
 	row_has(p, "1:1",
 	        "<td title=\"10000000 bit/s\">10 Mbit/s</td><td title=\"10000000 "
-	        "bit/s\">10 Mbit/s</td><td title=\"80.00 %\">");
+	        "bit/s\">10 Mbit/s</td><td title=\"80 %\">");
 	row_has(p, "1:20", "<td title=\"500000 bit/s\">500 kbit/s</td>");
-	row_has(p, "1:20", "<td title=\"0.00 %\">");
-	row_has(p, "1:", "<td title=\"1000000.0 B/s\">1 MB/s</td>");
+	row_has(p, "1:20", "<td title=\"0 %\">");
+	row_has(p, "1:", "<td title=\"1000000 B/s\">1 MB/s</td>");
 	/* a qdisc without a ceil: no rate, ceil or use */
 	row_has(p, "10:", "<td></td><td></td><td></td></tr>");
 	/* the page: not folded, the age, the reload, the refresh, escaped text */
