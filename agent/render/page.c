@@ -553,7 +553,7 @@ int tcx_page_render(struct tcx_buf *b, const struct tcx_snapshot *s, const struc
 	}
 	{
 		double taken = (double)s->taken.tv_sec + (double)s->taken.tv_nsec / 1e9;
-		double age = pi->now - taken;
+		double age = pi->now > taken ? pi->now - taken : 0; /* a wall clock stepped back */
 
 		tcx_buf_puts(b, "<p id=\"age\">Collected at ");
 		put_time(b, taken);

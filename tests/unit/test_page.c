@@ -335,6 +335,15 @@ static void test_loop(void **state)
 	row_has(p, "1:2", "padding-left:1.5em");
 	row_has(p, "5:", "padding-left:1.5em");
 	free(p);
+	/* a wall clock stepped back since the collection: no negative age */
+	{
+		struct tcx_page_info pi = info;
+
+		pi.now = 1799999990;
+		p = render(s, &pi);
+		assert_non_null(strstr(p, "UTC, 0.0 s ago"));
+		free(p);
+	}
 	tcx_snapshot_unref(s);
 }
 
