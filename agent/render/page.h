@@ -37,7 +37,8 @@ struct tcx_page_info {
 int tcx_page_render(struct tcx_buf *b, const struct tcx_snapshot *s,
                     const struct tcx_page_info *pi);
 
-/* s with & < > " ' escaped, for HTML text and attribute values. */
+/* s with & < > " escaped, for HTML text and attribute values in double
+ * quotes (the only ones the page has). */
 void tcx_html_escape(struct tcx_buf *b, const char *s);
 
 #endif
