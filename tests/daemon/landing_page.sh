@@ -65,8 +65,8 @@ chromium_run() {
 		--no-first-run --user-data-dir="$WORK/chromium-profile" "$@" 2>>"$WORK/chromium.err"
 }
 
-note "traffic through 1:10 and over 1:30's ceil, for 20 s at most"
-bg_start traffic "$PYTHON" "$TCX_TESTLIB/udp_raw.py" c0 --for 20 --rate 2600 \
+note "traffic through 1:10 and over 1:30's ceil (stopped at the end)"
+bg_start traffic "$PYTHON" "$TCX_TESTLIB/udp_raw.py" c0 --for 120 --rate 2600 \
 	1010:1000 1010:1000 1010:1000 1010:1000 1010:1000 1010:1000 1010:1000 1010:1000 \
 	1010:1000 1010:1000 1030:1000 1030:1000 1030:1000
 traffic_pid=$BG_PID
@@ -80,11 +80,11 @@ chromium_run --dump-dom "$base/" >"$WORK/dom.html" || fail "chromium --dump-dom 
 sleep 1
 scrape "$WORK/m2.txt" "$base/metrics"
 t2=$(date +%s.%N)
+alive "$traffic_pid" traffic # it flowed all along
 chromium_run --screenshot="$shot" --window-size=1200,2000 "$base/" >/dev/null ||
 	fail "chromium --screenshot failed"
 [ -s "$shot" ] || fail "chromium wrote no screenshot at $shot"
 echo "landing_page: screenshot: $shot"
-alive "$traffic_pid" traffic
 tc class show dev c0 >"$WORK/classes.txt"
 tc -j qdisc show dev c0 >"$WORK/qdiscs.json"
 
