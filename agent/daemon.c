@@ -28,6 +28,7 @@
 #include "agent/log.h"
 #include "collectors/agg.h"
 #include "collectors/collect.h"
+#include "collectors/qrates.h"
 #include "collectors/nl.h"
 #include "build.h"
 #include "lib/clock.h"
@@ -115,12 +116,16 @@ static void *collector_main(void *arg)
 	/* The aggregates (`aggregate:`), of the actions and of the filters'
 	 * hit counters, kept from pass to pass: this thread's alone. */
 	struct tcx_agg *agg = tcx_agg_new(), *hits = tcx_agg_new_hits();
+	/* The qdiscs' and classes' counters of the last collection, for the
+	 * rates of the next (collectors/qrates.h): this thread's alone. */
+	struct tcx_qrates *qr = tcx_qrates_new();
 
-	if (!c || !agg || !hits) {
+	if (!c || !agg || !hits || !qr) {
 		log_err("collector: out of memory");
 		tcx_collector_free(c);
 		tcx_agg_free(agg);
 		tcx_agg_free(hits);
+		tcx_qrates_free(qr);
 		return NULL;
 	}
 	for (;;) {
@@ -128,7 +133,7 @@ static void *collector_main(void *arg)
 		struct tcx_snapshot *s;
 		struct tcx_expo *e, *old;
 		struct timespec deadline;
-		double interval;
+		double interval, started;
 
 		pthread_mutex_lock(&st->lock);
 		if (st->stop) {
@@ -138,10 +143,12 @@ static void *collector_main(void *arg)
 		cfg = tcx_config_ref(st->cfg);
 		pthread_mutex_unlock(&st->lock);
 
+		started = tcx_clock_s(CLOCK_MONOTONIC);
 		s = tcx_collect(c, cfg);
 		if (s) {
 			tcx_agg_update(agg, s);
 			tcx_agg_update(hits, s);
+			tcx_qrates_update(qr, s, started);
 		}
 		interval = cfg->interval_s;
 		tcx_config_unref(cfg);
@@ -190,6 +197,7 @@ static void *collector_main(void *arg)
 	tcx_collector_free(c);
 	tcx_agg_free(agg);
 	tcx_agg_free(hits);
+	tcx_qrates_free(qr);
 	return NULL;
 }
 

@@ -130,6 +130,14 @@ struct tcx_qdev {
 
 struct tcx_xstats_table;
 
+/* The rates of a qdisc or class row, from two collections' counters. */
+enum tcx_qrate {
+	TCX_QRATE_BYTES = 0, /* bytes per second */
+	TCX_QRATE_PACKETS,
+	TCX_QRATE_DROPS,
+	TCX_QRATE__MAX,
+};
+
 /* A qdisc or a class. Its per-kind statistics (xt's fields) are in
  * xvals[xs ...]: xt->n_fields values, then for each of n_tins tins its
  * present mask and xt->n_tin_fields values. */
@@ -155,6 +163,13 @@ struct tcx_qrow {
 	const struct tcx_plans_table *pt;
 	uint32_t pl, pl_present;
 	uint64_t c[TCX_QSTAT__MAX];
+	/* Its bytes, packets and drops per second between the collection
+	 * before and this one (collectors/qrates.h), bit k of rates_present
+	 * for rate k (enum tcx_qrate): absent in a first collection, for a row
+	 * new since the one before, or one whose counters went down (another
+	 * object of the same identity). Shown by the landing page. */
+	uint8_t rates_present;
+	float rates[TCX_QRATE__MAX];
 };
 
 struct tcx_aggregates;
@@ -165,6 +180,9 @@ struct tcx_snapshot {
 	struct tcx_config *cfg; /* labels are resolved through it; a reference is held */
 	struct timespec taken;  /* CLOCK_REALTIME at the start of the pass */
 	double duration_s;
+	/* Seconds between the start of the collection before and this one's,
+	 * over which the rows' rates are (tcx_qrow.rates); 0: no rates. */
+	double rates_interval_s;
 
 	struct tcx_target *targets;
 	size_t n_targets, cap_targets;

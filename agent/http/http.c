@@ -103,6 +103,7 @@
 #include "agent/state.h"
 #include "agent/http/http.h"
 #include "agent/log.h"
+#include "agent/render/page.h"
 #include "agent/render/prom.h"
 #include "build.h"
 #include "lib/clock.h"
@@ -895,106 +896,32 @@ static enum MHD_Result serve_metrics(struct tcx_http *h, struct MHD_Connection *
 	return ret;
 }
 
-static void html_escape(struct tcx_buf *b, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			tcx_buf_puts(b, "&lt;");
-			break;
-		case '>':
-			tcx_buf_puts(b, "&gt;");
-			break;
-		case '&':
-			tcx_buf_puts(b, "&amp;");
-			break;
-		case '"':
-			tcx_buf_puts(b, "&quot;");
-			break;
-		default:
-			tcx_buf_putc(b, *s);
-		}
-	}
-}
-
+/* The landing page (agent/render/page.h), made for each request: through
+ * the handler's checks (the web config's auth) like /metrics, with its
+ * headers. */
 static enum MHD_Result serve_landing(struct tcx_state *st, struct MHD_Connection *c)
 {
 	struct tcx_expo *e = tcx_state_expo(st);
+	struct tcx_page_info pi = {.version = PACKAGE_VERSION, .now = tcx_clock_s(CLOCK_REALTIME)};
 	struct MHD_Response *r;
 	struct tcx_buf b;
 	enum MHD_Result ret;
 
+	pthread_mutex_lock(&st->lock);
+	pi.interval_s = st->cfg->interval_s;
+	pi.reload_ok = st->last_reload_ok;
+	pi.loaded_ts = st->last_reload_ts;
+	pthread_mutex_unlock(&st->lock);
 	tcx_buf_init_mem(&b);
-	tcx_buf_printf(&b,
-	               "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-	               "<title>tcexporter</title></head>\n<body>\n<h1>tcexporter %s</h1>\n"
-	               "<p>Linux TC action, filter, qdisc and class counters: <a "
-	               "href=\"metrics\">/metrics</a> "
-	               "(<a href=\"healthz\">/healthz</a>)</p>\n",
-	               PACKAGE_VERSION);
-	if (!e) {
-		tcx_buf_puts(&b, "<p>No collection has completed yet.</p>\n");
-	} else {
-		const struct tcx_snapshot *s = e->snap;
-
-		tcx_buf_printf(
-		        &b,
-		        "<p>Last collection: %zu action rows from %zu filters in %.3f s.</p>\n"
-		        "<table border=\"1\">\n<tr><th>netns</th><th>target</th><th>state"
-		        "</th><th>mode</th><th>filters</th><th>actions</th></tr>\n",
-		        s->n_actions, s->n_filters, s->duration_s);
-		for (size_t i = 0; i < s->n_targets; i++) {
-			const struct tcx_target *t = &s->targets[i];
-			char what[TCX_TARGET_DESC_MAX];
-
-			tcx_buf_puts(&b, "<tr><td>");
-			html_escape(&b, t->netns);
-			tcx_buf_puts(&b, "</td><td>");
-			html_escape(&b, tcx_describe_target(t, 0, what, sizeof(what)));
-			tcx_buf_puts(&b, "</td><td>");
-			if (t->ok)
-				tcx_buf_puts(&b, "ok");
-			else {
-				tcx_buf_puts(&b, "failed: ");
-				html_escape(&b, t->error);
-			}
-			tcx_buf_printf(&b, "</td><td>%s</td><td>%u</td><td>%u</td></tr>\n",
-			               tcx_mode_name(t->mode), t->n_filters, t->n_actions);
-		}
-		tcx_buf_puts(&b, "</table>\n");
-		if (s->n_qdevs)
-			tcx_buf_printf(
-			        &b,
-			        "<p>Qdiscs and classes: %zu qdiscs and %zu classes of %zu "
-			        "devices.</p>\n<table border=\"1\">\n<tr><th>netns</th>"
-			        "<th>device</th><th>state</th><th>qdiscs</th><th>classes</th>"
-			        "</tr>\n",
-			        s->n_qdiscs, s->n_classes, s->n_qdevs);
-		for (size_t i = 0; i < s->n_qdevs; i++) {
-			const struct tcx_qdev *d = &s->qdevs[i];
-
-			tcx_buf_puts(&b, "<tr><td>");
-			html_escape(&b, d->netns);
-			tcx_buf_puts(&b, "</td><td>");
-			html_escape(&b, d->dev);
-			tcx_buf_puts(&b, "</td><td>");
-			if (d->ok) {
-				tcx_buf_puts(&b, "ok");
-			} else {
-				tcx_buf_puts(&b, "classes failed: ");
-				html_escape(&b, d->error);
-			}
-			tcx_buf_printf(&b, "</td><td>%u</td><td>%u</td></tr>\n", d->n_qdiscs,
-			               d->n_classes);
-		}
-		if (s->n_qdevs)
-			tcx_buf_puts(&b, "</table>\n");
-		tcx_expo_unref(e);
-	}
-	tcx_buf_puts(&b, "</body></html>\n");
+	tcx_page_render(&b, e ? e->snap : NULL, &pi);
+	tcx_expo_unref(e);
 	if (b.err) {
+		int err = b.err;
+
 		tcx_buf_free(&b);
-		return MHD_NO;
+		log_err("cannot render the landing page: %s", strerror(err));
+		return reply(st, c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
+		             "cannot render the page\n", NULL, NULL);
 	}
 	r = MHD_create_response_from_buffer(b.len, b.p, MHD_RESPMEM_MUST_FREE);
 	if (!r) {
