@@ -146,6 +146,19 @@ wait_tcx_rows() {
 	done
 }
 
+# wait_class_rows N: polls tcxClassRows (through snmpd) until it answers N,
+# 15 s at most, checking the daemon meanwhile: the subagent registered and a
+# collection reached it.
+wait_class_rows() {
+	local deadline=$((SECONDS + 15))
+	until [ "$(snmp_value "$TCX_SCALARS.8.0")" = "$1" ]; do
+		tcx_checks
+		[ "$SECONDS" -lt "$deadline" ] ||
+			fail "tcxClassRows is '$(snmp_value "$TCX_SCALARS.8.0")' after 15 s, expected $1"
+		sleep 0.1
+	done
+}
+
 # timeticks OID: a TimeTicks value as a plain number (empty when absent).
 timeticks() {
 	snmp_value "$1" | sed -n 's/^(\([0-9]*\)).*/\1/p'

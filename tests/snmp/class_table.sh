@@ -47,14 +47,7 @@ EOF
 start_snmpd
 wait_snmpd 10
 start_tcx_http "$WORK/tcx.yaml"
-# tcxClassRows answers 4 (the subagent registered, a collection reached it)
-deadline=$((SECONDS + 15))
-until [ "$(snmp_value "$TCX_SCALARS.8.0")" = 4 ]; do
-	tcx_checks
-	[ "$SECONDS" -lt "$deadline" ] ||
-		fail "tcxClassRows is '$(snmp_value "$TCX_SCALARS.8.0")' after 15 s, expected 4"
-	sleep 0.1
-done
+wait_class_rows 4
 walk "$WORK/walk.txt"
 metrics "$WORK/metrics.txt"
 

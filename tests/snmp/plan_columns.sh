@@ -124,15 +124,7 @@ tcx_config "$WORK/tcx.yaml" "$HTTP_PORT" 2s "targets: [{all: true}]"
 start_snmpd
 wait_snmpd 10
 start_tcx_http "$WORK/tcx.yaml"
-# tcxClassRows answers 4 (1:1, 1:10, 1:20, 10:1): the subagent registered
-# and a collection reached it
-deadline=$((SECONDS + 15))
-until [ "$(snmp_value "$TCX_SCALARS.8.0")" = 4 ]; do
-	tcx_checks
-	[ "$SECONDS" -lt "$deadline" ] ||
-		fail "tcxClassRows is '$(snmp_value "$TCX_SCALARS.8.0")' after 15 s, expected 4"
-	sleep 0.1
-done
+wait_class_rows 4 # 1:1, 1:10, 1:20, 10:1
 run_tcx json --once --config "$WORK/tcx.yaml" --format json
 expect_rc json 0
 walk "$WORK/walk.txt"
