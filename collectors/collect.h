@@ -49,9 +49,9 @@ void tcx_collector_free(struct tcx_collector *c);
  * per-target failures are recorded in the snapshot's targets. A netns glob
  * whose read of TCX_NETNS_DIR fails keeps the namespaces it matched last, as
  * failed targets whose sources stay open and undrained. With
- * `aggregate`, each namespace's deletion notifications are drained after
- * the dumps, and the final rows of the pass's dump units put in the
- * snapshot's finals, for tcx_agg_update() to fold. */
+ * `aggregate`, each namespace's deletion notifications are drained before
+ * the dumps (drain_finals() says why), and the final rows of the pass's
+ * dump units put in the snapshot's finals, for tcx_agg_update() to fold. */
 struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg);
 
 #endif

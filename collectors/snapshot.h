@@ -225,7 +225,7 @@ struct tcx_snapshot {
 	 * set by tcx_agg_update(); NULL otherwise. */
 	struct tcx_aggregates *aggs;
 	/* With `aggregate`: the final rows of the filters deleted by handle,
-	 * drained after the pass's dumps, of its dump units (collect.h); folded
+	 * drained before the pass's dumps, of its dump units (collect.h); folded
 	 * and freed by tcx_agg_update(). NULL when there are none. */
 	struct tcx_finals *finals;
 	/* With `aggregate`: the aggregates of the filters' hit counters
