@@ -847,12 +847,16 @@ c16_plans() {
 	$TC -d class show dev ph >tc-d-class-hfsc.txt
 	config c.yaml '{all: true}'
 	tcx r c.yaml
-	# the estimator: a flood of 1:10 through its 1mbit ceil, until the
-	# second tc read (a flood of a fixed 8 s ended before it once, with the
-	# ASan build's --once slower in the VM: 1.054x)
+	# the estimator: a flood of 1:10 through its 1mbit ceil, in datagrams of
+	# 1400 bytes (89 a second fill it: a bash loop in the VM beside the ASan
+	# build's --once sent fewer than 125 of 1000 bytes at times, so the
+	# queue emptied and the rate varied, 1.032x), until the second tc read
+	# (a flood of a fixed 8 s ended before it once, with the ASan build's
+	# --once slower: 1.054x). At 256kbit the estimator's 250 ms samples are
+	# too few packets (0.946x).
 	local flood
 	(
-		while :; do printf "%1000s" x 2>/dev/null >/dev/udp/10.16.100.2/9 || true; done
+		while :; do printf "%1400s" x 2>/dev/null >/dev/udp/10.16.100.2/9 || true; done
 	) &
 	flood=$!
 	sleep 3
