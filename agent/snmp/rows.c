@@ -386,13 +386,19 @@ int tcx_snmp_next(const struct tcx_snmp_rows *r, unsigned min_col, unsigned max_
 	}
 	for (; col <= max_col; col++, index = 0) {
 		uint32_t bit = counter_bit(r->table, col);
-		int plan = tcx_snmp_is_plan_col(r->table, col);
 		size_t i = lower(r, index, 0);
+		uint64_t v;
+		int wide;
 
 		/* (successive calls go on from where the last stopped: a walk
-		 * of a column passes each row once) */
-		while ((bit || plan) && i < r->n && !tcx_snmp_has(r, &r->rows[i], col))
-			i++;
+		 * of a column passes each row once; a counter's column tests a
+		 * bit per row, as a million action rows want) */
+		if (tcx_snmp_is_plan_col(r->table, col))
+			while (i < r->n && !tcx_snmp_plan(r, &r->rows[i], col, &v, &wide))
+				i++;
+		else if (bit)
+			while (i < r->n && !(r->rows[i].present & bit))
+				i++;
 		if (i < r->n) {
 			*ncol = col;
 			*nrow = &r->rows[i];
