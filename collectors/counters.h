@@ -270,6 +270,13 @@ static inline uint64_t tcx_counter_add(const struct tcx_counter_def *d, uint64_t
 	return d->width < 64 ? (a + b) & ((UINT64_C(1) << d->width) - 1) : a + b;
 }
 
+/* now - was in the counter's width: what it counted between the two reads,
+ * across one wrap of the kernel's counter. */
+static inline uint64_t tcx_counter_sub(const struct tcx_counter_def *d, uint64_t now, uint64_t was)
+{
+	return d->width < 64 ? (now - was) & ((UINT64_C(1) << d->width) - 1) : now - was;
+}
+
 /* Per row, a table's walks are unrolled: the table is known, the walk of a
  * row folds to what its counters need. */
 

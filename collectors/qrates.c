@@ -100,14 +100,11 @@ static void row_rates(struct tcx_qrow *r, const struct entry *was, double dt)
 			return;
 	}
 	for (unsigned k = 0; k < TCX_QRATE__MAX; k++) {
-		const struct tcx_counter_def *d = &defs[src[k]];
 		uint64_t delta;
 
 		if (!(was->present & (1u << k)) || !(r->stats_present & (1u << src[k])))
 			continue;
-		delta = r->c[src[k]] - was->c[k];
-		if (d->width < 64) /* the kernel's counter wrapped */
-			delta &= (UINT64_C(1) << d->width) - 1;
+		delta = tcx_counter_sub(&defs[src[k]], r->c[src[k]], was->c[k]);
 		r->rates[k] = (float)((double)delta / dt);
 		r->rates_present |= (uint8_t)(1u << k);
 	}
