@@ -269,8 +269,10 @@ static int run_once(const struct cli_opts *o)
 		return TCX_EXIT_USAGE;
 	tcx_log_config_warnings(cfg);
 	c = tcx_collector_new(&tcx_netlink_source, NULL);
-	if (c)
+	if (c) {
+		tcx_collector_liveness_every_pass(c); /* every row has its times */
 		s = tcx_collect(c, cfg);
+	}
 	/* With `aggregate`: the sums of the rows of this one pass. */
 	if (s && tcx_agg_sum(s) < 0) {
 		log_err("out of memory");

@@ -28,6 +28,7 @@
 #include "agent/log.h"
 #include "collectors/agg.h"
 #include "collectors/collect.h"
+#include "collectors/liveness.h"
 #include "collectors/qrates.h"
 #include "collectors/nl.h"
 #include "build.h"
@@ -119,13 +120,17 @@ static void *collector_main(void *arg)
 	/* The qdiscs' and classes' counters of the last collection, for the
 	 * rates of the next (collectors/qrates.h): this thread's alone. */
 	struct tcx_qrates *qr = tcx_qrates_new();
+	/* The action times of terse targets between liveness passes
+	 * (collectors/liveness.h): this thread's alone. */
+	struct tcx_liveness *lv = tcx_liveness_new();
 
-	if (!c || !agg || !hits || !qr) {
+	if (!c || !agg || !hits || !qr || !lv) {
 		log_err("collector: out of memory");
 		tcx_collector_free(c);
 		tcx_agg_free(agg);
 		tcx_agg_free(hits);
 		tcx_qrates_free(qr);
+		tcx_liveness_free(lv);
 		return NULL;
 	}
 	for (;;) {
@@ -146,6 +151,7 @@ static void *collector_main(void *arg)
 		started = tcx_clock_s(CLOCK_MONOTONIC);
 		s = tcx_collect(c, cfg);
 		if (s) {
+			tcx_liveness_update(lv, s);
 			tcx_agg_update(agg, s);
 			tcx_agg_update(hits, s);
 			tcx_qrates_update(qr, s, started);
@@ -198,6 +204,7 @@ static void *collector_main(void *arg)
 	tcx_agg_free(agg);
 	tcx_agg_free(hits);
 	tcx_qrates_free(qr);
+	tcx_liveness_free(lv);
 	return NULL;
 }
 

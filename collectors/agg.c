@@ -69,6 +69,11 @@ struct aggr {
 	struct tcx_counters shown; /* published: never goes down */
 	double created;
 	uint32_t present; /* bit k: a member or final of it had counter k */
+	/* The times of its members and finals, as of every pass it was in
+	 * (tcx_times_fold()): the earliest install and first use, the latest
+	 * last use; actions only. */
+	uint8_t tm_present;
+	int64_t tm[TCX_TM__MAX];
 };
 
 /* An open-addressing index of array positions (pos + 1; 0 is an empty
@@ -477,7 +482,12 @@ static struct tcx_aggregates *publish(struct tcx_agg *a, const struct tcx_config
 	g->c = calloc(n, sizeof(*g->c));
 	g->created = malloc(n * sizeof(*g->created));
 	g->present = malloc(n * sizeof(*g->present));
-	if (!g->value || !g->text || !g->c || !g->created || !g->present) {
+	if (!a->hits) {
+		g->tm_present = malloc(n * sizeof(*g->tm_present));
+		g->tm = malloc(n * sizeof(*g->tm));
+	}
+	if (!g->value || !g->text || !g->c || !g->created || !g->present ||
+	    (!a->hits && (!g->tm_present || !g->tm))) {
 		tcx_aggregates_free(g);
 		return NULL;
 	}
@@ -493,6 +503,10 @@ static struct tcx_aggregates *publish(struct tcx_agg *a, const struct tcx_config
 		g->c[i] = a->g[i].base;
 		g->created[i] = a->g[i].created;
 		g->present[i] = a->g[i].present;
+		if (g->tm) {
+			g->tm_present[i] = a->g[i].tm_present;
+			memcpy(g->tm[i], a->g[i].tm, sizeof(g->tm[i]));
+		}
 	}
 	for (size_t i = 0; i < a->n_m; i++)
 		for (unsigned c = 0; c < a->t->n; c++)
@@ -643,6 +657,9 @@ int tcx_agg_update(struct tcx_agg *a, struct tcx_snapshot *s)
 				set_agg[labels] = agg;
 		}
 		a->g[agg].present |= present;
+		if (!a->hits)
+			tcx_times_fold(&a->g[agg].tm_present, a->g[agg].tm,
+			               s->actions[i].tm_present, s->actions[i].tm);
 		if (a->sum_only) { /* no members: the row as it is */
 			for (unsigned c = 0; c < a->t->n; c++)
 				a->g[agg].base.v[c] += v.v[c];
@@ -742,6 +759,7 @@ int tcx_agg_fold_final(struct tcx_agg *a, const struct tcx_final *f)
 			return -1;
 	}
 	a->g[agg].present |= f->present;
+	tcx_times_fold(&a->g[agg].tm_present, a->g[agg].tm, f->tm_present, f->tm);
 	for (unsigned c = 0; c < a->t->n; c++)
 		a->g[agg].base.v[c] += final->v[c];
 	if (!m)

@@ -73,6 +73,10 @@ struct tcx_collector {
 	size_t n_globs, cap_globs;
 	uint64_t dropped_closed[TCX_NLDROP__MAX]; /* by the sources closed since */
 	uint64_t lost_closed;                     /* notifications lost by them */
+	/* Liveness passes (tcx_snapshot.liveness_pass): every pass, or the
+	 * monotonic time of the last one (0: none yet). */
+	int liveness_every_pass;
+	double liveness_at;
 };
 
 struct tcx_collector *tcx_collector_new(const struct tcx_source_ops *ops, void *opaque)
@@ -882,6 +886,7 @@ struct fdump_ctx {
 	uint64_t bad;
 	char err[256];
 	int oom;
+	unsigned msgs; /* read since the dump started */
 };
 
 static int same_tp(const struct tcx_tp_key *a, const struct tcx_tp_key *b)
@@ -900,6 +905,13 @@ static int filter_msg_cb(const struct nlmsghdr *nlh, void *arg)
 
 	if (fc->oom)
 		return MNL_CB_OK;
+	/* The action times in a reply are ages as of when the kernel wrote
+	 * it, just before it was read: the clock is read once per 32 messages
+	 * (a 32 KiB chunk holds about 60 of a full dump), which costs little
+	 * and is late by the decoding of 31 messages at most, a few
+	 * microseconds against the kernel's 10 ms ticks. */
+	if (!(fc->msgs++ & 31))
+		tcx_snapshot_clock(fc->s);
 	r = tcx_parse_filter(nlh, fc->s, fc->target, &key, err, sizeof(err));
 	if (r == TCX_PARSE_ERROR) {
 		/* Keep reading to the end of the dump so the socket stays in
@@ -966,6 +978,7 @@ static int run_filter_dump(struct pass *p, const struct unit *u, struct tcx_targ
 	struct nlmsghdr *nlh = filter_req(buf, u, terse, only);
 
 	fc->only = only;
+	fc->msgs = 0;
 	if (terse)
 		t->terse_dumps++;
 	else
@@ -1002,7 +1015,14 @@ static void dump_unit(struct pass *p, struct unit *u, uint32_t tidx)
 			repair[n_repair++] = fc.tps[i].key;
 		}
 	}
-	if (status == 0 && !fc.bad) {
+	if (status == 0 && !fc.bad && s->liveness_pass && s->n_actions > mark_a) {
+		/* A liveness pass: the rows again, in full, for their times.
+		 * The unit's mode stays what the terse dump found. */
+		t->mode = n_repair ? TCX_MODE_TERSE_REPAIR : TCX_MODE_TERSE;
+		tcx_snapshot_truncate(p->s, mark_f, mark_a);
+		fc.n_tps = 0;
+		status = run_filter_dump(p, u, t, &fc, 0, NULL, err, sizeof(err));
+	} else if (status == 0 && !fc.bad) {
 		t->mode = n_repair ? TCX_MODE_TERSE_REPAIR : TCX_MODE_TERSE;
 		for (size_t i = 0; i < n_repair && status == 0 && !fc.bad; i++) {
 			status = run_filter_dump(p, u, t, &fc, 0, &repair[i], err, sizeof(err));
@@ -1660,6 +1680,28 @@ static void count_rows(struct tcx_snapshot *s, struct tcx_target *t, size_t mark
 	t->n_actions = (uint32_t)(s->n_actions - mark_a);
 }
 
+void tcx_collector_liveness_every_pass(struct tcx_collector *c)
+{
+	c->liveness_every_pass = 1;
+}
+
+/* Is the pass starting at now (monotonic seconds) a liveness pass? One is
+ * due liveness_interval after the last, give or take half a collection
+ * interval (collections are not to the millisecond), and at the first. */
+static int liveness_due(struct tcx_collector *c, const struct tcx_config *cfg, double now)
+{
+	if (tcx_switch_mode(TCX_SW_LIVENESS, cfg->families.mode[TCX_SW_LIVENESS], 0) == TCX_FAM_OFF)
+		return 0;
+	if (c->liveness_every_pass)
+		return 1;
+	if (cfg->liveness_interval_s <= 0 ||
+	    (c->liveness_at &&
+	     now - c->liveness_at < cfg->liveness_interval_s - cfg->interval_s / 2))
+		return 0;
+	c->liveness_at = now;
+	return 1;
+}
+
 struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg)
 {
 	struct tcx_snapshot *s = tcx_snapshot_new(cfg);
@@ -1670,6 +1712,7 @@ struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg
 	if (!s)
 		return NULL;
 	tcx_snapshot_reuse(s);
+	s->liveness_pass = liveness_due(c, cfg, t0);
 	ns_release_stale(c);
 	for (size_t i = 0; i < cfg->n_targets; i++)
 		if (expand_config_target(&p, &us, &cfg->targets[i]) < 0)

@@ -45,6 +45,10 @@ struct tcx_collector;
 struct tcx_collector *tcx_collector_new(const struct tcx_source_ops *ops, void *opaque);
 void tcx_collector_free(struct tcx_collector *c);
 
+/* Make every pass of c a liveness pass (tcexporter --once): by default
+ * one is, every `liveness_interval` of cfg, and the first. */
+void tcx_collector_liveness_every_pass(struct tcx_collector *c);
+
 /* Run one pass over cfg's targets. Never returns NULL unless out of memory;
  * per-target failures are recorded in the snapshot's targets. A netns glob
  * whose read of TCX_NETNS_DIR fails keeps the namespaces it matched last, as

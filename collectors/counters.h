@@ -46,7 +46,9 @@ enum tcx_family_mode {
 	S(PLANS, .name = "plans", .dflt = TCX_FAM_ON)                                              \
 	S(FLOWS, .name = "flows", .dflt = TCX_FAM_OFF)                                             \
 	S(HITS, .name = "hits", .dflt = TCX_FAM_ON)                                                \
-	S(KEYS, .name = "keys", .dflt = TCX_FAM_OFF)
+	S(KEYS, .name = "keys", .dflt = TCX_FAM_OFF)                                               \
+	S(LIVENESS, .name = "liveness", .dflt = TCX_FAM_ON)                                        \
+	S(CREATED, .name = "created", .dflt = TCX_FAM_OFF)
 
 struct tcx_family_switch {
 	const char *name; /* first: the configuration's key table reads it */

@@ -189,6 +189,10 @@ static int msg_cb(const struct nlmsghdr *nlh, void *arg)
 
 	if (nlh->nlmsg_type != RTM_DELTFILTER)
 		return MNL_CB_OK;
+	/* The ages of a deleted action's times are as of the deletion; the
+	 * notification waited for the drain up to a collection interval: its
+	 * times read as late as that (the kernel stamps no netlink message). */
+	tcx_snapshot_clock(d->s);
 	switch (tcx_parse_filter(nlh, d->s, 0, &key, err, sizeof(err))) {
 	case TCX_PARSE_ROW:
 		t = target_of(d, &key);

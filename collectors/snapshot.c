@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "collectors/names.h"
 #include "collectors/snapshot.h"
 #include "lib/buf.h"
+#include "lib/clock.h"
 #include "lib/grow.h"
 #include "lib/hash.h"
 
@@ -84,6 +86,14 @@ struct tcx_snapshot *tcx_snapshot_new(struct tcx_config *cfg)
 	return s;
 }
 
+void tcx_snapshot_clock(struct tcx_snapshot *s)
+{
+	s->tm_clock_ms = (int64_t)tcx_clock_ms(CLOCK_REALTIME);
+	s->tm_boot_ms = (int64_t)tcx_clock_ms(CLOCK_BOOTTIME);
+	if (!s->tm_hz)
+		s->tm_hz = sysconf(_SC_CLK_TCK);
+}
+
 struct tcx_snapshot *tcx_snapshot_ref(struct tcx_snapshot *s)
 {
 	if (s)
@@ -120,7 +130,8 @@ static size_t aggregates_bytes(const struct tcx_aggregates *g)
 	if (!g)
 		return 0;
 	return tcx_alloc_size(g) + tcx_alloc_size(g->value) + tcx_alloc_size(g->text) +
-	       tcx_alloc_size(g->c) + tcx_alloc_size(g->created) + tcx_alloc_size(g->present);
+	       tcx_alloc_size(g->c) + tcx_alloc_size(g->created) + tcx_alloc_size(g->present) +
+	       tcx_alloc_size(g->tm_present) + tcx_alloc_size(g->tm);
 }
 
 static size_t finals_bytes(const struct tcx_finals *fs)
@@ -506,6 +517,7 @@ int tcx_snapshot_merge(struct tcx_snapshot *s)
 				for (unsigned c = 0; c < TCX_ACT_CTR__MAX; c++)
 					first->c[c] = tcx_counter_add(&tcx_action_counters.def[c],
 					                              first->c[c], a->c[c]);
+				tcx_times_fold(&first->tm_present, first->tm, a->tm_present, a->tm);
 				a->merged = 1;
 				s->merged_actions++;
 				break;
@@ -608,6 +620,8 @@ int tcx_finals_add(struct tcx_finals **fs, const struct tcx_snapshot *s, size_t 
 	tcx_counters_of(&s->actions[i], &f->c);
 	f->index = s->actions[i].index;
 	f->present = (1u << TCX_ACT_CTR__MAX) - 1;
+	f->tm_present = s->actions[i].tm_present;
+	memcpy(f->tm, s->actions[i].tm, sizeof(f->tm));
 	return 0;
 }
 
@@ -642,6 +656,8 @@ void tcx_aggregates_free(struct tcx_aggregates *g)
 	free(g->text);
 	free(g->c);
 	free(g->created);
+	free(g->tm_present);
+	free(g->tm);
 	free(g->present);
 	free(g);
 }

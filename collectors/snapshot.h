@@ -70,6 +70,20 @@ struct tcx_filter {
 	uint32_t hv;
 };
 
+/* The times of an action (the kernel's struct tcf_t), each in milliseconds
+ * of Unix time: when it was installed, last used and first used. The
+ * kernel gives their ages in USER_HZ ticks as of its reply; the decoder
+ * subtracts them from the wall clock read with the reply
+ * (tcx_snapshot_clock()). A full dump has them (TCA_<KIND>_TM in the
+ * action's options), a terse one does not: collectors/liveness.h keeps the
+ * times of terse rows from one full dump to the next. */
+enum tcx_tm {
+	TCX_TM_INSTALLED = 0,
+	TCX_TM_LAST_USED,  /* the install time while never used (the kernel's) */
+	TCX_TM_FIRST_USED, /* absent while never used (firstuse 0) */
+	TCX_TM__MAX,
+};
+
 struct tcx_action {
 	uint32_t filter; /* index into filters[] */
 	uint32_t index;  /* action index, 0 when the dump does not carry it */
@@ -77,11 +91,29 @@ struct tcx_action {
 	uint8_t kind; /* index into kinds[] */
 	uint8_t cookie_len;
 	uint8_t cookie[TCX_COOKIE_MAX];
-	uint8_t drop;    /* dropped by `unmapped: drop` */
-	uint8_t merged;  /* added to an earlier action of the same identity: not shown */
-	uint32_t labels; /* its label set, set by tcx_snapshot_classify() */
+	uint8_t drop;       /* dropped by `unmapped: drop` */
+	uint8_t merged;     /* added to an earlier action of the same identity: not shown */
+	uint8_t tm_present; /* bit (1 << enum tcx_tm): tm[k] is known */
+	uint32_t labels;    /* its label set, set by tcx_snapshot_classify() */
 	uint64_t c[TCX_ACT_CTR__MAX]; /* its counters (tcx_action_counters) */
+	int64_t tm[TCX_TM__MAX];      /* its times (enum tcx_tm), ms of Unix time */
 };
+
+/* Fold the times of b into a, as rows of one identity and aggregates
+ * combine them: the earliest install and first use, the latest last use. */
+static inline void tcx_times_fold(uint8_t *a_present, int64_t *a, uint8_t b_present,
+                                  const int64_t *b)
+{
+	for (unsigned k = 0; k < TCX_TM__MAX; k++) {
+		int later = k == TCX_TM_LAST_USED;
+
+		if (!(b_present & (1u << k)))
+			continue;
+		if (!(*a_present & (1u << k)) || (later ? b[k] > a[k] : b[k] < a[k]))
+			a[k] = b[k];
+		*a_present |= (uint8_t)(1u << k);
+	}
+}
 
 /* Why a netlink message or target failed, counted by cause. */
 enum tcx_err_cause {
@@ -179,6 +211,17 @@ struct tcx_snapshot {
 	atomic_uint refcnt;
 	struct tcx_config *cfg; /* labels are resolved through it; a reference is held */
 	struct timespec taken;  /* CLOCK_REALTIME at the start of the pass */
+	/* The clocks the decoder reads action times against
+	 * (tcx_snapshot_clock()): the wall clock and the time since boot, in
+	 * milliseconds, and USER_HZ. */
+	int64_t tm_clock_ms, tm_boot_ms;
+	long tm_hz;
+	/* Action ages longer than the time since boot, clamped to it (a
+	 * kernel's reply cannot hold one). */
+	uint64_t tm_clamped;
+	/* 1: every filter was dumped in full, the rows of terse targets
+	 * too, for their times (`liveness_interval`, tcx_collect()). */
+	int liveness_pass;
 	double duration_s;
 	/* Seconds between the start of the collection before and this one's,
 	 * over which the rows' rates are (tcx_qrow.rates); 0: no rates. */
@@ -261,6 +304,9 @@ void tcx_target_init(struct tcx_target *t, const char *netns, const char *dev, u
 #define TCX_TARGET_DESC_MAX 128
 const char *tcx_describe_target(const struct tcx_target *t, int with_netns, char *out,
                                 size_t outlen);
+/* Read the clocks action times are decoded against (tm_clock_ms,
+ * tm_boot_ms): the reply being decoded was read just before. */
+void tcx_snapshot_clock(struct tcx_snapshot *s);
 /* Intern a kind string; returns its index, or -1 when the table is full. */
 int tcx_snapshot_kind(struct tcx_snapshot *s, const char *kind);
 /* Room for the hit counters of filter f, TCX_FCTR__MAX + n_keys values,
@@ -376,6 +422,8 @@ struct tcx_final {
 	struct tcx_counters c;
 	uint32_t index;
 	uint32_t present;
+	uint8_t tm_present; /* an action's times, as tcx_action's */
+	int64_t tm[TCX_TM__MAX];
 };
 
 struct tcx_finals {
@@ -411,6 +459,11 @@ struct tcx_aggregates {
 	 * classifier keeps). The others are absent, never 0. */
 	uint32_t *present;
 	uint32_t nonzero; /* bit k: some aggregate has counter k not 0 */
+	/* n, of actions (NULL for the hit counters'): the aggregate's times
+	 * (tcx_action's), folded over its members and finals by
+	 * tcx_times_fold() since it appeared. */
+	uint8_t *tm_present;
+	int64_t (*tm)[TCX_TM__MAX];
 };
 
 static inline const char *tcx_aggregate_value(const struct tcx_aggregates *g, size_t i, size_t k)

@@ -55,6 +55,7 @@
 #endif
 #ifndef TCX_HAVE_TC_IPT_H
 #define TCA_IPT_INDEX 3
+#define TCA_IPT_TM    5
 #endif
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -153,30 +154,33 @@ int tcx_cls_supports_terse(const char *kind)
 struct act_info {
 	const char *kind;
 	uint16_t parms[2]; /* the attributes that can carry it; 0: none */
+	/* Its times (struct tcf_t, tcf_tm_dump()): TCA_<KIND>_TM, in every
+	 * kind's full dump. */
+	uint16_t tm;
 };
 
 static const struct act_info act_table[] = {
-        {"gact", {TCA_GACT_PARMS}},
-        {"mirred", {TCA_MIRRED_PARMS}},
-        {"police", {TCA_POLICE_TBF}},
-        {"pedit", {TCA_PEDIT_PARMS, TCA_PEDIT_PARMS_EX}},
-        {"skbedit", {TCA_SKBEDIT_PARMS}},
-        {"tunnel_key", {TCA_TUNNEL_KEY_PARMS}},
-        {"vlan", {TCA_VLAN_PARMS}},
-        {"csum", {TCA_CSUM_PARMS}},
-        {"ct", {TCA_CT_PARMS}},
-        {"bpf", {TCA_ACT_BPF_PARMS}},
-        {"nat", {TCA_NAT_PARMS}},
-        {"sample", {TCA_SAMPLE_PARMS}},
-        {"connmark", {TCA_CONNMARK_PARMS}},
-        {"ctinfo", {TCA_CTINFO_ACT}},
-        {"skbmod", {TCA_SKBMOD_PARMS}},
-        {"mpls", {TCA_MPLS_PARMS}},
-        {"gate", {TCA_GATE_PARMS}},
-        {"ife", {TCA_IFE_PARMS}},
-        {"simple", {TCA_DEF_PARMS}},
-        {"xt", {TCA_IPT_INDEX}},
-        {"ipt", {TCA_IPT_INDEX}},
+        {"gact", {TCA_GACT_PARMS}, TCA_GACT_TM},
+        {"mirred", {TCA_MIRRED_PARMS}, TCA_MIRRED_TM},
+        {"police", {TCA_POLICE_TBF}, TCA_POLICE_TM},
+        {"pedit", {TCA_PEDIT_PARMS, TCA_PEDIT_PARMS_EX}, TCA_PEDIT_TM},
+        {"skbedit", {TCA_SKBEDIT_PARMS}, TCA_SKBEDIT_TM},
+        {"tunnel_key", {TCA_TUNNEL_KEY_PARMS}, TCA_TUNNEL_KEY_TM},
+        {"vlan", {TCA_VLAN_PARMS}, TCA_VLAN_TM},
+        {"csum", {TCA_CSUM_PARMS}, TCA_CSUM_TM},
+        {"ct", {TCA_CT_PARMS}, TCA_CT_TM},
+        {"bpf", {TCA_ACT_BPF_PARMS}, TCA_ACT_BPF_TM},
+        {"nat", {TCA_NAT_PARMS}, TCA_NAT_TM},
+        {"sample", {TCA_SAMPLE_PARMS}, TCA_SAMPLE_TM},
+        {"connmark", {TCA_CONNMARK_PARMS}, TCA_CONNMARK_TM},
+        {"ctinfo", {TCA_CTINFO_ACT}, TCA_CTINFO_TM},
+        {"skbmod", {TCA_SKBMOD_PARMS}, TCA_SKBMOD_TM},
+        {"mpls", {TCA_MPLS_PARMS}, TCA_MPLS_TM},
+        {"gate", {TCA_GATE_PARMS}, TCA_GATE_TM},
+        {"ife", {TCA_IFE_PARMS}, TCA_IFE_TM},
+        {"simple", {TCA_DEF_PARMS}, TCA_DEF_TM},
+        {"xt", {TCA_IPT_INDEX}, TCA_IPT_TM},
+        {"ipt", {TCA_IPT_INDEX}, TCA_IPT_TM},
 };
 
 static const struct act_info *act_lookup(const char *kind)
@@ -199,14 +203,61 @@ static int stats_cb(const struct nlattr *a, void *data, struct tcx_perr *pe)
 struct parms_ctx {
 	const struct act_info *info;
 	struct tcx_action *act;
+	struct tcx_snapshot *snap; /* its clocks, its counts */
+	int has_index;             /* from TCA_ACT_INDEX: the parameters' is not read */
 };
+
+/* An age of `ticks` USER_HZ ticks as of the reply: the time it goes back
+ * to, in ms of Unix time. An age longer than the time since boot cannot
+ * be (jiffies start at boot): clamped to it, and counted. */
+static int64_t tm_time(struct tcx_snapshot *s, uint64_t ticks)
+{
+	uint64_t ms = ticks / (uint64_t)s->tm_hz * 1000 +
+	              ticks % (uint64_t)s->tm_hz * 1000 / (uint64_t)s->tm_hz;
+
+	if (ticks > (uint64_t)INT64_MAX / 1000 || ms > (uint64_t)s->tm_boot_ms) {
+		ms = (uint64_t)s->tm_boot_ms;
+		s->tm_clamped++;
+	}
+	return s->tm_clock_ms - (int64_t)ms;
+}
+
+/* The action's times (struct tcf_t: install, lastuse, expires, then
+ * firstuse since 4.10). One that is too short loses the row its times
+ * alone, counted as malformed: its counters stay. expires is 0 for every
+ * kind (no action sets it, 6.1 to 6.18): not kept. */
+static void action_times(struct parms_ctx *pc, const struct nlattr *a)
+{
+	struct tcx_snapshot *s = pc->snap;
+	struct tcx_action *act = pc->act;
+	struct tcf_t tm = {0};
+
+	if (tcx_attr_len(a) < offsetof(struct tcf_t, firstuse)) {
+		s->errors[TCX_ERR_MALFORMED]++;
+		return;
+	}
+	if (!s->tm_clock_ms)
+		tcx_snapshot_clock(s);
+	tcx_attr_struct(a, &tm, sizeof(tm));
+	act->tm[TCX_TM_INSTALLED] = tm_time(s, tm.install);
+	act->tm[TCX_TM_LAST_USED] = tm_time(s, tm.lastuse);
+	act->tm_present = 1u << TCX_TM_INSTALLED | 1u << TCX_TM_LAST_USED;
+	if (tm.firstuse && tcx_attr_len(a) >= sizeof(tm)) {
+		act->tm[TCX_TM_FIRST_USED] = tm_time(s, tm.firstuse);
+		act->tm_present |= 1u << TCX_TM_FIRST_USED;
+	}
+}
 
 static int parms_cb(const struct nlattr *a, void *data, struct tcx_perr *pe)
 {
 	struct parms_ctx *pc = data;
 	uint16_t t = tcx_attr_type(a);
 
-	if (!t || (t != pc->info->parms[0] && t != pc->info->parms[1]))
+	if (t && t == pc->info->tm) {
+		action_times(pc, a);
+		return 0;
+	}
+	if (!t || pc->has_index || (t != pc->info->parms[0] && t != pc->info->parms[1]))
 		return 0;
 	if (tcx_attr_len(a) < sizeof(pc->act->index))
 		return tcx_perr_fail(
@@ -262,11 +313,13 @@ static int action_cb(const struct nlattr *nest, void *data, struct tcx_perr *pe)
 		act->cookie_len = (uint8_t)tcx_attr_len(cookie);
 		memcpy(act->cookie, tcx_attr_data(cookie), act->cookie_len);
 	}
-	if (index) {
-		if (tcx_attr_u32(index, "TCA_ACT_INDEX", &act->index, pe) < 0)
-			return -1;
-	} else if (options) {
-		struct parms_ctx pc = {.info = act_lookup(kind), .act = act};
+	if (index && tcx_attr_u32(index, "TCA_ACT_INDEX", &act->index, pe) < 0)
+		return -1;
+	if (options) {
+		struct parms_ctx pc = {.info = act_lookup(kind),
+		                       .act = act,
+		                       .snap = ac->snap,
+		                       .has_index = !!index};
 
 		if (pc.info && tcx_attr_nested(options, "TCA_ACT_OPTIONS", parms_cb, &pc, pe) < 0)
 			return -1;
@@ -295,7 +348,7 @@ static int old_police(struct acts_ctx *ac, const struct nlattr *police,
                       const struct nlattr *const tb[], struct tcx_perr *pe)
 {
 	int k = tcx_snapshot_kind(ac->snap, "police");
-	struct parms_ctx pc = {.info = act_lookup("police")};
+	struct parms_ctx pc = {.info = act_lookup("police"), .snap = ac->snap};
 	struct tc_stats old;
 
 	if (k < 0)

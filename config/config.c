@@ -22,10 +22,11 @@
 #include "config/yamlutil.h"
 #include "lib/grow.h"
 
-#define TCX_INTERVAL_DEFAULT 15.0
-#define TCX_BLOCK_MAX        4294967294u
-#define TCX_NETNS_MAX        63
-#define TCX_IFNAME_MAX       15 /* IFNAMSIZ - 1 */
+#define TCX_INTERVAL_DEFAULT          15.0
+#define TCX_LIVENESS_INTERVAL_DEFAULT 60.0
+#define TCX_BLOCK_MAX                 4294967294u
+#define TCX_NETNS_MAX                 63
+#define TCX_IFNAME_MAX                15 /* IFNAMSIZ - 1 */
 
 #define TC_PARENT_ROOT 0u /* a dump's "root qdisc" selector */
 
@@ -243,6 +244,19 @@ static int top_interval(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v
 	return duration_value(c, k, v, 0, 86400, 0,
 	                      "must be a duration between 1ms and 24h such as 15s, 500ms, 2m",
 	                      &c->cfg->interval_s);
+}
+
+/* How often the rows of terse targets are dumped in full, for their
+ * action times: a duration, or 0 for never. */
+static int top_liveness_interval(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	if (v->type == YAML_SCALAR_NODE && tcx_yaml_slen(v) == 1 && tcx_yaml_sval(v)[0] == '0') {
+		c->cfg->liveness_interval_s = 0;
+		return 0;
+	}
+	return duration_value(c, k, v, 0, 86400, 0,
+	                      "must be 0 (off) or a duration between 1ms and 24h such as 60s, 5m",
+	                      &c->cfg->liveness_interval_s);
 }
 
 static int top_unmapped(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
@@ -1762,11 +1776,13 @@ static int top_max_series(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t 
 /* ---- the document ------------------------------------------------------------ */
 
 static const struct key_handler top_keys[] = {
-        {"interval", top_interval},   {"targets", top_targets},   {"labels", top_labels},
-        {"unmapped", top_unmapped},   {"cookies", defer_cookies}, {"decoders", defer_decoders},
-        {"http", top_http},           {"snmp", top_snmp},         {"devices", top_devices},
-        {"aggregate", top_aggregate}, {"families", top_families}, {"max_series", top_max_series},
-        {"classes", defer_classes},
+        {"interval", top_interval}, {"targets", top_targets},
+        {"labels", top_labels},     {"unmapped", top_unmapped},
+        {"cookies", defer_cookies}, {"decoders", defer_decoders},
+        {"http", top_http},         {"snmp", top_snmp},
+        {"devices", top_devices},   {"aggregate", top_aggregate},
+        {"families", top_families}, {"max_series", top_max_series},
+        {"classes", defer_classes}, {"liveness_interval", top_liveness_interval},
 };
 
 static void config_free(struct tcx_config *cfg)
@@ -1864,6 +1880,7 @@ struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, siz
 	}
 	atomic_init(&cfg->refcnt, 1);
 	cfg->interval_s = TCX_INTERVAL_DEFAULT;
+	cfg->liveness_interval_s = TCX_LIVENESS_INTERVAL_DEFAULT;
 	cfg->unmapped = TCX_UNMAPPED_EXPORT;
 	c.cfg = cfg;
 	tcx_yaml_load(&c.y, buf, len, "empty configuration", config_finish);

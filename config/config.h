@@ -158,6 +158,9 @@ struct tcx_config {
 	atomic_uint refcnt;
 	char *path;        /* file it came from, "<default>" for the embedded one */
 	double interval_s; /* daemon collect interval */
+	/* `liveness_interval`: terse targets dumped in full this often, for
+	 * their action times (collect.h); 0: never. */
+	double liveness_interval_s;
 	struct tcx_target_cfg *targets;
 	size_t n_targets;
 	char **labels;

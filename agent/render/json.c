@@ -68,6 +68,26 @@ static void user_labels(const struct tcx_snapshot *s, uint32_t ls, struct tcx_bu
 	tcx_buf_putc(b, '}');
 }
 
+/* "installed":T,"first_used":T,"last_used":T: a row's times (tm_present,
+ * tm: tcx_action's), each in seconds of Unix time, or null when unknown. */
+static void kv_times(struct tcx_buf *b, unsigned present, const int64_t *tm)
+{
+	static const struct {
+		enum tcx_tm t;
+		const char *key;
+	} keys[] = {{TCX_TM_INSTALLED, "installed"},
+	            {TCX_TM_FIRST_USED, "first_used"},
+	            {TCX_TM_LAST_USED, "last_used"}};
+
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		key(b, keys[k].key);
+		if (present & (1u << keys[k].t))
+			tcx_buf_fixed(b, tm[keys[k].t] > 0 ? (uint64_t)tm[keys[k].t] : 0, 3);
+		else
+			tcx_buf_put(b, "null", 4);
+	}
+}
+
 /* With `aggregate`: one line per aggregate, {"type":"<type>","labels":{its
  * kept labels}, then the counters of table ctr that it has. */
 static int render_aggregates(const struct tcx_aggregates *g, const char *type,
@@ -93,6 +113,8 @@ static int render_aggregates(const struct tcx_aggregates *g, const char *type,
 		for (unsigned c = 0; c < ctr->n; c++)
 			if (g->present[i] & (1u << c))
 				kv_u64(b, ctr->def[c].key, g->c[i].v[c]);
+		if (g->tm)
+			kv_times(b, g->tm_present[i], g->tm[i]);
 		tcx_buf_put(b, "}\n", 2);
 	}
 	return b->err ? -b->err : 0;
@@ -419,6 +441,7 @@ int tcx_render_json(const struct tcx_snapshot *s, struct tcx_buf *b)
 		user_labels(s, a->labels, b);
 		for (unsigned c = 0; c < ctr->n; c++)
 			kv_u64(b, ctr->def[c].key, a->c[c]);
+		kv_times(b, a->tm_present, a->tm);
 		tcx_buf_put(b, "}\n", 2);
 	}
 	if (s->n_targets && !s->aggs) /* aggregates stand for the filters too */

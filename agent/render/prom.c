@@ -439,6 +439,7 @@ fail:
  * each family, over rows. */
 enum section {
 	SEC_ACTIONS, /* tc_action_* */
+	SEC_TIMES,   /* tc_action_*_timestamp_seconds */
 	SEC_FILTERS, /* tc_filter_flags_info */
 	SEC_HITS,    /* tc_filter_lookups_total, tc_filter_hits_total, ... */
 	SEC_KEYS,    /* tc_filter_u32_key_hits_total */
@@ -479,6 +480,8 @@ struct render {
 	size_t limit;                 /* pause once the buffer holds this many bytes */
 	struct tcx_buf row;           /* scratch for one-off label sets */
 	uint8_t on[TCX_ACT_CTR__MAX]; /* the tc_action_* families written (`families:`) */
+	uint8_t tm_on[TCX_TM__MAX];   /* the action time families written */
+	int created_on;               /* OpenMetrics, and NAME_created of the counters */
 	uint8_t qdisc_on[TCX_QSTAT__MAX], class_on[TCX_QSTAT__MAX]; /* tc_qdisc_*, tc_class_* */
 	int xstats_on;                                              /* tc_qdisc_<kind>_* ... */
 	int tree_on;                                                /* tc_class_info */
@@ -527,6 +530,20 @@ static size_t hit_agg_series(const struct render *r, size_t i)
 	return n;
 }
 
+/* The time series of action row i (with aggregates: of aggregate i) that
+ * plan() turned on. */
+static unsigned time_series(const struct render *r, size_t i)
+{
+	const struct tcx_snapshot *s = r->s;
+	unsigned p = s->aggs ? (s->aggs->tm_present ? s->aggs->tm_present[i] : 0)
+	                     : s->actions[i].tm_present,
+	         n = 0;
+
+	for (unsigned t = 0; t < TCX_TM__MAX; t++)
+		n += r->tm_on[t] && (p >> t & 1);
+	return n;
+}
+
 /* Which row families are written, and how many of their series fit in
  * max_series: the first action rows (or aggregates) whose every series fits,
  * then the first filters' flags in what is left, then the hit counters of
@@ -538,7 +555,8 @@ static void plan(struct render *r)
 	const struct tcx_config *cfg = s->cfg;
 	const struct tcx_counter_table *t = &tcx_action_counters;
 	int aggregated = s->aggs != NULL;
-	size_t k = 0, rows = 0, filters = 0, n_hit_rows;
+	size_t k = 0, rows = 0, fit = 0, filters = 0, n_hit_rows;
+	uint64_t all = 0, kept = 0; /* the action rows' series, those that fit */
 	uint64_t max = cfg ? cfg->max_series : 0;
 	int limited = max != 0; /* max counts down to 0 */
 	/* each switch: 1 on, 0 off, -1 auto and not looked at yet */
@@ -591,24 +609,47 @@ static void plan(struct render *r)
 	r->xstats_on = sw_on[TCX_SW_XSTATS] != 0;
 	r->tree_on = sw_on[TCX_SW_CLASS] != 0;
 	r->plans_on = sw_on[TCX_SW_PLANS] != 0;
-	if (s->aggs) {
-		rows = s->aggs->n;
-	} else {
-		for (size_t i = 0; i < s->n_actions; i++)
-			rows += (size_t)tcx_action_shown(&s->actions[i]);
+	r->created_on = r->om && sw_on[TCX_SW_CREATED] > 0;
+	/* a time family no row (no aggregate) has is left out, HELP and all */
+	if (sw_on[TCX_SW_LIVENESS] > 0) {
+		unsigned tm = 0;
+
+		if (s->aggs && s->aggs->tm_present) {
+			for (size_t i = 0; i < s->aggs->n; i++)
+				tm |= s->aggs->tm_present[i];
+		} else if (!s->aggs) {
+			for (size_t i = 0; i < s->n_actions; i++)
+				tm |= tcx_action_shown(&s->actions[i]) ? s->actions[i].tm_present
+				                                       : 0;
+		}
+		for (unsigned x = 0; x < TCX_TM__MAX; x++)
+			r->tm_on[x] = (tm >> x) & 1;
 	}
 	for (size_t i = 0; r->flags_on && i < s->n_filters; i++)
 		filters += (size_t)!s->filters[i].merged;
-	r->max_rows = rows;
 	r->max_filters = filters;
+	/* the first action rows (aggregates) whose every series fits: k
+	 * each, and their times */
+	for (size_t i = 0, n_rows = s->aggs ? s->aggs->n : s->n_actions; i < n_rows; i++) {
+		uint64_t n;
+
+		if (!s->aggs && !tcx_action_shown(&s->actions[i]))
+			continue;
+		n = k + time_series(r, i);
+		all += n;
+		rows++;
+		if (rows == fit + 1 && (!max || kept + n <= max)) {
+			kept += n;
+			fit++;
+		}
+	}
+	r->max_rows = fit;
 	if (max) {
-		if ((uint64_t)rows * k > max)
-			r->max_rows = (size_t)(max / k);
-		max -= (uint64_t)r->max_rows * k;
+		max -= kept;
 		if (filters > max)
 			r->max_filters = (size_t)max;
 	}
-	r->series_dropped = (uint64_t)(rows - r->max_rows) * k + (filters - r->max_filters);
+	r->series_dropped = all - kept + (filters - r->max_filters);
 	if (limited)
 		max -= r->max_filters;
 	n_hit_rows = !aggregated ? s->n_filters : s->hit_aggs ? s->hit_aggs->n : 0;
@@ -809,6 +850,29 @@ static inline void put_value(struct tcx_buf *b, char *p, uint64_t v)
 	b->len = (size_t)(p - b->p);
 }
 
+/* The end of a sample line whose value is a time in ms of Unix time, in
+ * seconds: "1765051234.56" (no trailing zeros). */
+static inline void put_ms(struct tcx_buf *b, char *p, int64_t ms)
+{
+	uint64_t v = ms > 0 ? (uint64_t)ms : 0;
+	unsigned frac = (unsigned)(v % 1000);
+
+	*p++ = '}';
+	*p++ = ' ';
+	p += tcx_fmt_u64(p, v / 1000);
+	if (frac) {
+		*p++ = '.';
+		*p++ = (char)('0' + frac / 100);
+		if (frac % 100) {
+			*p++ = (char)('0' + frac / 10 % 10);
+			if (frac % 10)
+				*p++ = (char)('0' + frac % 10);
+		}
+	}
+	*p++ = '\n';
+	b->len = (size_t)(p - b->p);
+}
+
 /* The samples of one family of a counter table: counter k of each row,
  * from row r->at.row on. sl[0] is the family's name and brace; the rest is
  * theirs. Returns 1 when it paused (pause_at()), else 0. */
@@ -864,7 +928,7 @@ static int aggregate_sample(struct render *r, int om, const struct tcx_counter_d
 	if (!(p = put_slices(b, sl, 2, 24)))
 		return -1;
 	put_value(b, p, g->c[i].v[k]);
-	if (om) {
+	if (r->created_on) {
 		tcx_buf_put(b, d->family, stem);
 		tcx_buf_put(b, "_created{", 9);
 		tcx_buf_put(b, sl[1].p, sl[1].n);
@@ -889,17 +953,31 @@ static int aggregate_samples(struct render *r, int om, const struct tcx_counter_
 	return 0;
 }
 
-/* One series per action row shown, the first max_rows. */
+/* One series per action row shown, the first max_rows; with `created`
+ * (OpenMetrics), each followed by NAME_created: when the action was
+ * installed, where its times are known. */
 static int action_samples(struct render *r, int om, const struct tcx_counter_def *d, unsigned k,
                           struct slice *sl, struct tcx_buf *b)
 {
 	const struct tcx_snapshot *s = r->s;
 	size_t written = r->at.written;
+	struct padded_name created;
+	struct slice family = sl[0];
+	int with_created = r->created_on && d->type == TCX_METRIC_COUNTER;
 
+	if (with_created) {
+		char stem[64];
+		size_t n = strlen(d->family) - 6; /* without _total */
+
+		memcpy(stem, d->family, n);
+		memcpy(stem + n, "_created", 9);
+		padded_name(&created, stem);
+	}
 	for (size_t i = r->at.row; i < s->n_actions && written < r->max_rows; i++) {
+		const struct tcx_action *a = &s->actions[i];
 		char *p;
 
-		if (!tcx_action_shown(&s->actions[i]))
+		if (!tcx_action_shown(a))
 			continue;
 		if (pause_at(r, b, i, written))
 			return 1;
@@ -907,7 +985,103 @@ static int action_samples(struct render *r, int om, const struct tcx_counter_def
 		action_slices(r, i, sl + 1);
 		if (!(p = put_slices(b, sl, 4, 24)))
 			return 0;
-		put_value(b, p, s->actions[i].c[k]);
+		put_value(b, p, a->c[k]);
+		if (!with_created || !(a->tm_present & (1u << TCX_TM_INSTALLED)))
+			continue;
+		sl[0] = created.s;
+		p = put_slices(b, sl, 4, 32);
+		sl[0] = family;
+		if (!p)
+			return 0;
+		put_ms(b, p, a->tm[TCX_TM_INSTALLED]);
+	}
+	return 0;
+}
+
+/* ---- action times ------------------------------------------------------------------------ */
+
+static const struct {
+	enum tcx_tm t;
+	const char *name, *help;
+} time_families[] = {
+        {TCX_TM_INSTALLED, "tc_action_installed_timestamp_seconds",
+         "When the action was installed, in Unix time, to the kernel's 10 ms."},
+        {TCX_TM_FIRST_USED, "tc_action_first_used_timestamp_seconds",
+         "When the action first matched a packet, in Unix time; no sample while it never "
+         "has."},
+        {TCX_TM_LAST_USED, "tc_action_last_used_timestamp_seconds",
+         "When the action last matched a packet, in Unix time; its install time while it "
+         "never has."},
+};
+
+/* Time t of each action row shown (the first max_rows) that has it. */
+static int time_samples(struct render *r, enum tcx_tm t, struct slice *sl, struct tcx_buf *b)
+{
+	const struct tcx_snapshot *s = r->s;
+	size_t written = r->at.written;
+
+	for (size_t i = r->at.row; i < s->n_actions && written < r->max_rows; i++) {
+		const struct tcx_action *a = &s->actions[i];
+		char *p;
+
+		if (!tcx_action_shown(a))
+			continue;
+		if (pause_at(r, b, i, written))
+			return 1;
+		written++;
+		if (!(a->tm_present & (1u << t)))
+			continue;
+		action_slices(r, i, sl + 1);
+		if (!(p = put_slices(b, sl, 4, 32)))
+			return 0;
+		put_ms(b, p, a->tm[t]);
+	}
+	return 0;
+}
+
+/* The same of each aggregate (the first max_rows) that has it. */
+static int time_agg_samples(struct render *r, enum tcx_tm t, struct slice *sl, struct tcx_buf *b)
+{
+	const struct tcx_aggregates *g = r->s->aggs;
+	const char *arena = r->l->arena.p;
+
+	for (size_t i = r->at.row; i < r->max_rows; i++) {
+		char *p;
+
+		if (pause_at(r, b, i, 0))
+			return 1;
+		if (!(g->tm_present[i] & (1u << t)))
+			continue;
+		sl[1] = (struct slice){arena + r->l->agg_off[i],
+		                       r->l->ts_off[i] - r->l->agg_off[i]};
+		if (!(p = put_slices(b, sl, 2, 32)))
+			return 0;
+		put_ms(b, p, g->tm[i][t]);
+	}
+	return 0;
+}
+
+/* The time families that are on (`liveness`, and some row has the time).
+ * Returns 1 when it paused, else 0. */
+static int render_times(struct render *r, int om, struct tcx_buf *b)
+{
+	for (unsigned x = r->at.fam; x < sizeof(time_families) / sizeof(time_families[0]); x++) {
+		enum tcx_tm t = time_families[x].t;
+		struct padded_name name;
+		struct slice sl[4];
+
+		if (!r->tm_on[t])
+			continue;
+		padded_name(&name, time_families[x].name);
+		sl[0] = name.s;
+		if (!r->at.hdr)
+			family_header(b, time_families[x].name, "gauge", time_families[x].help, om);
+		r->at.hdr = 1;
+		if (r->s->aggs ? time_agg_samples(r, t, sl, b) : time_samples(r, t, sl, b)) {
+			r->at.fam = x;
+			return 1;
+		}
+		family_done(r);
 	}
 	return 0;
 }
@@ -1513,6 +1687,16 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	family_header(b, "tc_exporter_dropped_actions", "gauge",
 	              "Actions left out by the 'unmapped: drop' policy.", om);
 	sample(b, "tc_exporter_dropped_actions", "", 0, s->dropped_rows);
+	family_header(b, "tc_exporter_clamped_action_times", "gauge",
+	              "Action times of this collection that the kernel gave as older than the "
+	              "host's boot, each clamped to the boot.",
+	              om);
+	sample(b, "tc_exporter_clamped_action_times", "", 0, s->tm_clamped);
+	family_header(b, "tc_exporter_liveness_pass", "gauge",
+	              "1 when this collection dumped every filter in full for its action times "
+	              "(liveness_interval), else 0.",
+	              om);
+	sample(b, "tc_exporter_liveness_pass", "", 0, (uint64_t)s->liveness_pass);
 	family_header(b, "tc_exporter_netlink_dropped_total", "counter",
 	              "Netlink datagrams dropped since the collector started, by cause: sender "
 	              "(not sent by the kernel; dropped unread), length (a message length that "
@@ -1663,6 +1847,8 @@ static int render_section(struct render *r, struct tcx_buf *b)
 	case SEC_ACTIONS:
 		return counter_families(r, om, &tcx_action_counters, r->on,
 		                        r->s->aggs ? aggregate_samples : action_samples, b);
+	case SEC_TIMES:
+		return render_times(r, om, b);
 	case SEC_FILTERS:
 		return render_filters(r, om, b);
 	case SEC_HITS:

@@ -58,9 +58,9 @@ void nlb_stats(struct nlmsghdr *nlh, uint16_t type, const struct nlb_stats *st)
 	mnl_attr_nest_end(nlh, nest);
 }
 
-void nlb_action(struct nlmsghdr *nlh, uint16_t order, const char *kind, const void *cookie,
-                size_t cookie_len, const struct nlb_stats *st, uint16_t parms_attr,
-                uint32_t parms_index)
+void nlb_action_tm(struct nlmsghdr *nlh, uint16_t order, const char *kind, const void *cookie,
+                   size_t cookie_len, const struct nlb_stats *st, uint16_t parms_attr,
+                   uint32_t parms_index, uint16_t tm_attr, const struct tcf_t *tm)
 {
 	struct nlattr *nest = mnl_attr_nest_start(nlh, order);
 
@@ -74,9 +74,18 @@ void nlb_action(struct nlmsghdr *nlh, uint16_t order, const char *kind, const vo
 		uint32_t gen[5] = {parms_index, 0, 0, 1, 1}; /* index capab action ref bind */
 
 		mnl_attr_put(nlh, parms_attr, sizeof(gen), gen);
+		if (tm_attr)
+			mnl_attr_put(nlh, tm_attr, sizeof(*tm), tm);
 		mnl_attr_nest_end(nlh, opt);
 	}
 	mnl_attr_nest_end(nlh, nest);
+}
+
+void nlb_action(struct nlmsghdr *nlh, uint16_t order, const char *kind, const void *cookie,
+                size_t cookie_len, const struct nlb_stats *st, uint16_t parms_attr,
+                uint32_t parms_index)
+{
+	nlb_action_tm(nlh, order, kind, cookie, cookie_len, st, parms_attr, parms_index, 0, NULL);
 }
 
 void nlb_old_police(struct nlmsghdr *nlh, uint16_t police_attr, uint32_t index)

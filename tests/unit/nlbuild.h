@@ -5,6 +5,7 @@
 #define TCX_NLBUILD_H
 
 #include <libmnl/libmnl.h>
+#include <linux/pkt_cls.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,11 @@ struct nlmsghdr *nlb_filter(void *buf, uint32_t ifindex, uint32_t parent, uint32
 void nlb_action(struct nlmsghdr *nlh, uint16_t order, const char *kind, const void *cookie,
                 size_t cookie_len, const struct nlb_stats *st, uint16_t parms_attr,
                 uint32_t parms_index);
+/* The same, with the action's times (struct tcf_t) at tm_attr among its
+ * options (those of a full dump: parms_index not 0). */
+void nlb_action_tm(struct nlmsghdr *nlh, uint16_t order, const char *kind, const void *cookie,
+                   size_t cookie_len, const struct nlb_stats *st, uint16_t parms_attr,
+                   uint32_t parms_index, uint16_t tm_attr, const struct tcf_t *tm);
 /* The stats nest alone, as the kernel writes it. */
 void nlb_stats(struct nlmsghdr *nlh, uint16_t type, const struct nlb_stats *st);
 

@@ -15,6 +15,7 @@
 #include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
+#include <linux/tc_act/tc_gact.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "agent/render/render.h"
 #include "collectors/agg.h"
 #include "collectors/collect.h"
+#include "collectors/liveness.h"
 #include "lib/buf.h"
 #include "collectors/notify.h"
 #include "tests/unit/nlbuild.h"
@@ -205,9 +207,14 @@ static int emit_filter_as(struct fake *k, const struct funit *u, const struct ft
 		return cb(nlh, data);
 	}
 	acts = mnl_attr_nest_start(nlh, act_attr);
-	nlb_action(nlh, 1, "gact", tp->no_cookie ? NULL : cookie,
-	           tp->no_cookie ? 0 : sizeof(cookie), &st, 2,
-	           terse ? 0 : (tp->index ? tp->index : 100) + (uint32_t)i);
+	/* a full dump's times: installed 1000 + i ticks ago, last used 100 +
+	 * i ago, first used 500 + i ago (odd i) or never (even i) */
+	nlb_action_tm(nlh, 1, "gact", tp->no_cookie ? NULL : cookie,
+	              tp->no_cookie ? 0 : sizeof(cookie), &st, 2,
+	              terse ? 0 : (tp->index ? tp->index : 100) + (uint32_t)i, TCA_GACT_TM,
+	              &(struct tcf_t){.install = 1000 + (uint64_t)i,
+	                              .lastuse = 100 + (uint64_t)i,
+	                              .firstuse = i % 2 ? 500 + (uint64_t)i : 0});
 	mnl_attr_nest_end(nlh, acts);
 	mnl_attr_nest_end(nlh, opt);
 	if (k->corrupt_handle && filter_handle(tp, i) == k->corrupt_handle)
@@ -494,12 +501,15 @@ static void config_err(void *arg, const char *msg)
 	fail_msg("config error: %s", msg);
 }
 
+/* The tests of the dump strategy count dumps: no liveness passes in them
+ * (test_liveness_passes has its own). */
 static struct tcx_config *config(const char *yaml)
 {
 	struct tcx_config *cfg =
 	        tcx_config_load_buffer("test.yaml", yaml, strlen(yaml), config_err, NULL);
 
 	assert_non_null(cfg);
+	cfg->liveness_interval_s = 0;
 	return cfg;
 }
 
@@ -579,6 +589,103 @@ static void assert_qdevs(const struct tcx_snapshot *s, const char *want)
 }
 
 /* ---- tests --------------------------------------------------------------------------------- */
+
+/* The times of action row a of s as the fake sent them for filter i: ages
+ * of (1000, 100, 500) + i ticks of 10 ms, as of the clock read with the
+ * reply; no first use for even i. */
+static void assert_fake_times(const struct tcx_snapshot *s, size_t a, int i)
+{
+	const struct tcx_action *act = &s->actions[a];
+
+	assert_int_equal(s->tm_hz, 100);
+	assert_int_equal(act->tm_present & (1u << TCX_TM_INSTALLED | 1u << TCX_TM_LAST_USED),
+	                 1u << TCX_TM_INSTALLED | 1u << TCX_TM_LAST_USED);
+	assert_int_equal(s->tm_clock_ms - act->tm[TCX_TM_INSTALLED], (1000 + i) * 10);
+	assert_int_equal(s->tm_clock_ms - act->tm[TCX_TM_LAST_USED], (100 + i) * 10);
+	if (i % 2) {
+		assert_true(act->tm_present & (1u << TCX_TM_FIRST_USED));
+		assert_int_equal(s->tm_clock_ms - act->tm[TCX_TM_FIRST_USED], (500 + i) * 10);
+	} else {
+		assert_false(act->tm_present & (1u << TCX_TM_FIRST_USED));
+	}
+}
+
+/* Liveness passes (issue #25): the first pass and one every
+ * liveness_interval dump the terse targets again in full, for the action
+ * times, and keep their mode; the passes between are terse alone, and
+ * their rows take the times of the pass before (collectors/liveness.h),
+ * but a row whose counters went down (another action) and a row new since.
+ * --once's collector makes every pass one. */
+static void test_liveness_passes(void **state)
+{
+	struct fake k = {0};
+	struct funit *u;
+	struct tcx_config *cfg = config(one_dev);
+	struct tcx_collector *c = tcx_collector_new(&fake_ops, &k);
+	struct tcx_liveness *lv = tcx_liveness_new();
+	struct tcx_snapshot *s1, *s2, *s3;
+
+	cfg->liveness_interval_s = 60;
+	setup_eth0(&k);
+	u = add_unit(&k, 2, TCX_PARENT_INGRESS);
+	add_tp(u, 0, 1, "flower", 3);
+	s1 = tcx_collect(c, cfg);
+	assert_non_null(s1);
+	assert_true(s1->liveness_pass);
+	assert_int_equal(k.terse_reqs, 1);
+	assert_int_equal(k.full_reqs, 1);
+	assert_int_equal(s1->targets[0].mode, TCX_MODE_TERSE);
+	assert_int_equal(s1->targets[0].full_dumps, 1);
+	assert_unit_rows(s1, u, 0);
+	for (int i = 0; i < 3; i++)
+		assert_fake_times(s1, (size_t)i, i);
+	assert_int_equal(tcx_liveness_update(lv, s1), 0);
+
+	/* the next pass is within the interval: terse, the times kept */
+	u->tps[0].n = 4; /* a filter new since */
+	s2 = tcx_collect(c, cfg);
+	assert_false(s2->liveness_pass);
+	assert_int_equal(k.terse_reqs, 2);
+	assert_int_equal(k.full_reqs, 1);
+	assert_unit_rows(s2, u, 0);
+	for (size_t a = 0; a < 4; a++)
+		assert_int_equal(s2->actions[a].tm_present, 0);
+	assert_int_equal(tcx_liveness_update(lv, s2), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(s2->actions[i].tm_present, s1->actions[i].tm_present);
+		assert_memory_equal(s2->actions[i].tm, s1->actions[i].tm,
+		                    sizeof(s1->actions[i].tm));
+	}
+	assert_int_equal(s2->actions[3].tm_present, 0);
+
+	/* counters lower: other actions under the same identities */
+	u->tps[0].bytes = 1;
+	s3 = tcx_collect(c, cfg);
+	assert_int_equal(tcx_liveness_update(lv, s3), 0);
+	for (size_t a = 0; a < 4; a++)
+		assert_int_equal(s3->actions[a].tm_present, 0);
+	tcx_snapshot_unref(s1);
+	tcx_snapshot_unref(s2);
+	tcx_snapshot_unref(s3);
+
+	/* --once */
+	tcx_collector_liveness_every_pass(c);
+	s1 = tcx_collect(c, cfg);
+	assert_true(s1->liveness_pass);
+	assert_int_equal(k.full_reqs, 2);
+	assert_fake_times(s1, 1, 1);
+	tcx_snapshot_unref(s1);
+
+	/* `families: {liveness: off}`: none */
+	cfg->families.mode[TCX_SW_LIVENESS] = TCX_FAM_OFF;
+	s1 = tcx_collect(c, cfg);
+	assert_false(s1->liveness_pass);
+	assert_int_equal(k.full_reqs, 2);
+	tcx_snapshot_unref(s1);
+	tcx_liveness_free(lv);
+	tcx_collector_free(c);
+	tcx_config_unref(cfg);
+}
 
 static void test_all_flower_is_one_terse_dump(void **state)
 {
@@ -1867,6 +1974,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_all_flower_is_one_terse_dump),
+	        cmocka_unit_test(test_liveness_passes),
 	        cmocka_unit_test(test_matchall_silent_omission_is_repaired),
 	        cmocka_unit_test(test_u32_abort_falls_back_to_full),
 	        cmocka_unit_test(test_old_kernel_ignores_terse),

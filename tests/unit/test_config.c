@@ -177,6 +177,27 @@ static void test_minimal_defaults(void **state)
 	tcx_config_unref(cfg);
 }
 
+/* liveness_interval: 60 s unless set; 0 turns the liveness passes off; a
+ * duration as `interval`'s; anything else is an error that says so. */
+static void test_liveness_interval(void **state)
+{
+	struct tcx_config *cfg = load_ok("interval: 15\n");
+
+	assert_float_equal(cfg->liveness_interval_s, 60, 1e-12);
+	tcx_config_unref(cfg);
+	cfg = load_ok("liveness_interval: 0\n");
+	assert_float_equal(cfg->liveness_interval_s, 0, 1e-12);
+	tcx_config_unref(cfg);
+	cfg = load_ok("liveness_interval: 5m\n");
+	assert_float_equal(cfg->liveness_interval_s, 300, 1e-12);
+	tcx_config_unref(cfg);
+	expect_errors("liveness_interval: -1\n",
+	              "t.yaml:1:20: invalid liveness_interval '-1': must be 0 (off) or a duration "
+	              "between 1ms and 24h such as 60s, 5m\n");
+	expect_errors("liveness_interval: [1]\n",
+	              "t.yaml:1:20: 'liveness_interval' must be a scalar, got a sequence\n");
+}
+
 static void test_intervals(void **state)
 {
 	static const struct {
@@ -813,7 +834,7 @@ static void test_err_syntax(void **state)
 	        "a: b\n c: d\n",
 	        "t.yaml:1:1: unknown key 'a' (expected one of: interval, targets, labels, "
 	        "unmapped, cookies, decoders, http, snmp, devices, aggregate, families, "
-	        "max_series, classes)\n"
+	        "max_series, classes, liveness_interval)\n"
 	        "t.yaml:2:3: YAML syntax error: mapping values are not allowed in this context\n");
 	/* a reader error: the position is computed from the byte offset */
 	expect_errors("interval: 1\nunmapped: \"\xff\"\n",
@@ -836,7 +857,7 @@ static void test_err_keys(void **state)
 	expect_errors("interval: 15\nintervl: 15\n",
 	              "t.yaml:2:1: unknown key 'intervl' (expected one of: interval, targets, "
 	              "labels, unmapped, cookies, decoders, http, snmp, devices, aggregate, "
-	              "families, max_series, classes)\n");
+	              "families, max_series, classes, liveness_interval)\n");
 	expect_errors("targets:\n  - dev: eth0\n    prent: ingress\n",
 	              "t.yaml:3:5: unknown key 'prent' in target (expected one of: all, dev, "
 	              "parent, block, netns)\n");
@@ -1721,6 +1742,7 @@ int main(void)
 	        cmocka_unit_test(test_err_syntax),
 	        cmocka_unit_test(test_err_empty_and_top),
 	        cmocka_unit_test(test_err_keys),
+	        cmocka_unit_test(test_liveness_interval),
 	        cmocka_unit_test(test_err_types),
 	        cmocka_unit_test(test_err_values),
 	        cmocka_unit_test(test_err_integers),

@@ -273,6 +273,129 @@ static void test_full_dump_index_of_every_kind(void **state)
 	assert_int_equal(bad, 0);
 }
 
+/* The times of every action kind, each in the TM attribute its
+ * net/sched/act_*.c's dump puts it in (6.1 and 6.18), as ages in USER_HZ
+ * ticks before the clock read with the reply: install 1000 + i ticks,
+ * last use 10 + i, first use 500 + i (odd i) or never (0: even i). */
+static const struct {
+	const char *kind;
+	uint16_t parms, tm;
+} kind_tm[] = {
+        {"gact", TCA_GACT_PARMS, TCA_GACT_TM},
+        {"mirred", TCA_MIRRED_PARMS, TCA_MIRRED_TM},
+        {"police", TCA_POLICE_TBF, TCA_POLICE_TM},
+        {"pedit", TCA_PEDIT_PARMS, TCA_PEDIT_TM},
+        {"skbedit", TCA_SKBEDIT_PARMS, TCA_SKBEDIT_TM},
+        {"tunnel_key", TCA_TUNNEL_KEY_PARMS, TCA_TUNNEL_KEY_TM},
+        {"vlan", TCA_VLAN_PARMS, TCA_VLAN_TM},
+        {"csum", TCA_CSUM_PARMS, TCA_CSUM_TM},
+        {"ct", TCA_CT_PARMS, TCA_CT_TM},
+        {"bpf", TCA_ACT_BPF_PARMS, TCA_ACT_BPF_TM},
+        {"nat", TCA_NAT_PARMS, TCA_NAT_TM},
+        {"sample", TCA_SAMPLE_PARMS, TCA_SAMPLE_TM},
+        {"connmark", TCA_CONNMARK_PARMS, TCA_CONNMARK_TM},
+        {"ctinfo", TCA_CTINFO_ACT, TCA_CTINFO_TM},
+        {"skbmod", TCA_SKBMOD_PARMS, TCA_SKBMOD_TM},
+        {"mpls", TCA_MPLS_PARMS, TCA_MPLS_TM},
+        {"gate", TCA_GATE_PARMS, TCA_GATE_TM},
+        {"ife", TCA_IFE_PARMS, TCA_IFE_TM},
+        {"simple", TCA_DEF_PARMS, TCA_DEF_TM},
+};
+
+static void set_clocks(struct tcx_snapshot *s)
+{
+	s->tm_clock_ms = 1700000000000;
+	s->tm_boot_ms = 1000000000; /* 11.6 days */
+	s->tm_hz = 100;
+}
+
+static void test_times_of_every_kind(void **state)
+{
+	struct fx *f = *state;
+	struct nlb_stats st = {.bytes = 60, .packets = 1};
+	size_t n = sizeof(kind_tm) / sizeof(kind_tm[0]);
+	struct nlmsghdr *nlh =
+	        nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 0x80000800, 1, 3, "u32", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_U32_ACT);
+
+	set_clocks(f->s);
+	for (size_t i = 0; i < n; i++)
+		nlb_action_tm(nlh, (uint16_t)(i + 1), kind_tm[i].kind, NULL, 0, &st,
+		              kind_tm[i].parms, (uint32_t)(100 + i), kind_tm[i].tm,
+		              &(struct tcf_t){.install = 1000 + i,
+		                              .lastuse = 10 + i,
+		                              .firstuse = i % 2 ? 500 + i : 0});
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_int_equal(f->s->n_actions, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct tcx_action *a = &f->s->actions[i];
+
+		print_message("%s\n", kind_tm[i].kind);
+		assert_int_equal(a->index, 100 + i);
+		assert_int_equal(a->tm_present, i % 2 ? 7 : 3);
+		assert_int_equal(a->tm[TCX_TM_INSTALLED], 1700000000000 - (int64_t)(1000 + i) * 10);
+		assert_int_equal(a->tm[TCX_TM_LAST_USED], 1700000000000 - (int64_t)(10 + i) * 10);
+		if (i % 2)
+			assert_int_equal(a->tm[TCX_TM_FIRST_USED],
+			                 1700000000000 - (int64_t)(500 + i) * 10);
+	}
+	assert_int_equal(f->s->errors[TCX_ERR_MALFORMED], 0);
+	assert_int_equal(f->s->tm_clamped, 0);
+}
+
+/* A TM attribute too short for install, lastuse and expires loses the row
+ * its times alone, counted as malformed; one without firstuse (before
+ * 4.10) has no first use; an age longer than the time since boot is
+ * clamped to it, and counted. */
+static void test_times_malformed(void **state)
+{
+	struct fx *f = *state;
+	struct nlb_stats st = {.bytes = 60, .packets = 1};
+	uint64_t tm[4] = {1000, 10, 0, 500};
+	struct nlmsghdr *nlh =
+	        nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 0x80000800, 1, 3, "u32", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_U32_ACT);
+	/* lengths 16 (short), 24 (no firstuse), 32 with an age past boot */
+	static const size_t len[] = {16, 24, 32};
+
+	set_clocks(f->s);
+	for (uint16_t i = 0; i < 3; i++) {
+		struct nlattr *act = mnl_attr_nest_start(nlh, (uint16_t)(i + 1));
+		struct nlattr *o;
+		uint32_t gen[5] = {7u + i, 0, 0, 1, 1};
+
+		mnl_attr_put_strz(nlh, TCA_ACT_KIND, "mirred");
+		nlb_stats(nlh, TCA_ACT_STATS, &st);
+		o = mnl_attr_nest_start(nlh, TCA_ACT_OPTIONS);
+		mnl_attr_put(nlh, TCA_MIRRED_PARMS, sizeof(gen), gen);
+		if (i == 2)
+			tm[0] = 200000000; /* 23 days of ticks */
+		mnl_attr_put(nlh, TCA_MIRRED_TM, len[i], tm);
+		mnl_attr_nest_end(nlh, o);
+		mnl_attr_nest_end(nlh, act);
+	}
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_int_equal(f->s->n_actions, 3);
+	assert_int_equal(f->s->actions[0].tm_present, 0);
+	assert_int_equal(f->s->actions[0].c[TCX_ACT_BYTES], 60);
+	assert_int_equal(f->s->actions[0].index, 7);
+	assert_int_equal(f->s->errors[TCX_ERR_MALFORMED], 1);
+	assert_int_equal(f->s->actions[1].tm_present, 3);
+	assert_int_equal(f->s->actions[1].tm[TCX_TM_INSTALLED], 1700000000000 - 10000);
+	assert_int_equal(f->s->actions[2].tm_present, 7);
+	assert_int_equal(f->s->actions[2].tm[TCX_TM_INSTALLED], 1700000000000 - 1000000000);
+	assert_int_equal(f->s->actions[2].tm[TCX_TM_FIRST_USED], 1700000000000 - 5000);
+	assert_int_equal(f->s->tm_clamped, 1);
+}
+
 /* pedit with extended keys, laid out as tcf_pedit_dump() does: the keys'
  * header types and commands, then the parameters under TCA_PEDIT_PARMS_EX
  * instead of TCA_PEDIT_PARMS, then the times. */
@@ -1153,6 +1276,8 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_full_matchall, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_full_dump_index_of_every_kind, setup,
 	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_times_of_every_kind, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_times_malformed, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_pedit_ex_index, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_short_parms_rejected, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_old_police_u32, setup, teardown),

@@ -272,7 +272,8 @@ static void test_aggregates(void **state)
 	struct tcx_agg *a = tcx_agg_new();
 	char *out;
 
-	snprintf(conf, sizeof(conf), "%saggregate: {by: [tenant, device]}\n", yaml);
+	snprintf(conf, sizeof(conf),
+	         "%saggregate: {by: [tenant, device]}\nfamilies: {created: on}\n", yaml);
 	s = make_snapshot(conf);
 	s->notifications_lost = 5;
 	assert_int_equal(tcx_agg_update(a, s), 0);
@@ -303,19 +304,20 @@ static void test_aggregates(void **state)
 	free(out);
 	out = render(s, TCX_FMT_JSON);
 	assert_int_equal(count_lines(out, "{\"type\":\"aggregate\","), 3);
-	assert_contains(out,
-	                "{\"type\":\"aggregate\",\"labels\":{\"device\":\"v0\",\"tenant\":\"acme "
-	                "\\\"east\\\"\"},\"bytes\":18446744073709551615,\"packets\":"
-	                "4294967296,\"hw_bytes\":7,\"hw_packets\":1,\"drops\":3,"
-	                "\"overlimits\":4}\n"
-	                "{\"type\":\"aggregate\",\"labels\":{\"device\":\"v0\",\"tenant\":\"\"},"
-	                "\"bytes\":100,"
-	                "\"packets\":1,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,"
-	                "\"overlimits\":0}\n"
-	                "{\"type\":\"aggregate\",\"labels\":{\"device\":\"v0\",\"tenant\":"
-	                "\"globex\"},\"bytes\":"
-	                "42,\"packets\":2,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,"
-	                "\"overlimits\":0}\n");
+	assert_contains(
+	        out,
+	        "{\"type\":\"aggregate\",\"labels\":{\"device\":\"v0\",\"tenant\":\"acme "
+	        "\\\"east\\\"\"},\"bytes\":18446744073709551615,\"packets\":"
+	        "4294967296,\"hw_bytes\":7,\"hw_packets\":1,\"drops\":3,"
+	        "\"overlimits\":4,\"installed\":null,\"first_used\":null,\"last_used\":null}\n"
+	        "{\"type\":\"aggregate\",\"labels\":{\"device\":\"v0\",\"tenant\":\"\"},"
+	        "\"bytes\":100,"
+	        "\"packets\":1,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,"
+	        "\"overlimits\":0,\"installed\":null,\"first_used\":null,\"last_used\":null}\n"
+	        "{\"type\":\"aggregate\",\"labels\":{\"device\":\"v0\",\"tenant\":"
+	        "\"globex\"},\"bytes\":"
+	        "42,\"packets\":2,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,"
+	        "\"overlimits\":0,\"installed\":null,\"first_used\":null,\"last_used\":null}\n");
 	free(out);
 	tcx_snapshot_unref(s);
 
@@ -326,6 +328,109 @@ static void test_aggregates(void **state)
 	out = render(s, TCX_FMT_PROMETHEUS);
 	assert_int_equal(count_lines(out, "tc_filter_flags_info{device=\"v0\""), 2);
 	assert_contains(out, "tc_action_bytes_total{tenant=\"globex\"} 42\n");
+	free(out);
+	tcx_snapshot_unref(s);
+	tcx_agg_free(a);
+}
+
+/* Give action row i of s times (ms): installed, last used, and first used
+ * when not 0. */
+static void give_times(struct tcx_snapshot *s, size_t i, int64_t installed, int64_t last,
+                       int64_t first)
+{
+	s->actions[i].tm_present = 1u << TCX_TM_INSTALLED | 1u << TCX_TM_LAST_USED;
+	s->actions[i].tm[TCX_TM_INSTALLED] = installed;
+	s->actions[i].tm[TCX_TM_LAST_USED] = last;
+	if (first) {
+		s->actions[i].tm_present |= 1u << TCX_TM_FIRST_USED;
+		s->actions[i].tm[TCX_TM_FIRST_USED] = first;
+	}
+}
+
+/* The action times (issue #25): a gauge family each, the rows that have the
+ * time (no first use while never used), in seconds to the millisecond; in
+ * OpenMetrics with `created: on`, NAME_created after each counter sample of
+ * a row with an install time; max_series counts the time series; `liveness:
+ * off` leaves them out; aggregates take the earliest install and first
+ * use, the latest last use. */
+static void test_action_times(void **state)
+{
+	char conf[1024];
+	struct tcx_snapshot *s = make_snapshot(yaml);
+	struct tcx_agg *a;
+	char *out;
+
+	give_times(s, 0, 1700000000250, 1700000100000, 1700000050120);
+	give_times(s, 2, 1600000000000, 1600000000000, 0);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_contains(out,
+	                "# TYPE tc_action_installed_timestamp_seconds gauge\n"
+	                "tc_action_installed_timestamp_seconds{device=\"v0\",parent=\"ingress\","
+	                "chain=\"0\",protocol=\"ip\",pref=\"10\",kind=\"u32\",handle=\"800::800\","
+	                "order=\"1\",action=\"mirred\",cookie=\"aa\",tenant=\"acme \\\"east\\\"\","
+	                "rule=\"a\\\\b\\nc\"} 1700000000.25\n"
+	                "tc_action_installed_timestamp_seconds{device=\"v0\",parent=\"ingress\","
+	                "chain=\"3\",");
+	assert_contains(out, "\"} 1600000000\n# HELP tc_action_first_used_timestamp_seconds ");
+	assert_int_equal(count_lines(out, "tc_action_installed_timestamp_seconds{"), 2);
+	assert_int_equal(count_lines(out, "tc_action_first_used_timestamp_seconds{"), 1);
+	assert_contains(out, "\"} 1700000050.12\n# HELP tc_action_last_used_timestamp_seconds ");
+	assert_int_equal(count_lines(out, "tc_action_last_used_timestamp_seconds{"), 2);
+	assert_null(strstr(out, "_created"));
+	free(out);
+	out = render(s, TCX_FMT_OPENMETRICS);
+	assert_null(strstr(out, "_created")); /* `created` is off unless asked for */
+	free(out);
+	tcx_snapshot_unref(s);
+
+	snprintf(conf, sizeof(conf), "%sfamilies: {created: on}\n", yaml);
+	s = make_snapshot(conf);
+	give_times(s, 0, 1700000000250, 1700000100000, 0);
+	out = render(s, TCX_FMT_OPENMETRICS);
+	assert_contains(out,
+	                "cookie=\"aa\",tenant=\"acme \\\"east\\\"\",rule=\"a\\\\b\\nc\"} "
+	                "4294967296\n"
+	                "tc_action_packets_created{device=\"v0\",parent=\"ingress\",chain=\"0\",");
+	assert_contains(out, "cookie=\"aa\",tenant=\"acme \\\"east\\\"\",rule=\"a\\\\b\\nc\"} "
+	                     "1700000000.25\n");
+	/* one per counter family of the row with times, the others none */
+	assert_int_equal(count_lines(out, "tc_action_"), 6 * 3 + 6 + 2);
+	assert_int_equal(count_lines(out, "tc_action_bytes_created{"), 1);
+	free(out);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_null(strstr(out, "_created")); /* the text format has none */
+	free(out);
+	tcx_snapshot_unref(s);
+
+	/* max_series: 6 counters + 2 times for row 0, 6 for row 1: 14 fit */
+	snprintf(conf, sizeof(conf), "%smax_series: 16\n", yaml);
+	s = make_snapshot(conf);
+	give_times(s, 0, 1700000000250, 1700000100000, 0);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_int_equal(count_lines(out, "tc_action_"), 6 * 2 + 2);
+	assert_contains(out, "\ntc_exporter_series_dropped 6\n");
+	free(out);
+	tcx_snapshot_unref(s);
+
+	snprintf(conf, sizeof(conf), "%sfamilies: {liveness: off}\n", yaml);
+	s = make_snapshot(conf);
+	give_times(s, 0, 1700000000250, 1700000100000, 0);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_null(strstr(out, "timestamp_seconds{"));
+	free(out);
+	tcx_snapshot_unref(s);
+
+	/* by device: the three rows in one aggregate */
+	snprintf(conf, sizeof(conf), "%saggregate: {by: [device]}\n", yaml);
+	s = make_snapshot(conf);
+	give_times(s, 0, 1700000000250, 1700000100000, 1700000050000);
+	give_times(s, 2, 1600000000000, 1600000000000, 0);
+	a = tcx_agg_new();
+	assert_int_equal(tcx_agg_update(a, s), 0);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_contains(out, "tc_action_installed_timestamp_seconds{device=\"v0\"} 1600000000\n");
+	assert_contains(out, "tc_action_first_used_timestamp_seconds{device=\"v0\"} 1700000050\n");
+	assert_contains(out, "tc_action_last_used_timestamp_seconds{device=\"v0\"} 1700000100\n");
 	free(out);
 	tcx_snapshot_unref(s);
 	tcx_agg_free(a);
@@ -460,6 +565,11 @@ static void test_json_lines(void **state)
 	s->duration_s = 0.5;
 	s->targets[0].duration_s = 0.125;
 	s->errors[TCX_ERR_NOTFOUND] = 1;
+	/* the first action's times; the others have none */
+	s->actions[0].tm_present = 7;
+	s->actions[0].tm[TCX_TM_INSTALLED] = 1700000000250;
+	s->actions[0].tm[TCX_TM_FIRST_USED] = 1700000050125;
+	s->actions[0].tm[TCX_TM_LAST_USED] = 1700000100000;
 	out = render(s, TCX_FMT_JSON);
 	assert_string_equal(
 	        out, "{\"type\":\"action\",\"netns\":\"\",\"device\":\"v0\",\"block\":null,"
@@ -469,20 +579,23 @@ static void test_json_lines(void **state)
 	             "\"cookie\":\"aa\",\"labels\":{\"tenant\":\"acme \\\"east\\\"\","
 	             "\"rule\":\"a\\\\b\\u000ac\"},\"bytes\":18446744073709551615,"
 	             "\"packets\":4294967296,\"hw_bytes\":7,\"hw_packets\":1,\"drops\":3,"
-	             "\"overlimits\":4}\n"
+	             "\"overlimits\":4,\"installed\":1700000000.25,\"first_used\":1700000050.125,"
+	             "\"last_used\":1700000100}\n"
 	             "{\"type\":\"action\",\"netns\":\"\",\"device\":\"v0\",\"block\":null,"
 	             "\"parent\":\"ingress\",\"chain\":0,"
 	             "\"protocol\":\"ip\",\"pref\":10,\"kind\":\"u32\",\"handle\":\"800::800\","
 	             "\"flags\":\"not_in_hw\",\"order\":2,\"action\":\"mirred\",\"index\":null,"
 	             "\"cookie\":\"dead\",\"labels\":{\"tenant\":\"\",\"rule\":\"\"},\"bytes\":100,"
-	             "\"packets\":1,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,\"overlimits\":0}\n"
+	             "\"packets\":1,\"hw_bytes\":0,\"hw_packets\":0,\"drops\":0,\"overlimits\":0,"
+	             "\"installed\":null,\"first_used\":null,\"last_used\":null}\n"
 	             "{\"type\":\"action\",\"netns\":\"\",\"device\":\"v0\",\"block\":null,"
 	             "\"parent\":\"ingress\",\"chain\":3,"
 	             "\"protocol\":\"all\",\"pref\":20,\"kind\":\"flower\",\"handle\":\"0x1\","
 	             "\"flags\":\"skip_sw,in_hw\",\"order\":1,\"action\":\"gact\",\"index\":null,"
 	             "\"cookie\":\"0011223344556677\",\"labels\":{\"tenant\":\"globex\","
 	             "\"rule\":\"r\u00e9gle\"},\"bytes\":42,\"packets\":2,\"hw_bytes\":0,"
-	             "\"hw_packets\":0,\"drops\":0,\"overlimits\":0}\n"
+	             "\"hw_packets\":0,\"drops\":0,\"overlimits\":0,\"installed\":null,"
+	             "\"first_used\":null,\"last_used\":null}\n"
 	             "{\"type\":\"filter\",\"netns\":\"\",\"device\":\"v0\",\"block\":null,"
 	             "\"parent\":\"ingress\",\"chain\":0,\"protocol\":\"ip\",\"pref\":10,"
 	             "\"kind\":\"u32\",\"handle\":\"800::800\",\"flags\":\"not_in_hw\"}\n"
@@ -648,7 +761,8 @@ static void test_aggregated_hits(void **state)
 		struct tcx_agg *a = tcx_agg_new(), *h = tcx_agg_new_hits();
 
 		snprintf(conf, sizeof(conf),
-		         "%saggregate: {by: [device, kind]}\nfamilies: {keys: on}\n", yaml);
+		         "%saggregate: {by: [device, kind]}\nfamilies: {keys: on, created: on}\n",
+		         yaml);
 		if (max) /* 0: none */
 			snprintf(conf + strlen(conf), sizeof(conf) - strlen(conf),
 			         "max_series: %u\n", max);
@@ -704,7 +818,8 @@ static void test_aggregated_hits(void **state)
 		out = render(s, TCX_FMT_JSON);
 		assert_contains(
 		        out,
-		        "\"overlimits\":0}\n"
+		        "\"overlimits\":0,\"installed\":null,\"first_used\":null,\"last_used\":"
+		        "null}\n"
 		        "{\"type\":\"filter_aggregate\",\"labels\":{\"device\":\"v0\",\"kind\":"
 		        "\"u32\"},"
 		        "\"lookups\":32,\"hits\":12,\"u32_mark_success\":3}\n"
@@ -1587,6 +1702,7 @@ int main(void)
 	        cmocka_unit_test(test_timestamps_in_full),
 	        cmocka_unit_test(test_aggregates),
 	        cmocka_unit_test(test_families),
+	        cmocka_unit_test(test_action_times),
 	        cmocka_unit_test(test_families_hw_default),
 	        cmocka_unit_test(test_max_series),
 	};
