@@ -77,6 +77,15 @@ struct tcx_collector {
 	 * monotonic time of the last one (0: none yet). */
 	int liveness_every_pass;
 	double liveness_at;
+	/* The targets the last pass dumped terse, by target_key(), sorted: a
+	 * liveness pass dumps them in full alone, and keeps their mode. */
+	struct terse_seen *terse;
+	size_t n_terse, cap_terse;
+};
+
+struct terse_seen {
+	uint64_t key;
+	enum tcx_dump_mode mode;
 };
 
 struct tcx_collector *tcx_collector_new(const struct tcx_source_ops *ops, void *opaque)
@@ -98,6 +107,7 @@ void tcx_collector_free(struct tcx_collector *c)
 		if (c->ns[i].src)
 			c->ops->close(c->ns[i].src);
 	free(c->ns);
+	free(c->terse);
 	for (size_t i = 0; i < c->n_globs; i++) {
 		free(c->globs[i].glob);
 		tcx_netns_names_free(c->globs[i].names);
@@ -991,7 +1001,52 @@ static int dump_aborted_terse(int status)
 	return status == -EMSGSIZE || status == -EOPNOTSUPP || status == -EINVAL;
 }
 
-/* Dump one unit into the snapshot; on failure its rows are removed again. */
+/* A target's identity (its namespace, device or block, parent), hashed. */
+static uint64_t target_key(const struct tcx_target *t)
+{
+	uint64_t h = tcx_hash_bytes(t->ifindex, t->netns, strlen(t->netns));
+
+	return tcx_hash_mix(tcx_hash_mix(h, t->block), t->parent);
+}
+
+static int cmp_terse(const void *x, const void *y)
+{
+	const struct terse_seen *a = x, *b = y;
+
+	return a->key < b->key ? -1 : a->key > b->key;
+}
+
+/* The mode of target t in the last pass when it was dumped terse, else
+ * TCX_MODE_NONE. */
+static enum tcx_dump_mode terse_before(const struct tcx_collector *c, const struct tcx_target *t)
+{
+	struct terse_seen k = {.key = target_key(t)}, *f;
+
+	f = c->n_terse ? bsearch(&k, c->terse, c->n_terse, sizeof(k), cmp_terse) : NULL;
+	return f ? f->mode : TCX_MODE_NONE;
+}
+
+/* Remember the targets of s dumped terse, for the next pass. */
+static void keep_terse(struct tcx_collector *c, const struct tcx_snapshot *s)
+{
+	c->n_terse = 0;
+	for (size_t i = 0; i < s->n_targets; i++) {
+		const struct tcx_target *t = &s->targets[i];
+
+		if (!t->ok || (t->mode != TCX_MODE_TERSE && t->mode != TCX_MODE_TERSE_REPAIR))
+			continue;
+		if (tcx_grow(&c->terse, &c->cap_terse, c->n_terse + 1, sizeof(*c->terse), 16) < 0)
+			break; /* the next liveness pass dumps the rest terse first */
+		c->terse[c->n_terse++] = (struct terse_seen){target_key(t), t->mode};
+	}
+	qsort(c->terse, c->n_terse, sizeof(*c->terse), cmp_terse);
+}
+
+/* Dump one unit into the snapshot; on failure its rows are removed again.
+ * In a liveness pass, a unit that needs a full dump for its times gets it
+ * at once: --once's (mode full), or one the last pass dumped terse (its
+ * mode kept: no series of tc_scrape_collector_mode_info comes and goes);
+ * another is dumped as always, then again in full if it came out terse. */
 static void dump_unit(struct pass *p, struct unit *u, uint32_t tidx)
 {
 	struct tcx_snapshot *s = p->s;
@@ -1003,6 +1058,11 @@ static void dump_unit(struct pass *p, struct unit *u, uint32_t tidx)
 	char err[256];
 	int status;
 
+	if (s->liveness_pass && (p->c->liveness_every_pass || terse_before(p->c, t))) {
+		t->mode = p->c->liveness_every_pass ? TCX_MODE_FULL : terse_before(p->c, t);
+		status = run_filter_dump(p, u, t, &fc, 0, NULL, err, sizeof(err));
+		goto done;
+	}
 	status = run_filter_dump(p, u, t, &fc, 1, NULL, err, sizeof(err));
 	if (status == 0 && !fc.bad) {
 		for (size_t i = 0; i < fc.n_tps; i++) {
@@ -1034,7 +1094,7 @@ static void dump_unit(struct pass *p, struct unit *u, uint32_t tidx)
 		t->mode = TCX_MODE_FULL;
 		status = run_filter_dump(p, u, t, &fc, 0, NULL, err, sizeof(err));
 	}
-
+done:
 	if (fc.oom) {
 		set_error(s, t, TCX_ERR_NOMEM, "out of memory");
 	} else if (fc.bad) {
@@ -1768,6 +1828,7 @@ out:
 	if (c->ops->dropped)
 		for (size_t i = 0; i < c->n_ns; i++)
 			c->ops->dropped(c->ns[i].src, s->netlink_dropped, &s->notifications_lost);
+	keep_terse(c, s);
 	tcx_snapshot_merge(s);
 	tcx_snapshot_classify(s);
 	tcx_snapshot_seal(s);

@@ -611,11 +611,12 @@ static void assert_fake_times(const struct tcx_snapshot *s, size_t a, int i)
 }
 
 /* Liveness passes (issue #25): the first pass and one every
- * liveness_interval dump the terse targets again in full, for the action
- * times, and keep their mode; the passes between are terse alone, and
+ * liveness_interval dump the terse targets in full, for the action times,
+ * and keep their mode: the first after its terse dump, the next ones at
+ * once (the last pass said terse); the passes between are terse alone, and
  * their rows take the times of the pass before (collectors/liveness.h),
  * but a row whose counters went down (another action) and a row new since.
- * --once's collector makes every pass one. */
+ * --once's collector makes every pass one, a full dump alone. */
 static void test_liveness_passes(void **state)
 {
 	struct fake k = {0};
@@ -668,11 +669,29 @@ static void test_liveness_passes(void **state)
 	tcx_snapshot_unref(s2);
 	tcx_snapshot_unref(s3);
 
-	/* --once */
+	/* a liveness pass after terse passes: the full dump alone, the mode
+	 * kept (its series stays) */
+	cfg->liveness_interval_s = 1e-9;
+	cfg->interval_s = 0;
+	s1 = tcx_collect(c, cfg);
+	assert_true(s1->liveness_pass);
+	assert_int_equal(k.terse_reqs, 3);
+	assert_int_equal(k.full_reqs, 2);
+	assert_int_equal(s1->targets[0].mode, TCX_MODE_TERSE);
+	assert_int_equal(s1->targets[0].terse_dumps, 0);
+	assert_int_equal(s1->targets[0].full_dumps, 1);
+	assert_fake_times(s1, 3, 3);
+	tcx_snapshot_unref(s1);
+
+	/* --once: the full dump alone, mode full */
+	tcx_collector_free(c);
+	c = tcx_collector_new(&fake_ops, &k);
 	tcx_collector_liveness_every_pass(c);
 	s1 = tcx_collect(c, cfg);
 	assert_true(s1->liveness_pass);
-	assert_int_equal(k.full_reqs, 2);
+	assert_int_equal(k.terse_reqs, 3);
+	assert_int_equal(k.full_reqs, 3);
+	assert_int_equal(s1->targets[0].mode, TCX_MODE_FULL);
 	assert_fake_times(s1, 1, 1);
 	tcx_snapshot_unref(s1);
 
@@ -680,7 +699,7 @@ static void test_liveness_passes(void **state)
 	cfg->families.mode[TCX_SW_LIVENESS] = TCX_FAM_OFF;
 	s1 = tcx_collect(c, cfg);
 	assert_false(s1->liveness_pass);
-	assert_int_equal(k.full_reqs, 2);
+	assert_int_equal(k.full_reqs, 3);
 	tcx_snapshot_unref(s1);
 	tcx_liveness_free(lv);
 	tcx_collector_free(c);

@@ -103,7 +103,7 @@ echo "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU(s)" >/out/info
 ip link add b0 type dummy
 ip link set b0 up
 /sbin/tc qdisc add dev b0 clsact
-printf 'targets:\n  - {dev: b0, parent: ingress}\n' >/tmp/c0.yaml
+printf 'families: {liveness: off}\ntargets:\n  - {dev: b0, parent: ingress}\n' >/tmp/c0.yaml
 for round in $(seq 0 "$runs"); do
 	timed exporter "$round" 0 /tcx/tcexporter --once --config /tmp/c0.yaml
 	timed terse-floor "$round" 0 /tcx/mnl_floor --terse b0 ingress
@@ -125,7 +125,7 @@ for n in $sizes; do
 	t1=$EPOCHREALTIME
 	echo "build $n $(($(us "$t1") - $(us "$t0")))" >>/out/info
 	echo "TCXVM-PROGRESS $n filters built in $((($(us "$t1") - $(us "$t0")) / 1000)) ms"
-	printf 'targets:\n  - {dev: %s, parent: ingress}\n' "$dev" >/tmp/c.yaml
+	printf 'families: {liveness: off}\ntargets:\n  - {dev: %s, parent: ingress}\n' "$dev" >/tmp/c.yaml
 	# Sanity: what each reader saw.
 	/tcx/tcexporter --once --config /tmp/c.yaml --format json | grep -c '"action":' >"/out/rows-$n"
 	/tcx/tcexporter --once --config /tmp/c.yaml >"/out/prom-$n"
