@@ -20,7 +20,10 @@
 # (mapped and unmapped cookies), a shared block (block label), a named
 # namespace (netns label) with an HTB tree (qdiscs, classes, a class with
 # user labels), and a target that fails. Nothing drops: TcQdiscDropsSustained
-# must stay inactive (0 of 0 packets is no ratio).
+# must stay inactive (0 of 0 packets is no ratio). For the action times (the
+# panels of actions that never matched and of idle ones), a datagram sent out
+# of the namespace's device gives its action a first use; v0's filters (ip dst
+# 10.0.0.x) never match.
 #
 # The filter hit families (tc_filter_hits_total, ...) need a kernel that
 # keeps them (u32 with CONFIG_CLS_U32_PERF, basic, matchall), which this
@@ -74,6 +77,10 @@ tc -n "$ns" class add dev n0 parent 1:1 classid 1:10 htb rate 5mbit ceil 10mbit
 tc -n "$ns" class add dev n0 parent 1:1 classid 1:20 htb rate 5mbit ceil 10mbit
 tc -n "$ns" qdisc add dev n0 parent 1:10 handle 10: pfifo limit 1000
 tc -n "$ns" qdisc add dev n0 parent 1:20 handle 20: pfifo limit 1000
+# A datagram out of n0 (through its egress filter, mirrored to n1, whose
+# ingress has no filter): that action has matched, whatever IPv6 sends too.
+ip netns exec "$ns" "$PYTHON" "$TCX_TESTLIB/udp_raw.py" n0 9:100:1 >/dev/null ||
+	fail "sending a datagram out of n0 failed"
 
 read -r port port_prom port_replay < <(free_ports 3)
 cat >"$WORK/tcx.yaml" <<EOF
@@ -114,6 +121,14 @@ for want in 'tc_scrape_collector_success{device="v0",parent="ingress"} 1' \
 	'tc_exporter_unmapped_cookies 3'; do
 	grep -qxF "$want" "$WORK/scrape.om" || fail "not in the scrape: $want"
 done
+# The action times: n0's action matched (a first use), v0's never did (an
+# install time and no first use).
+grep -q '^tc_action_first_used_timestamp_seconds{device="n0",' "$WORK/scrape.om" ||
+	fail "no first use of n0's action in the scrape"
+grep -q '^tc_action_installed_timestamp_seconds{device="v0",' "$WORK/scrape.om" ||
+	fail "no install time of v0's actions in the scrape"
+! grep -q '^tc_action_first_used_timestamp_seconds{device="v0",' "$WORK/scrape.om" ||
+	fail "a first use of v0's actions, which match nothing sent"
 # The qdiscs and classes of the namespace, whatever their values (IPv6
 # neighbour discovery goes through them) and the labels that follow (a class
 # that no entry of classes: names may carry empty user labels).

@@ -4,13 +4,16 @@
 # recording rule); the Grafana dashboard has Grafana 9's schema, takes its
 # datasource from a ${datasource} variable only (no hard-coded uid), and
 # each of its queries is PromQL that promtool parses (tests/lib/monitoring.py
-# lint). tests/daemon/monitoring.sh checks the names they use against
-# a real scrape.
+# lint); the queries of the action times panels pass their promtool unit
+# tests (dashboard_queries.test.yml, with the variable idle at an hour).
+# tests/daemon/monitoring.sh checks the names they use against a real scrape.
 #
 # Each check must be able to fail: a copy of the rules with every alert's
-# `for` a minute shorter fails the unit tests of each alert, and a copy of the
+# `for` a minute shorter fails the unit tests of each alert, a copy of the
 # dashboard with a hard-coded datasource uid or a query promtool cannot parse
-# fails.
+# fails, and copies of the dashboard whose never-matched table takes the
+# actions that matched, or whose idle table leaves out those that never
+# matched, fail the query tests.
 set -euo pipefail
 
 # shellcheck source=tests/lib/common.sh
@@ -70,6 +73,22 @@ note "the dashboard: schema, \${datasource}, queries promtool parses"
 	"$WORK/dashboard.rules.yml" || fail "the dashboard does not pass tests/lib/monitoring.py lint (above)"
 promtool_ok dashboard check rules "$WORK/dashboard.rules.yml"
 
+# query_tests DASHBOARD: the unit tests of DASHBOARD's queries, in
+# $WORK/queries; their output in $WORK/queries.out.
+query_tests() {
+	rm -rf "$WORK/queries"
+	mkdir "$WORK/queries"
+	cp "$TCX_SRCDIR/tests/integration/dashboard_queries.test.yml" "$WORK/queries/"
+	"$PYTHON" "$lib/monitoring.py" lint "$1" "$mon/tcexporter.rules.yml" \
+		"$WORK/queries/dashboard.rules.yml" idle=3600 >/dev/null || fail "the lint of $1 failed"
+	promtool test rules "$WORK/queries/dashboard_queries.test.yml" >"$WORK/queries.out" 2>&1
+}
+note "promtool test rules dashboard_queries.test.yml (the dashboard's queries, idle 1h)"
+query_tests "$mon/tcexporter-dashboard.json" || {
+	cat "$WORK/queries.out" >&2
+	fail "the dashboard's queries fail their unit tests"
+}
+
 # ---- the checks can fail ----------------------------------------------------------------
 note "a rule changed (every alert's 'for' a minute shorter) fails each alert's unit tests"
 mkdir "$WORK/mutant"
@@ -102,4 +121,18 @@ cmp -s "$mon/tcexporter-dashboard.json" "$WORK/syntax.json" && fail "could not b
 ! promtool check rules "$WORK/syntax.rules.yml" >"$WORK/syntax.out" 2>&1 ||
 	fail "promtool check rules accepted a dashboard query with unbalanced parentheses"
 
-echo "rules: promtool check and test rules pass; the dashboard lints and its queries parse"
+note "a never-matched table with the actions that matched, an idle table without those that never did: the query tests fail"
+# mutant_query NAME PANEL SED: a copy of the dashboard changed by SED must
+# fail the query tests of PANEL (dashboard_panel_PANEL_A).
+mutant_query() {
+	sed "$3" "$mon/tcexporter-dashboard.json" >"$WORK/$1.json"
+	cmp -s "$mon/tcexporter-dashboard.json" "$WORK/$1.json" && fail "could not change a query in a copy ($1)"
+	! query_tests "$WORK/$1.json" || fail "the query tests pass with the dashboard's $1 ($3)"
+	grep -q "expr: \"dashboard_panel_$2_A\"" "$WORK/queries.out" ||
+		fail "the query tests of $1 did not fail on panel $2: $(cat "$WORK/queries.out")"
+}
+mutant_query never 36 's/ unless tc_action_first_used_timestamp_seconds/ and tc_action_first_used_timestamp_seconds/'
+# shellcheck disable=SC2016 # a literal $idle
+mutant_query idle 37 '/"expr": "sort_desc(time() - tc_action_last_used_timestamp_seconds/s/ > \$idle)"/ > $idle and tc_action_first_used_timestamp_seconds)"/'
+
+echo "rules: promtool check and test rules pass; the dashboard lints, its queries parse and pass their tests"

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Checks of monitoring/ (the Grafana dashboard and the Prometheus rules).
 
-  monitoring.py lint DASHBOARD RULES OUT
+  monitoring.py lint DASHBOARD RULES OUT [VARIABLE=VALUE...]
       The dashboard's structure: Grafana 9+ schema, a ${datasource}
       variable and no other datasource (no hard-coded uid), unique panel
       ids, every $variable defined, every recording rule it uses defined in
       RULES. Writes OUT, a rules file with one recording rule per dashboard
-      query (Grafana's variables replaced by values), for `promtool check
-      rules` to parse the PromQL.
+      query (Grafana's variables replaced by values: VAR_VALUES, or those
+      given), for `promtool check rules` to parse the PromQL and for
+      `promtool test rules` to test it: dashboard_panel_ID_REFID for a
+      panel's query, dashboard_variable_NAME for a variable's.
 
   monitoring.py names DASHBOARD RULES SCRAPE
       Every metric name used in the dashboard and the rules is in SCRAPE (a
@@ -45,8 +47,11 @@ GRAFANA_BUILTINS = {"__rate_interval", "__interval", "__range", "__interval_ms",
 KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "bool",
             "and", "or", "unless", "offset", "inf", "nan", "atan2"}
 # Values Grafana's variables take, to make a dashboard query valid PromQL.
+# idle (seconds) is 0, not one of its choices: the daemon's actions in
+# tests/daemon/monitoring.sh were installed seconds before, and the idle
+# actions' query must answer with them there.
 VAR_VALUES = {"__rate_interval": "5m", "__interval": "1m", "__range": "1h", "top": "10",
-              "job": ".+", "instance": ".+", "datasource": "x"}
+              "idle": "0", "job": ".+", "instance": ".+", "datasource": "x"}
 
 errors = []
 
@@ -73,25 +78,27 @@ def panels(dash):
 
 
 def dashboard_queries(dash):
-    """(where, expr, legend) of every query: panel targets and variables."""
+    """(where, expr, legend, record name) of every query: panel targets and variables."""
     out = []
     for p in panels(dash):
         for t in p.get("targets", []):
             if "expr" in t:
                 out.append(("panel '%s' (id %s) ref %s" % (p.get("title"), p.get("id"),
                                                           t.get("refId")),
-                            t["expr"], t.get("legendFormat", "")))
+                            t["expr"], t.get("legendFormat", ""),
+                            "dashboard_panel_%s_%s" % (p.get("id"), t.get("refId"))))
     for v in dash.get("templating", {}).get("list", []):
         if v.get("type") != "query":
             continue
         q = v.get("query")
         q = q.get("query", "") if isinstance(q, dict) else q or ""
         m = re.fullmatch(r"\s*label_values\((.*),\s*([A-Za-z_]\w*)\s*\)\s*", q)
+        record = "dashboard_variable_%s" % v.get("name")
         if m:  # label_values(SELECTOR, LABEL): the label is grouped on
             out.append(("variable $%s" % v.get("name"),
-                        "count by (%s) (%s)" % (m.group(2), m.group(1)), ""))
+                        "count by (%s) (%s)" % (m.group(2), m.group(1)), "", record))
         elif q:
-            out.append(("variable $%s" % v.get("name"), q, ""))
+            out.append(("variable $%s" % v.get("name"), q, "", record))
     return out
 
 
@@ -152,7 +159,7 @@ def load_scrape(path):
     return fams
 
 
-def lint(dash_path, rules_path, out_path):
+def lint(dash_path, rules_path, out_path, *values):
     dash = json.load(open(dash_path, encoding="utf-8"))
     rules = yaml.safe_load(open(rules_path, encoding="utf-8"))
     _, records = rules_queries(rules)
@@ -190,13 +197,19 @@ def lint(dash_path, rules_path, out_path):
     queries = dashboard_queries(dash)
     if not queries:
         error("dashboard: no query found")
+    given = dict(v.split("=", 1) for v in values)
+    for v in sorted(set(given) - set(names)):
+        error("lint: %s=%s: the dashboard has no variable %s" % (v, given[v], v))
     rules_out = []
-    for i, (where, expr, _) in enumerate(queries):
+    for where, expr, _, record in queries:
         for name in parse(expr)[0]:
             if ":" in name and name not in records:
                 error("dashboard: %s uses %s, which no rule of %s records"
                       % (where, name, rules_path))
-        rules_out.append({"record": "dashboard_query_%d" % i, "expr": substitute(expr)})
+        rules_out.append({"record": record, "expr": substitute(expr, given)})
+    records_out = [r["record"] for r in rules_out]
+    for r in sorted({r for r in records_out if records_out.count(r) > 1}):
+        error("dashboard: two queries have the name %s (panel id and refId)" % r)
     with open(out_path, "w", encoding="utf-8") as f:
         yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules_out}]}, f)
     print("lint: %d panels, %d queries" % (len(ids), len(queries)))
@@ -210,7 +223,7 @@ def names(dash_path, rules_path, scrape_path):
         error("%s: no sample" % scrape_path)
     rq, records = rules_queries(rules)
     queries = [(w, e, re.findall(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}", legend), dash_path)
-               for w, e, legend in dashboard_queries(dash)]
+               for w, e, legend, _ in dashboard_queries(dash)]
     queries += [(w, e, refs, rules_path) for w, e, refs in rq]
     used = set()
     for where, expr, refs, path in queries:
@@ -259,16 +272,17 @@ class QueryError(Exception):
     pass
 
 
-def substitute(expr):
+def substitute(expr, given=None):
+    values = dict(VAR_VALUES, **(given or {}))
     return re.sub(r"\$\{(\w+)\}|\$(\w+)",
-                  lambda m: VAR_VALUES.get(m.group(1) or m.group(2), "UNKNOWN_VARIABLE"), expr)
+                  lambda m: values.get(m.group(1) or m.group(2), "UNKNOWN_VARIABLE"), expr)
 
 
 def evaluate(dash_path, rules_path, base):
     dash = json.load(open(dash_path, encoding="utf-8"))
     rules = yaml.safe_load(open(rules_path, encoding="utf-8"))
     _, records = rules_queries(rules)
-    checks = [(w, substitute(e)) for w, e, _ in dashboard_queries(dash)]
+    checks = [(w, substitute(e)) for w, e, _, _ in dashboard_queries(dash)]
     checks += [("recording rule %s" % r, r) for r in records]
     for where, expr in checks:
         try:
@@ -323,7 +337,8 @@ def alerts(base, seconds, *want):
 
 
 def main():
-    if len(sys.argv) == 5 and sys.argv[1] == "lint":
+    if len(sys.argv) >= 5 and sys.argv[1] == "lint" and all(
+            re.fullmatch(r"\w+=.*", v, re.S) for v in sys.argv[5:]):
         lint(*sys.argv[2:])
     elif len(sys.argv) == 5 and sys.argv[1] == "names":
         names(*sys.argv[2:])
@@ -332,8 +347,8 @@ def main():
     elif len(sys.argv) >= 4 and sys.argv[1] == "alerts":
         alerts(*sys.argv[2:])
     else:
-        sys.exit("usage: monitoring.py lint DASHBOARD RULES OUT | names DASHBOARD RULES SCRAPE |"
-                 " evaluate DASHBOARD RULES PROMETHEUS_URL |"
+        sys.exit("usage: monitoring.py lint DASHBOARD RULES OUT [VARIABLE=VALUE...] |"
+                 " names DASHBOARD RULES SCRAPE | evaluate DASHBOARD RULES PROMETHEUS_URL |"
                  " alerts PROMETHEUS_URL SECONDS [NAME/STATE[/LABEL=VALUE]...]")
     if errors:
         sys.stderr.write("".join("monitoring.py: %s\n" % e for e in errors))
