@@ -80,7 +80,7 @@ struct tcx_filter {
 enum tcx_tm {
 	TCX_TM_INSTALLED = 0,
 	TCX_TM_LAST_USED,  /* the install time while never used (the kernel's) */
-	TCX_TM_FIRST_USED, /* absent while never used (firstuse 0) */
+	TCX_TM_FIRST_USED, /* absent while never used (firstuse 0 and no packet) */
 	TCX_TM__MAX,
 };
 

@@ -248,6 +248,21 @@ static void action_times(struct parms_ctx *pc, const struct nlattr *a)
 	}
 }
 
+/* Once an action's counters are read: one that counted packets has
+ * matched, even with no first use. The kernel reports a first use of less
+ * than a tick ago as 0, and keeps none for packets counted in hardware
+ * alone (tcf_exts_hw_stats_update() moves lastuse only): its first use is
+ * then taken to be its last one, exact in the first case, the latest it
+ * can be in the second. */
+static void times_used(struct tcx_action *act)
+{
+	if ((act->tm_present & (1u << TCX_TM_LAST_USED)) &&
+	    !(act->tm_present & (1u << TCX_TM_FIRST_USED)) && act->c[TCX_ACT_PACKETS]) {
+		act->tm[TCX_TM_FIRST_USED] = act->tm[TCX_TM_LAST_USED];
+		act->tm_present |= 1u << TCX_TM_FIRST_USED;
+	}
+}
+
 static int parms_cb(const struct nlattr *a, void *data, struct tcx_perr *pe)
 {
 	struct parms_ctx *pc = data;
@@ -330,6 +345,7 @@ static int action_cb(const struct nlattr *nest, void *data, struct tcx_perr *pe)
 		if (tcx_attr_nested(stats, "TCA_ACT_STATS", stats_cb, &sc, pe) < 0)
 			return -1;
 	}
+	times_used(act);
 	return 0;
 }
 
@@ -380,6 +396,7 @@ static int old_police(struct acts_ctx *ac, const struct nlattr *police,
 		pc.act->c[TCX_ACT_DROPS] = old.drops;
 		pc.act->c[TCX_ACT_OVERLIMITS] = old.overlimits;
 	}
+	times_used(pc.act);
 	ac->n++;
 	return 0;
 malformed:

@@ -481,6 +481,7 @@ struct render {
 	struct tcx_buf row;           /* scratch for one-off label sets */
 	uint8_t on[TCX_ACT_CTR__MAX]; /* the tc_action_* families written (`families:`) */
 	uint8_t tm_on[TCX_TM__MAX];   /* the action time families written */
+	unsigned tm_mask;             /* the same: bit (1 << enum tcx_tm) */
 	int created_on;               /* OpenMetrics, and NAME_created of the counters */
 	uint8_t qdisc_on[TCX_QSTAT__MAX], class_on[TCX_QSTAT__MAX]; /* tc_qdisc_*, tc_class_* */
 	int xstats_on;                                              /* tc_qdisc_<kind>_* ... */
@@ -536,12 +537,9 @@ static unsigned time_series(const struct render *r, size_t i)
 {
 	const struct tcx_snapshot *s = r->s;
 	unsigned p = s->aggs ? (s->aggs->tm_present ? s->aggs->tm_present[i] : 0)
-	                     : s->actions[i].tm_present,
-	         n = 0;
+	                     : s->actions[i].tm_present;
 
-	for (unsigned t = 0; t < TCX_TM__MAX; t++)
-		n += r->tm_on[t] && (p >> t & 1);
-	return n;
+	return (unsigned)__builtin_popcount(p & r->tm_mask);
 }
 
 /* Which row families are written, and how many of their series fit in
@@ -618,12 +616,13 @@ static void plan(struct render *r)
 			for (size_t i = 0; i < s->aggs->n; i++)
 				tm |= s->aggs->tm_present[i];
 		} else if (!s->aggs) {
-			for (size_t i = 0; i < s->n_actions; i++)
+			for (size_t i = 0; i < s->n_actions && tm != (1u << TCX_TM__MAX) - 1; i++)
 				tm |= tcx_action_shown(&s->actions[i]) ? s->actions[i].tm_present
 				                                       : 0;
 		}
 		for (unsigned x = 0; x < TCX_TM__MAX; x++)
 			r->tm_on[x] = (tm >> x) & 1;
+		r->tm_mask = tm;
 	}
 	for (size_t i = 0; r->flags_on && i < s->n_filters; i++)
 		filters += (size_t)!s->filters[i].merged;

@@ -312,7 +312,7 @@ static void set_clocks(struct tcx_snapshot *s)
 static void test_times_of_every_kind(void **state)
 {
 	struct fx *f = *state;
-	struct nlb_stats st = {.bytes = 60, .packets = 1};
+	struct nlb_stats st = {0}; /* no packet: firstuse 0 is never used */
 	size_t n = sizeof(kind_tm) / sizeof(kind_tm[0]);
 	struct nlmsghdr *nlh =
 	        nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 0x80000800, 1, 3, "u32", 0);
@@ -347,6 +347,29 @@ static void test_times_of_every_kind(void **state)
 	assert_int_equal(f->s->tm_clamped, 0);
 }
 
+/* firstuse 0 from an action that counted packets: a first use less than a
+ * tick ago, or packets counted in hardware alone (which move lastuse only):
+ * it has matched, and its first use is taken to be its last one. */
+static void test_times_firstuse_zero_with_packets(void **state)
+{
+	struct fx *f = *state;
+	struct nlb_stats st = {.bytes = 600, .packets = 5, .hw_bytes = 600, .hw_packets = 5};
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 1, 1, 3, "flower", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
+
+	set_clocks(f->s);
+	nlb_action_tm(nlh, 1, "gact", NULL, 0, &st, TCA_GACT_PARMS, 9, TCA_GACT_TM,
+	              &(struct tcf_t){.install = 3000, .lastuse = 200, .firstuse = 0});
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_int_equal(f->s->actions[0].tm_present, 7);
+	assert_int_equal(f->s->actions[0].tm[TCX_TM_FIRST_USED], 1700000000000 - 2000);
+	assert_int_equal(f->s->actions[0].tm[TCX_TM_LAST_USED], 1700000000000 - 2000);
+}
+
 /* A TM attribute too short for install, lastuse and expires loses the row
  * its times alone, counted as malformed; one without firstuse (before
  * 4.10) has no first use; an age longer than the time since boot is
@@ -354,7 +377,7 @@ static void test_times_of_every_kind(void **state)
 static void test_times_malformed(void **state)
 {
 	struct fx *f = *state;
-	struct nlb_stats st = {.bytes = 60, .packets = 1};
+	struct nlb_stats st = {.bytes = 60}; /* no packet: firstuse 0 is never used */
 	uint64_t tm[4] = {1000, 10, 0, 500};
 	struct nlmsghdr *nlh =
 	        nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 0x80000800, 1, 3, "u32", 0);
@@ -1278,6 +1301,8 @@ int main(void)
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_times_of_every_kind, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_times_malformed, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_times_firstuse_zero_with_packets, setup,
+	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_pedit_ex_index, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_short_parms_rejected, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_old_police_u32, setup, teardown),
