@@ -129,7 +129,7 @@ print(*[r["index"] for r in json.load(sys.stdin).values() if r["cookie"] == sys.
 }
 i1=$(index 01)
 i2=$(index 02)
-[ -n "$i1" ] && [ -n "$i2" ] || fail "no row of cookie 01 or 02 in the walk"
+{ [ -n "$i1" ] && [ -n "$i2" ]; } || fail "no row of cookie 01 or 02 in the walk"
 oids=()
 for i in "$i1" "$i2"; do
 	for col in 22 23 24; do oids+=("$TCX_ACTION_ENTRY.$col.$i"); done
