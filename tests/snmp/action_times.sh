@@ -25,12 +25,12 @@
 #  (c) datagrams through 02's rule: a later pass shows it used (false(2)),
 #      its last use when they went, 01's unchanged (to the deci-second).
 #
-# A row whose times are unknown (a flower rule dumped tersely, between two
-# liveness passes) cannot be made here: this kernel has cls_u32 and
-# act_mirred only, and u32 rules are always dumped in full. Case c17_times
-# of tests/vm checks such rows through snmpd on Debian's kernels (GET
-# noSuchInstance, GETNEXT skips them); tests/unit/test_snmp_rows.c the rows
-# themselves.
+# A row whose times are unknown (a flower rule dumped tersely, new since
+# the last liveness pass) cannot be made here: u32 rules are always dumped
+# in full, and the kernel of the build machine has no flower. Case
+# c18_snmp_times of tests/vm checks such rows through snmpd on Debian's
+# kernels (GET noSuchInstance, the walk skips them);
+# tests/unit/test_snmp_rows.c the rows themselves.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/snmp.sh
