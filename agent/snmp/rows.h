@@ -109,7 +109,7 @@ enum { TCX_SNMP_TRUE = 1, TCX_SNMP_FALSE = 2 };
 /* The DateAndTime of a time in ms of Unix time: UTC, deci-seconds
  * truncated, direction '+', offset 0 hours 0 minutes. A time before 1970
  * gives 1970-01-01,00:00:00.0 (as the JSON output clamps it to 0), one
- * after 9999 9999-12-31,23:59:59.9. */
+ * past the year 9999 9999-12-31,23:59:59.9. */
 void tcx_snmp_date_and_time(int64_t ms, uint8_t out[TCX_SNMP_DATE_AND_TIME_LEN]);
 
 /* The value in column col of an action's row when col is a column of the
