@@ -50,7 +50,9 @@ enum {
 
 /* Columns of tcxActionEntry, INDEX { tcxActionIndex }, but for the
  * counters' (tcx_action_counters' snmp_col): the highest column is this
- * table's or a counter's (agent/snmp/subagent.c). */
+ * table's or a counter's (agent/snmp/subagent.c). From INSTALL_TIME on,
+ * the action's times (collectors/snapshot.h's enum tcx_tm; agent/snmp/
+ * rows.c): no instance in a row whose times are unknown. */
 enum {
 	TCX_COL_ACTION_INDEX = 1,               /* Unsigned32, not-accessible */
 	TCX_COL_ACTION_NETNS = 2,               /* SnmpAdminString (SIZE(0..63)) */
@@ -67,6 +69,9 @@ enum {
 	TCX_COL_ACTION_KIND = 13,               /* DisplayString (SIZE(0..15)) */
 	TCX_COL_ACTION_COOKIE = 14,             /* OCTET STRING (SIZE(0..16)) */
 	TCX_COL_ACTION_DISCONTINUITY_TIME = 21, /* TimeStamp */
+	TCX_COL_ACTION_INSTALL_TIME = 22,       /* DateAndTime: TCX_TM_INSTALLED */
+	TCX_COL_ACTION_LAST_USE_TIME = 23,      /* DateAndTime: TCX_TM_LAST_USED */
+	TCX_COL_ACTION_NEVER_USED = 24,         /* TruthValue: no TCX_TM_FIRST_USED */
 	TCX_ACTION_MIN_COL = TCX_COL_ACTION_NETNS,
 };
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent/snmp/mib.h"
 #include "agent/snmp/rows.h"
@@ -214,8 +215,9 @@ int tcx_snmp_rows_build(struct tcx_snmp_ids *ids, struct tcx_snapshot *snap, uin
 		memcpy(e->c, c, table_counters[t]->n * sizeof(*c));
 		e->act_index = act_index;
 		e->generation = ids->generation;
-		out->rows[out->n++] =
-		        (struct tcx_snmp_row){e->index, (uint32_t)i, e->discontinuity, present};
+		out->rows[out->n++] = (struct tcx_snmp_row){
+		        e->index, (uint32_t)i, e->discontinuity, present,
+		        t == TCX_SNMP_ACTIONS ? snap->actions[i].tm_present : 0};
 	}
 	/* Identities gone from a complete snapshot are forgotten; after a failed
 	 * target they are kept, so that its rows keep their indices when it
@@ -364,14 +366,82 @@ int tcx_snmp_plan(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row,
 	return 1;
 }
 
+/* The bit in an action row's tm_present that column col of table t needs:
+ * the time it shows, or for tcxActionNeverUsed the install time (the times
+ * are known); 0 when col is not a column of an action's times. */
+static uint8_t time_bit(enum tcx_snmp_table t, unsigned col)
+{
+	if (t != TCX_SNMP_ACTIONS)
+		return 0;
+	switch (col) {
+	case TCX_COL_ACTION_INSTALL_TIME:
+	case TCX_COL_ACTION_NEVER_USED:
+		return 1u << TCX_TM_INSTALLED;
+	case TCX_COL_ACTION_LAST_USE_TIME:
+		return 1u << TCX_TM_LAST_USED;
+	default:
+		return 0;
+	}
+}
+
+/* 9999-12-31 23:59:59.999 UTC in ms of Unix time: a later time (which no
+ * kernel gives) shows as this one rather than with a year past 9999. */
+#define DATE_AND_TIME_MAX_MS 253402300799999LL
+
+void tcx_snmp_date_and_time(int64_t ms, uint8_t out[TCX_SNMP_DATE_AND_TIME_LEN])
+{
+	time_t secs;
+	struct tm tm;
+
+	if (ms < 0)
+		ms = 0;
+	else if (ms > DATE_AND_TIME_MAX_MS)
+		ms = DATE_AND_TIME_MAX_MS;
+	secs = (time_t)(ms / 1000);
+	if (!gmtime_r(&secs, &tm)) /* (cannot fail in that range) */
+		memset(&tm, 0, sizeof(tm));
+	out[0] = (uint8_t)((tm.tm_year + 1900) >> 8);
+	out[1] = (uint8_t)((tm.tm_year + 1900) & 0xff);
+	out[2] = (uint8_t)(tm.tm_mon + 1);
+	out[3] = (uint8_t)tm.tm_mday;
+	out[4] = (uint8_t)tm.tm_hour;
+	out[5] = (uint8_t)tm.tm_min;
+	out[6] = (uint8_t)tm.tm_sec; /* (60 never: Unix time has no leap seconds) */
+	out[7] = (uint8_t)(ms % 1000 / 100);
+	out[8] = '+';
+	out[9] = 0;
+	out[10] = 0;
+}
+
+int tcx_snmp_action_time(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row,
+                         unsigned col, uint8_t dt[TCX_SNMP_DATE_AND_TIME_LEN], int *truth)
+{
+	uint8_t bit = time_bit(r->table, col);
+	const struct tcx_action *a;
+
+	if (!bit || !(row->tm_present & bit))
+		return 0;
+	a = &r->snap->actions[row->obj];
+	if (col == TCX_COL_ACTION_NEVER_USED)
+		*truth = a->tm_present & (1u << TCX_TM_FIRST_USED) ? TCX_SNMP_FALSE : TCX_SNMP_TRUE;
+	else
+		tcx_snmp_date_and_time(a->tm[col == TCX_COL_ACTION_INSTALL_TIME ? TCX_TM_INSTALLED
+		                                                                : TCX_TM_LAST_USED],
+		                       dt);
+	return 1;
+}
+
 int tcx_snmp_has(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row, unsigned col)
 {
 	uint32_t bit = counter_bit(r->table, col);
+	uint8_t tbit = time_bit(r->table, col);
 	uint64_t v;
 	int wide;
 
 	if (plan_col(r->table, col))
 		return tcx_snmp_plan(r, row, col, &v, &wide);
+	if (tbit)
+		return (row->tm_present & tbit) != 0;
 	return !bit || (row->present & bit);
 }
 
@@ -386,15 +456,19 @@ int tcx_snmp_next(const struct tcx_snmp_rows *r, unsigned min_col, unsigned max_
 	}
 	for (; col <= max_col; col++, index = 0) {
 		uint32_t bit = counter_bit(r->table, col);
+		uint8_t tbit = time_bit(r->table, col);
 		size_t i = lower(r, index, 0);
 		uint64_t v;
 		int wide;
 
 		/* (successive calls go on from where the last stopped: a walk
-		 * of a column passes each row once; a counter's column tests a
-		 * bit per row, as a million action rows want) */
+		 * of a column passes each row once; a counter's or a time's
+		 * column tests a bit per row, as a million action rows want) */
 		if (tcx_snmp_is_plan_col(r->table, col))
 			while (i < r->n && !tcx_snmp_plan(r, &r->rows[i], col, &v, &wide))
+				i++;
+		else if (tbit)
+			while (i < r->n && !(r->rows[i].tm_present & tbit))
 				i++;
 		else if (bit)
 			while (i < r->n && !(r->rows[i].present & bit))

@@ -48,6 +48,9 @@ struct tcx_snmp_row {
 	/* Bit k: the row has counter k of its table's counters (a filter's
 	 * hv_present; every counter of the other tables). */
 	uint32_t present;
+	/* An action's times that are known (its tm_present: bit
+	 * 1 << enum tcx_tm); 0 in the other tables. */
+	uint8_t tm_present;
 };
 
 /* The rows of one table of one snapshot, sorted by index. */
@@ -81,7 +84,8 @@ const struct tcx_snmp_row *tcx_snmp_rows_find(const struct tcx_snmp_rows *r, uin
 /* Has the row an instance in column col? Not when col is the column of a
  * counter the row lacks (a filter's hit counter its kernel does not keep),
  * nor when it is a plan's column the row's kind has no value for
- * (tcx_snmp_plan). */
+ * (tcx_snmp_plan), nor when it is a column of an action's times and the
+ * row's times are unknown (tcx_snmp_action_time). */
 int tcx_snmp_has(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row, unsigned col);
 
 /* The plan (collectors/plans.h) in column col of a qdisc's or a class's
@@ -95,6 +99,29 @@ int tcx_snmp_plan(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row,
 
 /* Is col a plan's column of table t? */
 int tcx_snmp_is_plan_col(enum tcx_snmp_table t, unsigned col);
+
+/* SNMPv2-TC's TruthValue. */
+enum { TCX_SNMP_TRUE = 1, TCX_SNMP_FALSE = 2 };
+
+/* The length of a DateAndTime with its offset from UTC (RFC 2579). */
+#define TCX_SNMP_DATE_AND_TIME_LEN 11
+
+/* The DateAndTime of a time in ms of Unix time: UTC, deci-seconds
+ * truncated, direction '+', offset 0 hours 0 minutes. A time before 1970
+ * gives 1970-01-01,00:00:00.0 (as the JSON output clamps it to 0), one
+ * past the year 9999 9999-12-31,23:59:59.9. */
+void tcx_snmp_date_and_time(int64_t ms, uint8_t out[TCX_SNMP_DATE_AND_TIME_LEN]);
+
+/* The value in column col of an action's row when col is a column of the
+ * action's times: tcxActionInstallTime and tcxActionLastUseTime, the
+ * DateAndTime of TCX_TM_INSTALLED and TCX_TM_LAST_USED in dt;
+ * tcxActionNeverUsed, TCX_SNMP_TRUE in *truth when the row has no
+ * TCX_TM_FIRST_USED, TCX_SNMP_FALSE when it has one. Returns 1; 0 when col
+ * is not such a column of r's table, or the row's times are unknown (no
+ * TCX_TM_INSTALLED, or for the last use no TCX_TM_LAST_USED): the row then
+ * has no instance in that column. */
+int tcx_snmp_action_time(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row,
+                         unsigned col, uint8_t dt[TCX_SNMP_DATE_AND_TIME_LEN], int *truth);
 
 /* The value of label `label` (1..n_labels) of a row: read from its action's
  * or class's label set ("" for a qdisc). */

@@ -315,11 +315,17 @@ static int filter_column(const struct tcx_snapshot *s, const struct tcx_filter *
 	return 1;
 }
 
+/* An action's column: its filter's identity, its own, its counters, its
+ * discontinuity time, its times (those the row has: the caller checks
+ * tcx_snmp_has()). */
 static void action_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, unsigned col,
                          netsnmp_variable_list *v)
 {
 	const struct tcx_snapshot *s = sn->rows[TCX_SNMP_ACTIONS].snap;
 	const struct tcx_action *a = &s->actions[row->obj];
+	uint8_t dt[TCX_SNMP_DATE_AND_TIME_LEN];
+	int truth = 0;
+	long l;
 
 	if (filter_column(s, &s->filters[a->filter], col, v))
 		return;
@@ -335,6 +341,17 @@ static void action_value(struct tcx_snmp *sn, const struct tcx_snmp_row *row, un
 		break;
 	case TCX_COL_ACTION_DISCONTINUITY_TIME:
 		set_timestamp(sn, v, row->discontinuity);
+		break;
+	case TCX_COL_ACTION_INSTALL_TIME:
+	case TCX_COL_ACTION_LAST_USE_TIME:
+		if (tcx_snmp_action_time(&sn->rows[TCX_SNMP_ACTIONS], row, col, dt, &truth))
+			snmp_set_var_typed_value(v, ASN_OCTET_STR, dt, sizeof(dt));
+		break;
+	case TCX_COL_ACTION_NEVER_USED:
+		if (tcx_snmp_action_time(&sn->rows[TCX_SNMP_ACTIONS], row, col, dt, &truth)) {
+			l = truth;
+			snmp_set_var_typed_value(v, ASN_INTEGER, &l, sizeof(l));
+		}
 		break;
 	default:
 		counter_value(&tcx_action_counters, a->c, col, v);
@@ -803,8 +820,7 @@ struct tcx_snmp *tcx_snmp_start(const struct tcx_snmp_cfg *cfg,
 	sn->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	sn->socket = cfg->agentx_socket ? strdup(cfg->agentx_socket) : NULL;
 	sn->ping_interval = cfg->ping_interval_s;
-	sn->max_col[TCX_SNMP_ACTIONS] =
-	        max_col(TCX_COL_ACTION_DISCONTINUITY_TIME, &tcx_action_counters);
+	sn->max_col[TCX_SNMP_ACTIONS] = max_col(TCX_COL_ACTION_NEVER_USED, &tcx_action_counters);
 	sn->max_col[TCX_SNMP_QDISCS] = max_col(TCX_COL_QDISC_DEFAULT_CLASS, &tcx_qdisc_counters);
 	sn->max_col[TCX_SNMP_CLASSES] = max_col(TCX_COL_CLASS_LEVEL, &tcx_class_counters);
 	sn->max_col[TCX_SNMP_FILTERS] =

@@ -15,8 +15,27 @@ Subcommands (exit 0 when every check passes, 1 with the reasons otherwise):
       counters; the label table has the right names and values (the cookie
       map, "" for an unmapped cookie) and they equal /metrics' labels; the
       scalars say rows = number of rows, status ok(1), 0 targets failed;
-      every column has its SMI type. --min-bytes: some row's bytes must be at
-      least N (a Counter64 above 2^32).
+      every column has its SMI type, the times' columns included (tc's
+      rules are dumped in full: every row has its times). --min-bytes: some
+      row's bytes must be at least N (a Counter64 above 2^32).
+
+  check-times --walk W --metrics M [--used HEX,...] [--unused HEX,...]
+              [--no-times HEX,...] [--installed-between T0 T1]
+              [--used-between T0 T1]
+      the times' columns of the action table against the
+      tc_action_*_timestamp_seconds of /metrics M of the same collection
+      pass (the caller makes sure of that): tcxActionInstallTime and
+      tcxActionLastUseTime are 11-octet DateAndTimes in UTC ('+', 0, 0)
+      of the /metrics time truncated to the deci-second (0 <= /metrics -
+      SNMP < 0.1 s), tcxActionNeverUsed is true(1) exactly when /metrics has
+      no first-use sample of the row and false(2) otherwise, and a row
+      without an install time in /metrics has no instance in the three.
+      --used, --unused: the rows of these cookies have never-used false(2),
+      true(1) (and then a last use equal to the install time); --no-times:
+      these rows have no times; --installed-between: every row with times
+      was installed between T0 and T1 (Unix seconds, the deci-second of T0
+      included); --used-between: the last use of each --used row is
+      between T0 and T1 the same way.
 
   rows --walk W
       prints identity -> {index, bytes, discontinuity, ...} as JSON.
@@ -90,6 +109,7 @@ Subcommands (exit 0 when every check passes, 1 with the reasons otherwise):
 """
 
 import argparse
+import datetime
 import json
 import os
 import re
@@ -113,14 +133,20 @@ CLASS_COL_TYPE = {2: "STRING", 3: "STRING", 4: "INTEGER", 5: "STRING", 6: "STRIN
 
 COL = dict(netns=2, device=3, ifindex=4, block=5, parent=6, chain=7, pref=8, protocol=9,
            classifier=10, handle=11, order=12, kind=13, cookie=14, bytes=15, packets=16,
-           hw_bytes=17, hw_packets=18, drops=19, overlimits=20, discontinuity=21)
+           hw_bytes=17, hw_packets=18, drops=19, overlimits=20, discontinuity=21,
+           install_time=22, last_use_time=23, never_used=24)
 NAME = {v: k for k, v in COL.items()}
 # SMI type of every column as net-snmp prints it (Unsigned32 is Gauge32 on the
 # wire; InterfaceIndexOrZero is an INTEGER).
 COL_TYPE = {2: "STRING", 3: "STRING", 4: "INTEGER", 5: "Gauge32", 6: "STRING", 7: "Gauge32",
             8: "Gauge32", 9: "STRING", 10: "STRING", 11: "STRING", 12: "Gauge32", 13: "STRING",
             14: "STRING", 15: "Counter64", 16: "Counter64", 17: "Counter64", 18: "Counter64",
-            19: "Counter32", 20: "Counter32", 21: "Timeticks"}
+            19: "Counter32", 20: "Counter32", 21: "Timeticks", 22: "STRING", 23: "STRING",
+            24: "INTEGER"}
+# The columns of an action's times (DateAndTime, DateAndTime, TruthValue): a
+# row whose times are unknown has none of them.
+TIME_COLS = (22, 23, 24)
+DATE_AND_TIME = (22, 23)
 SCALAR_TYPE = {1: "Gauge32", 2: "Timeticks", 3: "Timeticks", 4: "INTEGER", 5: "Gauge32"}
 # tcxFilterTable: the identity columns of tcxActionTable's filter part, then
 # the hit counters (each only where the filter has it; named by its JSON
@@ -230,20 +256,50 @@ def parse_walk(path):
     return w
 
 
+def date_and_time(b):
+    """The Unix time (seconds, to the deci-second) of an 11-octet DateAndTime
+    in UTC (RFC 2579: year, month, day, hour, minutes, seconds, deci-seconds,
+    '+', 0, 0); raises ValueError for any other form."""
+    if len(b) != 11:
+        raise ValueError("%d octets, not 11" % len(b))
+    year, month, day, hour, minute, sec, deci = (b[0] << 8 | b[1],) + tuple(b[2:8])
+    if b[8:] != b"+\x00\x00":
+        raise ValueError("offset %r, not UTC ('+', 0, 0)" % b[8:])
+    if not (1 <= month <= 12 and 1 <= day <= 31 and hour <= 23 and minute <= 59 and
+            sec <= 60 and deci <= 9):
+        raise ValueError("fields out of range: %r" % list(b[:8]))
+    t = datetime.datetime(year, month, day, hour, minute, sec, tzinfo=datetime.timezone.utc)
+    return int(t.timestamp()) + deci / 10
+
+
 def walk_rows(w, errors):
-    """identity -> row dict (column names -> plain values), checking types."""
+    """identity -> row dict (column names -> plain values), checking types;
+    a DateAndTime becomes its Unix time in seconds, absent times None."""
     rows = {}
     for idx, cols in sorted(w["rows"].items()):
-        missing = sorted(set(COL_TYPE) - set(cols))
+        missing = sorted(set(COL_TYPE) - set(cols) - set(TIME_COLS))
         if missing:
             errors.append("row %d lacks the columns %s" % (idx, missing))
             continue
+        present = [c for c in TIME_COLS if c in cols]
+        if present and len(present) != len(TIME_COLS):
+            errors.append("row %d has the times' columns %s only" % (idx, present))
         r = {"index": idx}
+        r.update((NAME[c], None) for c in TIME_COLS)
         for c, (typ, v) in cols.items():
             if COL_TYPE.get(c) != typ:
                 errors.append("row %d column %d (%s) has type %s, expected %s"
                               % (idx, c, NAME.get(c, "?"), typ, COL_TYPE.get(c)))
-            if typ == "STRING" and c != COL["cookie"]:
+            if c in DATE_AND_TIME and typ == "STRING":
+                try:
+                    v = date_and_time(v)
+                except ValueError as e:
+                    errors.append("row %d column %d (%s): not a DateAndTime in UTC: %s (%s)"
+                                  % (idx, c, NAME[c], v.hex(), e))
+                    v = None
+            elif c == COL["never_used"] and v not in (1, 2):
+                errors.append("row %d: tcxActionNeverUsed %r, not a TruthValue" % (idx, v))
+            elif typ == "STRING" and c != COL["cookie"]:
                 v = v.decode("utf-8", "replace")
             elif c == COL["cookie"]:
                 v = v.hex()
@@ -309,8 +365,16 @@ def unescape(s):
     return re.sub(r'\\(.)', lambda m: "\n" if m.group(1) == "n" else m.group(1), s)
 
 
+# The time families of /metrics: name -> key of a row's "times".
+TIME_FAMILIES = {"tc_action_installed_timestamp_seconds": "installed",
+                 "tc_action_first_used_timestamp_seconds": "first_used",
+                 "tc_action_last_used_timestamp_seconds": "last_used"}
+
+
 def parse_metrics(path):
-    """identity -> {labels: {...}, bytes:, packets:, ...} of tc_action_*_total."""
+    """identity -> {labels: {...}, bytes:, packets:, ..., times: {installed:,
+    first_used:, last_used:}} of tc_action_*_total and the time families
+    (a time without a sample is not in times)."""
     rows = {}
     fam = {"tc_action_bytes_total": "bytes", "tc_action_packets_total": "packets",
            "tc_action_drops_total": "drops", "tc_action_overlimits_total": "overlimits",
@@ -323,7 +387,7 @@ def parse_metrics(path):
             m = SAMPLE.match(line)
             if not m:
                 raise Fail("%s: cannot parse %r" % (path, line))
-            if m.group(1) not in fam:
+            if m.group(1) not in fam and m.group(1) not in TIME_FAMILIES:
                 continue
             labels = {k: unescape(v) for k, v in LABEL_RE.findall(m.group(2) or "")}
             r = {"device": labels.get("device"), "parent": labels.get("parent"),
@@ -331,15 +395,18 @@ def parse_metrics(path):
                  "protocol": labels.get("protocol"), "handle": labels.get("handle"),
                  "order": int(labels["order"]), "cookie": labels.get("cookie", "")}
             k = ident_key(r)
-            d = rows.setdefault(k, {"labels": labels})
+            d = rows.setdefault(k, {"labels": labels, "times": {}})
             v = m.group(3)
+            if m.group(1) in TIME_FAMILIES:
+                d["times"][TIME_FAMILIES[m.group(1)]] = float(v)
+                continue
             # Integers must be printed exactly (no float rounding above 2^53
             # either): accept an integer or an exact float spelling.
             d[fam[m.group(1)]] = int(v) if re.match(r'^\d+$', v) else int(float(v))
             d.setdefault("raw", {})[fam[m.group(1)]] = v
     # hw: auto (the default) leaves the hw_* families out while no row has
     # hardware counters: their rows then count 0.
-    present = {c for d in rows.values() for c in d}
+    present = {c for d in rows.values() for c in d if c != "times"}
     for d in rows.values():
         for c in ("hw_bytes", "hw_packets"):
             if c not in present:
@@ -418,6 +485,10 @@ def cmd_check_walk(a):
         if r["netns"] != "" or r["block"] != 0:
             errors.append("row %d: netns %r block %d, expected '' and 0"
                           % (r["index"], r["netns"], r["block"]))
+        # (tc's rules here are dumped in full, which carries the times)
+        for c in TIME_COLS:
+            if r[NAME[c]] is None:
+                errors.append("row %d %s: no %s" % (r["index"], k, NAME[c]))
         # labels
         got = labels.get(r["index"], [])
         want_vals = cmap.get(r["cookie"]) if r["cookie"] else None
@@ -569,6 +640,88 @@ def cmd_check_timestamps(a):
     if a.last_change and (lc == 0) != (a.last_change == "zero"):
         errors.append("tcxActionTableLastChange = %d, expected %s" % (lc, a.last_change))
     print("sysUpTime %d: %s" % (a.uptime, ", ".join("%s %d" % s for s in stamps)))
+    return errors
+
+
+def cookies(s):
+    return [c.lower() for c in (s or "").split(",") if c]
+
+
+def cmd_check_times(a):
+    """See check-times in the header."""
+    errors = []
+    eps = 1e-6  # (floats of seconds with 3 decimals)
+    w, rows = row_summary(a.walk)
+    prom = parse_metrics(a.metrics)
+    for k in sorted(set(rows) ^ set(prom)):
+        errors.append("%s is in %s only" % (k, "the walk" if k in rows else "/metrics"))
+    compared = 0
+    for k in sorted(set(rows) & set(prom)):
+        r, t = rows[k], prom[k]["times"]
+        where = "row %d (cookie %s)" % (r["index"], r["cookie"] or "-")
+        if "installed" not in t:
+            for c in TIME_COLS:
+                if r[NAME[c]] is not None:
+                    errors.append("%s: /metrics has no times, but %s = %s" % (
+                        where, NAME[c], w["rows"][r["index"]][c][1]))
+            continue
+        for col, key in (("install_time", "installed"), ("last_use_time", "last_used")):
+            if r[col] is None:
+                errors.append("%s: no %s, /metrics says %.3f" % (where, col, t.get(key, -1)))
+            elif key not in t:
+                errors.append("%s: /metrics has an install time but no %s" % (where, key))
+            elif not -eps <= t[key] - r[col] < 0.1 - eps:
+                errors.append("%s: %s %.1f, /metrics says %.3f: not its deci-second" % (
+                    where, col, r[col], t[key]))
+            else:
+                compared += 1
+        want = 2 if "first_used" in t else 1
+        if r["never_used"] != want:
+            errors.append("%s: tcxActionNeverUsed %s, expected %d (/metrics: first use %s)" % (
+                where, r["never_used"], want, t.get("first_used", "none")))
+        else:
+            compared += 1
+    by_cookie = {r["cookie"]: r for r in rows.values()}
+    for c in cookies(a.used) + cookies(a.unused) + cookies(a.no_times):
+        if c not in by_cookie:
+            errors.append("no row with cookie %s" % c)
+    for c in cookies(a.used):
+        r = by_cookie.get(c)
+        if r and r["never_used"] != 2:
+            errors.append("row of cookie %s (traffic went through it): tcxActionNeverUsed %s, "
+                          "expected false(2)" % (c, r["never_used"]))
+        if r and a.used_between and r["last_use_time"] is not None:
+            t0, t1 = a.used_between
+            if not (int(t0 * 10) / 10 - eps <= r["last_use_time"] <= t1 + eps):
+                errors.append("row of cookie %s: last used at %.1f, not between %.3f and %.3f "
+                              "(when the traffic went)" % (c, r["last_use_time"], t0, t1))
+    for c in cookies(a.unused):
+        r = by_cookie.get(c)
+        if r and r["never_used"] != 1:
+            errors.append("row of cookie %s (no traffic): tcxActionNeverUsed %s, expected "
+                          "true(1)" % (c, r["never_used"]))
+        if r and r["last_use_time"] != r["install_time"]:
+            errors.append("row of cookie %s, never used: last use %s, install %s: expected "
+                          "the same" % (c, r["last_use_time"], r["install_time"]))
+    for c in cookies(a.no_times):
+        r = by_cookie.get(c)
+        if r and any(r[NAME[x]] is not None for x in TIME_COLS):
+            errors.append("row of cookie %s: expected no times, got %s" % (
+                c, [r[NAME[x]] for x in TIME_COLS]))
+    if a.installed_between:
+        t0, t1 = a.installed_between
+        for r in rows.values():
+            if r["install_time"] is not None and not (
+                    int(t0 * 10) / 10 - eps <= r["install_time"] <= t1 + eps):
+                errors.append("row %d (cookie %s): installed at %.1f, not between %.3f and %.3f"
+                              % (r["index"], r["cookie"], r["install_time"], t0, t1))
+    if not compared:
+        errors.append("no time compared at all")
+    print("%d rows, %d times compared with /metrics" % (len(rows), compared))
+    for r in sorted(rows.values(), key=lambda r: r["index"]):
+        print("  %4d cookie=%-6s installed=%s last_used=%s never_used=%s" % (
+            r["index"], r["cookie"] or "-", r["install_time"], r["last_use_time"],
+            r["never_used"]))
     return errors
 
 
@@ -937,6 +1090,14 @@ def main():
     c.add_argument("--json", required=True)
     c.add_argument("--expect")
     c.add_argument("--index-out")
+    c = sub.add_parser("check-times")
+    c.add_argument("--walk", required=True)
+    c.add_argument("--metrics", required=True)
+    c.add_argument("--used")
+    c.add_argument("--unused")
+    c.add_argument("--no-times")
+    c.add_argument("--installed-between", nargs=2, type=float, metavar=("T0", "T1"))
+    c.add_argument("--used-between", nargs=2, type=float, metavar=("T0", "T1"))
     c = sub.add_parser("check-timestamps")
     c.add_argument("--walk", required=True)
     c.add_argument("--uptime", type=int, required=True)
@@ -949,6 +1110,7 @@ def main():
                   "check-replace": cmd_check_replace,
                   "tc-counters": cmd_tc_counters,
                   "check-timestamps": cmd_check_timestamps,
+                  "check-times": cmd_check_times,
                   "check-classes": cmd_check_classes,
                   "check-qdiscs": cmd_check_qdiscs,
                   "check-filters": cmd_check_filters,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The SNMP rows without an agent: index allocation and stability,
- * discontinuities, GET/GETNEXT order, the counters a row has. */
+ * discontinuities, GET/GETNEXT order, the counters a row has, plans,
+ * actions' times. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -1020,6 +1021,162 @@ static void test_plan_columns(void **state)
 	tcx_snmp_ids_free(&cids);
 }
 
+/* DateAndTime (RFC 2579) of a time in ms of Unix time: the 11-octet form in
+ * UTC, deci-seconds truncated; before 1970 as 1970, past 9999 as its last
+ * deci-second. */
+static void test_date_and_time(void **state)
+{
+	static const struct {
+		int64_t ms;
+		uint8_t dt[TCX_SNMP_DATE_AND_TIME_LEN];
+	} cases[] = {
+	        /* 2026-12-06 20:16:26.789 */
+	        {1796588186789, {0x07, 0xea, 12, 6, 20, 16, 26, 7, '+', 0, 0}},
+	        /* 2024-02-29 23:59:59.950: a leap day, the .95 truncated */
+	        {1709251199950, {0x07, 0xe8, 2, 29, 23, 59, 59, 9, '+', 0, 0}},
+	        /* the next ms: 2024-03-01 */
+	        {1709251200000, {0x07, 0xe8, 3, 1, 0, 0, 0, 0, '+', 0, 0}},
+	        {0, {0x07, 0xb2, 1, 1, 0, 0, 0, 0, '+', 0, 0}},
+	        {99, {0x07, 0xb2, 1, 1, 0, 0, 0, 0, '+', 0, 0}},
+	        {-1, {0x07, 0xb2, 1, 1, 0, 0, 0, 0, '+', 0, 0}},
+	        {INT64_MIN, {0x07, 0xb2, 1, 1, 0, 0, 0, 0, '+', 0, 0}},
+	        {253402300799999, {0x27, 0x0f, 12, 31, 23, 59, 59, 9, '+', 0, 0}},
+	        {INT64_MAX, {0x27, 0x0f, 12, 31, 23, 59, 59, 9, '+', 0, 0}},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t dt[TCX_SNMP_DATE_AND_TIME_LEN];
+
+		memset(dt, 0xee, sizeof(dt));
+		tcx_snmp_date_and_time(cases[i].ms, dt);
+		assert_memory_equal(dt, cases[i].dt, sizeof(dt));
+	}
+}
+
+/* The columns of an action's times: tcxActionInstallTime and
+ * tcxActionLastUseTime the DateAndTimes of its install and last use,
+ * tcxActionNeverUsed true(1) without a first use, false(2) with one; a
+ * row whose times are unknown has no instance in any of the three (GET:
+ * tcx_snmp_has; GETNEXT skips it) but has its other columns; the other
+ * tables have no such columns. */
+static void test_action_time_columns(void **state)
+{
+	const struct spec sp[] = {
+	        {"", 10, 1, 100, 1}, /* used */
+	        {"", 20, 1, 0, 2},   /* never used */
+	        {"", 30, 1, 300, 3}, /* times unknown (a terse row) */
+	        {"", 40, 1, 0, 4},   /* never used */
+	};
+	static const unsigned cols[] = {TCX_COL_ACTION_INSTALL_TIME, TCX_COL_ACTION_LAST_USE_TIME,
+	                                TCX_COL_ACTION_NEVER_USED};
+	static const uint8_t installed[TCX_SNMP_DATE_AND_TIME_LEN] = {0x07, 0xea, 11,  30, 8, 5,
+	                                                              9,    1,    '+', 0,  0};
+	static const uint8_t last_used[TCX_SNMP_DATE_AND_TIME_LEN] = {0x07, 0xea, 12,  6, 20, 16,
+	                                                              26,   7,    '+', 0, 0};
+	static const uint8_t never[TCX_SNMP_DATE_AND_TIME_LEN] = {0x07, 0xea, 12,  6, 20, 17,
+	                                                          0,    0,    '+', 0, 0};
+	struct tcx_snapshot *s = snap_of(sp, 4, 0);
+	const uint8_t known = 1u << TCX_TM_INSTALLED | 1u << TCX_TM_LAST_USED;
+	const struct tcx_snmp_row *used, *unused, *unknown, *unused2, *row;
+	uint8_t dt[TCX_SNMP_DATE_AND_TIME_LEN];
+	struct tcx_snmp_ids ids;
+	struct tcx_snmp_rows r;
+	unsigned ncol;
+	int truth;
+
+	(void)state;
+	s->actions[0].tm_present = known | 1u << TCX_TM_FIRST_USED;
+	s->actions[0].tm[TCX_TM_INSTALLED] = 1796025909123;  /* 2026-11-30 08:05:09.123 */
+	s->actions[0].tm[TCX_TM_FIRST_USED] = 1796025919000; /* 10 s later */
+	s->actions[0].tm[TCX_TM_LAST_USED] = 1796588186789;  /* 2026-12-06 20:16:26.789 */
+	s->actions[1].tm_present = known;
+	s->actions[1].tm[TCX_TM_INSTALLED] = 1796588220000; /* 2026-12-06 20:17:00.000 */
+	s->actions[1].tm[TCX_TM_LAST_USED] = 1796588220000; /* the kernel's: its install */
+	s->actions[3].tm_present = known;
+	s->actions[3].tm[TCX_TM_INSTALLED] = 1796588220000;
+	s->actions[3].tm[TCX_TM_LAST_USED] = 1796588220000;
+	tcx_snmp_ids_init(&ids, TCX_SNMP_ACTIONS);
+	assert_int_equal(tcx_snmp_rows_build(&ids, s, 10, NULL, &r), 0);
+	tcx_snapshot_unref(s);
+	used = tcx_snmp_rows_find(&r, index_of(&r, 10));
+	unused = tcx_snmp_rows_find(&r, index_of(&r, 20));
+	unknown = tcx_snmp_rows_find(&r, index_of(&r, 30));
+	unused2 = tcx_snmp_rows_find(&r, index_of(&r, 40));
+	assert_true(used && unused && unknown && unused2);
+	assert_true(used->index < unused->index && unused->index < unknown->index &&
+	            unknown->index < unused2->index);
+
+	assert_int_equal(tcx_snmp_action_time(&r, used, TCX_COL_ACTION_INSTALL_TIME, dt, &truth),
+	                 1);
+	assert_memory_equal(dt, installed, sizeof(dt));
+	assert_int_equal(tcx_snmp_action_time(&r, used, TCX_COL_ACTION_LAST_USE_TIME, dt, &truth),
+	                 1);
+	assert_memory_equal(dt, last_used, sizeof(dt));
+	truth = 0;
+	assert_int_equal(tcx_snmp_action_time(&r, used, TCX_COL_ACTION_NEVER_USED, dt, &truth), 1);
+	assert_int_equal(truth, TCX_SNMP_FALSE);
+	assert_int_equal(tcx_snmp_action_time(&r, unused, TCX_COL_ACTION_INSTALL_TIME, dt, &truth),
+	                 1);
+	assert_memory_equal(dt, never, sizeof(dt));
+	assert_int_equal(tcx_snmp_action_time(&r, unused, TCX_COL_ACTION_LAST_USE_TIME, dt, &truth),
+	                 1);
+	assert_memory_equal(dt, never, sizeof(dt));
+	truth = 0;
+	assert_int_equal(tcx_snmp_action_time(&r, unused, TCX_COL_ACTION_NEVER_USED, dt, &truth),
+	                 1);
+	assert_int_equal(truth, TCX_SNMP_TRUE);
+	for (size_t k = 0; k < 3; k++) {
+		assert_true(tcx_snmp_has(&r, used, cols[k]));
+		assert_true(tcx_snmp_has(&r, unused, cols[k]));
+		assert_false(tcx_snmp_has(&r, unknown, cols[k]));
+		assert_int_equal(tcx_snmp_action_time(&r, unknown, cols[k], dt, &truth), 0);
+	}
+	/* the row without times has its other columns */
+	assert_true(tcx_snmp_has(&r, unknown, TCX_COL_ACTION_KIND));
+	assert_true(tcx_snmp_has(&r, unknown, TCX_COL_ACTION_DISCONTINUITY_TIME));
+	assert_true(tcx_snmp_has(&r, unknown, tcx_action_counters.def[TCX_ACT_BYTES].snmp_col));
+	/* other columns are no times' */
+	assert_int_equal(
+	        tcx_snmp_action_time(&r, used, TCX_COL_ACTION_DISCONTINUITY_TIME, dt, &truth), 0);
+	assert_int_equal(tcx_snmp_action_time(&r, used, TCX_COL_ACTION_KIND, dt, &truth), 0);
+
+	/* GETNEXT: each time column walks the rows with times, the unknown
+	 * one skipped, then the next column starts */
+	for (size_t k = 0; k < 3; k++) {
+		assert_true(tcx_snmp_next(&r, TCX_ACTION_MIN_COL, TCX_COL_ACTION_NEVER_USED,
+		                          cols[k], 0, &ncol, &row));
+		assert_int_equal(ncol, cols[k]);
+		assert_ptr_equal(row, used);
+		assert_true(tcx_snmp_next(&r, TCX_ACTION_MIN_COL, TCX_COL_ACTION_NEVER_USED,
+		                          cols[k], used->index, &ncol, &row));
+		assert_int_equal(ncol, cols[k]);
+		assert_ptr_equal(row, unused);
+		assert_true(tcx_snmp_next(&r, TCX_ACTION_MIN_COL, TCX_COL_ACTION_NEVER_USED,
+		                          cols[k], unused->index, &ncol, &row));
+		assert_int_equal(ncol, cols[k]);
+		assert_ptr_equal(row, unused2);
+		if (k < 2) {
+			assert_true(tcx_snmp_next(&r, TCX_ACTION_MIN_COL, TCX_COL_ACTION_NEVER_USED,
+			                          cols[k], unused2->index, &ncol, &row));
+			assert_int_equal(ncol, cols[k + 1]);
+			assert_ptr_equal(row, used);
+		} else {
+			assert_false(tcx_snmp_next(&r, TCX_ACTION_MIN_COL,
+			                           TCX_COL_ACTION_NEVER_USED, cols[k],
+			                           unused2->index, &ncol, &row));
+		}
+	}
+	/* the discontinuity time before them: every row */
+	assert_true(tcx_snmp_next(&r, TCX_ACTION_MIN_COL, TCX_COL_ACTION_NEVER_USED,
+	                          TCX_COL_ACTION_DISCONTINUITY_TIME, unused->index, &ncol, &row));
+	assert_int_equal(ncol, TCX_COL_ACTION_DISCONTINUITY_TIME);
+	assert_ptr_equal(row, unknown);
+
+	tcx_snmp_rows_free(&r);
+	tcx_snmp_ids_free(&ids);
+}
+
 /* The plan columns of 32-bit roles are Unsigned32: every row of those
  * roles reads a field of 32 bits at most (a 64-bit one would need a
  * TcxGauge64 column). */
@@ -1071,6 +1228,8 @@ int main(void)
 	        cmocka_unit_test(test_filter_indices_and_discontinuities),
 	        cmocka_unit_test(test_plan_columns),
 	        cmocka_unit_test(test_plan_roles_fit_their_columns),
+	        cmocka_unit_test(test_date_and_time),
+	        cmocka_unit_test(test_action_time_columns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,7 +26,7 @@ set -euo pipefail
 TC=/sbin/tc
 IP=/sbin/ip
 TCX=/tcx/tcexporter
-CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police c14_hits c15_hits_churn c16_plans)
+CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police c14_hits c15_hits_churn c16_plans c18_snmp_times)
 
 # shellcheck disable=SC1091
 [ ! -f /tcx/env ] || . /tcx/env
@@ -871,6 +871,86 @@ c16_plans() {
 	$TC -s class show dev pe classid 1:10 >est-tc-2.txt
 	kill "$flood"
 	wait "$flood" 2>/dev/null || true
+}
+
+c18_snmp_times() {
+	# Issue #25's action times over SNMP where a row has none: d18's egress
+	# holds flower filters only (a terse target, whose dumps carry no times
+	# but those of liveness passes), gact pass with cookies 18a1 (one
+	# datagram) and 18b1 (none), before the daemon starts with `interval:
+	# 2s` and `liveness_interval: 1h`: its first pass is its one liveness
+	# pass, and the later ones keep those rows' times. Once a collection
+	# reached the agent, a third filter (18c1) is added: its row has no times
+	# for the hour to come. When tcxActionRows is 3, a walk of tcxActionTable
+	# and /metrics of one collection pass (s.walk, s.prom: tcxLastCollectionTime
+	# and the snapshot timestamp the same before and after both), then GETs
+	# of 18c1's row, columns 21 to 24 (s.get-c: its discontinuity time, then
+	# the three times' columns, with -On -Ox); s.tcx.rc the daemon's status
+	# after SIGTERM. run.sh checks them.
+	local s=/tmp/snmp-$CASE oid=.1.3.6.1.4.1.8072.9999.9999.4242 agent=127.0.0.1:9162
+	local entry=.1.3.6.1.4.1.8072.9999.9999.4242.1.2.1 pid spid i v t0 t1 ts idx rc=0
+	dummy d18 10.18.0.1/24
+	$TC qdisc add dev d18 clsact
+	$TC filter add dev d18 egress pref 10 protocol ip flower dst_ip 10.18.0.2 action gact pass cookie 18a1
+	$TC filter add dev d18 egress pref 10 protocol ip flower dst_ip 10.18.0.3 action gact pass cookie 18b1
+	udp 10.18.0.2 1 100
+	mkdir -p "$s/persist" "$s/conf" "$s/tcx" "$s/tools"
+	printf '%s\n' "agentAddress udp:$agent" 'master agentx' "agentXSocket unix:$s/agentx.sock" \
+		'rocommunity public 127.0.0.1' 'disablePerl true' >"$s/snmpd.conf"
+	SNMP_PERSISTENT_DIR=$s/persist SNMPCONFPATH=$s/conf MIBS='' MIBDIRS='' \
+		snmpd -f -Lo -C -c "$s/snmpd.conf" >s.snmpd.log 2>&1 &
+	spid=$!
+	config s.yaml '{dev: d18, parent: egress}'
+	printf '%s\n' 'interval: 2s' 'liveness_interval: 1h' 'http: {listen: "127.0.0.1:9594"}' \
+		"snmp: {enabled: true, agentx_socket: \"unix:$s/agentx.sock\", ping_interval: 1s}" >>s.yaml
+	SNMP_PERSISTENT_DIR=$s/tcx SNMPCONFPATH=$s/tcx "$TCX" --config s.yaml >s.tcx.out 2>s.tcx.err &
+	pid=$!
+	export MIBS='' MIBDIRS='' SNMP_PERSISTENT_DIR=$s/tools SNMPCONFPATH=$s/tools
+	# sget OID...: -On -Ox, nothing when the request fails (no value yet)
+	sget() { snmpget -v2c -c public -On -Ox -t 1 -r 0 "$agent" "$@" 2>/dev/null || true; }
+	# c18_rows N: waits until tcxActionRows is N, 60 s at most
+	c18_rows() {
+		for ((i = 0; i < 600; i++)); do
+			v=$(sget "$oid.1.1.1.0")
+			case $v in *"Gauge32: $1") return 0 ;; esac
+			sleep 0.1
+		done
+		echo "tcxActionRows is not $1 after 60 s: '$v'"
+		return 1
+	}
+	c18_rows 2
+	t0=$(sget "$oid.1.1.3.0")
+	for ((i = 0; i < 300; i++)); do
+		v=$(sget "$oid.1.1.3.0")
+		[ "$v" = "$t0" ] || break
+		sleep 0.1
+	done
+	[ "$i" -lt 300 ] || { echo "no collection reached the agent within 30 s: '$v'"; return 1; }
+	$TC filter add dev d18 egress pref 10 protocol ip flower dst_ip 10.18.0.4 action gact pass cookie 18c1
+	c18_rows 3
+	for ((i = 0; i < 20; i++)); do
+		t0=$(sget "$oid.1.1.3.0")
+		wget -q -O s.prom http://127.0.0.1:9594/metrics
+		snmpbulkwalk -v2c -c public -On -Ox -Cr10 -t 5 -r 1 "$agent" "$entry" >s.walk 2>s.walk.err ||
+			{ echo "snmpbulkwalk failed: $(cat s.walk.err)"; return 1; }
+		wget -q -O s.prom.after http://127.0.0.1:9594/metrics
+		t1=$(sget "$oid.1.1.3.0")
+		ts=$(sed -n 's/^tc_exporter_snapshot_timestamp_seconds //p' s.prom)
+		if [ -n "$t0" ] && [ "$t0" = "$t1" ] && [ -n "$ts" ] &&
+			[ "$ts" = "$(sed -n 's/^tc_exporter_snapshot_timestamp_seconds //p' s.prom.after)" ]; then
+			break
+		fi
+	done
+	[ "$i" -lt 20 ] || { echo "no walk and /metrics of one collection pass in 20 tries"; return 1; }
+	idx=$(sed -n "s/^$entry\.14\.\([0-9]*\) = Hex-STRING: 18 C1 *\$/\1/p" s.walk)
+	[ -n "$idx" ] || { echo "no row of cookie 18c1 in the walk"; return 1; }
+	snmpget -v2c -c public -On -Ox -t 1 -r 0 "$agent" "$entry.21.$idx" "$entry.22.$idx" \
+		"$entry.23.$idx" "$entry.24.$idx" >s.get-c 2>&1 || true
+	kill -TERM "$pid"
+	wait "$pid" || rc=$?
+	echo "$rc" >s.tcx.rc
+	kill -TERM "$spid"
+	wait "$spid" || true
 }
 
 "$CASE"

@@ -873,6 +873,36 @@ PY
 }
 check "c16_plans: the rate estimator of an HTB class is within 5% of the bytes it sent per second" estimator
 
+note "18. action times over SNMP, a row without times (issue 25)"
+# The walk and /metrics of one pass agree on every time (snmpcmp.py
+# check-times): 18a1 used, 18b1 never used (true(1)), both with the times
+# of the first (liveness) pass; 18c1, added after it, has no times in
+# either: no instance in the times' columns of the walk, and a GET of them
+# answers noSuchInstance while its discontinuity time is there.
+snmp_times() {
+	local d=$share/c18_snmp_times n
+	[ "$(cat "$d/s.tcx.rc" 2>/dev/null)" = 0 ] || {
+		cat "$d/s.tcx.err" 2>/dev/null
+		echo "the daemon did not stop with status 0 after SIGTERM"
+		return 1
+	}
+	if has_sanitizer_report "$d/s.tcx.err"; then
+		cat "$d/s.tcx.err"
+		echo "sanitizer report"
+		return 1
+	fi
+	"$PYTHON" "$here/../snmp/snmpcmp.py" check-times --walk "$d/s.walk" --metrics "$d/s.prom" \
+		--used 18a1 --unused 18b1 --no-times 18c1 || return 1
+	cat "$d/s.get-c"
+	n=$(grep -c ' = No Such Instance currently exists at this OID$' "$d/s.get-c" || true)
+	{ grep -qE '^\.[0-9.]+\.1\.2\.1\.21\.[0-9]+ = Timeticks: ' "$d/s.get-c" && [ "$n" = 3 ]; } || {
+		echo "GET of 18c1's row: expected its discontinuity time and noSuchInstance in columns 22 to 24"
+		return 1
+	}
+}
+check "c18_snmp_times: the times' columns = /metrics of the same pass; a row without times has no instance in them" \
+	snmp_times
+
 end=$(date +%s%N)
 echo "kernel $VM_KVER: ${#cases[@]} cases, $n_checks checks, ${#failed[@]} failed," \
 	"$(((end - start) / 1000000)) ms in all"
