@@ -68,18 +68,23 @@
 #    tc_exporter_snapshot_duration_seconds, tc_scrape_collector_duration_seconds,
 #    tc_exporter_snapshot_age_seconds,
 #    tc_exporter_config_last_reload_success_timestamp_seconds, every process_*
-#    family (CPU time, fds, memory, start time), and every OpenMetrics
-#    *_created sample (when an aggregate appeared);
+#    family (CPU time, fds, memory, start time), every OpenMetrics
+#    *_created sample (when an aggregate appeared, an action was installed)
+#    and every tc_action_*_timestamp_seconds sample (the action times: the
+#    clock read with each reply, less the kernel's ages);
 #  - the revision label of tc_exporter_build_info, only when the two
 #    binaries' `--version` give different revisions;
-#  - the landing page's "in N s" (how long the last collection took), and
-#    /healthz's "N s ago";
+#  - the landing page's "in N s" (how long the last collection took), when
+#    the configuration was loaded and the collection taken, and how long
+#    ago; /healthz's "N s ago";
 #  - in the SNMP walks, the values of tcxActionTableLastChange.0,
-#    tcxLastCollectionTime.0 and every tcxActionDiscontinuityTime (TimeStamps:
-#    snmpd's sysUpTime when they happened);
+#    tcxLastCollectionTime.0 and every TimeStamp (snmpd's sysUpTime when
+#    something happened: tcxActionDiscontinuityTime, the other tables'
+#    LastChange), tcxActionInstallTime and tcxActionLastUseTime;
+#  - in JSON, the values of "installed", "first_used" and "last_used", and
+#    of the target and collection lines' "duration_seconds" and "timestamp";
 #  - in response headers, the Date and Content-Length lines (the bodies are
 #    compared on their own; their lengths follow the excepted values).
-# The JSON output has no timestamp: it is compared as it is.
 #
 # Exit status: 0 when every output is the same, 1 when some differ (each
 # shown with the head of a unified diff), 2 when the comparison could not be
@@ -152,7 +157,7 @@ NOT_COMPARED=()
 excepted_values='tc_exporter_snapshot_timestamp_seconds|tc_exporter_snapshot_duration_seconds'
 excepted_values+='|tc_scrape_collector_duration_seconds|tc_exporter_snapshot_age_seconds'
 excepted_values+='|tc_exporter_config_last_reload_success_timestamp_seconds|process_[a-z_]+'
-excepted_values+='|[a-z_]+_created'
+excepted_values+='|[a-z_]+_created|tc_action_[a-z_]+_timestamp_seconds'
 SED_PROM=(-e "s/^(($excepted_values)(\\{.*\\})?) [^ ]+\$/\\1 <excepted>/")
 rev_old=$("$OLD" --version | sed -n 's/.*(revision \([^,)]*\).*/\1/p')
 rev_new=$("$NEW" --version | sed -n 's/.*(revision \([^,)]*\).*/\1/p')
@@ -160,11 +165,17 @@ if [ "$rev_old" != "$rev_new" ]; then
 	note "the revisions differ ($rev_old, $rev_new): tc_exporter_build_info's revision is excepted"
 	SED_PROM+=(-e '/^tc_exporter_build_info\{/s/revision="[^"]*"/revision="<excepted>"/')
 fi
-SED_HTML=(-e 's/^(<p>Last collection: .* in )[0-9.]+( s\.<\/p>)$/\1<excepted>\2/')
+SED_HTML=(-e 's/^(<p>Last collection: .* in )[0-9.]+( s\.<\/p>)$/\1<excepted>\2/'
+	-e 's/(loaded at )[0-9-]+ [0-9:]+ UTC/\1<excepted>/'
+	-e 's/(Collected at )[0-9-]+ [0-9:]+ UTC, [0-9.]+ s ago/\1<excepted>/')
 SED_HEALTHZ=(-e 's/^((ok|stale): last collection )[0-9.]+( s ago)/\1<excepted>\3/')
 q=${TCX_SCALARS//./\\.}
 a=${TCX_ACTION_ENTRY//./\\.}
-SED_WALK=(-e "s/^(($q\\.[23]\\.0|$a\\.21\\.[0-9]+) = ).*\$/\\1<excepted>/")
+SED_WALK=(-e "s/^(($q\\.[23]\\.0|$a\\.2[123]\\.[0-9]+) = ).*\$/\\1<excepted>/"
+	-e 's/^([.0-9]+ = Timeticks: ).*$/\1<excepted>/')
+# the action times (the clock read with each reply, against the kernel's
+# ages), how long targets and collections took, and when
+SED_JSON=(-e 's/"(installed|first_used|last_used|duration_seconds|timestamp)":[0-9.e+-]+/"\1":"<excepted>"/g')
 SED_HEADERS=(-e 's/\r$//' -e '/^(Date|Content-Length):/Id')
 
 # normalise KIND FILE: FILE.norm, FILE with the exceptions of KIND (prom,
@@ -177,7 +188,8 @@ normalise() {
 	healthz) sed -E "${SED_HEALTHZ[@]}" "$f" ;;
 	walk) sed -E "${SED_WALK[@]}" "$f" ;;
 	headers) sed -E "${SED_HEADERS[@]}" "$f" ;;
-	json | raw) cat "$f" ;;
+	json) sed -E "${SED_JSON[@]}" "$f" ;;
+	raw) cat "$f" ;;
 	*) fail "normalise: unknown kind $kind" ;;
 	esac >"$f.norm"
 }
@@ -434,6 +446,9 @@ daemon_start() {
 	TCX_BIN=$([ "$who" = old ] && echo "$OLD" || echo "$NEW")
 	HTTP_PORT=$(free_ports 1)
 	tcx_config "$WORK/d-$cfg.yaml" "$HTTP_PORT" 1s "$(grep -v '^interval:' "$WORK/$cfg.yaml")" 1h
+	# Every variant of /metrics is asked for once, in the one collection of
+	# the hour: more renders on demand than the budget of one address (2).
+	sed -i 's/^http:$/http:\n  renders_per_ip: 16\n  renders: 16/' "$WORK/d-$cfg.yaml"
 	: >"$WORK/notify-$who-$cfg.log"
 	notify_listen "$WORK/notify-$who-$cfg.sock" "$WORK/notify-$who-$cfg.log"
 	NOTIFY_SOCKET=$WORK/notify-$who-$cfg.sock start_tcx tcx "$WORK/d-$cfg.yaml"
