@@ -121,11 +121,12 @@ check_plain plain
 headers plain | grep -q '^transfer-encoding: chunked' || fail "plain: not chunked"
 
 # The same series and values as --once (no traffic: the counters stand
-# still), but for the daemon's own families, which end the body, and the
+# still), but for the daemon's own families, which end the body, the dump
+# requests (--once dumps in full at once, the daemon tries terse first) and the
 # times.
 strip() {
 	sed '/^# HELP tc_exporter_collections_total /,$d' "$1" |
-		grep -vE '^tc_(exporter_snapshot_(timestamp|duration)_seconds|scrape_collector_duration_seconds)[{ ]'
+		grep -vE '^tc_(exporter_snapshot_(timestamp|duration)_seconds|scrape_collector_(duration_seconds|dump_requests)|action_[a-z_]+_timestamp_seconds)[{ ]'
 }
 run_tcx once --once --config "$WORK/tcx.yaml"
 [ "$RC" = 0 ] || fail "--once exited $RC"
