@@ -26,7 +26,7 @@ set -euo pipefail
 TC=/sbin/tc
 IP=/sbin/ip
 TCX=/tcx/tcexporter
-CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police c14_hits c15_hits_churn c16_plans c18_snmp_times)
+CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police c14_hits c15_hits_churn c16_plans c17_liveness c18_snmp_times)
 
 # shellcheck disable=SC1091
 [ ! -f /tcx/env ] || . /tcx/env
@@ -871,6 +871,107 @@ c16_plans() {
 	$TC -s class show dev pe classid 1:10 >est-tc-2.txt
 	kill "$flood"
 	wait "$flood" 2>/dev/null || true
+}
+
+c17_liveness() {
+	# Issue #25's action times under the daemon (`interval: 1s`,
+	# `liveness_interval: 5s`): d17's egress holds two flower filters (a
+	# terse target: no times in its dumps but those of the liveness passes,
+	# kept in between), d17m's a flower filter and a matchall (terse+repair:
+	# the matchall pref is dumped in full in every collection), each with
+	# gact pass and a cookie of its own (17a1, 17b1 on d17; 17c1, 17d1 on
+	# d17m). The daemon is scraped (busybox wget) once per collection into
+	# scrape-N.prom, "N COLLECTIONS LIVENESS_PASS SNAPSHOT_TIMESTAMP" a line
+	# in scrapes. No packet before the second liveness pass; right after it,
+	# one datagram to 17a1 and one to 17d1 (traffic-a holds the wall clock
+	# before and after them), 1.5 s later two more to each (traffic-b); then
+	# scrapes until a liveness pass that began after the traffic, and one
+	# more collection. tc -s -j of both targets (tc-pre-*.json before the
+	# traffic, tc-post-*.json after that liveness pass; tc-pre.t, tc-post.t
+	# the wall clock before and after each read) and `--once --format json`
+	# (once-pre.json, once-post.json) beside them. The wall clock is bash's
+	# EPOCHREALTIME (busybox's date has no %N). run.sh checks them.
+	local pid i rc=0 last=0
+	dummy d17 10.17.0.1/24
+	dummy d17m 10.17.1.1/24
+	$TC qdisc add dev d17 clsact
+	$TC qdisc add dev d17m clsact
+	$TC filter add dev d17 egress pref 10 protocol ip flower dst_ip 10.17.0.2 action gact pass cookie 17a1
+	$TC filter add dev d17 egress pref 10 protocol ip flower dst_ip 10.17.0.3 action gact pass cookie 17b1
+	$TC filter add dev d17m egress pref 10 protocol ip flower dst_ip 10.17.1.2 action gact pass cookie 17c1
+	$TC filter add dev d17m egress pref 20 protocol ip matchall action gact pass cookie 17d1
+	config c.yaml '{dev: d17, parent: egress}' '{dev: d17m, parent: egress}'
+	printf '%s\n' 'interval: 1s' 'liveness_interval: 5s' 'http: {listen: "127.0.0.1:9593"}' >>c.yaml
+	"$TCX" --config c.yaml >tcx.out 2>tcx.err &
+	pid=$!
+	: >scrapes
+	# c17_next: the next collection's exposition, into scrape-N.prom (N
+	# counts the scrapes kept); LIVE its tc_exporter_liveness_pass, TS its
+	# snapshot timestamp. Fails after 30 s without one.
+	c17_next() {
+		local f=scrape-$(($(wc -l <scrapes) + 1)).prom c j
+		for ((j = 0; j < 300; j++)); do
+			if wget -q -O cur.prom http://127.0.0.1:9593/metrics 2>/dev/null; then
+				c=$(sed -n 's/^tc_exporter_collections_total //p' cur.prom)
+				if [ -n "$c" ] && [ "$c" -gt "$last" ]; then
+					last=$c
+					LIVE=$(sed -n 's/^tc_exporter_liveness_pass //p' cur.prom)
+					TS=$(sed -n 's/^tc_exporter_snapshot_timestamp_seconds //p' cur.prom)
+					mv cur.prom "$f"
+					echo "${f//[!0-9]/} $c $LIVE $TS" >>scrapes
+					return 0
+				fi
+			fi
+			sleep 0.1
+		done
+		echo "no new collection within 30 s (last $last)"
+		return 1
+	}
+	# c17_tc NAME: tc -s -j of both targets, the wall clock around it
+	c17_tc() {
+		echo "$EPOCHREALTIME" >"tc-$1.t"
+		$TC -s -j filter show dev d17 egress >"tc-$1-d17-egress.json"
+		$TC -s -j filter show dev d17m egress >"tc-$1-d17m-egress.json"
+		echo "$EPOCHREALTIME" >>"tc-$1.t"
+	}
+	# c17_once NAME: --once --format json
+	c17_once() {
+		local r=0
+		"$TCX" --once --config c.yaml --format json >"once-$1.json" 2>"once-$1.err" || r=$?
+		echo "$r" >"once-$1.rc"
+	}
+	c17_next
+	[ "$LIVE" = 1 ] || { echo "the daemon's first collection is no liveness pass"; return 1; }
+	c17_tc pre
+	c17_once pre
+	# the collections up to the next liveness pass (the 5th or 6th)
+	for ((i = 0; i < 12; i++)); do
+		c17_next
+		[ "$LIVE" = 1 ] && break
+	done
+	[ "$LIVE" = 1 ] || { echo "no second liveness pass in 12 collections"; return 1; }
+	echo "$EPOCHREALTIME" >traffic-a
+	udp 10.17.0.2 1 100
+	udp 10.17.1.3 1 100
+	echo "$EPOCHREALTIME" >>traffic-a
+	sleep 1.5
+	echo "$EPOCHREALTIME" >traffic-b
+	udp 10.17.0.2 2 100
+	udp 10.17.1.3 2 100
+	echo "$EPOCHREALTIME" >>traffic-b
+	# the collections up to a liveness pass that began after the traffic
+	for ((i = 0; i < 12; i++)); do
+		c17_next
+		[ "$LIVE" = 1 ] && awk -v a="$TS" -v b="$(tail -n 1 traffic-b)" 'BEGIN { exit !(a > b) }' &&
+			break
+	done
+	[ "$LIVE" = 1 ] || { echo "no liveness pass after the traffic in 12 collections"; return 1; }
+	c17_tc post
+	c17_once post
+	c17_next
+	kill -TERM "$pid"
+	wait "$pid" || rc=$?
+	echo "$rc" >tcx.rc
 }
 
 c18_snmp_times() {

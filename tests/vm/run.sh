@@ -873,6 +873,283 @@ PY
 }
 check "c16_plans: the rate estimator of an HTB class is within 5% of the bytes it sent per second" estimator
 
+note "17. action times: the daemon's liveness passes and the rows kept between them"
+# c17_liveness's scrapes (one per collection: scrapes lists "N COLLECTIONS
+# LIVENESS_PASS SNAPSHOT_TIMESTAMP"), tc -s -j before the traffic and after
+# the liveness pass that followed it, --once JSON beside each. tc prints an
+# action's ages in whole seconds as of its read (made between the two wall
+# clock readings of tc-NAME.t, t0 and t1): a time T of tcexporter agrees
+# with tc's age A when -1 <= T - (t0 - A) <= t1 - t0, to the kernel's
+# resolution (10 ms ticks, 4 ms jiffies: 0.02 s below) and the delay
+# between the kernel's writing the dump and tcexporter's reading the clock
+# (0.25 s above, for a loaded machine). The traffic's times: first_used in
+# the wall clock window around the first datagram to 17a1 and 17d1,
+# last_used in the window around the last, by the same margins. Two
+# readings of the kernel's times by tcexporter agree within 0.25 s.
+liveness_daemon() {
+	local d=$share/c17_liveness r
+	[ -f "$d/tcx.rc" ] || { echo "no tcx.rc: the case did not stop the daemon"; return 1; }
+	if has_sanitizer_report "$d/tcx.err"; then
+		cat "$d/tcx.err"
+		echo "sanitizer report"
+		return 1
+	fi
+	[ "$(cat "$d/tcx.rc")" = 0 ] || {
+		tail -n 20 "$d/tcx.err"
+		echo "the daemon's exit status after SIGTERM: $(cat "$d/tcx.rc"), expected 0"
+		return 1
+	}
+	for r in pre post; do
+		[ "$(cat "$d/once-$r.rc" 2>/dev/null)" = 0 ] && [ ! -s "$d/once-$r.err" ] || {
+			cat "$d/once-$r.err" 2>/dev/null
+			echo "--once --format json ($r) failed: status $(cat "$d/once-$r.rc" 2>/dev/null)"
+			return 1
+		}
+	done
+	echo "$(wc -l <"$d/scrapes") collections scraped"
+}
+liveness() {
+	"$PYTHON" - "$share/c17_liveness" "$1" <<'PY'
+import json, os, re, sys
+d, mode = sys.argv[1], sys.argv[2]
+FLOWER = ("17a1", "17b1", "17c1")  # terse targets' flower rows: times kept between liveness passes
+MALL = "17d1"                       # matchall on the terse+repair target: dumped in full every time
+ROWS = FLOWER + (MALL,)
+USED = ("17a1", "17d1")             # the rules the traffic went through
+TM = ("installed", "first_used", "last_used")
+LO, HI, SAME = 0.02, 0.25, 0.25
+LIVENESS_GAP = 4.4                  # liveness passes are >= 5 s - 1 s / 2 apart
+
+def rd(name):
+    return open(os.path.join(d, name)).read()
+
+def prom_rows(text, where):
+    rows = {}
+    for m in re.finditer(r'^tc_action_(installed|first_used|last_used)_timestamp_seconds\{([^}]*)\} (\S+)$|'
+                         r'^tc_action_packets_total\{([^}]*)\} (\d+)$', text, re.M):
+        labels = m.group(2) or m.group(4)
+        ck = re.search(r'cookie="([0-9a-f]*)"', labels)
+        if not ck:
+            sys.exit("%s: a row without a cookie label: %s" % (where, m.group(0)))
+        r = rows.setdefault(ck.group(1), {})
+        if m.group(1):
+            if m.group(1) in r:
+                sys.exit("%s: %s twice for %s" % (where, m.group(1), ck.group(1)))
+            r[m.group(1)] = float(m.group(3))
+        else:
+            r["packets"] = int(m.group(5))
+    return rows
+
+scrapes = []
+for line in rd("scrapes").split("\n"):
+    if not line:
+        continue
+    n, c, live, ts = line.split()
+    text = rd("scrape-%s.prom" % n)
+    scrapes.append({"n": int(n), "c": int(c), "live": int(live), "ts": float(ts),
+                    "text": text, "rows": prom_rows(text, "scrape-%s" % n)})
+ta = [float(x) for x in rd("traffic-a").split()]
+tb = [float(x) for x in rd("traffic-b").split()]
+
+def tc_read(name):
+    t0, t1 = (float(x) for x in rd("tc-%s.t" % name).split())
+    rows = {}
+    for tgt in ("d17-egress", "d17m-egress"):
+        for e in json.loads(rd("tc-%s-%s.json" % (name, tgt))):
+            for a in (e.get("options") or {}).get("actions", []):
+                rows[a.get("cookie", "")] = dict({k: a[k] for k in TM if k in a},
+                                                 packets=a.get("stats", {}).get("packets"))
+    return t0, t1, rows
+
+bad = []
+def agree_tc(what, got, tc, worst):
+    """got (tcexporter's rows) against tc's read (t0, t1, rows): each time tc
+    prints, none that it does not."""
+    t0, t1, want = tc
+    if sorted(want) != sorted(ROWS):
+        bad.append("%s: tc lists the cookies %r, want %r" % (what, sorted(want), sorted(ROWS)))
+        return
+    for ck in ROWS:
+        g, w = got.get(ck, {}), want[ck]
+        for k in TM:
+            if (k in g) != (k in w):
+                bad.append("%s %s: %s is %r in tcexporter, %r in tc" % (what, ck, k, g.get(k), w.get(k)))
+                continue
+            if k not in g:
+                continue
+            off = g[k] - (t0 - w[k])
+            worst[0] = min(worst[0], off)
+            worst[1] = max(worst[1], off - (t1 - t0))
+            worst[2] += 1
+            if not -1 - LO <= off <= t1 - t0 + HI:
+                bad.append("%s %s: %s %.3f, tc's age %d s read in [%.3f, %.3f]: %.3f s off" % (
+                    what, ck, k, g[k], w[k], t0, t1, off))
+
+def same_as(what, got, ref, tol, worst=None):
+    for ck in ROWS:
+        g, r = got.get(ck, {}), ref.get(ck, {})
+        for k in TM:
+            if (k in g) != (k in r):
+                bad.append("%s %s: %s %r, want %r" % (what, ck, k, g.get(k), r.get(k)))
+            elif k in g:
+                if worst is not None:
+                    worst[0] = max(worst[0], abs(g[k] - r[k]))
+                if abs(g[k] - r[k]) > tol:
+                    bad.append("%s %s: %s %.3f, want %.3f (+-%g)" % (what, ck, k, g[k], r[k], tol))
+
+live = [s for s in scrapes if s["live"]]
+pre = [s for s in scrapes if s["ts"] < ta[0]]
+after = [s for s in live if s["ts"] > tb[1]]
+if not live or scrapes[0] is not live[0]:
+    sys.exit("the first collection scraped is no liveness pass: %r" % [(s["c"], s["live"]) for s in scrapes])
+if not after:
+    sys.exit("no liveness pass after the traffic")
+L3 = after[0]
+L2 = [s for s in live if s["ts"] < ta[0]][-1]
+where = lambda s: "scrape %d (collection %d, %s)" % (s["n"], s["c"], "liveness pass" if s["live"] else "kept")
+
+if mode == "pre":
+    # (a) before the traffic: every row has installed = last_used and no
+    # first_used, as tc says
+    worst = [99.0, -99.0, 0]
+    tc = tc_read("pre")
+    for s in pre:
+        for ck in ROWS:
+            r = s["rows"].get(ck, {})
+            if "installed" not in r or "last_used" not in r or "first_used" in r or r["installed"] != r["last_used"]:
+                bad.append("%s %s: %r: want installed = last_used, no first_used" % (where(s), ck, r))
+        agree_tc(where(s), s["rows"], tc, worst)
+    print("%d collections before the traffic (%d liveness passes), 4 rows each; %d times against tc's: "
+          "T - (t0 - A) from %.3f s to t1 - t0 %+.3f s (t1 - t0 = %.3f s)" % (
+              len(pre), sum(s["live"] for s in pre), worst[2], worst[0], worst[1], tc[1] - tc[0]))
+    if len(pre) < 4 or sum(s["live"] for s in pre) < 2:
+        bad.append("%d collections before the traffic, %d liveness passes: want 4 and 2" % (
+            len(pre), sum(s["live"] for s in pre)))
+elif mode == "kept":
+    # (b) a collection that is no liveness pass gives each flower row the
+    # times of the last liveness pass, to the millisecond, even after the
+    # traffic moved its counters (the kernel's times are then newer)
+    n = {"before": 0, "after traffic": 0, "after": 0}
+    for s in scrapes:
+        if s["live"]:
+            continue
+        prev = [l for l in live if l["c"] < s["c"]]
+        if not prev:
+            bad.append("%s: no liveness pass scraped before it" % where(s))
+            continue
+        L = prev[-1]
+        between = set(range(L["c"] + 1, s["c"])) - {x["c"] for x in scrapes}
+        if between and s["ts"] - L["ts"] >= LIVENESS_GAP:
+            continue  # an unscraped liveness pass may lie between
+        for ck in FLOWER:
+            g, r = ({k: x[k] for k in TM if k in x} for x in (s["rows"].get(ck, {}), L["rows"].get(ck, {})))
+            if not g or g != r:
+                bad.append("%s %s: %r, want those of collection %d: %r" % (where(s), ck, g, L["c"], r))
+        if s["ts"] < ta[0]:
+            n["before"] += 1
+        elif L is L2 and s["ts"] > tb[1]:
+            n["after traffic"] += 1
+            if s["rows"].get("17a1", {}).get("packets") != 3:
+                bad.append("%s: 17a1 %r: want 3 packets" % (where(s), s["rows"].get("17a1")))
+        elif L is L3:
+            n["after"] += 1
+    print("collections that kept the last liveness pass's flower times: %s" % (
+        ", ".join("%d %s" % (v, k) for k, v in n.items())))
+    if n["before"] < 2 or n["after traffic"] < 1 or n["after"] < 1:
+        bad.append("want at least 2 before the traffic, 1 after it (counters moved, times kept) "
+                   "and 1 after the liveness pass that followed")
+elif mode == "traffic":
+    # (c) the liveness pass after the traffic: first_used and a later
+    # last_used on the two rules it went through, as sent and as tc says;
+    # nothing on the others
+    g = L3["rows"]
+    for ck in ROWS:
+        r = g.get(ck, {})
+        if abs(r.get("installed", 0) - L2["rows"][ck]["installed"]) > SAME:
+            bad.append("%s %s: installed %r, %r at collection %d" % (
+                where(L3), ck, r.get("installed"), L2["rows"][ck]["installed"], L2["c"]))
+        if ck in USED:
+            fu, lu = r.get("first_used"), r.get("last_used")
+            if r.get("packets") != 3 or fu is None or lu is None:
+                bad.append("%s %s: %r: want 3 packets, first and last use" % (where(L3), ck, r))
+                continue
+            if not ta[0] - LO <= fu <= ta[1] + HI:
+                bad.append("%s %s: first_used %.3f, the first datagram sent in [%.3f, %.3f]" % (
+                    where(L3), ck, fu, ta[0], ta[1]))
+            if not tb[0] - LO <= lu <= tb[1] + HI or lu <= L2["rows"][ck]["last_used"]:
+                bad.append("%s %s: last_used %.3f (%.3f before), the last datagram sent in [%.3f, %.3f]" % (
+                    where(L3), ck, lu, L2["rows"][ck]["last_used"], tb[0], tb[1]))
+            print("%s: first_used %+.3f s from the clock read before the first datagram (read again "
+                  "%.3f s later), last_used %+.3f s from that before the last (%.3f s)" % (
+                      ck, fu - ta[0], ta[1] - ta[0], lu - tb[0], tb[1] - tb[0]))
+        elif r.get("packets") != 0 or "first_used" in r or r.get("last_used") != r.get("installed"):
+            bad.append("%s %s: %r: want 0 packets, no first_used, last_used = installed" % (where(L3), ck, r))
+    worst = [99.0, -99.0, 0]
+    tc = tc_read("post")
+    agree_tc(where(L3), g, tc, worst)
+    print("collection %d (a liveness pass %.3f s after the traffic), %d times against tc's after it: "
+          "T - (t0 - A) from %.3f s to t1 - t0 %+.3f s (t1 - t0 = %.3f s)" % (
+              L3["c"], L3["ts"] - tb[1], worst[2], worst[0], worst[1], tc[1] - tc[0]))
+elif mode == "matchall":
+    # (d) the matchall row (terse+repair: dumped in full in every
+    # collection) has its times in every collection, new ones as soon as
+    # the traffic is over, liveness pass or not
+    n = 0
+    for s in scrapes:
+        r = s["rows"].get(MALL, {})
+        if "installed" not in r or "last_used" not in r:
+            bad.append("%s: %s has no times: %r" % (where(s), MALL, r))
+        elif s["ts"] > tb[1]:
+            n += not s["live"]
+            if not (ta[0] - LO <= r.get("first_used", 0) <= ta[1] + HI and tb[0] - LO <= r["last_used"] <= tb[1] + HI):
+                bad.append("%s: %s %r: want first_used in [%.3f, %.3f], last_used in [%.3f, %.3f]" % (
+                    where(s), MALL, r, ta[0], ta[1], tb[0], tb[1]))
+    print("%d collections with the matchall's times, %d after the traffic that were no liveness pass" % (len(scrapes), n))
+    if n < 1:
+        bad.append("no collection after the traffic that was no liveness pass")
+elif mode == "meta":
+    # every collection: d17 terse (a full dump in liveness passes only),
+    # d17m terse+repair (a full dump each time: its matchall pref, or the
+    # whole target in a liveness pass)
+    for s in scrapes:
+        for dev, md, full in (("d17", "terse", s["live"]), ("d17m", "terse+repair", 1)):
+            sel = 'device="%s",parent="egress"' % dev
+            for l in ("tc_scrape_collector_success{%s} 1" % sel,
+                      'tc_scrape_collector_mode_info{%s,mode="%s"} 1' % (sel, md),
+                      'tc_scrape_collector_dump_requests{%s,type="terse"} 1' % sel,
+                      'tc_scrape_collector_dump_requests{%s,type="full"} %d' % (sel, full)):
+                if l not in s["text"].split("\n"):
+                    bad.append("%s: missing %s" % (where(s), l))
+    print("%d collections: modes and dump requests" % len(scrapes))
+elif mode == "once":
+    # --once --format json: every pass a liveness pass; its times are the
+    # daemon's and tc's, before and after the traffic
+    for name, ref in (("pre", scrapes[0]), ("post", L3)):
+        got = {}
+        for o in map(json.loads, rd("once-%s.json" % name).split("\n")[:-1]):
+            if o["type"] == "action":
+                got[o["cookie"]] = {k: o[k] for k in TM if o[k] is not None}
+        worst, dif = [99.0, -99.0, 0], [0.0]
+        same_as("once-%s.json" % name, got, ref["rows"], SAME, dif)
+        tc = tc_read(name)
+        agree_tc("once-%s.json" % name, got, tc, worst)
+        print("once-%s.json: %d rows, at most %.3f s from collection %d's times; %d times against "
+              "tc's: T - (t0 - A) from %.3f s to t1 - t0 %+.3f s" % (
+                  name, len(got), dif[0], ref["c"], worst[2], worst[0], worst[1]))
+        if sorted(got) != sorted(ROWS):
+            bad.append("once-%s.json: rows %r" % (name, sorted(got)))
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+check "c17_liveness: the daemon ran and stopped with status 0, --once with it" liveness_daemon
+check "c17_liveness: before traffic, every row's install and last use = tc's, no first use" liveness pre
+check "c17_liveness: collections between liveness passes keep the flower rows' times, to the ms" liveness kept
+check "c17_liveness: after the traffic's liveness pass, first and last use as sent and as tc says" liveness traffic
+check "c17_liveness: the matchall row (terse+repair) has its times in every collection, fresh ones" liveness matchall
+check "c17_liveness: d17 terse with a full dump in liveness passes, d17m terse+repair" liveness meta
+check "c17_liveness: --once --format json gives the daemon's and tc's times" liveness once
+
 note "18. action times over SNMP, a row without times (issue 25)"
 # The walk and /metrics of one pass agree on every time (snmpcmp.py
 # check-times): 18a1 used, 18b1 never used (true(1)), both with the times
