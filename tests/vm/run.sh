@@ -921,7 +921,10 @@ LO, HI, SAME = 0.02, 0.25, 0.25
 LIVENESS_GAP = 4.4                  # liveness passes are >= 5 s - 1 s / 2 apart
 
 def rd(name):
-    return open(os.path.join(d, name)).read()
+    try:
+        return open(os.path.join(d, name)).read()
+    except OSError as e:
+        sys.exit("%s (the case did not get that far: its log is above)" % e)
 
 def prom_rows(text, where):
     rows = {}
