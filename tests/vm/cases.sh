@@ -900,8 +900,9 @@ c17_liveness() {
 	$TC filter add dev d17 egress pref 10 protocol ip flower dst_ip 10.17.0.3 action gact pass cookie 17b1
 	$TC filter add dev d17m egress pref 10 protocol ip flower dst_ip 10.17.1.2 action gact pass cookie 17c1
 	$TC filter add dev d17m egress pref 20 protocol ip matchall action gact pass cookie 17d1
-	config c.yaml '{dev: d17, parent: egress}' '{dev: d17m, parent: egress}'
-	printf '%s\n' 'interval: 1s' 'liveness_interval: 5s' 'http: {listen: "127.0.0.1:9593"}' >>c.yaml
+	# (not config(): its configurations turn the time families off)
+	printf '%s\n' 'interval: 1s' 'liveness_interval: 5s' 'http: {listen: "127.0.0.1:9593"}' \
+		'targets: [{dev: d17, parent: egress}, {dev: d17m, parent: egress}]' >c.yaml
 	"$TCX" --config c.yaml >tcx.out 2>tcx.err &
 	pid=$!
 	: >scrapes

@@ -1111,15 +1111,19 @@ elif mode == "matchall":
     if n < 1:
         bad.append("no collection after the traffic that was no liveness pass")
 elif mode == "meta":
-    # every collection: d17 terse (a full dump in liveness passes only),
-    # d17m terse+repair (a full dump each time: its matchall pref, or the
-    # whole target in a liveness pass)
+    # every collection: d17 terse, d17m terse+repair, modes kept in
+    # liveness passes; a liveness pass dumps a target found terse before in
+    # full alone, and the first terse then in full (it knows no mode yet);
+    # other collections dump both terse, d17m's matchall pref again in full
     for s in scrapes:
-        for dev, md, full in (("d17", "terse", s["live"]), ("d17m", "terse+repair", 1)):
+        first = s is scrapes[0] and s["c"] == 1
+        terse = 1 if first or not s["live"] else 0
+        for dev, md in (("d17", "terse"), ("d17m", "terse+repair")):
+            full = 1 if s["live"] or dev == "d17m" else 0
             sel = 'device="%s",parent="egress"' % dev
             for l in ("tc_scrape_collector_success{%s} 1" % sel,
                       'tc_scrape_collector_mode_info{%s,mode="%s"} 1' % (sel, md),
-                      'tc_scrape_collector_dump_requests{%s,type="terse"} 1' % sel,
+                      'tc_scrape_collector_dump_requests{%s,type="terse"} %d' % (sel, terse),
                       'tc_scrape_collector_dump_requests{%s,type="full"} %d' % (sel, full)):
                 if l not in s["text"].split("\n"):
                     bad.append("%s: missing %s" % (where(s), l))
