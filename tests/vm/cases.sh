@@ -589,7 +589,9 @@ c11_qdiscs() {
 	udp 10.11.28.2 10 300 # a socket each: spread over the 4 queues
 	udp 10.11.28.3 10 200
 	config c.yaml '{all: true}'
-	echo "families: {flows: on} # the flow classes of fq_codel, sfq and cake too" >>c.yaml
+	# the flow classes of fq_codel, sfq and cake too (config() wrote the
+	# families key: a second one is a duplicate key)
+	sed -i 's/^families: {liveness: off}$/families: {liveness: off, flows: on}/' c.yaml
 	qsnap pre
 	tcx r c.yaml
 	qsnap post
