@@ -15,7 +15,11 @@
 # filters are replaced make-before-break (issue #11's software-switch case;
 # see cases.sh): no aggregate may go down from one scrape to the next, and
 # each must end at what was sent within 0.5% (exact only with the final
-# counters of the deletion notifications).
+# counters of the deletion notifications). Case c17_liveness runs the
+# daemon with liveness passes every 5 s and checks the action times of its
+# scrapes against tc's ages and the traffic sent; c18_ovs runs Open vSwitch
+# with its flows offloaded to TC flower and checks each flow's last use
+# against OVS's (issue #25).
 #
 # One boot runs every case (about 10 s of boot under TCG, the rest is tc
 # and tcexporter under emulation). Results come back through a 9p share;
@@ -33,8 +37,9 @@
 # Environment: TCX_BIN (tcexporter to test), TCX_SRCDIR; TCX_VM_KERNEL (a
 # vmlinuz, used without SERIES), TCX_VM_TIMEOUT, TCX_KEEP_WORK=1 (keep the
 # work directory: initramfs, console log, outputs).
-# Exit: 0 pass, 1 fail, 77 skip (no qemu, busybox-static or kernel image of
-# SERIES; with TCX_REQUIRE_ROOT=1 that is a failure).
+# Exit: 0 pass, 1 fail, 77 skip (no qemu, busybox-static, snmpd,
+# openvswitch-switch or kernel image of SERIES; with TCX_REQUIRE_ROOT=1 that
+# is a failure).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
@@ -70,7 +75,8 @@ vm_add_modules "$root" cls_flower cls_matchall cls_u32 cls_basic act_gact act_mi
 	act_pedit act_skbedit act_tunnel_key act_vlan act_csum act_ct act_bpf act_nat act_sample \
 	act_connmark act_ctinfo act_skbmod act_mpls act_gate act_ife act_meta_mark act_simple \
 	sch_ingress dummy veth sch_tbf sch_codel sch_sfq sch_red sch_fq sch_cake sch_pie sch_hfsc \
-	sch_htb sch_fq_pie sch_choke sch_sfb sch_netem em_cmp
+	sch_htb sch_fq_pie sch_choke sch_sfb sch_netem em_cmp openvswitch \
+	nf_conntrack_netlink
 vm_add_bin "$root" /sbin/tc /sbin/tc
 vm_add_bin "$root" /sbin/ip /sbin/ip
 vm_add_bin "$root" "$TCX_BIN" /tcx/tcexporter
@@ -79,6 +85,8 @@ for b in snmpd snmpget snmpbulkwalk; do
 	p=$(command -v "$b") || skip "$b is not installed (snmpd, snmp)"
 	vm_add_bin "$root" "$p" "$p"
 done
+# Open vSwitch (c18_ovs: its flows offloaded to TC)
+vm_add_ovs "$root"
 cp "$here/cases.sh" "$root/tcx/payload"
 # Sanitizer settings of a sanitizer build reach the VM.
 for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
@@ -1186,6 +1194,196 @@ snmp_times() {
 }
 check "c18_snmp_times: the times' columns = /metrics of the same pass; a row without times has no instance in them" \
 	snmp_times
+
+note "18. Open vSwitch's flows offloaded to TC: each flow's last use = OVS's"
+# c18_ovs's two `ovs-appctl dpctl/dump-flows -m type=tc` (flows-N.txt, the
+# wall clock t0 and t1 around each in flows-N.t) around tcexporter --once
+# (r.json.out, r.prom.out). OVS gives every TC action of a flow the flow's
+# ufid as cookie (lib/netdev-offload-tc.c: act_cookie = ufid, 16 bytes, as
+# in memory: the four 32-bit words that "ufid:" prints as a UUID, each
+# little-endian). OVS prints a flow's last use as an age ("used:0.530s",
+# the latest lastuse of its actions, to the kernel's 10 ms) as of its dump,
+# or "used:never" when TC never matched it (lastuse = install): its last
+# use is t0 - AGE, give or take t1 - t0. tcexporter's
+# tc_action_last_used_timestamp_seconds (and the JSON's last_used) of the
+# flow's actions, their latest, must agree within 1 s; a flow OVS says
+# never used must have no first use in tcexporter.
+ovs_ran() {
+	local d=$share/c18_ovs f
+	for f in ovs-vswitchd.log arping.txt ping-1.txt ping-2.txt flows-1.txt flows-2.txt; do
+		[ -f "$d/$f" ] || { echo "$f missing: the case did not get that far (its log is above)"; return 1; }
+	done
+	grep -q 'netdev: Flow API Enabled' "$d/ovs-vswitchd.log" &&
+		grep -q "tc: Using policy 'skip_hw'" "$d/ovs-vswitchd.log" || {
+		grep -v '|DBG|' "$d/ovs-vswitchd.log" | tail -n 30
+		echo "ovs-vswitchd did not log 'netdev: Flow API Enabled' and 'tc: Using policy 'skip_hw''"
+		return 1
+	}
+	grep -q 'Received 1 response' "$d/arping.txt" || {
+		cat "$d/arping.txt"
+		echo "arping.txt: the ARP request through br18 had no answer"
+		return 1
+	}
+	for f in ping-1.txt ping-2.txt; do
+		grep -q '3 packets transmitted, 3 packets received' "$d/$f" || {
+			cat "$d/$f"
+			echo "$f: the pings through br18 did not all come back"
+			return 1
+		}
+	done
+	if grep -E '\|(ERR|EMER)\|' "$d/ovs-vswitchd.log"; then
+		echo "ovs-vswitchd logged errors"
+		return 1
+	fi
+	grep -E '\|WARN\|' "$d/ovs-vswitchd.log" | sed 's/^/(warning) /' || true
+	echo "OVS $(sed -n 's/.*ovs-vswitchd (Open vSwitch) \([0-9.]*\).*/\1/p' "$d/ovs-vswitchd.log" | head -n 1): flow API enabled, policy skip_hw; an arping and 6 pings answered"
+}
+ovs_flows() {
+	"$PYTHON" - "$share/c18_ovs" "$1" <<'PY'
+import json, os, re, struct, sys
+d, mode = sys.argv[1], sys.argv[2]
+TOL = 1.0  # the issue's: OVS's age against tcexporter's time
+
+def rd(name):
+    try:
+        return open(os.path.join(d, name)).read()
+    except OSError as e:
+        sys.exit("%s (the case did not get that far: its log is above)" % e)
+
+def cookie_of(ufid):
+    """The TC cookie OVS gives a flow: its ufid's 16 bytes as in memory."""
+    g = ufid.split("-")
+    words = (int(g[0], 16), int(g[1] + g[2], 16), int(g[3] + g[4][:4], 16), int(g[4][4:], 16))
+    return struct.pack("<4I", *words).hex()
+
+def flows(n):
+    t0, t1 = (float(x) for x in rd("flows-%d.t" % n).split())
+    out = {}
+    for line in rd("flows-%d.txt" % n).splitlines():
+        m = re.match(r"ufid:([0-9a-f-]{36}), (.*), packets:(\d+), bytes:\d+, used:(never|[0-9.]+s),(.*)$", line)
+        if not m:
+            sys.exit("flows-%d.txt: not a flow with a ufid: %r" % (n, line))
+        if " dp:tc" not in m.group(5):
+            sys.exit("flows-%d.txt: a flow not in TC: %r" % (n, line))
+        used = None if m.group(4) == "never" else float(m.group(4)[:-1])
+        out[cookie_of(m.group(1))] = {"ufid": m.group(1), "key": m.group(2), "packets": int(m.group(3)),
+                                       "used": used, "line": line}
+    return t0, t1, out
+
+def tc_cookies():
+    """cookie -> [(device, pref, handle, action kinds)] of tc's filters;
+    the kinds of the actions without a cookie."""
+    out, bare = {}, []
+    for dev in ("p18a", "p18b"):
+        for e in json.loads(rd("tc-%s.json" % dev)):
+            o = e.get("options") or {}
+            if o.get("actions") is None:
+                continue
+            cks = {a["cookie"] for a in o["actions"] if a.get("cookie")}
+            bare += [a["kind"] for a in o["actions"] if not a.get("cookie")]
+            if len(cks) != 1:
+                sys.exit("tc: %s pref %s: its actions' cookies %r, want one" % (dev, e.get("pref"), cks))
+            out.setdefault(cks.pop(), []).append((dev, e["pref"], o.get("handle"), [a["kind"] for a in o["actions"]]))
+    return out, bare
+
+FILTER = ("device", "parent", "chain", "pref", "kind", "handle")
+def by_cookie(rows):
+    """cookie -> the rows of the filter whose actions carry it (OVS's cookie
+    is on its output, goto, ct and drop actions, not on the skbedit,
+    vlan, pedit... before them: the filter's rows are all of the flow's)."""
+    filt = {}
+    for r in rows:
+        filt.setdefault(tuple(r["id"][k] for k in FILTER), []).append(r)
+    out = {}
+    for f in filt.values():
+        for ck in {r["id"]["cookie"] for r in f if r["id"]["cookie"]}:
+            out.setdefault(ck, []).extend(f)
+    return out
+
+def json_rows():
+    rows = []
+    for line in rd("r.json.out").splitlines():
+        o = json.loads(line)
+        if o["type"] == "action":
+            r = {k: o[k] for k in ("installed", "first_used", "last_used") if o[k] is not None}
+            r["id"] = {k: str(o[k]) for k in FILTER + ("cookie",)}
+            rows.append(r)
+    return by_cookie(rows)
+
+def prom_rows():
+    rows = {}
+    for m in re.finditer(r'^tc_action_(installed|first_used|last_used)_timestamp_seconds\{([^}]*)\} (\S+)$',
+                         rd("r.prom.out"), re.M):
+        r = rows.setdefault(m.group(2), {"id": dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))})
+        r["id"].setdefault("cookie", "")
+        r[m.group(1)] = float(m.group(3))
+    return by_cookie(rows.values())
+
+bad = []
+f1, f2 = flows(1), flows(2)
+if mode == "cookies":
+    # every flow OVS lists in TC has one filter whose actions carry its
+    # ufid as cookie, and every filter on the ports is one of those flows;
+    # the two dumps list the same flows with the same packets
+    tc, bare = tc_cookies()
+    for ck, f in f1[2].items():
+        if len(tc.get(ck, [])) != 1:
+            bad.append("ufid %s (cookie %s): tc filters %r, want one" % (f["ufid"], ck, tc.get(ck)))
+    for ck in tc:
+        if ck not in f1[2]:
+            bad.append("a tc filter with cookie %s %r: no flow of OVS has that ufid" % (ck, tc[ck]))
+    if {c: f["packets"] for c, f in f1[2].items()} != {c: f["packets"] for c, f in f2[2].items()}:
+        bad.append("the flows or their packets changed between the two dumps:\n%s\n%s" % (
+            rd("flows-1.txt"), rd("flows-2.txt")))
+    used = [f for f in f1[2].values() if f["used"] is not None]
+    never = [f for f in f1[2].values() if f["used"] is None]
+    for f in f1[2].values():
+        k = " ".join(re.findall(r"(?:in_port|eth|eth_type)\([^)]*\)", f["key"]))
+        print("  %s %s packets:%d used:%s" % (f["ufid"], k, f["packets"],
+                                              "never" if f["used"] is None else "%.3fs" % f["used"]))
+    print("%d flows in TC (%d used, %d never), each one filter with its ufid as cookie: %d actions, "
+          "%d without a cookie (%s)" % (len(f1[2]), len(used), len(never),
+                                        sum(len(k) for v in tc.values() for (_, _, _, k) in v),
+                                        len(bare), " ".join(sorted(set(bare))) or "none"))
+    if len(used) < 2 or not never:
+        bad.append("want the two ICMP flows used in TC and a flow (ARP) never used")
+else:
+    # each flow's last use (the latest of its actions') against OVS's, both
+    # dumps, and a never-used flow without a first use
+    rows = json_rows() if mode == "json" else prom_rows()
+    lo, hi, n, nn = 99.0, -99.0, 0, 0
+    for t0, t1, fl in (f1, f2):
+        for ck, f in fl.items():
+            r = [{k: v for k, v in x.items() if k != "id"} for x in rows.get(ck, [])]
+            if not r or any("installed" not in x or "last_used" not in x for x in r):
+                bad.append("%s (ufid %s): rows %r, want each with its install and last use" % (ck, f["ufid"], r))
+                continue
+            if f["used"] is None:
+                if any("first_used" in x or x["last_used"] != x["installed"] for x in r):
+                    bad.append("%s: OVS says used:never, tcexporter %r" % (f["ufid"], r))
+                nn += 1
+                continue
+            last = max(x["last_used"] for x in r)
+            off = last - (t0 - f["used"])
+            lo, hi, n = min(lo, off), max(hi, off - (t1 - t0)), n + 1
+            if not -TOL <= off <= t1 - t0 + TOL or any("first_used" not in x for x in r):
+                bad.append("%s: last use %.3f, OVS's used:%.3fs between %.3f and %.3f: %.3f s off; rows %r" % (
+                    f["ufid"], last, f["used"], t0, t1, off, r))
+    print("%s: %d last uses of flows against OVS's ages: T - (t0 - AGE) from %.3f s to t1 - t0 %+.3f s "
+          "(both dumps; dpctl took %.3f s and %.3f s); %d never used, without a first use" % (
+              mode, n, lo, hi, f1[1] - f1[0], f2[1] - f2[0], nn))
+    if not n:
+        bad.append("no flow with a last use to compare")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+check "c18_ovs: OVS ran in the VM with TC offload (skip_hw) and switched the pings" ovs_ran
+check "c18_ovs: each OVS flow in TC is one filter whose actions' cookie is its ufid" ovs_flows cookies
+check "c18_ovs: each flow's last use in tcexporter's JSON = OVS's used: within 1 s" ovs_flows json
+check "c18_ovs: each flow's tc_action_last_used_timestamp_seconds = OVS's used: within 1 s" ovs_flows prom
+check "c18_ovs/r: tcexporter json exit 0" run_ok c18_ovs r json 0
+check "c18_ovs/r: tcexporter prom exit 0" run_ok c18_ovs r prom 0
 
 end=$(date +%s%N)
 echo "kernel $VM_KVER: ${#cases[@]} cases, $n_checks checks, ${#failed[@]} failed," \
