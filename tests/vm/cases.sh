@@ -1158,8 +1158,9 @@ c18_ovs() {
 	sleep 2
 	$IP netns exec ns18a ping -c 3 -i 0.3 -W 5 10.18.0.2 >ping-2.txt
 	sleep 1
-	# (not config(): its configurations turn the time families off)
-	echo 'targets: [{all: true}]' >c.yaml
+	# (not config(): its configurations turn the time families off); each
+	# row labelled with its cookie as a ufid (the uuid decoder, layout ovs)
+	printf '%s\n' 'targets: [{all: true}]' 'labels: [ufid]' 'decoders: [{type: uuid, label: ufid}]' >c.yaml
 	c18_flows 1
 	tcx r c.yaml
 	c18_flows 2

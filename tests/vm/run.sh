@@ -1207,7 +1207,8 @@ note "18. Open vSwitch's flows offloaded to TC: each flow's last use = OVS's"
 # use is t0 - AGE, give or take t1 - t0. tcexporter's
 # tc_action_last_used_timestamp_seconds (and the JSON's last_used) of the
 # flow's actions, their latest, must agree within 1 s; a flow OVS says
-# never used must have no first use in tcexporter.
+# never used must have no first use in tcexporter. tcexporter labels each
+# row with its cookie as a ufid (decoder uuid, layout ovs): the flow's.
 ovs_ran() {
 	local d=$share/c18_ovs f
 	for f in ovs-vswitchd.log arping.txt ping-1.txt ping-2.txt flows-1.txt flows-2.txt; do
@@ -1307,6 +1308,7 @@ def json_rows():
         if o["type"] == "action":
             r = {k: o[k] for k in ("installed", "first_used", "last_used") if o[k] is not None}
             r["id"] = {k: str(o[k]) for k in FILTER + ("cookie",)}
+            r["id"]["ufid"] = o["labels"].get("ufid", "")
             rows.append(r)
     return by_cookie(rows)
 
@@ -1316,6 +1318,7 @@ def prom_rows():
                          rd("r.prom.out"), re.M):
         r = rows.setdefault(m.group(2), {"id": dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))})
         r["id"].setdefault("cookie", "")
+        r["id"].setdefault("ufid", "")
         r[m.group(1)] = float(m.group(3))
     return by_cookie(rows.values())
 
@@ -1354,6 +1357,10 @@ else:
     lo, hi, n, nn = 99.0, -99.0, 0, 0
     for t0, t1, fl in (f1, f2):
         for ck, f in fl.items():
+            # tcexporter's uuid decoder (layout ovs) prints the cookie as OVS its ufid
+            lab = {x["id"]["ufid"] for x in rows.get(ck, []) if x["id"]["cookie"]}
+            if lab != {f["ufid"]}:
+                bad.append("%s: the rows of cookie %s are labelled ufid %r" % (f["ufid"], ck, sorted(lab)))
             r = [{k: v for k, v in x.items() if k != "id"} for x in rows.get(ck, [])]
             if not r or any("installed" not in x or "last_used" not in x for x in r):
                 bad.append("%s (ufid %s): rows %r, want each with its install and last use" % (ck, f["ufid"], r))
@@ -1380,8 +1387,8 @@ PY
 }
 check "c18_ovs: OVS ran in the VM with TC offload (skip_hw) and switched the pings" ovs_ran
 check "c18_ovs: each OVS flow in TC is one filter whose actions' cookie is its ufid" ovs_flows cookies
-check "c18_ovs: each flow's last use in tcexporter's JSON = OVS's used: within 1 s" ovs_flows json
-check "c18_ovs: each flow's tc_action_last_used_timestamp_seconds = OVS's used: within 1 s" ovs_flows prom
+check "c18_ovs: each flow's last use in tcexporter's JSON = OVS's used: within 1 s, its ufid label OVS's" ovs_flows json
+check "c18_ovs: each flow's tc_action_last_used_timestamp_seconds = OVS's used: within 1 s, its ufid label OVS's" ovs_flows prom
 check "c18_ovs/r: tcexporter json exit 0" run_ok c18_ovs r json 0
 check "c18_ovs/r: tcexporter prom exit 0" run_ok c18_ovs r prom 0
 
