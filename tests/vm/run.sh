@@ -908,11 +908,11 @@ liveness_daemon() {
 		return 1
 	}
 	for r in pre post; do
-		[ "$(cat "$d/once-$r.rc" 2>/dev/null)" = 0 ] && [ ! -s "$d/once-$r.err" ] || {
+		if [ "$(cat "$d/once-$r.rc" 2>/dev/null)" != 0 ] || [ -s "$d/once-$r.err" ]; then
 			cat "$d/once-$r.err" 2>/dev/null
 			echo "--once --format json ($r) failed: status $(cat "$d/once-$r.rc" 2>/dev/null)"
 			return 1
-		}
+		fi
 	done
 	echo "$(wc -l <"$d/scrapes") collections scraped"
 }
@@ -1214,12 +1214,12 @@ ovs_ran() {
 	for f in ovs-vswitchd.log arping.txt ping-1.txt ping-2.txt flows-1.txt flows-2.txt; do
 		[ -f "$d/$f" ] || { echo "$f missing: the case did not get that far (its log is above)"; return 1; }
 	done
-	grep -q 'netdev: Flow API Enabled' "$d/ovs-vswitchd.log" &&
-		grep -q "tc: Using policy 'skip_hw'" "$d/ovs-vswitchd.log" || {
+	if ! grep -q 'netdev: Flow API Enabled' "$d/ovs-vswitchd.log" ||
+		! grep -q "tc: Using policy 'skip_hw'" "$d/ovs-vswitchd.log"; then
 		grep -v '|DBG|' "$d/ovs-vswitchd.log" | tail -n 30
 		echo "ovs-vswitchd did not log 'netdev: Flow API Enabled' and 'tc: Using policy 'skip_hw''"
 		return 1
-	}
+	fi
 	grep -q 'Received 1 response' "$d/arping.txt" || {
 		cat "$d/arping.txt"
 		echo "arping.txt: the ARP request through br18 had no answer"
