@@ -1143,7 +1143,7 @@ elif mode == "once":
         got = {}
         for o in map(json.loads, rd("once-%s.json" % name).split("\n")[:-1]):
             if o["type"] == "action":
-                got[o["cookie"]] = {k: o[k] for k in TM if o[k] is not None}
+                got[o["cookie"]] = {k: o[k] for k in TM if o.get(k) is not None}
         worst, dif = [99.0, -99.0, 0], [0.0]
         same_as("once-%s.json" % name, got, ref["rows"], SAME, dif)
         tc = tc_read(name)
@@ -1306,9 +1306,9 @@ def json_rows():
     for line in rd("r.json.out").splitlines():
         o = json.loads(line)
         if o["type"] == "action":
-            r = {k: o[k] for k in ("installed", "first_used", "last_used") if o[k] is not None}
+            r = {k: o[k] for k in ("installed", "first_used", "last_used") if o.get(k) is not None}
             r["id"] = {k: str(o[k]) for k in FILTER + ("cookie",)}
-            r["id"]["ufid"] = o["labels"].get("ufid", "")
+            r["id"]["ufid"] = o.get("labels", {}).get("ufid", "")
             rows.append(r)
     return by_cookie(rows)
 
