@@ -26,7 +26,7 @@ set -euo pipefail
 TC=/sbin/tc
 IP=/sbin/ip
 TCX=/tcx/tcexporter
-CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police c14_hits c15_hits_churn c16_plans c17_liveness c18_snmp_times c18_ovs)
+CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police c14_hits c15_hits_churn c16_plans c17_liveness c18_snmp_times c19_ovs)
 
 # shellcheck disable=SC1091
 [ ! -f /tcx/env ] || . /tcx/env
@@ -1103,20 +1103,20 @@ ovs_stop() {
 	wait "$OVSDB_PID" || true
 }
 
-# c18_flows N: OVS's datapath flows in TC (flows-N.txt), the wall clock
+# c19_flows N: OVS's datapath flows in TC (flows-N.txt), the wall clock
 # before and after (flows-N.t).
-c18_flows() {
+c19_flows() {
 	echo "$EPOCHREALTIME" >"flows-$1.t"
 	ovs-appctl dpctl/dump-flows -m type=tc >"flows-$1.txt"
 	echo "$EPOCHREALTIME" >>"flows-$1.t"
 }
 
-c18_ovs() {
-	# Issue #25 against Open vSwitch: bridge br18 with ports p18a and p18b,
-	# veths to hosts in the namespaces ns18a (10.18.0.1) and ns18b
-	# (10.18.0.2), its datapath flows offloaded to TC flower (software:
+c19_ovs() {
+	# Issue #25 against Open vSwitch: bridge br19 with ports p19a and p19b,
+	# veths to hosts in the namespaces ns19a (10.19.0.1) and ns19b
+	# (10.19.0.2), its datapath flows offloaded to TC flower (software:
 	# skip_hw), where OVS gives the actions of a flow's filter the flow's
-	# ufid as cookie. An arping from ns18a to ns18b, then pings, twice 3 at
+	# ufid as cookie. An arping from ns19a to ns19b, then pings, twice 3 at
 	# 0.3 s apart, 2 s between the rounds: OVS installs a flow per direction
 	# for the ICMP and one for each ARP packet (those see one packet each,
 	# which the datapath itself forwards: TC never matches them,
@@ -1124,53 +1124,53 @@ c18_ovs() {
 	# together: ovs-appctl dpctl/dump-flows -m type=tc (flows-1.txt), tcexporter
 	# --once in JSON and Prometheus (r.json.out, r.prom.out), dpctl again
 	# (flows-2.txt), each dpctl with the wall clock before and after it
-	# (flows-N.t); tc -s -j of both ports' ingress (tc-p18a.json,
-	# tc-p18b.json) and the flows OVS did not offload (flows-ovs.txt).
+	# (flows-N.t); tc -s -j of both ports' ingress (tc-p19a.json,
+	# tc-p19b.json) and the flows OVS did not offload (flows-ovs.txt).
 	# run.sh compares each flow's last use (OVS prints its age, "used:0.530s")
 	# with tcexporter's, by ufid and cookie.
 	local h
-	veth p18a h18a
-	veth p18b h18b
+	veth p19a h19a
+	veth p19b h19b
 	for h in a b; do
-		$IP netns add "ns18$h"
-		$IP netns exec "ns18$h" sh -c 'echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6 &&
+		$IP netns add "ns19$h"
+		$IP netns exec "ns19$h" sh -c 'echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6 &&
 			echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6'
-		$IP link set "h18$h" netns "ns18$h"
-		$IP -n "ns18$h" link set lo up
-		$IP -n "ns18$h" link set "h18$h" up
+		$IP link set "h19$h" netns "ns19$h"
+		$IP -n "ns19$h" link set lo up
+		$IP -n "ns19$h" link set "h19$h" up
 	done
-	$IP -n ns18a addr add 10.18.0.1/24 dev h18a
-	$IP -n ns18b addr add 10.18.0.2/24 dev h18b
+	$IP -n ns19a addr add 10.19.0.1/24 dev h19a
+	$IP -n ns19b addr add 10.19.0.2/24 dev h19b
 	# permanent neighbours: a neighbour learnt from a packet would be
 	# probed again by unicast ARP 5 s after its first use (DELAY), a new
 	# flow and a packet through another while the flows are compared
-	$IP -n ns18a neigh add 10.18.0.2 lladdr "$($IP -n ns18b -br link show dev h18b | awk '{ print $3 }')" \
-		dev h18a nud permanent
-	$IP -n ns18b neigh add 10.18.0.1 lladdr "$($IP -n ns18a -br link show dev h18a | awk '{ print $3 }')" \
-		dev h18b nud permanent
+	$IP -n ns19a neigh add 10.19.0.2 lladdr "$($IP -n ns19b -br link show dev h19b | awk '{ print $3 }')" \
+		dev h19a nud permanent
+	$IP -n ns19b neigh add 10.19.0.1 lladdr "$($IP -n ns19a -br link show dev h19a | awk '{ print $3 }')" \
+		dev h19b nud permanent
 	ovs_start
-	ovs-vsctl --timeout=60 add-br br18 -- add-port br18 p18a -- add-port br18 p18b
+	ovs-vsctl --timeout=60 add-br br19 -- add-port br19 p19a -- add-port br19 p19b
 	ovs-vsctl get Open_vSwitch . other_config >other_config.txt
 	# one ARP request (flooded) and its reply: a flow each that TC never
 	# matches (the datapath forwards the packet that made the flow)
-	$IP netns exec ns18a arping -c 1 -w 5 -I h18a 10.18.0.2 >arping.txt
-	$IP netns exec ns18a ping -c 3 -i 0.3 -W 5 10.18.0.2 >ping-1.txt
+	$IP netns exec ns19a arping -c 1 -w 5 -I h19a 10.19.0.2 >arping.txt
+	$IP netns exec ns19a ping -c 3 -i 0.3 -W 5 10.19.0.2 >ping-1.txt
 	sleep 2
-	$IP netns exec ns18a ping -c 3 -i 0.3 -W 5 10.18.0.2 >ping-2.txt
+	$IP netns exec ns19a ping -c 3 -i 0.3 -W 5 10.19.0.2 >ping-2.txt
 	sleep 1
 	# (not config(): its configurations turn the time families off); each
 	# row labelled with its cookie as a ufid (the uuid decoder, layout ovs)
 	printf '%s\n' 'targets: [{all: true}]' 'labels: [ufid]' 'decoders: [{type: uuid, label: ufid}]' >c.yaml
-	c18_flows 1
+	c19_flows 1
 	tcx r c.yaml
-	c18_flows 2
+	c19_flows 2
 	ovs-appctl dpctl/dump-flows -m type=ovs >flows-ovs.txt
-	$TC -s -j filter show dev p18a ingress >tc-p18a.json
-	$TC -s -j filter show dev p18b ingress >tc-p18b.json
+	$TC -s -j filter show dev p19a ingress >tc-p19a.json
+	$TC -s -j filter show dev p19b ingress >tc-p19b.json
 	$TC qdisc show >qdiscs.txt
 	ovs-vsctl show >ovs-show.txt
 	ovs_stop
-	for h in a b; do $IP netns del "ns18$h"; done
+	for h in a b; do $IP netns del "ns19$h"; done
 }
 
 "$CASE"

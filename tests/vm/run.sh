@@ -17,7 +17,7 @@
 # each must end at what was sent within 0.5% (exact only with the final
 # counters of the deletion notifications). Case c17_liveness runs the
 # daemon with liveness passes every 5 s and checks the action times of its
-# scrapes against tc's ages and the traffic sent; c18_ovs runs Open vSwitch
+# scrapes against tc's ages and the traffic sent; c19_ovs runs Open vSwitch
 # with its flows offloaded to TC flower and checks each flow's last use
 # against OVS's (issue #25).
 #
@@ -85,7 +85,7 @@ for b in snmpd snmpget snmpbulkwalk; do
 	p=$(command -v "$b") || skip "$b is not installed (snmpd, snmp)"
 	vm_add_bin "$root" "$p" "$p"
 done
-# Open vSwitch (c18_ovs: its flows offloaded to TC)
+# Open vSwitch (c19_ovs: its flows offloaded to TC)
 vm_add_ovs "$root"
 cp "$here/cases.sh" "$root/tcx/payload"
 # Sanitizer settings of a sanitizer build reach the VM.
@@ -1195,8 +1195,8 @@ snmp_times() {
 check "c18_snmp_times: the times' columns = /metrics of the same pass; a row without times has no instance in them" \
 	snmp_times
 
-note "18. Open vSwitch's flows offloaded to TC: each flow's last use = OVS's"
-# c18_ovs's two `ovs-appctl dpctl/dump-flows -m type=tc` (flows-N.txt, the
+note "19. Open vSwitch's flows offloaded to TC: each flow's last use = OVS's"
+# c19_ovs's two `ovs-appctl dpctl/dump-flows -m type=tc` (flows-N.txt, the
 # wall clock t0 and t1 around each in flows-N.t) around tcexporter --once
 # (r.json.out, r.prom.out). OVS gives every TC action of a flow the flow's
 # ufid as cookie (lib/netdev-offload-tc.c: act_cookie = ufid, 16 bytes, as
@@ -1210,7 +1210,7 @@ note "18. Open vSwitch's flows offloaded to TC: each flow's last use = OVS's"
 # never used must have no first use in tcexporter. tcexporter labels each
 # row with its cookie as a ufid (decoder uuid, layout ovs): the flow's.
 ovs_ran() {
-	local d=$share/c18_ovs f
+	local d=$share/c19_ovs f
 	for f in ovs-vswitchd.log arping.txt ping-1.txt ping-2.txt flows-1.txt flows-2.txt; do
 		[ -f "$d/$f" ] || { echo "$f missing: the case did not get that far (its log is above)"; return 1; }
 	done
@@ -1222,13 +1222,13 @@ ovs_ran() {
 	fi
 	grep -q 'Received 1 response' "$d/arping.txt" || {
 		cat "$d/arping.txt"
-		echo "arping.txt: the ARP request through br18 had no answer"
+		echo "arping.txt: the ARP request through br19 had no answer"
 		return 1
 	}
 	for f in ping-1.txt ping-2.txt; do
 		grep -q '3 packets transmitted, 3 packets received' "$d/$f" || {
 			cat "$d/$f"
-			echo "$f: the pings through br18 did not all come back"
+			echo "$f: the pings through br19 did not all come back"
 			return 1
 		}
 	done
@@ -1240,7 +1240,7 @@ ovs_ran() {
 	echo "OVS $(sed -n 's/.*ovs-vswitchd (Open vSwitch) \([0-9.]*\).*/\1/p' "$d/ovs-vswitchd.log" | head -n 1): flow API enabled, policy skip_hw; an arping and 6 pings answered"
 }
 ovs_flows() {
-	"$PYTHON" - "$share/c18_ovs" "$1" <<'PY'
+	"$PYTHON" - "$share/c19_ovs" "$1" <<'PY'
 import json, os, re, struct, sys
 d, mode = sys.argv[1], sys.argv[2]
 TOL = 1.0  # the issue's: OVS's age against tcexporter's time
@@ -1275,7 +1275,7 @@ def tc_cookies():
     """cookie -> [(device, pref, handle, action kinds)] of tc's filters;
     the kinds of the actions without a cookie."""
     out, bare = {}, []
-    for dev in ("p18a", "p18b"):
+    for dev in ("p19a", "p19b"):
         for e in json.loads(rd("tc-%s.json" % dev)):
             o = e.get("options") or {}
             if o.get("actions") is None:
@@ -1385,12 +1385,12 @@ print("\n".join(bad))
 sys.exit(1 if bad else 0)
 PY
 }
-check "c18_ovs: OVS ran in the VM with TC offload (skip_hw) and switched the pings" ovs_ran
-check "c18_ovs: each OVS flow in TC is one filter whose actions' cookie is its ufid" ovs_flows cookies
-check "c18_ovs: each flow's last use in tcexporter's JSON = OVS's used: within 1 s, its ufid label OVS's" ovs_flows json
-check "c18_ovs: each flow's tc_action_last_used_timestamp_seconds = OVS's used: within 1 s, its ufid label OVS's" ovs_flows prom
-check "c18_ovs/r: tcexporter json exit 0" run_ok c18_ovs r json 0
-check "c18_ovs/r: tcexporter prom exit 0" run_ok c18_ovs r prom 0
+check "c19_ovs: OVS ran in the VM with TC offload (skip_hw) and switched the pings" ovs_ran
+check "c19_ovs: each OVS flow in TC is one filter whose actions' cookie is its ufid" ovs_flows cookies
+check "c19_ovs: each flow's last use in tcexporter's JSON = OVS's used: within 1 s, its ufid label OVS's" ovs_flows json
+check "c19_ovs: each flow's tc_action_last_used_timestamp_seconds = OVS's used: within 1 s, its ufid label OVS's" ovs_flows prom
+check "c19_ovs/r: tcexporter json exit 0" run_ok c19_ovs r json 0
+check "c19_ovs/r: tcexporter prom exit 0" run_ok c19_ovs r prom 0
 
 end=$(date +%s%N)
 echo "kernel $VM_KVER: ${#cases[@]} cases, $n_checks checks, ${#failed[@]} failed," \
