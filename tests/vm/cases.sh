@@ -1004,7 +1004,8 @@ c18_snmp_times() {
 	SNMP_PERSISTENT_DIR=$s/persist SNMPCONFPATH=$s/conf MIBS='' MIBDIRS='' \
 		snmpd -f -Lo -C -c "$s/snmpd.conf" >s.snmpd.log 2>&1 &
 	spid=$!
-	config s.yaml '{dev: d18, parent: egress}'
+	# (not config(): its configurations turn the time families off)
+	printf '%s\n' 'targets: [{dev: d18, parent: egress}]' >s.yaml
 	printf '%s\n' 'interval: 2s' 'liveness_interval: 1h' 'http: {listen: "127.0.0.1:9594"}' \
 		"snmp: {enabled: true, agentx_socket: \"unix:$s/agentx.sock\", ping_interval: 1s}" >>s.yaml
 	SNMP_PERSISTENT_DIR=$s/tcx SNMPCONFPATH=$s/tcx "$TCX" --config s.yaml >s.tcx.out 2>s.tcx.err &
