@@ -26,7 +26,7 @@ set -euo pipefail
 TC=/sbin/tc
 IP=/sbin/ip
 TCX=/tcx/tcexporter
-CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police c14_hits c15_hits_churn c16_plans c18_snmp_times)
+CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police c14_hits c15_hits_churn c16_plans c17_liveness c18_snmp_times c19_ovs)
 
 # shellcheck disable=SC1091
 [ ! -f /tcx/env ] || . /tcx/env
@@ -589,7 +589,9 @@ c11_qdiscs() {
 	udp 10.11.28.2 10 300 # a socket each: spread over the 4 queues
 	udp 10.11.28.3 10 200
 	config c.yaml '{all: true}'
-	echo "families: {flows: on} # the flow classes of fq_codel, sfq and cake too" >>c.yaml
+	# the flow classes of fq_codel, sfq and cake too (config() wrote the
+	# families key: a second one is a duplicate key)
+	sed -i 's/^families: {liveness: off}$/families: {liveness: off, flows: on}/' c.yaml
 	qsnap pre
 	tcx r c.yaml
 	qsnap post
@@ -873,6 +875,108 @@ c16_plans() {
 	wait "$flood" 2>/dev/null || true
 }
 
+c17_liveness() {
+	# Issue #25's action times under the daemon (`interval: 1s`,
+	# `liveness_interval: 5s`): d17's egress holds two flower filters (a
+	# terse target: no times in its dumps but those of the liveness passes,
+	# kept in between), d17m's a flower filter and a matchall (terse+repair:
+	# the matchall pref is dumped in full in every collection), each with
+	# gact pass and a cookie of its own (17a1, 17b1 on d17; 17c1, 17d1 on
+	# d17m). The daemon is scraped (busybox wget) once per collection into
+	# scrape-N.prom, "N COLLECTIONS LIVENESS_PASS SNAPSHOT_TIMESTAMP" a line
+	# in scrapes. No packet before the second liveness pass; right after it,
+	# one datagram to 17a1 and one to 17d1 (traffic-a holds the wall clock
+	# before and after them), 1.5 s later two more to each (traffic-b); then
+	# scrapes until a liveness pass that began after the traffic, and one
+	# more collection. tc -s -j of both targets (tc-pre-*.json before the
+	# traffic, tc-post-*.json after that liveness pass; tc-pre.t, tc-post.t
+	# the wall clock before and after each read) and `--once --format json`
+	# (once-pre.json, once-post.json) beside them. The wall clock is bash's
+	# EPOCHREALTIME (busybox's date has no %N). run.sh checks them.
+	local pid i rc=0 last=0
+	dummy d17 10.17.0.1/24
+	dummy d17m 10.17.1.1/24
+	$TC qdisc add dev d17 clsact
+	$TC qdisc add dev d17m clsact
+	$TC filter add dev d17 egress pref 10 protocol ip flower dst_ip 10.17.0.2 action gact pass cookie 17a1
+	$TC filter add dev d17 egress pref 10 protocol ip flower dst_ip 10.17.0.3 action gact pass cookie 17b1
+	$TC filter add dev d17m egress pref 10 protocol ip flower dst_ip 10.17.1.2 action gact pass cookie 17c1
+	$TC filter add dev d17m egress pref 20 protocol ip matchall action gact pass cookie 17d1
+	# (not config(): its configurations turn the time families off)
+	printf '%s\n' 'interval: 1s' 'liveness_interval: 5s' 'http: {listen: "127.0.0.1:9593"}' \
+		'targets: [{dev: d17, parent: egress}, {dev: d17m, parent: egress}]' >c.yaml
+	"$TCX" --config c.yaml >tcx.out 2>tcx.err &
+	pid=$!
+	: >scrapes
+	# c17_next: the next collection's exposition, into scrape-N.prom (N
+	# counts the scrapes kept); LIVE its tc_exporter_liveness_pass, TS its
+	# snapshot timestamp. Fails after 30 s without one.
+	c17_next() {
+		local f=scrape-$(($(wc -l <scrapes) + 1)).prom c j
+		for ((j = 0; j < 300; j++)); do
+			if wget -q -O cur.prom http://127.0.0.1:9593/metrics 2>/dev/null; then
+				c=$(sed -n 's/^tc_exporter_collections_total //p' cur.prom)
+				if [ -n "$c" ] && [ "$c" -gt "$last" ]; then
+					last=$c
+					LIVE=$(sed -n 's/^tc_exporter_liveness_pass //p' cur.prom)
+					TS=$(sed -n 's/^tc_exporter_snapshot_timestamp_seconds //p' cur.prom)
+					mv cur.prom "$f"
+					echo "${f//[!0-9]/} $c $LIVE $TS" >>scrapes
+					return 0
+				fi
+			fi
+			sleep 0.1
+		done
+		echo "no new collection within 30 s (last $last)"
+		return 1
+	}
+	# c17_tc NAME: tc -s -j of both targets, the wall clock around it
+	c17_tc() {
+		echo "$EPOCHREALTIME" >"tc-$1.t"
+		$TC -s -j filter show dev d17 egress >"tc-$1-d17-egress.json"
+		$TC -s -j filter show dev d17m egress >"tc-$1-d17m-egress.json"
+		echo "$EPOCHREALTIME" >>"tc-$1.t"
+	}
+	# c17_once NAME: --once --format json
+	c17_once() {
+		local r=0
+		"$TCX" --once --config c.yaml --format json >"once-$1.json" 2>"once-$1.err" || r=$?
+		echo "$r" >"once-$1.rc"
+	}
+	c17_next
+	[ "$LIVE" = 1 ] || { echo "the daemon's first collection is no liveness pass"; return 1; }
+	c17_tc pre
+	c17_once pre
+	# the collections up to the next liveness pass (the 5th or 6th)
+	for ((i = 0; i < 12; i++)); do
+		c17_next
+		[ "$LIVE" = 1 ] && break
+	done
+	[ "$LIVE" = 1 ] || { echo "no second liveness pass in 12 collections"; return 1; }
+	echo "$EPOCHREALTIME" >traffic-a
+	udp 10.17.0.2 1 100
+	udp 10.17.1.3 1 100
+	echo "$EPOCHREALTIME" >>traffic-a
+	sleep 1.5
+	echo "$EPOCHREALTIME" >traffic-b
+	udp 10.17.0.2 2 100
+	udp 10.17.1.3 2 100
+	echo "$EPOCHREALTIME" >>traffic-b
+	# the collections up to a liveness pass that began after the traffic
+	for ((i = 0; i < 12; i++)); do
+		c17_next
+		[ "$LIVE" = 1 ] && awk -v a="$TS" -v b="$(tail -n 1 traffic-b)" 'BEGIN { exit !(a > b) }' &&
+			break
+	done
+	[ "$LIVE" = 1 ] || { echo "no liveness pass after the traffic in 12 collections"; return 1; }
+	c17_tc post
+	c17_once post
+	c17_next
+	kill -TERM "$pid"
+	wait "$pid" || rc=$?
+	echo "$rc" >tcx.rc
+}
+
 c18_snmp_times() {
 	# Issue #25's action times over SNMP where a row has none: d18's egress
 	# holds flower filters only (a terse target, whose dumps carry no times
@@ -900,7 +1004,8 @@ c18_snmp_times() {
 	SNMP_PERSISTENT_DIR=$s/persist SNMPCONFPATH=$s/conf MIBS='' MIBDIRS='' \
 		snmpd -f -Lo -C -c "$s/snmpd.conf" >s.snmpd.log 2>&1 &
 	spid=$!
-	config s.yaml '{dev: d18, parent: egress}'
+	# (not config(): its configurations turn the time families off)
+	printf '%s\n' 'targets: [{dev: d18, parent: egress}]' >s.yaml
 	printf '%s\n' 'interval: 2s' 'liveness_interval: 1h' 'http: {listen: "127.0.0.1:9594"}' \
 		"snmp: {enabled: true, agentx_socket: \"unix:$s/agentx.sock\", ping_interval: 1s}" >>s.yaml
 	SNMP_PERSISTENT_DIR=$s/tcx SNMPCONFPATH=$s/tcx "$TCX" --config s.yaml >s.tcx.out 2>s.tcx.err &
@@ -951,6 +1056,122 @@ c18_snmp_times() {
 	echo "$rc" >s.tcx.rc
 	kill -TERM "$spid"
 	wait "$spid" || true
+}
+
+# ovs_start: Open vSwitch in this namespace, its flows offloaded to TC
+# flower in software: a new database (ovsdb-tool, the schema in the
+# initramfs), ovsdb-server on /var/run/openvswitch/db.sock, then
+# other_config hw-offload=true, tc-policy=skip_hw (both read when
+# ovs-vswitchd starts) and max-idle=60000 (a datapath flow idle for 10 s,
+# the default, would be removed before it is compared), then ovs-vswitchd.
+# Logs: ovsdb-server.log, ovs-vswitchd.log; pids in OVSDB_PID, OVS_PID.
+ovs_start() {
+	local run=/var/run/openvswitch db=/etc/openvswitch/conf.db i
+	mkdir -p "$run" /etc/openvswitch /var/log/openvswitch
+	rm -f "$db"
+	ovsdb-tool create "$db" /usr/share/openvswitch/vswitch.ovsschema
+	ovsdb-server "$db" --remote="punix:$run/db.sock" --pidfile --log-file="$PWD/ovsdb-server.log" \
+		-vconsole:off &
+	OVSDB_PID=$!
+	for ((i = 0; i < 300; i++)); do
+		[ -S "$run/db.sock" ] && ovs-vsctl --no-wait --timeout=5 init 2>/dev/null && break
+		sleep 0.1
+	done
+	[ "$i" -lt 300 ] || { echo "ovsdb-server does not answer on $run/db.sock after 30 s"; return 1; }
+	ovs-vsctl --no-wait set Open_vSwitch . other_config:hw-offload=true \
+		other_config:tc-policy=skip_hw other_config:max-idle=60000
+	# OVS 3.1.0 (Debian 12's) counts the CPUs only once its monotonic clock
+	# is past 10 s (fixed in 3.1.1, "ovs-thread: Fix cpus not read for the
+	# first 10s"): before, it starts no upcall handler in per-CPU dispatch
+	# mode ("Overriding n-handler-threads to 0"), and no packet crosses the
+	# bridge until it counts them again 10 s later.
+	while [ "$(cut -d. -f1 /proc/uptime)" -lt 11 ]; do sleep 0.5; done
+	ovs-vswitchd "unix:$run/db.sock" --pidfile --log-file="$PWD/ovs-vswitchd.log" -vconsole:off &
+	OVS_PID=$!
+	for ((i = 0; i < 300; i++)); do
+		ovs-appctl --timeout=5 version >/dev/null 2>&1 && break
+		kill -0 "$OVS_PID" 2>/dev/null || { echo "ovs-vswitchd exited:"; cat ovs-vswitchd.log; return 1; }
+		sleep 0.1
+	done
+	[ "$i" -lt 300 ] || { echo "ovs-vswitchd does not answer after 30 s"; return 1; }
+}
+
+# ovs_stop: both daemons, through their control sockets.
+ovs_stop() {
+	ovs-appctl --timeout=10 exit >/dev/null 2>&1 || kill -TERM "$OVS_PID"
+	wait "$OVS_PID" || true
+	ovs-appctl --timeout=10 -t ovsdb-server exit >/dev/null 2>&1 || kill -TERM "$OVSDB_PID"
+	wait "$OVSDB_PID" || true
+}
+
+# c19_flows N: OVS's datapath flows in TC (flows-N.txt), the wall clock
+# before and after (flows-N.t).
+c19_flows() {
+	echo "$EPOCHREALTIME" >"flows-$1.t"
+	ovs-appctl dpctl/dump-flows -m type=tc >"flows-$1.txt"
+	echo "$EPOCHREALTIME" >>"flows-$1.t"
+}
+
+c19_ovs() {
+	# Issue #25 against Open vSwitch: bridge br19 with ports p19a and p19b,
+	# veths to hosts in the namespaces ns19a (10.19.0.1) and ns19b
+	# (10.19.0.2), its datapath flows offloaded to TC flower (software:
+	# skip_hw), where OVS gives the actions of a flow's filter the flow's
+	# ufid as cookie. An arping from ns19a to ns19b, then pings, twice 3 at
+	# 0.3 s apart, 2 s between the rounds: OVS installs a flow per direction
+	# for the ICMP and one for each ARP packet (those see one packet each,
+	# which the datapath itself forwards: TC never matches them,
+	# "used:never"); the neighbours are permanent, no ARP after. Then, close
+	# together: ovs-appctl dpctl/dump-flows -m type=tc (flows-1.txt), tcexporter
+	# --once in JSON and Prometheus (r.json.out, r.prom.out), dpctl again
+	# (flows-2.txt), each dpctl with the wall clock before and after it
+	# (flows-N.t); tc -s -j of both ports' ingress (tc-p19a.json,
+	# tc-p19b.json) and the flows OVS did not offload (flows-ovs.txt).
+	# run.sh compares each flow's last use (OVS prints its age, "used:0.530s")
+	# with tcexporter's, by ufid and cookie.
+	local h
+	veth p19a h19a
+	veth p19b h19b
+	for h in a b; do
+		$IP netns add "ns19$h"
+		$IP netns exec "ns19$h" sh -c 'echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6 &&
+			echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6'
+		$IP link set "h19$h" netns "ns19$h"
+		$IP -n "ns19$h" link set lo up
+		$IP -n "ns19$h" link set "h19$h" up
+	done
+	$IP -n ns19a addr add 10.19.0.1/24 dev h19a
+	$IP -n ns19b addr add 10.19.0.2/24 dev h19b
+	# permanent neighbours: a neighbour learnt from a packet would be
+	# probed again by unicast ARP 5 s after its first use (DELAY), a new
+	# flow and a packet through another while the flows are compared
+	$IP -n ns19a neigh add 10.19.0.2 lladdr "$($IP -n ns19b -br link show dev h19b | awk '{ print $3 }')" \
+		dev h19a nud permanent
+	$IP -n ns19b neigh add 10.19.0.1 lladdr "$($IP -n ns19a -br link show dev h19a | awk '{ print $3 }')" \
+		dev h19b nud permanent
+	ovs_start
+	ovs-vsctl --timeout=60 add-br br19 -- add-port br19 p19a -- add-port br19 p19b
+	ovs-vsctl get Open_vSwitch . other_config >other_config.txt
+	# one ARP request (flooded) and its reply: a flow each that TC never
+	# matches (the datapath forwards the packet that made the flow)
+	$IP netns exec ns19a arping -c 1 -w 5 -I h19a 10.19.0.2 >arping.txt
+	$IP netns exec ns19a ping -c 3 -i 0.3 -W 5 10.19.0.2 >ping-1.txt
+	sleep 2
+	$IP netns exec ns19a ping -c 3 -i 0.3 -W 5 10.19.0.2 >ping-2.txt
+	sleep 1
+	# (not config(): its configurations turn the time families off); each
+	# row labelled with its cookie as a ufid (the uuid decoder, layout ovs)
+	printf '%s\n' 'targets: [{all: true}]' 'labels: [ufid]' 'decoders: [{type: uuid, label: ufid}]' >c.yaml
+	c19_flows 1
+	tcx r c.yaml
+	c19_flows 2
+	ovs-appctl dpctl/dump-flows -m type=ovs >flows-ovs.txt
+	$TC -s -j filter show dev p19a ingress >tc-p19a.json
+	$TC -s -j filter show dev p19b ingress >tc-p19b.json
+	$TC qdisc show >qdiscs.txt
+	ovs-vsctl show >ovs-show.txt
+	ovs_stop
+	for h in a b; do $IP netns del "ns19$h"; done
 }
 
 "$CASE"

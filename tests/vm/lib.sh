@@ -11,6 +11,7 @@
 #   vm_add_bin DIR FILE [DEST]      a binary and the shared libraries it needs
 #   vm_add_file DIR FILE DEST       a plain file
 #   vm_add_modules DIR MOD...       modules and their dependencies, loaded by /init
+#   vm_add_ovs DIR                  Open vSwitch's daemons, tools and schema (or skips)
 #   vm_pack DIR OUT                 DIR as a newc cpio archive
 #   vm_boot INITRD SHARE LOG TIMEOUT MEM
 #                                   boots; /init runs /tcx/payload with the
@@ -138,6 +139,30 @@ vm_add_modules() {
 			echo "$dest${params% }" >>"$root/modules.list"
 		done <<<"$out"
 	done
+}
+
+# The Open vSwitch programs vm_add_ovs puts in the initramfs, at their own
+# paths (openvswitch-switch, openvswitch-common).
+VM_OVS_BINS=(/usr/sbin/ovsdb-server /usr/sbin/ovs-vswitchd /usr/bin/ovsdb-tool /usr/bin/ovs-vsctl
+	/usr/bin/ovs-appctl)
+
+# vm_add_ovs ROOT: Open vSwitch (VM_OVS_BINS and their libraries), the
+# schema of its database (/usr/share/openvswitch/vswitch.ovsschema) and the
+# directories it was built for: /var/run/openvswitch (/var/run a link to
+# /run, as on Debian; `ip netns` keeps its namespaces in /var/run/netns),
+# /etc/openvswitch (the database), /var/log/openvswitch. The VM creates
+# the database. Skips when OVS is not installed (a failure with
+# TCX_REQUIRE_ROOT=1).
+vm_add_ovs() {
+	local root=$1 b schema=/usr/share/openvswitch/vswitch.ovsschema
+	for b in "${VM_OVS_BINS[@]}"; do
+		[ -x "$b" ] || skip "$b is not installed (openvswitch-switch)"
+		vm_add_bin "$root" "$b" "$b"
+	done
+	[ -f "$schema" ] || skip "$schema is not installed (openvswitch-common)"
+	vm_add_file "$root" "$schema" "$schema"
+	mkdir -p "$root/run/openvswitch" "$root/etc/openvswitch" "$root/var/log/openvswitch"
+	[ -e "$root/var/run" ] || ln -s ../run "$root/var/run"
 }
 
 # vm_init_root ROOT: busybox with its applets, bash, and /init.

@@ -15,7 +15,11 @@
 # filters are replaced make-before-break (issue #11's software-switch case;
 # see cases.sh): no aggregate may go down from one scrape to the next, and
 # each must end at what was sent within 0.5% (exact only with the final
-# counters of the deletion notifications).
+# counters of the deletion notifications). Case c17_liveness runs the
+# daemon with liveness passes every 5 s and checks the action times of its
+# scrapes against tc's ages and the traffic sent; c19_ovs runs Open vSwitch
+# with its flows offloaded to TC flower and checks each flow's last use
+# against OVS's (issue #25).
 #
 # One boot runs every case (about 10 s of boot under TCG, the rest is tc
 # and tcexporter under emulation). Results come back through a 9p share;
@@ -33,8 +37,9 @@
 # Environment: TCX_BIN (tcexporter to test), TCX_SRCDIR; TCX_VM_KERNEL (a
 # vmlinuz, used without SERIES), TCX_VM_TIMEOUT, TCX_KEEP_WORK=1 (keep the
 # work directory: initramfs, console log, outputs).
-# Exit: 0 pass, 1 fail, 77 skip (no qemu, busybox-static or kernel image of
-# SERIES; with TCX_REQUIRE_ROOT=1 that is a failure).
+# Exit: 0 pass, 1 fail, 77 skip (no qemu, busybox-static, snmpd,
+# openvswitch-switch or kernel image of SERIES; with TCX_REQUIRE_ROOT=1 that
+# is a failure).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
@@ -70,7 +75,8 @@ vm_add_modules "$root" cls_flower cls_matchall cls_u32 cls_basic act_gact act_mi
 	act_pedit act_skbedit act_tunnel_key act_vlan act_csum act_ct act_bpf act_nat act_sample \
 	act_connmark act_ctinfo act_skbmod act_mpls act_gate act_ife act_meta_mark act_simple \
 	sch_ingress dummy veth sch_tbf sch_codel sch_sfq sch_red sch_fq sch_cake sch_pie sch_hfsc \
-	sch_htb sch_fq_pie sch_choke sch_sfb sch_netem em_cmp
+	sch_htb sch_fq_pie sch_choke sch_sfb sch_netem em_cmp openvswitch \
+	nf_conntrack_netlink
 vm_add_bin "$root" /sbin/tc /sbin/tc
 vm_add_bin "$root" /sbin/ip /sbin/ip
 vm_add_bin "$root" "$TCX_BIN" /tcx/tcexporter
@@ -79,6 +85,8 @@ for b in snmpd snmpget snmpbulkwalk; do
 	p=$(command -v "$b") || skip "$b is not installed (snmpd, snmp)"
 	vm_add_bin "$root" "$p" "$p"
 done
+# Open vSwitch (c19_ovs: its flows offloaded to TC)
+vm_add_ovs "$root"
 cp "$here/cases.sh" "$root/tcx/payload"
 # Sanitizer settings of a sanitizer build reach the VM.
 for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
@@ -873,6 +881,290 @@ PY
 }
 check "c16_plans: the rate estimator of an HTB class is within 5% of the bytes it sent per second" estimator
 
+note "17. action times: the daemon's liveness passes and the rows kept between them"
+# c17_liveness's scrapes (one per collection: scrapes lists "N COLLECTIONS
+# LIVENESS_PASS SNAPSHOT_TIMESTAMP"), tc -s -j before the traffic and after
+# the liveness pass that followed it, --once JSON beside each. tc prints an
+# action's ages in whole seconds as of its read (made between the two wall
+# clock readings of tc-NAME.t, t0 and t1): a time T of tcexporter agrees
+# with tc's age A when -1 <= T - (t0 - A) <= t1 - t0, to the kernel's
+# resolution (10 ms ticks, 4 ms jiffies: 0.02 s below) and the delay
+# between the kernel's writing the dump and tcexporter's reading the clock
+# (0.25 s above, for a loaded machine). The traffic's times: first_used in
+# the wall clock window around the first datagram to 17a1 and 17d1,
+# last_used in the window around the last, by the same margins. Two
+# readings of the kernel's times by tcexporter agree within 0.25 s.
+liveness_daemon() {
+	local d=$share/c17_liveness r
+	[ -f "$d/tcx.rc" ] || { echo "no tcx.rc: the case did not stop the daemon"; return 1; }
+	if has_sanitizer_report "$d/tcx.err"; then
+		cat "$d/tcx.err"
+		echo "sanitizer report"
+		return 1
+	fi
+	[ "$(cat "$d/tcx.rc")" = 0 ] || {
+		tail -n 20 "$d/tcx.err"
+		echo "the daemon's exit status after SIGTERM: $(cat "$d/tcx.rc"), expected 0"
+		return 1
+	}
+	for r in pre post; do
+		if [ "$(cat "$d/once-$r.rc" 2>/dev/null)" != 0 ] || [ -s "$d/once-$r.err" ]; then
+			cat "$d/once-$r.err" 2>/dev/null
+			echo "--once --format json ($r) failed: status $(cat "$d/once-$r.rc" 2>/dev/null)"
+			return 1
+		fi
+	done
+	echo "$(wc -l <"$d/scrapes") collections scraped"
+}
+liveness() {
+	"$PYTHON" - "$share/c17_liveness" "$1" <<'PY'
+import json, os, re, sys
+d, mode = sys.argv[1], sys.argv[2]
+FLOWER = ("17a1", "17b1", "17c1")  # terse targets' flower rows: times kept between liveness passes
+MALL = "17d1"                       # matchall on the terse+repair target: dumped in full every time
+ROWS = FLOWER + (MALL,)
+USED = ("17a1", "17d1")             # the rules the traffic went through
+TM = ("installed", "first_used", "last_used")
+LO, HI, SAME = 0.02, 0.25, 0.25
+LIVENESS_GAP = 4.4                  # liveness passes are >= 5 s - 1 s / 2 apart
+
+def rd(name):
+    try:
+        return open(os.path.join(d, name)).read()
+    except OSError as e:
+        sys.exit("%s (the case did not get that far: its log is above)" % e)
+
+def prom_rows(text, where):
+    rows = {}
+    for m in re.finditer(r'^tc_action_(installed|first_used|last_used)_timestamp_seconds\{([^}]*)\} (\S+)$|'
+                         r'^tc_action_packets_total\{([^}]*)\} (\d+)$', text, re.M):
+        labels = m.group(2) or m.group(4)
+        ck = re.search(r'cookie="([0-9a-f]*)"', labels)
+        if not ck:
+            sys.exit("%s: a row without a cookie label: %s" % (where, m.group(0)))
+        r = rows.setdefault(ck.group(1), {})
+        if m.group(1):
+            if m.group(1) in r:
+                sys.exit("%s: %s twice for %s" % (where, m.group(1), ck.group(1)))
+            r[m.group(1)] = float(m.group(3))
+        else:
+            r["packets"] = int(m.group(5))
+    return rows
+
+scrapes = []
+for line in rd("scrapes").split("\n"):
+    if not line:
+        continue
+    n, c, live, ts = line.split()
+    text = rd("scrape-%s.prom" % n)
+    scrapes.append({"n": int(n), "c": int(c), "live": int(live), "ts": float(ts),
+                    "text": text, "rows": prom_rows(text, "scrape-%s" % n)})
+ta = [float(x) for x in rd("traffic-a").split()]
+tb = [float(x) for x in rd("traffic-b").split()]
+
+def tc_read(name):
+    t0, t1 = (float(x) for x in rd("tc-%s.t" % name).split())
+    rows = {}
+    for tgt in ("d17-egress", "d17m-egress"):
+        for e in json.loads(rd("tc-%s-%s.json" % (name, tgt))):
+            for a in (e.get("options") or {}).get("actions", []):
+                rows[a.get("cookie", "")] = dict({k: a[k] for k in TM if k in a},
+                                                 packets=a.get("stats", {}).get("packets"))
+    return t0, t1, rows
+
+bad = []
+def agree_tc(what, got, tc, worst):
+    """got (tcexporter's rows) against tc's read (t0, t1, rows): each time tc
+    prints, none that it does not."""
+    t0, t1, want = tc
+    if sorted(want) != sorted(ROWS):
+        bad.append("%s: tc lists the cookies %r, want %r" % (what, sorted(want), sorted(ROWS)))
+        return
+    for ck in ROWS:
+        g, w = got.get(ck, {}), want[ck]
+        for k in TM:
+            if (k in g) != (k in w):
+                bad.append("%s %s: %s is %r in tcexporter, %r in tc" % (what, ck, k, g.get(k), w.get(k)))
+                continue
+            if k not in g:
+                continue
+            off = g[k] - (t0 - w[k])
+            worst[0] = min(worst[0], off)
+            worst[1] = max(worst[1], off - (t1 - t0))
+            worst[2] += 1
+            if not -1 - LO <= off <= t1 - t0 + HI:
+                bad.append("%s %s: %s %.3f, tc's age %d s read in [%.3f, %.3f]: %.3f s off" % (
+                    what, ck, k, g[k], w[k], t0, t1, off))
+
+def same_as(what, got, ref, tol, worst=None):
+    for ck in ROWS:
+        g, r = got.get(ck, {}), ref.get(ck, {})
+        for k in TM:
+            if (k in g) != (k in r):
+                bad.append("%s %s: %s %r, want %r" % (what, ck, k, g.get(k), r.get(k)))
+            elif k in g:
+                if worst is not None:
+                    worst[0] = max(worst[0], abs(g[k] - r[k]))
+                if abs(g[k] - r[k]) > tol:
+                    bad.append("%s %s: %s %.3f, want %.3f (+-%g)" % (what, ck, k, g[k], r[k], tol))
+
+live = [s for s in scrapes if s["live"]]
+pre = [s for s in scrapes if s["ts"] < ta[0]]
+after = [s for s in live if s["ts"] > tb[1]]
+if not live or scrapes[0] is not live[0]:
+    sys.exit("the first collection scraped is no liveness pass: %r" % [(s["c"], s["live"]) for s in scrapes])
+if not after:
+    sys.exit("no liveness pass after the traffic")
+L3 = after[0]
+L2 = [s for s in live if s["ts"] < ta[0]][-1]
+where = lambda s: "scrape %d (collection %d, %s)" % (s["n"], s["c"], "liveness pass" if s["live"] else "kept")
+
+if mode == "pre":
+    # (a) before the traffic: every row has installed = last_used and no
+    # first_used, as tc says
+    worst = [99.0, -99.0, 0]
+    tc = tc_read("pre")
+    for s in pre:
+        for ck in ROWS:
+            r = s["rows"].get(ck, {})
+            if "installed" not in r or "last_used" not in r or "first_used" in r or r["installed"] != r["last_used"]:
+                bad.append("%s %s: %r: want installed = last_used, no first_used" % (where(s), ck, r))
+        agree_tc(where(s), s["rows"], tc, worst)
+    print("%d collections before the traffic (%d liveness passes), 4 rows each; %d times against tc's: "
+          "T - (t0 - A) from %.3f s to t1 - t0 %+.3f s (t1 - t0 = %.3f s)" % (
+              len(pre), sum(s["live"] for s in pre), worst[2], worst[0], worst[1], tc[1] - tc[0]))
+    if len(pre) < 4 or sum(s["live"] for s in pre) < 2:
+        bad.append("%d collections before the traffic, %d liveness passes: want 4 and 2" % (
+            len(pre), sum(s["live"] for s in pre)))
+elif mode == "kept":
+    # (b) a collection that is no liveness pass gives each flower row the
+    # times of the last liveness pass, to the millisecond, even after the
+    # traffic moved its counters (the kernel's times are then newer)
+    n = {"before": 0, "after traffic": 0, "after": 0}
+    for s in scrapes:
+        if s["live"]:
+            continue
+        prev = [l for l in live if l["c"] < s["c"]]
+        if not prev:
+            bad.append("%s: no liveness pass scraped before it" % where(s))
+            continue
+        L = prev[-1]
+        between = set(range(L["c"] + 1, s["c"])) - {x["c"] for x in scrapes}
+        if between and s["ts"] - L["ts"] >= LIVENESS_GAP:
+            continue  # an unscraped liveness pass may lie between
+        for ck in FLOWER:
+            g, r = ({k: x[k] for k in TM if k in x} for x in (s["rows"].get(ck, {}), L["rows"].get(ck, {})))
+            if not g or g != r:
+                bad.append("%s %s: %r, want those of collection %d: %r" % (where(s), ck, g, L["c"], r))
+        if s["ts"] < ta[0]:
+            n["before"] += 1
+        elif L is L2 and s["ts"] > tb[1]:
+            n["after traffic"] += 1
+            if s["rows"].get("17a1", {}).get("packets") != 3:
+                bad.append("%s: 17a1 %r: want 3 packets" % (where(s), s["rows"].get("17a1")))
+        elif L is L3:
+            n["after"] += 1
+    print("collections that kept the last liveness pass's flower times: %s" % (
+        ", ".join("%d %s" % (v, k) for k, v in n.items())))
+    if n["before"] < 2 or n["after traffic"] < 1 or n["after"] < 1:
+        bad.append("want at least 2 before the traffic, 1 after it (counters moved, times kept) "
+                   "and 1 after the liveness pass that followed")
+elif mode == "traffic":
+    # (c) the liveness pass after the traffic: first_used and a later
+    # last_used on the two rules it went through, as sent and as tc says;
+    # nothing on the others
+    g = L3["rows"]
+    for ck in ROWS:
+        r = g.get(ck, {})
+        if abs(r.get("installed", 0) - L2["rows"][ck]["installed"]) > SAME:
+            bad.append("%s %s: installed %r, %r at collection %d" % (
+                where(L3), ck, r.get("installed"), L2["rows"][ck]["installed"], L2["c"]))
+        if ck in USED:
+            fu, lu = r.get("first_used"), r.get("last_used")
+            if r.get("packets") != 3 or fu is None or lu is None:
+                bad.append("%s %s: %r: want 3 packets, first and last use" % (where(L3), ck, r))
+                continue
+            if not ta[0] - LO <= fu <= ta[1] + HI:
+                bad.append("%s %s: first_used %.3f, the first datagram sent in [%.3f, %.3f]" % (
+                    where(L3), ck, fu, ta[0], ta[1]))
+            if not tb[0] - LO <= lu <= tb[1] + HI or lu <= L2["rows"][ck]["last_used"]:
+                bad.append("%s %s: last_used %.3f (%.3f before), the last datagram sent in [%.3f, %.3f]" % (
+                    where(L3), ck, lu, L2["rows"][ck]["last_used"], tb[0], tb[1]))
+            print("%s: first_used %+.3f s from the clock read before the first datagram (read again "
+                  "%.3f s later), last_used %+.3f s from that before the last (%.3f s)" % (
+                      ck, fu - ta[0], ta[1] - ta[0], lu - tb[0], tb[1] - tb[0]))
+        elif r.get("packets") != 0 or "first_used" in r or r.get("last_used") != r.get("installed"):
+            bad.append("%s %s: %r: want 0 packets, no first_used, last_used = installed" % (where(L3), ck, r))
+    worst = [99.0, -99.0, 0]
+    tc = tc_read("post")
+    agree_tc(where(L3), g, tc, worst)
+    print("collection %d (a liveness pass %.3f s after the traffic), %d times against tc's after it: "
+          "T - (t0 - A) from %.3f s to t1 - t0 %+.3f s (t1 - t0 = %.3f s)" % (
+              L3["c"], L3["ts"] - tb[1], worst[2], worst[0], worst[1], tc[1] - tc[0]))
+elif mode == "matchall":
+    # (d) the matchall row (terse+repair: dumped in full in every
+    # collection) has its times in every collection, new ones as soon as
+    # the traffic is over, liveness pass or not
+    n = 0
+    for s in scrapes:
+        r = s["rows"].get(MALL, {})
+        if "installed" not in r or "last_used" not in r:
+            bad.append("%s: %s has no times: %r" % (where(s), MALL, r))
+        elif s["ts"] > tb[1]:
+            n += not s["live"]
+            if not (ta[0] - LO <= r.get("first_used", 0) <= ta[1] + HI and tb[0] - LO <= r["last_used"] <= tb[1] + HI):
+                bad.append("%s: %s %r: want first_used in [%.3f, %.3f], last_used in [%.3f, %.3f]" % (
+                    where(s), MALL, r, ta[0], ta[1], tb[0], tb[1]))
+    print("%d collections with the matchall's times, %d after the traffic that were no liveness pass" % (len(scrapes), n))
+    if n < 1:
+        bad.append("no collection after the traffic that was no liveness pass")
+elif mode == "meta":
+    # every collection: d17 terse, d17m terse+repair, modes kept in
+    # liveness passes; a liveness pass dumps a target found terse before in
+    # full alone, and the first terse then in full (it knows no mode yet);
+    # other collections dump both terse, d17m's matchall pref again in full
+    for s in scrapes:
+        first = s is scrapes[0] and s["c"] == 1
+        terse = 1 if first or not s["live"] else 0
+        for dev, md in (("d17", "terse"), ("d17m", "terse+repair")):
+            full = 1 if s["live"] or dev == "d17m" else 0
+            sel = 'device="%s",parent="egress"' % dev
+            for l in ("tc_scrape_collector_success{%s} 1" % sel,
+                      'tc_scrape_collector_mode_info{%s,mode="%s"} 1' % (sel, md),
+                      'tc_scrape_collector_dump_requests{%s,type="terse"} %d' % (sel, terse),
+                      'tc_scrape_collector_dump_requests{%s,type="full"} %d' % (sel, full)):
+                if l not in s["text"].split("\n"):
+                    bad.append("%s: missing %s" % (where(s), l))
+    print("%d collections: modes and dump requests" % len(scrapes))
+elif mode == "once":
+    # --once --format json: every pass a liveness pass; its times are the
+    # daemon's and tc's, before and after the traffic
+    for name, ref in (("pre", scrapes[0]), ("post", L3)):
+        got = {}
+        for o in map(json.loads, rd("once-%s.json" % name).split("\n")[:-1]):
+            if o["type"] == "action":
+                got[o["cookie"]] = {k: o[k] for k in TM if o.get(k) is not None}
+        worst, dif = [99.0, -99.0, 0], [0.0]
+        same_as("once-%s.json" % name, got, ref["rows"], SAME, dif)
+        tc = tc_read(name)
+        agree_tc("once-%s.json" % name, got, tc, worst)
+        print("once-%s.json: %d rows, at most %.3f s from collection %d's times; %d times against "
+              "tc's: T - (t0 - A) from %.3f s to t1 - t0 %+.3f s" % (
+                  name, len(got), dif[0], ref["c"], worst[2], worst[0], worst[1]))
+        if sorted(got) != sorted(ROWS):
+            bad.append("once-%s.json: rows %r" % (name, sorted(got)))
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+check "c17_liveness: the daemon ran and stopped with status 0, --once with it" liveness_daemon
+check "c17_liveness: before traffic, every row's install and last use = tc's, no first use" liveness pre
+check "c17_liveness: collections between liveness passes keep the flower rows' times, to the ms" liveness kept
+check "c17_liveness: after the traffic's liveness pass, first and last use as sent and as tc says" liveness traffic
+check "c17_liveness: the matchall row (terse+repair) has its times in every collection, fresh ones" liveness matchall
+check "c17_liveness: d17 terse with a full dump in liveness passes, d17m terse+repair" liveness meta
+check "c17_liveness: --once --format json gives the daemon's and tc's times" liveness once
+
 note "18. action times over SNMP, a row without times (issue 25)"
 # The walk and /metrics of one pass agree on every time (snmpcmp.py
 # check-times): 18a1 used, 18b1 never used (true(1)), both with the times
@@ -902,6 +1194,203 @@ snmp_times() {
 }
 check "c18_snmp_times: the times' columns = /metrics of the same pass; a row without times has no instance in them" \
 	snmp_times
+
+note "19. Open vSwitch's flows offloaded to TC: each flow's last use = OVS's"
+# c19_ovs's two `ovs-appctl dpctl/dump-flows -m type=tc` (flows-N.txt, the
+# wall clock t0 and t1 around each in flows-N.t) around tcexporter --once
+# (r.json.out, r.prom.out). OVS gives every TC action of a flow the flow's
+# ufid as cookie (lib/netdev-offload-tc.c: act_cookie = ufid, 16 bytes, as
+# in memory: the four 32-bit words that "ufid:" prints as a UUID, each
+# little-endian). OVS prints a flow's last use as an age ("used:0.530s",
+# the latest lastuse of its actions, to the kernel's 10 ms) as of its dump,
+# or "used:never" when TC never matched it (lastuse = install): its last
+# use is t0 - AGE, give or take t1 - t0. tcexporter's
+# tc_action_last_used_timestamp_seconds (and the JSON's last_used) of the
+# flow's actions, their latest, must agree within 1 s; a flow OVS says
+# never used must have no first use in tcexporter. tcexporter labels each
+# row with its cookie as a ufid (decoder uuid, layout ovs): the flow's.
+ovs_ran() {
+	local d=$share/c19_ovs f
+	for f in ovs-vswitchd.log arping.txt ping-1.txt ping-2.txt flows-1.txt flows-2.txt; do
+		[ -f "$d/$f" ] || { echo "$f missing: the case did not get that far (its log is above)"; return 1; }
+	done
+	if ! grep -q 'netdev: Flow API Enabled' "$d/ovs-vswitchd.log" ||
+		! grep -q "tc: Using policy 'skip_hw'" "$d/ovs-vswitchd.log"; then
+		grep -v '|DBG|' "$d/ovs-vswitchd.log" | tail -n 30
+		echo "ovs-vswitchd did not log 'netdev: Flow API Enabled' and 'tc: Using policy 'skip_hw''"
+		return 1
+	fi
+	grep -q 'Received 1 response' "$d/arping.txt" || {
+		cat "$d/arping.txt"
+		echo "arping.txt: the ARP request through br19 had no answer"
+		return 1
+	}
+	for f in ping-1.txt ping-2.txt; do
+		grep -q '3 packets transmitted, 3 packets received' "$d/$f" || {
+			cat "$d/$f"
+			echo "$f: the pings through br19 did not all come back"
+			return 1
+		}
+	done
+	if grep -E '\|(ERR|EMER)\|' "$d/ovs-vswitchd.log"; then
+		echo "ovs-vswitchd logged errors"
+		return 1
+	fi
+	grep -E '\|WARN\|' "$d/ovs-vswitchd.log" | sed 's/^/(warning) /' || true
+	echo "OVS $(sed -n 's/.*ovs-vswitchd (Open vSwitch) \([0-9.]*\).*/\1/p' "$d/ovs-vswitchd.log" | head -n 1): flow API enabled, policy skip_hw; an arping and 6 pings answered"
+}
+ovs_flows() {
+	"$PYTHON" - "$share/c19_ovs" "$1" <<'PY'
+import json, os, re, struct, sys
+d, mode = sys.argv[1], sys.argv[2]
+TOL = 1.0  # the issue's: OVS's age against tcexporter's time
+
+def rd(name):
+    try:
+        return open(os.path.join(d, name)).read()
+    except OSError as e:
+        sys.exit("%s (the case did not get that far: its log is above)" % e)
+
+def cookie_of(ufid):
+    """The TC cookie OVS gives a flow: its ufid's 16 bytes as in memory."""
+    g = ufid.split("-")
+    words = (int(g[0], 16), int(g[1] + g[2], 16), int(g[3] + g[4][:4], 16), int(g[4][4:], 16))
+    return struct.pack("<4I", *words).hex()
+
+def flows(n):
+    t0, t1 = (float(x) for x in rd("flows-%d.t" % n).split())
+    out = {}
+    for line in rd("flows-%d.txt" % n).splitlines():
+        m = re.match(r"ufid:([0-9a-f-]{36}), (.*), packets:(\d+), bytes:\d+, used:(never|[0-9.]+s),(.*)$", line)
+        if not m:
+            sys.exit("flows-%d.txt: not a flow with a ufid: %r" % (n, line))
+        if " dp:tc" not in m.group(5):
+            sys.exit("flows-%d.txt: a flow not in TC: %r" % (n, line))
+        used = None if m.group(4) == "never" else float(m.group(4)[:-1])
+        out[cookie_of(m.group(1))] = {"ufid": m.group(1), "key": m.group(2), "packets": int(m.group(3)),
+                                       "used": used, "line": line}
+    return t0, t1, out
+
+def tc_cookies():
+    """cookie -> [(device, pref, handle, action kinds)] of tc's filters;
+    the kinds of the actions without a cookie."""
+    out, bare = {}, []
+    for dev in ("p19a", "p19b"):
+        for e in json.loads(rd("tc-%s.json" % dev)):
+            o = e.get("options") or {}
+            if o.get("actions") is None:
+                continue
+            cks = {a["cookie"] for a in o["actions"] if a.get("cookie")}
+            bare += [a["kind"] for a in o["actions"] if not a.get("cookie")]
+            if len(cks) != 1:
+                sys.exit("tc: %s pref %s: its actions' cookies %r, want one" % (dev, e.get("pref"), cks))
+            out.setdefault(cks.pop(), []).append((dev, e["pref"], o.get("handle"), [a["kind"] for a in o["actions"]]))
+    return out, bare
+
+FILTER = ("device", "parent", "chain", "pref", "kind", "handle")
+def by_cookie(rows):
+    """cookie -> the rows of the filter whose actions carry it (OVS's cookie
+    is on its output, goto, ct and drop actions, not on the skbedit,
+    vlan, pedit... before them: the filter's rows are all of the flow's)."""
+    filt = {}
+    for r in rows:
+        filt.setdefault(tuple(r["id"][k] for k in FILTER), []).append(r)
+    out = {}
+    for f in filt.values():
+        for ck in {r["id"]["cookie"] for r in f if r["id"]["cookie"]}:
+            out.setdefault(ck, []).extend(f)
+    return out
+
+def json_rows():
+    rows = []
+    for line in rd("r.json.out").splitlines():
+        o = json.loads(line)
+        if o["type"] == "action":
+            r = {k: o[k] for k in ("installed", "first_used", "last_used") if o.get(k) is not None}
+            r["id"] = {k: str(o[k]) for k in FILTER + ("cookie",)}
+            r["id"]["ufid"] = o.get("labels", {}).get("ufid", "")
+            rows.append(r)
+    return by_cookie(rows)
+
+def prom_rows():
+    rows = {}
+    for m in re.finditer(r'^tc_action_(installed|first_used|last_used)_timestamp_seconds\{([^}]*)\} (\S+)$',
+                         rd("r.prom.out"), re.M):
+        r = rows.setdefault(m.group(2), {"id": dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))})
+        r["id"].setdefault("cookie", "")
+        r["id"].setdefault("ufid", "")
+        r[m.group(1)] = float(m.group(3))
+    return by_cookie(rows.values())
+
+bad = []
+f1, f2 = flows(1), flows(2)
+if mode == "cookies":
+    # every flow OVS lists in TC has one filter whose actions carry its
+    # ufid as cookie, and every filter on the ports is one of those flows;
+    # the two dumps list the same flows with the same packets
+    tc, bare = tc_cookies()
+    for ck, f in f1[2].items():
+        if len(tc.get(ck, [])) != 1:
+            bad.append("ufid %s (cookie %s): tc filters %r, want one" % (f["ufid"], ck, tc.get(ck)))
+    for ck in tc:
+        if ck not in f1[2]:
+            bad.append("a tc filter with cookie %s %r: no flow of OVS has that ufid" % (ck, tc[ck]))
+    if {c: f["packets"] for c, f in f1[2].items()} != {c: f["packets"] for c, f in f2[2].items()}:
+        bad.append("the flows or their packets changed between the two dumps:\n%s\n%s" % (
+            rd("flows-1.txt"), rd("flows-2.txt")))
+    used = [f for f in f1[2].values() if f["used"] is not None]
+    never = [f for f in f1[2].values() if f["used"] is None]
+    for f in f1[2].values():
+        k = " ".join(re.findall(r"(?:in_port|eth|eth_type)\([^)]*\)", f["key"]))
+        print("  %s %s packets:%d used:%s" % (f["ufid"], k, f["packets"],
+                                              "never" if f["used"] is None else "%.3fs" % f["used"]))
+    print("%d flows in TC (%d used, %d never), each one filter with its ufid as cookie: %d actions, "
+          "%d without a cookie (%s)" % (len(f1[2]), len(used), len(never),
+                                        sum(len(k) for v in tc.values() for (_, _, _, k) in v),
+                                        len(bare), " ".join(sorted(set(bare))) or "none"))
+    if len(used) < 2 or not never:
+        bad.append("want the two ICMP flows used in TC and a flow (ARP) never used")
+else:
+    # each flow's last use (the latest of its actions') against OVS's, both
+    # dumps, and a never-used flow without a first use
+    rows = json_rows() if mode == "json" else prom_rows()
+    lo, hi, n, nn = 99.0, -99.0, 0, 0
+    for t0, t1, fl in (f1, f2):
+        for ck, f in fl.items():
+            # tcexporter's uuid decoder (layout ovs) prints the cookie as OVS its ufid
+            lab = {x["id"]["ufid"] for x in rows.get(ck, []) if x["id"]["cookie"]}
+            if lab != {f["ufid"]}:
+                bad.append("%s: the rows of cookie %s are labelled ufid %r" % (f["ufid"], ck, sorted(lab)))
+            r = [{k: v for k, v in x.items() if k != "id"} for x in rows.get(ck, [])]
+            if not r or any("installed" not in x or "last_used" not in x for x in r):
+                bad.append("%s (ufid %s): rows %r, want each with its install and last use" % (ck, f["ufid"], r))
+                continue
+            if f["used"] is None:
+                if any("first_used" in x or x["last_used"] != x["installed"] for x in r):
+                    bad.append("%s: OVS says used:never, tcexporter %r" % (f["ufid"], r))
+                nn += 1
+                continue
+            last = max(x["last_used"] for x in r)
+            off = last - (t0 - f["used"])
+            lo, hi, n = min(lo, off), max(hi, off - (t1 - t0)), n + 1
+            if not -TOL <= off <= t1 - t0 + TOL or any("first_used" not in x for x in r):
+                bad.append("%s: last use %.3f, OVS's used:%.3fs between %.3f and %.3f: %.3f s off; rows %r" % (
+                    f["ufid"], last, f["used"], t0, t1, off, r))
+    print("%s: %d last uses of flows against OVS's ages: T - (t0 - AGE) from %.3f s to t1 - t0 %+.3f s "
+          "(both dumps; dpctl took %.3f s and %.3f s); %d never used, without a first use" % (
+              mode, n, lo, hi, f1[1] - f1[0], f2[1] - f2[0], nn))
+    if not n:
+        bad.append("no flow with a last use to compare")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+check "c19_ovs: OVS ran in the VM with TC offload (skip_hw) and switched the pings" ovs_ran
+check "c19_ovs: each OVS flow in TC is one filter whose actions' cookie is its ufid" ovs_flows cookies
+check "c19_ovs: each flow's last use in tcexporter's JSON = OVS's used: within 1 s, its ufid label OVS's" ovs_flows json
+check "c19_ovs: each flow's tc_action_last_used_timestamp_seconds = OVS's used: within 1 s, its ufid label OVS's" ovs_flows prom
+check "c19_ovs/r: tcexporter json exit 0" run_ok c19_ovs r json 0
+check "c19_ovs/r: tcexporter prom exit 0" run_ok c19_ovs r prom 0
 
 end=$(date +%s%N)
 echo "kernel $VM_KVER: ${#cases[@]} cases, $n_checks checks, ${#failed[@]} failed," \
