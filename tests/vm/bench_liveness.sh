@@ -70,6 +70,7 @@ set -euo pipefail
 n=$n rounds=$rounds k=$k
 EOF
 cat >>"$root/tcx/payload" <<'EOF'
+trap 'echo "TCXVM-ERROR line $LINENO: $BASH_COMMAND"' ERR
 echo "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU(s)" >/out/info
 ip link set lo up
 ip link add b0 type dummy
@@ -83,6 +84,14 @@ collections() {
 		sed -n 's/^tc_exporter_collections_total //p'
 }
 cpu() { sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
+# died V PID: unless PID runs, says why V's daemon is gone and stops.
+died() {
+	kill -0 "$2" 2>/dev/null && return 0
+	wait "$2" && rc=0 || rc=$?
+	echo "TCXVM-ERROR $1: the daemon is gone (status $rc): $(tail -c 400 "/tmp/$1.err")"
+	dmesg | tail -n 20 >/out/dmesg
+	exit 1
+}
 # run VARIANT LIVENESS_INTERVAL: one daemon, K collections after its first.
 run() {
 	local v=$1 c0 c1 t0 t1 pid spid
@@ -98,17 +107,26 @@ run() {
 	done
 	(while :; do wget -q -O /dev/null http://127.0.0.1:9591/metrics 2>/dev/null; sleep 0.3; done) &
 	spid=$!
+	died "$v" "$pid"
 	t0=$(cpu "$pid")
-	c0=$(collections)
+	c0=
+	until [ -n "$c0" ]; do
+		died "$v" "$pid"
+		c0=$(collections || true)
+	done
 	c1=$c0
 	while [ "$c1" -lt $((c0 + k)) ]; do
 		sleep 0.5
-		c1=$(collections || echo "$c1")
+		died "$v" "$pid"
+		c1=$(collections || true)
+		[ -n "$c1" ] || c1=$c0
 	done
+	died "$v" "$pid"
 	t1=$(cpu "$pid")
 	c1=$(collections)
-	kill "$spid"
+	kill "$spid" 2>/dev/null || true
 	wait "$spid" 2>/dev/null || true
+	died "$v" "$pid"
 	kill -TERM "$pid"
 	wait "$pid" || { echo "TCXVM-ERROR $v exited with $?"; exit 1; }
 	echo "$v $((c1 - c0)) $((t1 - t0)) $hz" >>/out/cpu
