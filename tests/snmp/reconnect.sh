@@ -148,7 +148,11 @@ restart_snmpd
 ms=$(wait_cell "$cell" 10)
 check_back "restart after SIGKILL" "$ms"
 check_walk 1 "the walk after the restarts"
-diff <(grep "^$TCX_ACTION_ENTRY\." "$WORK/walk0.txt") <(grep "^$TCX_ACTION_ENTRY\." "$WORK/walk1.txt") ||
+# (but for the install and last-use times, columns 22 and 23: each
+# collection reads them against its own clock, and one on a deci-second's
+# edge goes from one to the next)
+same_rows() { grep "^$TCX_ACTION_ENTRY\." "$1" | grep -v "^$TCX_ACTION_ENTRY\.2[23]\."; }
+diff <(same_rows "$WORK/walk0.txt") <(same_rows "$WORK/walk1.txt") ||
 	fail "the action table changed across the snmpd restarts"
 
 note "SIGTERM to tcexporter while connected"
