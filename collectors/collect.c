@@ -1039,7 +1039,8 @@ static void keep_terse(struct tcx_collector *c, const struct tcx_snapshot *s)
 			break; /* the next liveness pass dumps the rest terse first */
 		c->terse[c->n_terse++] = (struct terse_seen){target_key(t), t->mode};
 	}
-	qsort(c->terse, c->n_terse, sizeof(*c->terse), cmp_terse);
+	if (c->n_terse) /* (qsort() of NULL is undefined, even of 0 elements) */
+		qsort(c->terse, c->n_terse, sizeof(*c->terse), cmp_terse);
 }
 
 /* Dump one unit into the snapshot; on failure its rows are removed again.
