@@ -1059,10 +1059,15 @@ static void dump_unit(struct pass *p, struct unit *u, uint32_t tidx)
 	char err[256];
 	int status;
 
-	if (s->liveness_pass && (p->c->liveness_every_pass || terse_before(p->c, t))) {
-		t->mode = p->c->liveness_every_pass ? TCX_MODE_FULL : terse_before(p->c, t);
-		status = run_filter_dump(p, u, t, &fc, 0, NULL, err, sizeof(err));
-		goto done;
+	if (s->liveness_pass) {
+		enum tcx_dump_mode was =
+		        p->c->liveness_every_pass ? TCX_MODE_FULL : terse_before(p->c, t);
+
+		if (was != TCX_MODE_NONE) {
+			t->mode = was;
+			status = run_filter_dump(p, u, t, &fc, 0, NULL, err, sizeof(err));
+			goto done;
+		}
 	}
 	status = run_filter_dump(p, u, t, &fc, 1, NULL, err, sizeof(err));
 	if (status == 0 && !fc.bad) {
