@@ -8,7 +8,8 @@
 # what a step back of an hour between a reading and the wait looks like.
 # The daemon collects every 200 ms; it must go on doing so (at least 5
 # collections after the first within 10 s). Waiting on the wall clock, it
-# collected once and then slept for an hour.
+# collected once and then slept for an hour. Then the action times follow
+# the wall clock at each read (--once with the shim and without).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/daemon.sh
@@ -53,4 +54,30 @@ while :; do
 done
 note "collections $first -> $n with the wall clock an hour off"
 stop_tcx "$TCX_PID" tcx 5
+
+# The action times (issue #25) are the clock read with each reply less the
+# kernel's ages: a wall clock an hour ahead gives them an hour ahead, with
+# no drift kept from a run before. A u32 rule with a mirred action, read by
+# --once with the shim and without.
+ip link add c0 type veth peer name c1
+ip link set c0 up
+ip link set c1 up
+tc qdisc add dev c0 clsact
+tc filter add dev c0 ingress pref 1 protocol ip u32 match ip dst 10.9.0.1/32 \
+	action mirred egress mirror dev c1 cookie 0c
+printf 'targets: [{dev: c0, parent: ingress}]\n' >"$WORK/once.yaml"
+installed() {
+	sed -n 's/^tc_action_installed_timestamp_seconds{.*cookie="0c".*} //p' "$1"
+}
+"$TCX_BIN" --once --config "$WORK/once.yaml" >"$WORK/plain.prom" || fail "--once failed"
+env LD_PRELOAD="$shim" TCX_REALTIME_SHIFT=3600 "$TCX_BIN" --once --config "$WORK/once.yaml" \
+	>"$WORK/shifted.prom" || fail "--once with the shim failed"
+"$TCX_BIN" --once --config "$WORK/once.yaml" >"$WORK/plain2.prom" || fail "--once failed"
+a=$(installed "$WORK/plain.prom") b=$(installed "$WORK/shifted.prom") c=$(installed "$WORK/plain2.prom")
+[ -n "$a" ] && [ -n "$b" ] && [ -n "$c" ] || fail "no install time of cookie 0c: '$a' '$b' '$c'"
+# (within two of the kernel's 10 ms ticks of each other, an hour apart)
+awk -v a="$a" -v b="$b" -v c="$c" 'BEGIN { d = b - a - 3600; e = c - a;
+	exit !(d > -0.02 && d < 0.02 && e > -0.02 && e < 0.02) }' ||
+	fail "install times $a, then $b with the clock an hour ahead, then $c: not the clock's"
+note "install time $a, $b with the clock an hour ahead, $c after"
 echo "clock_step: all checks passed"
