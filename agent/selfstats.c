@@ -18,7 +18,7 @@ const char *const tcx_accept_causes[TCX_ACCEPT_CAUSES] = {"resource", "other"};
 const char *const tcx_cut_reasons[TCX_CUT__MAX] = {"render", "memory"};
 
 const char *const tcx_refuse_reasons[TCX_REFUSE__MAX] = {"render", "password_queue",
-                                                         "password_rate"};
+                                                         "password_rate", "bytes"};
 
 unsigned tcx_http_code_slot(unsigned code)
 {

@@ -34,6 +34,7 @@ enum tcx_refuse_reason {
 	TCX_REFUSE_RENDER = 0,     /* its address had had its renders of the collection */
 	TCX_REFUSE_PASSWORD_QUEUE, /* too many password checks waiting */
 	TCX_REFUSE_PASSWORD_RATE,  /* its address had spent its failed checks (rate_limit) */
+	TCX_REFUSE_BYTES,          /* its address had been sent its bodies of the collection */
 	TCX_REFUSE__MAX,
 };
 extern const char *const tcx_refuse_reasons[TCX_REFUSE__MAX];

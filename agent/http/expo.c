@@ -17,6 +17,8 @@ struct tcx_expo *tcx_expo_new(struct tcx_snapshot *snap, void (*resp_free)(void 
 		return NULL;
 	atomic_init(&e->refcnt, 1);
 	atomic_init(&e->asked, 0);
+	for (unsigned v = 0; v < TCX_VAR__MAX; v++)
+		atomic_init(&e->len[v], 0);
 	atomic_init(&e->bytes, tcx_alloc_size(e) + tcx_snapshot_bytes(snap));
 	pthread_mutex_init(&e->lock, NULL);
 	e->seq = prev ? prev->seq + 1 : 1;
@@ -81,14 +83,28 @@ static int response_locked(struct tcx_expo *e, enum tcx_variant v, tcx_expo_make
 		return 0;
 	labels_locked(e);
 	err = make(arg, e, v, 0, &e->resp[v], &bytes);
-	if (!err)
+	if (!err) {
 		atomic_fetch_add_explicit(&e->bytes, bytes, memory_order_relaxed);
+		atomic_store_explicit(&e->len[v], bytes, memory_order_relaxed);
+	}
 	return err;
 }
 
 void tcx_expo_ask(struct tcx_expo *e, enum tcx_variant v)
 {
 	atomic_fetch_or_explicit(&e->asked, 1u << v, memory_order_relaxed);
+}
+
+size_t tcx_expo_body_size(const struct tcx_expo *e, enum tcx_variant v, size_t *largest)
+{
+	*largest = 0;
+	for (unsigned i = 0; i < TCX_VAR__MAX; i++) {
+		size_t n = atomic_load_explicit(&e->len[i], memory_order_relaxed);
+
+		if (n > *largest)
+			*largest = n;
+	}
+	return atomic_load_explicit(&e->len[v], memory_order_relaxed);
 }
 
 int tcx_expo_response(struct tcx_expo *e, enum tcx_variant v, int head, tcx_expo_make_fn make,

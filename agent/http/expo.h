@@ -36,8 +36,9 @@ struct tcx_expo {
 	/* The memory it holds: its snapshot, the label text and the bodies
 	 * rendered ahead, from when each is made (tcx_expo_bytes()). */
 	atomic_size_t bytes;
-	pthread_mutex_t lock;     /* serialises the rendering of each variant */
-	void *resp[TCX_VAR__MAX]; /* the server's response objects, once made */
+	pthread_mutex_t lock;            /* serialises the rendering of each variant */
+	void *resp[TCX_VAR__MAX];        /* the server's response objects, once made */
+	atomic_size_t len[TCX_VAR__MAX]; /* the size of each body rendered ahead, once made */
 	void (*resp_free)(void *resp);
 	unsigned ahead;        /* bit v: variant v is rendered ahead */
 	unsigned asked_before; /* the variants asked of the exposition this one follows */
@@ -69,6 +70,9 @@ typedef int (*tcx_expo_make_fn)(void *arg, struct tcx_expo *e, enum tcx_variant 
 /* Record v as asked of e: the next exposition renders it ahead if it was
  * asked of e and of e's predecessor. */
 void tcx_expo_ask(struct tcx_expo *e, enum tcx_variant v);
+/* The size of v's body rendered ahead (0 until it is made) and, in
+ * *largest, that of the largest body e has rendered ahead. */
+size_t tcx_expo_body_size(const struct tcx_expo *e, enum tcx_variant v, size_t *largest);
 /* The response for a request of variant v. For a variant e renders ahead,
  * the shared one (for a GET, made now if its prerendering failed), which
  * stays e's: *own = 0. For any other, a streamed one made for this request,

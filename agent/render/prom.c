@@ -1806,7 +1806,11 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 	              "had had http.renders_per_ip (http.renders) renders of the collection, after "
 	              "waiting for the next one; password_queue, a password check beyond "
 	              "http.password_checks_per_ip (http.password_checks) waiting; password_rate, "
-	              "a password check beyond the web config's rate_limit. Counted in "
+	              "a password check beyond the web config's rate_limit; bytes, a GET of "
+	              "/metrics answered from a body rendered ahead when its client address had "
+	              "been sent http.renders_per_ip times the largest of those bodies for each "
+	              "second of the interval in the collection, after waiting for the next one. "
+	              "Counted in "
 	              "tc_exporter_http_requests_total too, as 429.",
 	              om);
 	for (unsigned i = 0; i < TCX_REFUSE__MAX; i++)

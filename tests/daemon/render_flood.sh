@@ -11,8 +11,10 @@
 #     HEAD gets 200, its variant's headers, no body;
 #   - asking for a different variant every second, on 4 connections, as
 #     fast as answers come (so that none is ever rendered ahead): the daemon's CPU stays within 2x the baseline's (every
-#     GET was a render: 150-240 a second, 12x); it gets whole bodies or 429
-#     with a Retry-After, and renders of its own (http.renders_per_ip).
+#     GET was a render: 150-240 a second, 12x; with renders bounded, the
+#     bodies rendered ahead it fetched again took 2.4-2.9x); it gets whole
+#     bodies or 429 with a Retry-After, renders of its own
+#     (http.renders_per_ip), and refusals for renders and for bytes.
 # Prometheus's scrapes all get 200 throughout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -113,3 +115,12 @@ got=$(metric_value "$WORK/self.txt" 'tc_exporter_http_requests_refused_total{rea
 [ -n "$(logged '127\.0\.0\.4: 429, too many renders of /metrics for this address')" ] ||
 	fail "no refusal of 127.0.0.4 logged"
 note "refused (render): $got"
+# The bodies rendered ahead it fetches again and again (Prometheus's
+# variant, and any of its own its GETs made be rendered ahead) are bounded
+# too: unbounded, 112-297 of them took the daemon's CPU to 2.4-2.9x.
+bytes=$(metric_value "$WORK/self.txt" 'tc_exporter_http_requests_refused_total{reason="bytes"}')
+[ "${bytes:-0}" -gt 0 ] ||
+	fail "no refusal counted in tc_exporter_http_requests_refused_total{reason=\"bytes\"}"
+[ -n "$(logged '127\.0\.0\.4: 429, too many bytes of /metrics sent to this address')" ] ||
+	fail "no refusal of 127.0.0.4 for bytes logged"
+note "refused (bytes): $bytes"

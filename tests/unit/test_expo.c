@@ -150,6 +150,7 @@ static void test_selfstats(void **state)
 	st.http_responses_cut_total[TCX_CUT_MEMORY] = 5;
 	st.http_requests_refused_total[TCX_REFUSE_RENDER] = 8;
 	st.http_requests_refused_total[TCX_REFUSE_PASSWORD_RATE] = 3;
+	st.http_requests_refused_total[TCX_REFUSE_BYTES] = 4;
 	st.http_accept_errors_total[0] = 9; /* resource */
 	assert_int_equal(tcx_expo_render(s, NULL, &st, TCX_VAR_TEXT, &r), 0);
 	out = r.p;
@@ -164,11 +165,12 @@ static void test_selfstats(void **state)
 	assert_non_null(strstr(out, "# TYPE tc_exporter_http_responses_cut_total counter\n"
 	                            "tc_exporter_http_responses_cut_total{reason=\"render\"} 6\n"
 	                            "tc_exporter_http_responses_cut_total{reason=\"memory\"} 5\n"));
-	assert_non_null(strstr(
-	        out, "# TYPE tc_exporter_http_requests_refused_total counter\n"
-	             "tc_exporter_http_requests_refused_total{reason=\"render\"} 8\n"
-	             "tc_exporter_http_requests_refused_total{reason=\"password_queue\"} 0\n"
-	             "tc_exporter_http_requests_refused_total{reason=\"password_rate\"} 3\n"));
+	assert_non_null(
+	        strstr(out, "# TYPE tc_exporter_http_requests_refused_total counter\n"
+	                    "tc_exporter_http_requests_refused_total{reason=\"render\"} 8\n"
+	                    "tc_exporter_http_requests_refused_total{reason=\"password_queue\"} 0\n"
+	                    "tc_exporter_http_requests_refused_total{reason=\"password_rate\"} 3\n"
+	                    "tc_exporter_http_requests_refused_total{reason=\"bytes\"} 4\n"));
 	assert_non_null(strstr(out, "# TYPE tc_exporter_http_accept_errors_total counter\n"
 	                            "tc_exporter_http_accept_errors_total{cause=\"resource\"} 9\n"
 	                            "tc_exporter_http_accept_errors_total{cause=\"other\"} 0\n"));
@@ -452,6 +454,19 @@ static void test_variant_lifetime(void **state)
 	assert_true(tcx_expo_bytes(e[2]) ==
 	            bytes + tcx_rowlabels_bytes(e[2]->labels) +
 	                    ((struct fake_resp *)e[2]->resp[TCX_VAR_OM_GZ])->body.len);
+	/* The size of each body rendered ahead, and the largest: what bounds
+	 * the bytes one address is sent of them. None for a streamed one. */
+	{
+		size_t largest = 1, len;
+
+		len = tcx_expo_body_size(e[1], TCX_VAR_OM_GZ, &largest);
+		assert_true(len == 0 && largest == 0);
+		len = tcx_expo_body_size(e[2], TCX_VAR_OM_GZ, &largest);
+		assert_int_equal(len, ((struct fake_resp *)e[2]->resp[TCX_VAR_OM_GZ])->body.len);
+		assert_true(len > 0 && largest == len);
+		assert_int_equal(tcx_expo_body_size(e[2], TCX_VAR_TEXT, &largest), 0);
+		assert_int_equal(largest, len);
+	}
 	/* Once per snapshot: every request of it is answered from those bytes. */
 	request(e[2], TCX_VAR_OM_GZ);
 	request(e[2], TCX_VAR_OM_GZ);
