@@ -1501,7 +1501,7 @@ static int http_defaults(struct ctx *c)
 	if (!h->renders)
 		h->renders = 8;
 	if (!h->renders_per_ip)
-		h->renders_per_ip = 2;
+		h->renders_per_ip = 1;
 	if (h->renders_per_ip > h->renders)
 		h->renders_per_ip = h->renders;
 	if (!h->password_checks)

@@ -790,14 +790,15 @@ static struct client_turn *turn_of(struct tcx_http *h, const struct tcx_client *
 }
 
 /* The bytes of e's bodies rendered ahead one client address may be sent:
- * renders_per_ip times the largest of them for each second of the
- * interval (one at least). So a few scrapers at one address, or one that
- * scrapes faster than the collections, are never held up; one that fetches
- * a body again as fast as it can is sent, each second, what renders_per_ip
- * scrapes of the largest variant take. Sending costs the daemon about a
- * millisecond a MB: a client on the loopback fetching a 23 MB text
- * exposition 10 times a second more than doubled its CPU. *len: the size of
- * v's body. */
+ * renders_per_ip times the largest of them (BODY_FLOOR at least) for each
+ * second of the interval (one at least). So a few scrapers at one address,
+ * or one that scrapes faster than the collections, are never held up; one
+ * that fetches a body again as fast as it can is sent, each second, what
+ * renders_per_ip scrapes of the largest variant take. Sending costs the
+ * daemon about a millisecond a MB: a client on the loopback fetching a 23 MB
+ * text exposition 10 times a second more than doubled its CPU. *len: the
+ * size of v's body. */
+#define BODY_FLOOR ((size_t)1 << 20) /* a small exposition's: a MB costs a millisecond */
 static size_t body_budget(struct tcx_http *h, const struct tcx_expo *e, enum tcx_variant v,
                           size_t *len)
 {
@@ -806,6 +807,8 @@ static size_t body_budget(struct tcx_http *h, const struct tcx_expo *e, enum tcx
 
 	tcx_state_age(h->st, &interval);
 	*len = tcx_expo_body_size(e, v, &largest);
+	if (largest < BODY_FLOOR)
+		largest = BODY_FLOOR;
 	return (size_t)((double)largest * h->renders_per_ip * (interval > 1 ? interval : 1));
 }
 

@@ -1808,10 +1808,9 @@ static void render_self(struct render *r, int om, const struct tcx_selfstats *st
 	              "http.password_checks_per_ip (http.password_checks) waiting; password_rate, "
 	              "a password check beyond the web config's rate_limit; bytes, a GET of "
 	              "/metrics answered from a body rendered ahead when its client address had "
-	              "been sent http.renders_per_ip times the largest of those bodies for each "
-	              "second of the interval in the collection, after waiting for the next one. "
-	              "Counted in "
-	              "tc_exporter_http_requests_total too, as 429.",
+	              "been sent http.renders_per_ip times the largest of those bodies (1 MiB at "
+	              "least) for each second of the interval in the collection, after waiting for "
+	              "the next one. Counted in tc_exporter_http_requests_total too, as 429.",
 	              om);
 	for (unsigned i = 0; i < TCX_REFUSE__MAX; i++)
 		sample1(r, b, "tc_exporter_http_requests_refused_total", "reason",

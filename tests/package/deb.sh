@@ -279,7 +279,10 @@ bg_start tcx env JOURNAL_STREAM="$journal" NOTIFY_SOCKET="$WORK/notify.sock" "${
 TCX_PID=$BG_PID
 wait_file "$WORK/notified" 10 "$TCX_PID" tcx
 grep -q '^READY=1' "$WORK/notified" || fail "the daemon's first notification is not READY=1: $(cat "$WORK/notified")"
-wait_http 200 10 "http://127.0.0.1:$port/metrics"
+# /healthz, not /metrics: each GET of /metrics here is a render on demand
+# (text is not rendered ahead), one an address a collection of 15 s
+# (http.renders_per_ip), and the scrape below would wait for the next.
+wait_http 200 10 "http://127.0.0.1:$port/healthz"
 scrape "$WORK/metrics.txt" "http://127.0.0.1:$port/metrics"
 [ "$(grep -c '^tc_action_packets_total{.*cookie="74637862656e6368' "$WORK/metrics.txt")" = 3 ] ||
 	fail "/metrics does not hold the 3 filters' actions"

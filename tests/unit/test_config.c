@@ -1312,7 +1312,7 @@ static void test_http_section(void **state)
 	assert_int_equal(cfg->http.max_connections_per_ip, 64);
 	assert_true(cfg->http.timeout_s == 10);
 	assert_int_equal(cfg->http.max_stale_mib, 256);
-	assert_int_equal(cfg->http.renders_per_ip, 2);
+	assert_int_equal(cfg->http.renders_per_ip, 1);
 	assert_int_equal(cfg->http.renders, 8);
 	assert_int_equal(cfg->http.password_checks_per_ip, 4);
 	assert_int_equal(cfg->http.password_checks, 32);
