@@ -111,18 +111,18 @@ phase cycle cycle 127.0.0.4
 grep -q '"text 200"' "$WORK/cycle.out" ||
 	fail "the cycling client had no render of its own: $(cat "$WORK/cycle.out")"
 scrape "$WORK/self.txt" "$base/metrics" --interface 127.0.0.5
-got=$(metric_value "$WORK/self.txt" 'tc_exporter_http_requests_refused_total{reason="render"}')
-[ "${got:-0}" -gt 0 ] ||
-	fail "no refusal counted in tc_exporter_http_requests_refused_total{reason=\"render\"}"
-[ -n "$(logged '127\.0\.0\.4: 429, too many renders of /metrics for this address')" ] ||
-	fail "no refusal of 127.0.0.4 logged"
-note "refused (render): $got"
+# refused REASON LOG: 127.0.0.4's refusals for REASON are counted and logged
+# (LOG: the log line's cause, a regex).
+refused() {
+	local got
+	got=$(metric_value "$WORK/self.txt" "tc_exporter_http_requests_refused_total{reason=\"$1\"}")
+	[ "${got:-0}" -gt 0 ] ||
+		fail "no refusal counted in tc_exporter_http_requests_refused_total{reason=\"$1\"}"
+	[ -n "$(logged "127\\.0\\.0\\.4: 429, $2")" ] || fail "no refusal of 127.0.0.4 for $1 logged"
+	note "refused ($1): $got"
+}
+refused render 'too many renders of /metrics for this address'
 # The bodies rendered ahead it fetches again and again (Prometheus's
 # variant, and any of its own its GETs made be rendered ahead) are bounded
 # too: unbounded, 112-297 of them took the daemon's CPU to 2.4-2.9x.
-bytes=$(metric_value "$WORK/self.txt" 'tc_exporter_http_requests_refused_total{reason="bytes"}')
-[ "${bytes:-0}" -gt 0 ] ||
-	fail "no refusal counted in tc_exporter_http_requests_refused_total{reason=\"bytes\"}"
-[ -n "$(logged '127\.0\.0\.4: 429, too many bytes of /metrics sent to this address')" ] ||
-	fail "no refusal of 127.0.0.4 for bytes logged"
-note "refused (bytes): $bytes"
+refused bytes 'too many bytes of /metrics sent to this address'
