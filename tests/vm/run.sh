@@ -411,20 +411,26 @@ PY
 check "c9_actions: the indices given, from full dumps (19 kinds), none from a terse one" indices
 meta c9_actions s 'device="d9s",parent="egress"' full 1 1
 
-note "10. flower filters replaced make-before-break under the daemon's aggregates"
-churn_daemon() {
-	local d=$share/c10_churn rounds secs
-	[ -f "$d/tcx.rc" ] || { echo "no tcx.rc: the case did not stop the daemon"; return 1; }
-	if has_sanitizer_report "$d/tcx.err"; then
-		cat "$d/tcx.err"
+# daemon_ended P: the daemon whose exit status and stderr a case left in
+# P.rc and P.err stopped with status 0 after SIGTERM, with no sanitizer
+# report.
+daemon_ended() {
+	[ -f "$1.rc" ] || { echo "no ${1##*/}.rc: the case did not stop the daemon"; return 1; }
+	if has_sanitizer_report "$1.err"; then
+		cat "$1.err"
 		echo "sanitizer report"
 		return 1
 	fi
-	[ "$(cat "$d/tcx.rc")" = 0 ] || {
-		tail -n 20 "$d/tcx.err"
-		echo "the daemon's exit status after SIGTERM: $(cat "$d/tcx.rc"), expected 0"
+	[ "$(cat "$1.rc")" = 0 ] || {
+		tail -n 20 "$1.err"
+		echo "the daemon's exit status after SIGTERM: $(cat "$1.rc"), expected 0"
 		return 1
 	}
+}
+note "10. flower filters replaced make-before-break under the daemon's aggregates"
+churn_daemon() {
+	local d=$share/c10_churn rounds secs
+	daemon_ended "$d/tcx" || return 1
 	read -r rounds secs <"$d/rounds"
 	echo "$rounds rounds of 3 replacements in $secs s"
 }
@@ -666,16 +672,7 @@ check "c14_hits/r: each rule's hits, lookups, mark and key hits = tc -s = what w
 # check-filters; the 6 rules of hit_rows).
 snmp_filter_rows() {
 	local d=$share/c14_hits f
-	[ "$(cat "$d/s.tcx.rc" 2>/dev/null)" = 0 ] || {
-		cat "$d/s.tcx.err" 2>/dev/null
-		echo "the daemon did not stop with status 0 after SIGTERM"
-		return 1
-	}
-	if has_sanitizer_report "$d/s.tcx.err"; then
-		cat "$d/s.tcx.err"
-		echo "sanitizer report"
-		return 1
-	fi
+	daemon_ended "$d/s.tcx" || return 1
 	for f in r.json.out s.json1.out s.json2.out; do
 		grep '^{"type":"filter",' "$d/$f" >"$WORK/c14-$f.filters" || { echo "$f: no filter line"; return 1; }
 	done
@@ -698,7 +695,7 @@ note "15. hit counters aggregated while u32 rules are replaced make-before-break
 # the hits since the last collection).
 hits_churn() {
 	local d=$share/c15_hits_churn
-	[ "$(cat "$d/tcx.rc" 2>/dev/null)" = 0 ] || { echo "the daemon did not stop with 0"; cat "$d/tcx.err"; return 1; }
+	daemon_ended "$d/tcx" || return 1
 	"$PYTHON" - "$d" <<'PY'
 import glob, os, re, sys
 d = sys.argv[1]
@@ -896,17 +893,7 @@ note "17. action times: the daemon's liveness passes and the rows kept between t
 # readings of the kernel's times by tcexporter agree within 0.25 s.
 liveness_daemon() {
 	local d=$share/c17_liveness r
-	[ -f "$d/tcx.rc" ] || { echo "no tcx.rc: the case did not stop the daemon"; return 1; }
-	if has_sanitizer_report "$d/tcx.err"; then
-		cat "$d/tcx.err"
-		echo "sanitizer report"
-		return 1
-	fi
-	[ "$(cat "$d/tcx.rc")" = 0 ] || {
-		tail -n 20 "$d/tcx.err"
-		echo "the daemon's exit status after SIGTERM: $(cat "$d/tcx.rc"), expected 0"
-		return 1
-	}
+	daemon_ended "$d/tcx" || return 1
 	for r in pre post; do
 		if [ "$(cat "$d/once-$r.rc" 2>/dev/null)" != 0 ] || [ -s "$d/once-$r.err" ]; then
 			cat "$d/once-$r.err" 2>/dev/null
@@ -1173,16 +1160,7 @@ note "18. action times over SNMP, a row without times (issue 25)"
 # answers noSuchInstance while its discontinuity time is there.
 snmp_times() {
 	local d=$share/c18_snmp_times n
-	[ "$(cat "$d/s.tcx.rc" 2>/dev/null)" = 0 ] || {
-		cat "$d/s.tcx.err" 2>/dev/null
-		echo "the daemon did not stop with status 0 after SIGTERM"
-		return 1
-	}
-	if has_sanitizer_report "$d/s.tcx.err"; then
-		cat "$d/s.tcx.err"
-		echo "sanitizer report"
-		return 1
-	fi
+	daemon_ended "$d/s.tcx" || return 1
 	"$PYTHON" "$here/../snmp/snmpcmp.py" check-times --walk "$d/s.walk" --metrics "$d/s.prom" \
 		--used 18a1 --unused 18b1 --no-times 18c1 || return 1
 	cat "$d/s.get-c"
