@@ -104,13 +104,16 @@ cookies:
   "aa": [globex, "plain rule"]
   "0x0011223344556677": {tenant: initech, rule: "sixteen"}
 YAML
+# Prometheus, the proxy and this script's own GETs all come from
+# 127.0.0.1: one client address, whose one render on demand a collection
+# (http.renders_per_ip) they would share. Not a budget test (render_flood.sh).
 {
 	cat "$WORK/common.yaml"
-	printf 'http:\n  listen: ["127.0.0.1:%s"]\n' "$port_plain"
+	printf 'http:\n  listen: ["127.0.0.1:%s"]\n  renders_per_ip: 8\n' "$port_plain"
 } >"$WORK/plain.yaml"
 {
 	cat "$WORK/common.yaml"
-	printf 'http:\n  listen: ["127.0.0.1:%s"]\n  web_config: web.yml\n' "$port_tls"
+	printf 'http:\n  listen: ["127.0.0.1:%s"]\n  web_config: web.yml\n  renders_per_ip: 8\n' "$port_tls"
 } >"$WORK/tls.yaml"
 # web.yml is relative to the configuration file.
 cat >"$WORK/web.yml" <<YAML
