@@ -270,7 +270,7 @@ static int run_once(const struct cli_opts *o)
 	tcx_log_config_warnings(cfg);
 	c = tcx_collector_new(&tcx_netlink_source, NULL);
 	if (c) {
-		tcx_collector_liveness_every_pass(c); /* every row has its times */
+		tcx_collector_once(c); /* every row has its times; every parent asked */
 		s = tcx_collect(c, cfg);
 	}
 	/* With `aggregate`: the sums of the rows of this one pass. */

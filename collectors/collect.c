@@ -52,8 +52,18 @@
 struct ns_source {
 	char name[64];
 	void *src;
-	int used;   /* by the current pass */
-	int notify; /* opened with its deletion notifications */
+	int used; /* by the current pass */
+	int want; /* what it was opened with (TCX_SRC_FINALS, TCX_SRC_ADDS) */
+	/* The parents that held filters at its last collection, sorted, and
+	 * whether that is all of them (sweeps: pass_ns.held). */
+	struct parent_key *held;
+	size_t n_held;
+	int known;
+};
+
+/* A dump unit as the sweeps remember it, from pass to pass. */
+struct parent_key {
+	uint32_t ifindex, block, parent;
 };
 
 /* The namespaces a netns glob matched at its last read of TCX_NETNS_DIR:
@@ -73,14 +83,21 @@ struct tcx_collector {
 	size_t n_globs, cap_globs;
 	uint64_t dropped_closed[TCX_NLDROP__MAX]; /* by the sources closed since */
 	uint64_t lost_closed;                     /* notifications lost by them */
-	/* Liveness passes (tcx_snapshot.liveness_pass): every pass, or the
-	 * monotonic time of the last one (0: none yet). */
-	int liveness_every_pass;
+	/* Liveness passes (tcx_snapshot.liveness_pass): the monotonic time
+	 * of the last one (0: none yet); with `once`, every pass is one. */
 	double liveness_at;
 	/* The targets the last pass dumped terse, by target_key(), sorted: a
 	 * liveness pass dumps them in full alone, and keeps their mode. */
 	struct terse_seen *terse;
 	size_t n_terse, cap_terse;
+	/* Sweeps: tcexporter --once (every pass one, no additions socket);
+	 * the monotonic time of the last sweep for sweep_interval, the
+	 * generation of the configuration it was for, and the count of each
+	 * reason. */
+	int once;
+	double swept_at;
+	unsigned long swept_generation;
+	uint64_t sweeps[TCX_SWEEP__MAX];
 };
 
 struct terse_seen {
@@ -103,9 +120,11 @@ void tcx_collector_free(struct tcx_collector *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->n_ns; i++)
+	for (size_t i = 0; i < c->n_ns; i++) {
 		if (c->ns[i].src)
 			c->ops->close(c->ns[i].src);
+		free(c->ns[i].held);
+	}
 	free(c->ns);
 	free(c->terse);
 	for (size_t i = 0; i < c->n_globs; i++) {
@@ -156,6 +175,16 @@ struct pass_ns {
 	struct link *last; /* of the last qdisc or class message (they come by device) */
 	int listed;        /* links and qdiscs were dumped */
 	char list_err[256];
+	/* Sweeps: whether every parent is asked for its filters this pass;
+	 * else only those that held some at the last (held, sorted, taken
+	 * from its ns_source) and those the kernel said filters were added to
+	 * since (added: ifindex and parent as it names them, sorted). The
+	 * parents found to hold filters this pass (holds) are the next pass's
+	 * held, unless a listing failed (unknown). */
+	int sweep;
+	int unknown;
+	struct parent_key *held, *holds, *added;
+	size_t n_held, n_holds, cap_holds, n_added, cap_added;
 };
 
 struct pass {
@@ -170,6 +199,7 @@ struct pass {
 	 * targets name. ns->links does not move once listed. */
 	struct link **ids;
 	size_t n_ids, cap_ids;
+	int sweep_all; /* sweep_due() */
 };
 
 static void set_error(struct tcx_snapshot *s, struct tcx_target *t, enum tcx_err_cause cause,
@@ -192,6 +222,7 @@ static void ns_close(struct tcx_collector *c, size_t i)
 	if (c->ops->dropped)
 		c->ops->dropped(c->ns[i].src, c->dropped_closed, &c->lost_closed);
 	c->ops->close(c->ns[i].src);
+	free(c->ns[i].held);
 	c->ns[i] = c->ns[--c->n_ns];
 }
 
@@ -233,19 +264,19 @@ static int no_resource(int e)
 	return e == EMFILE || e == ENFILE || e == ENOMEM;
 }
 
-/* The source of a namespace, opened with its deletion notifications when
- * notify is set (a source opened otherwise is opened again). */
-static void *ns_source(struct tcx_collector *c, const char *name, int notify, char *err,
-                       size_t errlen)
+/* The source of a namespace, opened with what want asks for (a source
+ * opened otherwise is opened again). */
+static struct ns_source *ns_source(struct tcx_collector *c, const char *name, int want, char *err,
+                                   size_t errlen)
 {
 	struct ns_source *n;
 
 	for (size_t i = 0; i < c->n_ns; i++) {
 		if (strcmp(c->ns[i].name, name) != 0)
 			continue;
-		if (c->ns[i].notify == notify) {
+		if (c->ns[i].want == want) {
 			c->ns[i].used = 1;
-			return c->ns[i].src;
+			return &c->ns[i];
 		}
 		ns_close(c, i);
 		break;
@@ -255,16 +286,17 @@ static void *ns_source(struct tcx_collector *c, const char *name, int notify, ch
 		errno = ENOMEM;
 		return NULL;
 	}
-	void *src = c->ops->open(c->opaque, name, notify, err, errlen);
+	void *src = c->ops->open(c->opaque, name, want, err, errlen);
 
 	if (!src)
 		return NULL; /* not cached: the namespace may appear later */
 	n = &c->ns[c->n_ns++];
+	memset(n, 0, sizeof(*n));
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	n->src = src;
 	n->used = 1;
-	n->notify = notify;
-	return src;
+	n->want = want;
+	return n;
 }
 
 /* ---- link and qdisc listing --------------------------------------------------------- */
@@ -727,6 +759,7 @@ static int list_classes(struct pass *p, struct pass_ns *ns, struct link *l)
 		p->s->n_classes = nr;
 		p->s->n_xvals = nx;
 		l->classes_listed = -1;
+		ns->unknown = 1; /* its class units are not known: not swept */
 		return -1;
 	}
 	l->classes_listed = 1;
@@ -805,9 +838,11 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 	if (!ns->src)
 		return unit_error(us, ns, t->dev, t->has_block ? t->block : 0, parent,
 		                  ns->open_cause, ns->open_err);
-	if (ns_list(p, ns) < 0)
+	if (ns_list(p, ns) < 0) {
+		ns->unknown = 1;
 		return unit_error(us, ns, t->dev, t->has_block ? t->block : 0, parent,
 		                  TCX_ERR_KERNEL, ns->list_err);
+	}
 	if (t->all) {
 		/* The devices `devices:` lets in; a shared block, through any
 		 * device bound to it that it lets in. */
@@ -1060,8 +1095,7 @@ static void dump_unit(struct pass *p, struct unit *u, uint32_t tidx)
 	int status;
 
 	if (s->liveness_pass) {
-		enum tcx_dump_mode was =
-		        p->c->liveness_every_pass ? TCX_MODE_FULL : terse_before(p->c, t);
+		enum tcx_dump_mode was = p->c->once ? TCX_MODE_FULL : terse_before(p->c, t);
 
 		if (was != TCX_MODE_NONE) {
 			t->mode = was;
@@ -1534,6 +1568,191 @@ static void collect_rows(struct pass *p)
 	}
 }
 
+/* ---- sweeps ------------------------------------------------------------------------------- */
+
+/* A filter dump costs a round trip, and the kernel a walk of the device's
+ * qdiscs to find the parent (qdisc_lookup(): a hash of 16 buckets, so 10k
+ * leaf qdiscs put some 600 in each). Asking 10k filter-capable leaves that
+ * hold nothing cost a pass 3.6 times the qdisc and class dump. So the
+ * daemon asks the parents found by discovery (implicit units) only when
+ * they held filters at its last pass, or the kernel has said since that a
+ * filter was added under their qdisc (RTM_NEWTFILTER, tcx_notify_adds(): of
+ * the same device and qdisc major, or the shared block, or a device whose
+ * ingress or clsact qdisc is bound to the block). It asks every parent of a
+ * namespace ("sweeps" it) when it cannot know: at the namespace's first
+ * pass (and tcexporter --once's), when an addition may have been lost, when
+ * the configuration was reloaded, and every sweep_interval. Named targets
+ * are always dumped: what the operator named reports its state. */
+
+static int cmp_key(const void *x, const void *y)
+{
+	const struct parent_key *a = x, *b = y;
+
+	if (a->ifindex != b->ifindex)
+		return a->ifindex < b->ifindex ? -1 : 1;
+	if (a->block != b->block)
+		return a->block < b->block ? -1 : 1;
+	return (a->parent > b->parent) - (a->parent < b->parent);
+}
+
+/* The parent an addition dirties: the qdisc (its major) of a device's
+ * parent, but an ingress or clsact qdisc's filter list itself (the kernel
+ * echoes the parent of the request: ffff:, ffff:fff2 or ffff:fff3), or the
+ * shared block. */
+static uint32_t added_parent(uint32_t parent)
+{
+	if (TC_H_MAJ(parent) != TC_H_MAJ(TC_H_INGRESS))
+		return TC_H_MAJ(parent);
+	return TC_H_MIN(parent) == TC_H_MIN_EGRESS ? TCX_PARENT_EGRESS : TCX_PARENT_INGRESS;
+}
+
+static void on_added(void *arg, uint32_t ifindex, uint32_t parent)
+{
+	struct pass_ns *ns = arg;
+	struct parent_key k = {.ifindex = ifindex, .parent = added_parent(parent)};
+
+	if (ifindex == TCM_IFINDEX_MAGIC_BLOCK)
+		k = (struct parent_key){.block = parent};
+	if (tcx_grow(&ns->added, &ns->cap_added, ns->n_added + 1, sizeof(*ns->added), 64) < 0) {
+		ns->sweep = 1; /* what is not kept is as good as lost */
+		return;
+	}
+	ns->added[ns->n_added++] = k;
+}
+
+/* The reason every namespace is swept this pass (enum tcx_sweep_reason),
+ * or -1: a reload, or sweep_interval since the last (give or take half a
+ * collection interval, as liveness_due()). */
+static int sweep_due(struct tcx_collector *c, const struct tcx_config *cfg, double now)
+{
+	int why = -1;
+
+	if (c->swept_generation && c->swept_generation != cfg->generation)
+		why = TCX_SWEEP_RELOAD;
+	else if (cfg->sweep_interval_s <= 0 ||
+	         now - c->swept_at >= cfg->sweep_interval_s - cfg->interval_s / 2)
+		why = TCX_SWEEP_INTERVAL;
+	if (why >= 0 || !c->swept_generation)
+		c->swept_at = now;
+	c->swept_generation = cfg->generation;
+	return why;
+}
+
+/* Take the parents src's namespace held filters under at its last pass,
+ * read the additions since, and say whether this pass sweeps it. */
+static void sweep_or_not(struct pass *p, struct pass_ns *ns, struct ns_source *src)
+{
+	struct tcx_collector *c = p->c;
+	int lost = c->ops->added ? c->ops->added(src->src, on_added, ns) : 1;
+	int why = p->sweep_all;
+	size_t n = 0;
+
+	if (c->once || !src->known)
+		why = TCX_SWEEP_NEW;
+	else if (lost || ns->sweep)
+		why = TCX_SWEEP_LOST;
+	ns->held = src->held;
+	ns->n_held = src->n_held;
+	src->held = NULL;
+	src->n_held = 0;
+	src->known = 0; /* until the pass gives it back: sweeps_done() */
+	ns->sweep = why >= 0;
+	if (ns->sweep) {
+		c->sweeps[why]++;
+		return;
+	}
+	qsort(ns->added, ns->n_added, sizeof(*ns->added), cmp_key);
+	for (size_t i = 0; i < ns->n_added; i++)
+		if (!n || cmp_key(&ns->added[n - 1], &ns->added[i]) != 0)
+			ns->added[n++] = ns->added[i];
+	ns->n_added = n;
+}
+
+static struct parent_key unit_key(const struct unit *u)
+{
+	return (struct parent_key){.ifindex = u->ifindex, .block = u->block, .parent = u->parent};
+}
+
+static int key_in(const struct parent_key *k, const struct parent_key *set, size_t n)
+{
+	return n && bsearch(k, set, n, sizeof(*set), cmp_key) != NULL;
+}
+
+/* May unit u hold filters, as far as the namespace's sweep state knows? */
+static int may_hold(const struct unit *u)
+{
+	const struct pass_ns *ns = u->ns;
+	struct parent_key k = unit_key(u);
+
+	if (!u->implicit || ns->sweep || key_in(&k, ns->held, ns->n_held))
+		return 1;
+	if (!u->block) {
+		k.parent = added_parent(u->parent);
+		return key_in(&k, ns->added, ns->n_added);
+	}
+	k = (struct parent_key){.block = u->block};
+	if (key_in(&k, ns->added, ns->n_added))
+		return 1;
+	for (size_t i = 0; i < ns->n_added; i++) {
+		const struct parent_key *a = &ns->added[i];
+		const struct qinfo *q;
+
+		if (a->block || TC_H_MAJ(a->parent) != TC_H_MAJ(TC_H_INGRESS))
+			continue;
+		q = qdisc_find(ns, a->ifindex, NULL, TC_H_MAJ(TC_H_INGRESS), 0);
+		if (q && (a->parent == TCX_PARENT_EGRESS ? q->egress_block : q->ingress_block) ==
+		                 u->block)
+			return 1;
+	}
+	return 0;
+}
+
+/* After unit u's dump into target t: a parent that holds filters, or whose
+ * dump failed (to be asked again), is the next pass's to ask. */
+static void sweep_note(struct pass_ns *ns, const struct unit *u, const struct tcx_target *t)
+{
+	struct parent_key k = unit_key(u);
+
+	if (t->ok && !t->n_filters)
+		return;
+	if (tcx_grow(&ns->holds, &ns->cap_holds, ns->n_holds + 1, sizeof(*ns->holds), 64) < 0) {
+		ns->unknown = 1;
+		return;
+	}
+	ns->holds[ns->n_holds++] = k;
+}
+
+/* At the end of a pass: give each namespace's parents with filters back to
+ * its source, for the next pass; all of them only when the pass knows them
+ * all (it swept or knew before, and listed every qdisc and class). */
+static void sweeps_done(struct pass *p)
+{
+	for (size_t i = 0; i < p->n_ns; i++) {
+		struct pass_ns *ns = p->ns[i];
+		struct ns_source *src = NULL;
+
+		for (size_t k = 0; k < p->c->n_ns && !src; k++)
+			if (ns->src && p->c->ns[k].src == ns->src)
+				src = &p->c->ns[k];
+		if (src && !ns->unknown && !p->s->incomplete) {
+			qsort(ns->holds, ns->n_holds, sizeof(*ns->holds), cmp_key);
+			free(src->held);
+			src->held = ns->holds;
+			src->n_held = ns->n_holds;
+			src->known = 1;
+			ns->holds = NULL;
+		}
+		free(ns->holds);
+		free(ns->held);
+		free(ns->added);
+	}
+}
+
+void tcx_collector_once(struct tcx_collector *c)
+{
+	c->once = 1;
+}
+
 /* ---- the pass ------------------------------------------------------------------------------ */
 
 /* The namespace of the pass of that name, added (with no source) if new. */
@@ -1560,13 +1779,21 @@ static struct pass_ns *pass_ns_get(struct pass *p, const char *name)
 {
 	struct pass_ns *n = pass_ns_find(p, name);
 
+	struct ns_source *src;
+
 	if (!n || n->opened)
 		return n;
 	n->opened = 1;
-	n->src = ns_source(p->c, name, p->cfg->aggregate.mode != TCX_AGG_NONE, n->open_err,
-	                   sizeof(n->open_err));
-	if (!n->src)
+	src = ns_source(p->c, name,
+	                (p->cfg->aggregate.mode != TCX_AGG_NONE ? TCX_SRC_FINALS : 0) |
+	                        (p->c->once ? 0 : TCX_SRC_ADDS),
+	                n->open_err, sizeof(n->open_err));
+	if (!src) {
 		n->open_cause = no_resource(errno) ? TCX_ERR_RESOURCE : TCX_ERR_NOTFOUND;
+		return n;
+	}
+	n->src = src->src;
+	sweep_or_not(p, n, src);
 	return n;
 }
 
@@ -1746,11 +1973,6 @@ static void count_rows(struct tcx_snapshot *s, struct tcx_target *t, size_t mark
 	t->n_actions = (uint32_t)(s->n_actions - mark_a);
 }
 
-void tcx_collector_liveness_every_pass(struct tcx_collector *c)
-{
-	c->liveness_every_pass = 1;
-}
-
 /* Is the pass starting at now (monotonic seconds) a liveness pass? One is
  * due liveness_interval after the last, give or take half a collection
  * interval (collections are not to the millisecond), and at the first. */
@@ -1758,7 +1980,7 @@ static int liveness_due(struct tcx_collector *c, const struct tcx_config *cfg, d
 {
 	if (tcx_switch_mode(TCX_SW_LIVENESS, cfg->families.mode[TCX_SW_LIVENESS], 0) == TCX_FAM_OFF)
 		return 0;
-	if (c->liveness_every_pass)
+	if (c->once)
 		return 1;
 	if (cfg->liveness_interval_s <= 0 ||
 	    (c->liveness_at &&
@@ -1779,6 +2001,7 @@ struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg
 		return NULL;
 	tcx_snapshot_reuse(s);
 	s->liveness_pass = liveness_due(c, cfg, t0);
+	p.sweep_all = sweep_due(c, cfg, t0);
 	ns_release_stale(c);
 	for (size_t i = 0; i < cfg->n_targets; i++)
 		if (expand_config_target(&p, &us, &cfg->targets[i]) < 0)
@@ -1787,11 +2010,14 @@ struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg
 	for (size_t i = 0; i < us.n; i++) {
 		struct unit *u = &us.u[i];
 		size_t mark_f = s->n_filters, mark_a = s->n_actions;
-		struct tcx_target *t = tcx_snapshot_add_target(s);
-		double t1 = tcx_clock_s(CLOCK_MONOTONIC);
+		struct tcx_target *t;
+		double t1;
 
-		if (!t)
+		if (!u->error[0] && !may_hold(u))
+			continue;
+		if (!(t = tcx_snapshot_add_target(s)))
 			goto oom;
+		t1 = tcx_clock_s(CLOCK_MONOTONIC);
 		fill_target(t, u);
 		if (u->error[0]) {
 			set_error(s, t, u->cause, "%s", u->error);
@@ -1803,6 +2029,8 @@ struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg
 		}
 		count_rows(s, t, mark_f, mark_a);
 		t->duration_s = tcx_clock_s(CLOCK_MONOTONIC) - t1;
+		if (!u->error[0])
+			sweep_note(u->ns, u, t);
 		/* Parents found by discovery that hold no filter are noise. */
 		if (u->implicit && t->ok && t->n_filters == 0)
 			s->n_targets--;
@@ -1814,6 +2042,7 @@ oom:
 out:
 	u32_attribute(&p);
 	collect_rows(&p);
+	sweeps_done(&p);
 	for (size_t i = 0; i < p.n_ns; i++) {
 		for (size_t k = 0; k < p.ns[i]->n_links; k++)
 			free(p.ns[i]->links[k].flows);
@@ -1834,6 +2063,7 @@ out:
 	if (c->ops->dropped)
 		for (size_t i = 0; i < c->n_ns; i++)
 			c->ops->dropped(c->ns[i].src, s->netlink_dropped, &s->notifications_lost);
+	memcpy(s->sweeps, c->sweeps, sizeof(s->sweeps));
 	keep_terse(c, s);
 	tcx_snapshot_merge(s);
 	tcx_snapshot_classify(s);

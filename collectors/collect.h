@@ -19,25 +19,34 @@
  * cannot be opened: EMFILE, ENFILE or ENOMEM (also for fds it would take of
  * the reserve, lib/fds.h) fail its targets with cause resource, any other
  * with cause notfound.
- * open() with notify set also subscribes to the namespace's deletion
- * notifications (notify.h), as long as the source is open; drain() (may be
- * NULL without notify) then returns the final rows of the filters deleted
- * since the last drain (tcx_notify_drain(), unclassified), NULL when out of
- * memory. dropped() (may be NULL) adds the datagrams the source dropped since
- * it was opened (enum tcx_nldrop_cause) to counts, and the notifications it
- * lost since then to *lost. gone() (may be NULL) is nonzero
+ * open() with TCX_SRC_FINALS in want also subscribes to the namespace's
+ * deletion notifications (notify.h), as long as the source is open; drain()
+ * (may be NULL without them) then returns the final rows of the filters
+ * deleted since the last drain (tcx_notify_drain(), unclassified), NULL when
+ * out of memory. With TCX_SRC_ADDS, it subscribes to where filters are
+ * added: added() (may be NULL) calls fn for each filter added since the last
+ * call, with the kernel's tcm_ifindex and tcm_parent (tcx_notify_adds()),
+ * and returns 1 when some may have been lost since then (or it was not
+ * opened with TCX_SRC_ADDS), else 0. dropped() (may be NULL) adds the
+ * datagrams the source dropped since
+ * it was opened (enum tcx_nldrop_cause) to counts, and the deletion
+ * notifications it lost since then to *lost. gone() (may be NULL) is nonzero
  * when the named namespace the source was opened in is no longer the one of
  * that name (its /run/netns entry was removed, or now holds another one): the
  * collector then closes the source, which releases the namespace, and opens
  * the name afresh. The live one is collectors/nl.h's. */
+#define TCX_SRC_FINALS 1
+#define TCX_SRC_ADDS   2
 struct tcx_source_ops {
-	void *(*open)(void *opaque, const char *netns, int notify, char *err, size_t errlen);
+	void *(*open)(void *opaque, const char *netns, int want, char *err, size_t errlen);
 	int (*dump)(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char *err,
 	            size_t errlen);
 	void (*close)(void *src);
 	void (*dropped)(void *src, uint64_t counts[TCX_NLDROP__MAX], uint64_t *lost);
 	int (*gone)(void *src);
 	struct tcx_snapshot *(*drain)(void *src);
+	int (*added)(void *src, void (*fn)(void *arg, uint32_t ifindex, uint32_t parent),
+	             void *arg);
 };
 
 struct tcx_collector;
@@ -45,9 +54,12 @@ struct tcx_collector;
 struct tcx_collector *tcx_collector_new(const struct tcx_source_ops *ops, void *opaque);
 void tcx_collector_free(struct tcx_collector *c);
 
-/* Make every pass of c a liveness pass (tcexporter --once): by default
- * one is, every `liveness_interval` of cfg, and the first. */
-void tcx_collector_liveness_every_pass(struct tcx_collector *c);
+/* Make c tcexporter --once's: every pass a liveness pass (by default one
+ * is, every `liveness_interval` of cfg, and the first) and a sweep (by
+ * default one is at a namespace's first pass, after a lost addition, a
+ * reload, and every `sweep_interval`: collect.c), with no source opened
+ * for additions. */
+void tcx_collector_once(struct tcx_collector *c);
 
 /* Run one pass over cfg's targets. Never returns NULL unless out of memory;
  * per-target failures are recorded in the snapshot's targets. A netns glob

@@ -51,8 +51,10 @@ struct nl_src {
 	int broken; /* a dump was cut off: the socket may hold stale replies */
 	/* Its namespace's deletion notifications (notify.h), NULL when not
 	 * asked for: made with sk, in the same namespace, closed with it. */
-	int want_notify;
+	int want; /* TCX_SRC_FINALS, TCX_SRC_ADDS */
 	struct tcx_notify *notify;
+	/* Its namespace's additions (TCX_SRC_ADDS), likewise. */
+	struct tcx_notify *adds;
 	uint64_t dropped[TCX_NLDROP__MAX]; /* datagrams dropped (enum tcx_nldrop_cause) */
 	char buf[NL_BUFSZ];
 };
@@ -91,20 +93,22 @@ static int nl_open_sock(struct nl_src *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* The dump socket, and the notification socket when asked for: both made
- * in the namespace the calling thread is in. */
+/* The dump socket, and the notification sockets asked for: all made in the
+ * namespace the calling thread is in. */
 static int nl_open_socks(struct nl_src *s, char *err, size_t errlen)
 {
 	if (nl_open_sock(s, err, errlen) < 0)
 		return -1;
-	if (!s->want_notify)
-		return 0;
-	s->notify = tcx_notify_open(s->netns, err, errlen);
-	if (!s->notify) {
-		nl_close_sock(s);
-		return -1;
-	}
+	if ((s->want & TCX_SRC_FINALS) && !(s->notify = tcx_notify_open(s->netns, err, errlen)))
+		goto fail;
+	if ((s->want & TCX_SRC_ADDS) && !(s->adds = tcx_notify_open_adds(err, errlen)))
+		goto fail;
 	return 0;
+fail:
+	tcx_notify_close(s->notify);
+	s->notify = NULL;
+	nl_close_sock(s);
+	return -1;
 }
 
 /* Call fn in s's namespace: for a named one, enter it on this thread, call,
@@ -148,6 +152,7 @@ static void nl_close(void *src)
 		return;
 	nl_close_sock(s);
 	tcx_notify_close(s->notify);
+	tcx_notify_close(s->adds);
 	if (s->ns_fd >= 0)
 		close(s->ns_fd);
 	free(s);
@@ -163,6 +168,8 @@ static int nl_fds_fit(const struct nl_src *s, char *err, size_t errlen)
 		fd = mnl_socket_get_fd(s->sk);
 	if (s->notify && tcx_notify_fd(s->notify) > fd)
 		fd = tcx_notify_fd(s->notify);
+	if (s->adds && tcx_notify_fd(s->adds) > fd)
+		fd = tcx_notify_fd(s->adds);
 	if (fd < 0 || !tcx_fd_in_reserve(fd, &soft))
 		return 0;
 	snprintf(err, errlen,
@@ -180,7 +187,7 @@ static void *nl_open_failed(struct nl_src *s, int e)
 	return NULL;
 }
 
-static void *nl_open(void *opaque, const char *netns, int notify, char *err, size_t errlen)
+static void *nl_open(void *opaque, const char *netns, int want, char *err, size_t errlen)
 {
 	struct nl_src *s = calloc(1, sizeof(*s));
 	char path[128];
@@ -191,7 +198,7 @@ static void *nl_open(void *opaque, const char *netns, int notify, char *err, siz
 		return NULL;
 	}
 	s->ns_fd = -1;
-	s->want_notify = notify;
+	s->want = want;
 	if (netns && netns[0]) {
 		snprintf(s->netns, sizeof(s->netns), "%s", netns);
 		snprintf(path, sizeof(path), TCX_NETNS_DIR "/%s", netns);
@@ -294,6 +301,8 @@ static void nl_dropped(void *src, uint64_t dropped[TCX_NLDROP__MAX], uint64_t *l
 		dropped[i] += s->dropped[i];
 	if (s->notify)
 		*lost += tcx_notify_counts(s->notify, dropped);
+	if (s->adds) /* its losses cost a sweep (collect.c), not a final */
+		tcx_notify_counts(s->adds, dropped);
 }
 
 static struct tcx_snapshot *nl_drain(void *src)
@@ -303,6 +312,13 @@ static struct tcx_snapshot *nl_drain(void *src)
 	return tcx_notify_drain(s->notify, NULL);
 }
 
+static int nl_added(void *src, tcx_notify_add_fn fn, void *arg)
+{
+	struct nl_src *s = src;
+
+	return s->adds ? tcx_notify_adds(s->adds, fn, arg) : 1;
+}
+
 const struct tcx_source_ops tcx_netlink_source = {
         .open = nl_open,
         .dump = nl_dump,
@@ -310,4 +326,5 @@ const struct tcx_source_ops tcx_netlink_source = {
         .dropped = nl_dropped,
         .gone = nl_gone,
         .drain = nl_drain,
+        .added = nl_added,
 };

@@ -41,6 +41,7 @@ struct tcx_notify {
 	uint64_t unread;     /* notifications the drain could not read (lost() says which) */
 	uint64_t drops;      /* notifications the kernel dropped (SO_MEMINFO) */
 	uint32_t last_drops; /* the kernel's count, a u32, when last read */
+	uint64_t lost_told;  /* lost() when tcx_notify_adds() last returned */
 	uint64_t dropped[TCX_NLDROP__MAX];
 	char buf[NOTIFY_BUFSZ];
 };
@@ -64,14 +65,14 @@ struct tcx_notify *tcx_notify_new(const char *netns, tcx_notify_recv_fn recv, vo
 	return n;
 }
 
-/* Only RTM_DELTFILTER messages reach the queue. A socket filter loads a
+/* Only messages of one type reach the queue. A socket filter loads a
  * half-word in network order: the host-order nlmsg_type then reads as
  * htons(type), whichever the host's order. */
-static int attach_filter(int fd)
+static int attach_filter(int fd, uint16_t type)
 {
 	struct sock_filter code[] = {
 	        BPF_STMT(BPF_LD | BPF_H | BPF_ABS, offsetof(struct nlmsghdr, nlmsg_type)),
-	        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(RTM_DELTFILTER), 0, 1),
+	        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(type), 0, 1),
 	        BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
 	        BPF_STMT(BPF_RET | BPF_K, 0),
 	};
@@ -80,7 +81,7 @@ static int attach_filter(int fd)
 	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
 }
 
-static int open_cb(struct tcx_notify *n, char *err, size_t errlen)
+static int open_cb(struct tcx_notify *n, uint16_t type, char *err, size_t errlen)
 {
 	int grp = RTNLGRP_TC, rcvbuf = NOTIFY_RCVBUF, fd;
 
@@ -94,7 +95,7 @@ static int open_cb(struct tcx_notify *n, char *err, size_t errlen)
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	/* Best effort: without it, other messages are read and skipped. */
-	attach_filter(fd);
+	attach_filter(fd, type);
 	if (mnl_socket_bind(n->sk, 0, MNL_SOCKET_AUTOPID) < 0 ||
 	    setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &grp, sizeof(grp)) < 0) {
 		snprintf(err, errlen, "notification socket: subscribing to RTNLGRP_TC: %s",
@@ -106,7 +107,7 @@ static int open_cb(struct tcx_notify *n, char *err, size_t errlen)
 	return 0;
 }
 
-struct tcx_notify *tcx_notify_open(const char *netns, char *err, size_t errlen)
+static struct tcx_notify *notify_open(const char *netns, uint16_t type, char *err, size_t errlen)
 {
 	struct tcx_notify *n = tcx_notify_new(netns, sock_recv, NULL);
 
@@ -115,11 +116,21 @@ struct tcx_notify *tcx_notify_open(const char *netns, char *err, size_t errlen)
 		return NULL;
 	}
 	n->ctx = n;
-	if (open_cb(n, err, errlen) < 0) {
+	if (open_cb(n, type, err, errlen) < 0) {
 		free(n);
 		return NULL;
 	}
 	return n;
+}
+
+struct tcx_notify *tcx_notify_open(const char *netns, char *err, size_t errlen)
+{
+	return notify_open(netns, RTM_DELTFILTER, err, errlen);
+}
+
+struct tcx_notify *tcx_notify_open_adds(char *err, size_t errlen)
+{
+	return notify_open(NULL, RTM_NEWTFILTER, err, errlen);
 }
 
 int tcx_notify_fd(const struct tcx_notify *n)
@@ -280,4 +291,54 @@ uint64_t tcx_notify_counts(struct tcx_notify *n, uint64_t dropped[TCX_NLDROP__MA
 	for (unsigned i = 0; i < TCX_NLDROP__MAX; i++)
 		dropped[i] += n->dropped[i];
 	return lost(n);
+}
+
+/* ---- additions ---------------------------------------------------------------------------- */
+
+struct adds {
+	tcx_notify_add_fn fn;
+	void *arg;
+};
+
+static int add_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct adds *a = arg;
+	const struct tcmsg *t = mnl_nlmsg_get_payload(nlh);
+
+	if (nlh->nlmsg_type == RTM_NEWTFILTER && nlh->nlmsg_len >= NLMSG_HDRLEN + sizeof(*t))
+		a->fn(a->arg, (uint32_t)t->tcm_ifindex, t->tcm_parent);
+	return MNL_CB_OK;
+}
+
+int tcx_notify_adds(struct tcx_notify *n, tcx_notify_add_fn fn, void *arg)
+{
+	struct adds a = {.fn = fn, .arg = arg};
+	uint64_t now;
+	char err[256];
+
+	for (;;) {
+		struct tcx_nlreply r = {.cb = add_cb,
+		                        .data = &a,
+		                        .dropped = n->dropped,
+		                        .err = err,
+		                        .errlen = sizeof(err)};
+		ssize_t len = n->recv(n->ctx, n->buf, sizeof(n->buf), n->dropped);
+
+		if (len == -EAGAIN || len == -EWOULDBLOCK)
+			break;
+		if (len == -ENOBUFS) {
+			n->overruns++;
+			continue;
+		}
+		if (len <= 0) {
+			n->unread++; /* whatever it was, it may have been an addition */
+			break;
+		}
+		tcx_nlmsg_reply(&r, n->buf, (size_t)len);
+	}
+	now = lost(n);
+	if (now == n->lost_told)
+		return 0;
+	n->lost_told = now;
+	return 1;
 }

@@ -102,4 +102,18 @@ uint64_t tcx_notify_counts(struct tcx_notify *n, uint64_t dropped[TCX_NLDROP__MA
 #define TCX_NOTIFY_MAX_READS 65536
 struct tcx_snapshot *tcx_notify_drain(struct tcx_notify *n, struct tcx_config *cfg);
 
+/* Where filters are added: a socket of the namespace the calling thread is
+ * in that lets only RTM_NEWTFILTER into its queue (the same 4 MiB of it:
+ * about 3,000 additions of a u32 filter with an action), for the collector
+ * to know which parents came to hold filters (collect.c, "sweeps"). */
+struct tcx_notify *tcx_notify_open_adds(char *err, size_t errlen);
+
+/* Read the additions queued, without blocking: fn(arg, ifindex, parent) for
+ * each, as the kernel names where the filter went (tcm_ifindex
+ * TCM_IFINDEX_MAGIC_BLOCK and the block's index for a shared block). Returns
+ * 1 when any may have been lost since the last call (the queue overran, or a
+ * datagram could not be read), else 0. */
+typedef void (*tcx_notify_add_fn)(void *arg, uint32_t ifindex, uint32_t parent);
+int tcx_notify_adds(struct tcx_notify *n, tcx_notify_add_fn fn, void *arg);
+
 #endif

@@ -127,6 +127,18 @@ enum tcx_err_cause {
 };
 
 /* Received netlink datagrams dropped, by cause. */
+/* Why a pass asked every qdisc and class of a namespace for its filters,
+ * not only those known to hold some: the namespace is new to the collector
+ * (its first pass, or its source opened again), an addition notification
+ * may have been lost, the configuration was reloaded, or sweep_interval. */
+enum tcx_sweep_reason {
+	TCX_SWEEP_NEW = 0,
+	TCX_SWEEP_LOST,
+	TCX_SWEEP_RELOAD,
+	TCX_SWEEP_INTERVAL,
+	TCX_SWEEP__MAX,
+};
+
 enum tcx_nldrop_cause {
 	TCX_NLDROP_SENDER = 0, /* not sent by the kernel: dropped unread */
 	TCX_NLDROP_LENGTH,     /* a message length that does not fit: the rest dropped */
@@ -261,6 +273,9 @@ struct tcx_snapshot {
 	 * the kernel's queue full, or not readable), over every namespace,
 	 * those of sockets closed since included. */
 	uint64_t notifications_lost;
+	/* Namespaces whose every qdisc and class the collector asked for
+	 * filters since it was made, by reason (collect.c, sweeps). */
+	uint64_t sweeps[TCX_SWEEP__MAX];
 	uint64_t merged_filters; /* filters merged by tcx_snapshot_merge() */
 	uint64_t merged_actions;
 	int incomplete; /* the pass could not finish (out of memory) */

@@ -24,9 +24,13 @@
 
 #define TCX_INTERVAL_DEFAULT          15.0
 #define TCX_LIVENESS_INTERVAL_DEFAULT 60.0
-#define TCX_BLOCK_MAX                 4294967294u
-#define TCX_NETNS_MAX                 63
-#define TCX_IFNAME_MAX                15 /* IFNAMSIZ - 1 */
+#define TCX_SWEEP_INTERVAL_DEFAULT    300.0
+
+/* Configurations loaded so far: each one's generation. */
+static atomic_ulong generations;
+#define TCX_BLOCK_MAX  4294967294u
+#define TCX_NETNS_MAX  63
+#define TCX_IFNAME_MAX 15 /* IFNAMSIZ - 1 */
 
 #define TC_PARENT_ROOT 0u /* a dump's "root qdisc" selector */
 
@@ -257,6 +261,20 @@ static int top_liveness_interval(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_y
 	return duration_value(c, k, v, 0, 86400, 0,
 	                      "must be 0 (off) or a duration between 1ms and 24h such as 60s, 5m",
 	                      &c->cfg->liveness_interval_s);
+}
+
+/* How often the daemon asks every qdisc and class for its filters, not only
+ * those known to hold some: a duration, or 0 for every collection. */
+static int top_sweep_interval(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	if (v->type == YAML_SCALAR_NODE && tcx_yaml_slen(v) == 1 && tcx_yaml_sval(v)[0] == '0') {
+		c->cfg->sweep_interval_s = 0;
+		return 0;
+	}
+	return duration_value(c, k, v, 0, 86400, 0,
+	                      "must be 0 (every collection) or a duration between 1ms and 24h "
+	                      "such as 5m, 1h",
+	                      &c->cfg->sweep_interval_s);
 }
 
 static int top_unmapped(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
@@ -1776,13 +1794,21 @@ static int top_max_series(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t 
 /* ---- the document ------------------------------------------------------------ */
 
 static const struct key_handler top_keys[] = {
-        {"interval", top_interval}, {"targets", top_targets},
-        {"labels", top_labels},     {"unmapped", top_unmapped},
-        {"cookies", defer_cookies}, {"decoders", defer_decoders},
-        {"http", top_http},         {"snmp", top_snmp},
-        {"devices", top_devices},   {"aggregate", top_aggregate},
-        {"families", top_families}, {"max_series", top_max_series},
-        {"classes", defer_classes}, {"liveness_interval", top_liveness_interval},
+        {"interval", top_interval},
+        {"targets", top_targets},
+        {"labels", top_labels},
+        {"unmapped", top_unmapped},
+        {"cookies", defer_cookies},
+        {"decoders", defer_decoders},
+        {"http", top_http},
+        {"snmp", top_snmp},
+        {"devices", top_devices},
+        {"aggregate", top_aggregate},
+        {"families", top_families},
+        {"max_series", top_max_series},
+        {"classes", defer_classes},
+        {"liveness_interval", top_liveness_interval},
+        {"sweep_interval", top_sweep_interval},
 };
 
 static void config_free(struct tcx_config *cfg)
@@ -1881,6 +1907,8 @@ struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, siz
 	atomic_init(&cfg->refcnt, 1);
 	cfg->interval_s = TCX_INTERVAL_DEFAULT;
 	cfg->liveness_interval_s = TCX_LIVENESS_INTERVAL_DEFAULT;
+	cfg->sweep_interval_s = TCX_SWEEP_INTERVAL_DEFAULT;
+	cfg->generation = atomic_fetch_add_explicit(&generations, 1, memory_order_relaxed) + 1;
 	cfg->unmapped = TCX_UNMAPPED_EXPORT;
 	c.cfg = cfg;
 	tcx_yaml_load(&c.y, buf, len, "empty configuration", config_finish);

@@ -25,6 +25,7 @@
 static const char *const err_causes[TCX_ERR__MAX] = {"malformed", "kernel", "notfound",
                                                      "io",        "nomem",  "resource"};
 static const char *const nldrop_causes[TCX_NLDROP__MAX] = {"sender", "length"};
+static const char *const sweep_reasons[TCX_SWEEP__MAX] = {"new", "lost", "reload", "interval"};
 
 const char *tcx_err_cause_name(enum tcx_err_cause c)
 {
@@ -1711,6 +1712,16 @@ static void render_meta(struct render *r, int om, struct tcx_buf *b)
 	              "read): the final counters of those filters are not in the aggregates.",
 	              om);
 	sample(b, "tc_exporter_notifications_lost_total", "", 0, s->notifications_lost);
+	family_header(b, "tc_exporter_filter_sweeps_total", "counter",
+	              "Collections of a namespace that asked every qdisc and class for its "
+	              "filters, not only those known to hold some, since the collector started, "
+	              "by reason: new (its first collection, or its sockets opened again), lost "
+	              "(a notification of an added filter may have been lost), reload, interval "
+	              "(sweep_interval).",
+	              om);
+	for (unsigned i = 0; i < TCX_SWEEP__MAX; i++)
+		sample1(r, b, "tc_exporter_filter_sweeps_total", "reason", sweep_reasons[i],
+		        s->sweeps[i]);
 	family_header(b, "tc_exporter_merged_rows", "gauge",
 	              "Rows left out because an earlier row had the same labels, by row type; an "
 	              "action's counters are added to that row's (u32 gives every filter past the "

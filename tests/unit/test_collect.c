@@ -79,7 +79,7 @@ struct fake {
 	uint32_t class_fail_ifindex; /* ... those of this device only, when not 0 */
 	uint32_t bad_stats_handle;   /* this qdisc's or class's TCA_STATS2 is malformed */
 	int class_reqs;
-	struct funit units[4];
+	struct funit units[8];
 	int n_units;
 	uint32_t gone_ifindex;   /* listed, but gone by the time filters are dumped */
 	uint32_t corrupt_handle; /* this filter's message is malformed */
@@ -97,6 +97,11 @@ struct fake {
 	} notes[16];
 	int n_notes, next_note;
 	struct tcx_notify *notify;
+	/* Additions queued for the next read (ifindex, parent as the kernel
+	 * names them), whether some were lost before, and whether a source was
+	 * opened for them. */
+	uint32_t adds[8][2];
+	int n_adds, adds_lost, adds_open;
 	char buf[16384];
 };
 
@@ -131,7 +136,8 @@ static void *f_open(void *opaque, const char *netns, int notify, char *err, size
 		errno = ENOENT;
 		return NULL;
 	}
-	if (notify) {
+	k->adds_open = (notify & TCX_SRC_ADDS) != 0;
+	if (notify & TCX_SRC_FINALS) {
 		assert_null(k->notify); /* one namespace, opened once */
 		k->notify = tcx_notify_new(netns, f_recv, k);
 		assert_non_null(k->notify);
@@ -438,8 +444,24 @@ static void f_dropped(void *src, uint64_t counts[TCX_NLDROP__MAX], uint64_t *los
 		*lost += tcx_notify_counts(k->notify, counts);
 }
 
-static const struct tcx_source_ops fake_ops = {
-        .open = f_open, .dump = f_dump, .close = f_close, .dropped = f_dropped, .drain = f_drain};
+static int f_added(void *src, void (*fn)(void *arg, uint32_t ifindex, uint32_t parent), void *arg)
+{
+	struct fake *k = src;
+	int lost = k->adds_lost || !k->adds_open;
+
+	for (int i = 0; i < k->n_adds; i++)
+		fn(arg, k->adds[i][0], k->adds[i][1]);
+	k->n_adds = 0;
+	k->adds_lost = 0;
+	return lost;
+}
+
+static const struct tcx_source_ops fake_ops = {.open = f_open,
+                                               .dump = f_dump,
+                                               .close = f_close,
+                                               .dropped = f_dropped,
+                                               .drain = f_drain,
+                                               .added = f_added};
 
 /* Queue the deletion notification of filter i of tp in unit u, with its
  * counters now, as tfilter_del_notify() sends it (a full filter message). */
@@ -483,7 +505,10 @@ static void add_qdisc(struct fake *k, uint32_t ifindex, const char *kind, uint32
 
 static struct funit *add_unit(struct fake *k, uint32_t ifindex, uint32_t parent)
 {
-	struct funit *u = &k->units[k->n_units++];
+	struct funit *u;
+
+	assert_true(k->n_units < (int)(sizeof(k->units) / sizeof(k->units[0])));
+	u = &k->units[k->n_units++];
 
 	u->ifindex = ifindex;
 	u->parent = parent;
@@ -686,7 +711,7 @@ static void test_liveness_passes(void **state)
 	/* --once: the full dump alone, mode full */
 	tcx_collector_free(c);
 	c = tcx_collector_new(&fake_ops, &k);
-	tcx_collector_liveness_every_pass(c);
+	tcx_collector_once(c);
 	s1 = tcx_collect(c, cfg);
 	assert_true(s1->liveness_pass);
 	assert_int_equal(k.terse_reqs, 3);
@@ -1093,6 +1118,107 @@ static void test_filters_on_classes(void **state)
 		assert_int_equal(s->classes[1].parent, 0x10001);
 		tcx_snapshot_unref(s);
 	}
+}
+
+/* Sweeps: after the first pass, the daemon asks only the parents that held
+ * filters at its last pass and those the kernel said filters were added to
+ * (the same qdisc major of the device; a shared block directly, or through
+ * a device whose clsact qdisc is bound to it); every parent again when an
+ * addition may have been lost, on a reload, and every sweep_interval.
+ * --once sweeps and opens no additions socket. */
+static void test_sweeps(void **state)
+{
+	static const char yaml[] = "targets: [{all: true}]\n";
+	struct tcx_config *cfg = config(yaml), *again;
+	struct fake k = {0};
+	struct tcx_collector *c;
+	struct tcx_snapshot *s;
+	struct funit *fq, *cl, *blk;
+
+	(void)state;
+	setup_htb(&k);
+	k.classes[k.n_classes++] = (struct fqdisc){2, 0x10020, 0x10010, "htb", 0, 0};
+	k.qdiscs[k.n_qdiscs++] = (struct fqdisc){2, 0x40000, 0x10020, "fq_codel", 0, 0};
+	k.qdiscs[k.n_qdiscs++] = (struct fqdisc){2, 0x50000, 0x10020, "fq_codel", 0, 0};
+	add_link(&k, 3, "eth1");
+	add_qdisc(&k, 3, "clsact", 7, 0);
+	add_tp(add_unit(&k, 2, 0x10000), 0, 10, "u32", 2);
+	fq = add_unit(&k, 2, 0x40000);
+	cl = add_unit(&k, 2, 0x10010);
+	blk = add_unit(&k, MAGIC_BLOCK, 7);
+	/* eth0: 1:, the inner classes 1:1 and 1:10, fq_codel 4: and 5:;
+	 * block 7; and eth1's egress, not bound to a block */
+	c = tcx_collector_new(&fake_ops, &k);
+	s = tcx_collect(c, cfg);
+	assert_int_equal(k.terse_reqs, 7);
+	assert_int_equal(s->n_targets, 1);
+	assert_int_equal(s->sweeps[TCX_SWEEP_NEW], 1);
+	tcx_snapshot_unref(s);
+
+	/* held: 1: alone */
+	s = tcx_collect(c, cfg);
+	assert_int_equal(k.terse_reqs, 8);
+	assert_int_equal(s->n_targets, 1);
+	tcx_snapshot_unref(s);
+
+	/* added to fq_codel 4: (by parent 4:0), to block 7 through eth1's
+	 * ingress, and to 1:1 (a class of 1:: asks 1: and both classes) */
+	add_tp(fq, 0, 1, "u32", 1);
+	add_tp(blk, 0, 1, "u32", 1);
+	k.adds[k.n_adds][0] = 2;
+	k.adds[k.n_adds++][1] = 0x40000;
+	k.adds[k.n_adds][0] = 3;
+	k.adds[k.n_adds++][1] = TCX_PARENT_INGRESS;
+	s = tcx_collect(c, cfg);
+	assert_int_equal(k.terse_reqs, 11);
+	assert_int_equal(s->n_targets, 3);
+	assert_int_equal(s->sweeps[TCX_SWEEP_NEW] + s->sweeps[TCX_SWEEP_LOST], 1);
+	tcx_snapshot_unref(s);
+	add_tp(cl, 0, 1, "u32", 1);
+	k.adds[k.n_adds][0] = 2;
+	k.adds[k.n_adds++][1] = 0x10010;
+	s = tcx_collect(c, cfg);
+	assert_int_equal(k.terse_reqs, 16); /* 1:, 1:1, 1:10, 4:, block 7 */
+	assert_int_equal(s->n_targets, 4);
+	tcx_snapshot_unref(s);
+
+	/* a filter on 5: whose addition was lost: a sweep finds it */
+	add_tp(add_unit(&k, 2, 0x50000), 0, 1, "u32", 1);
+	s = tcx_collect(c, cfg);
+	assert_int_equal(s->n_targets, 4); /* not asked */
+	tcx_snapshot_unref(s);
+	k.adds_lost = 1;
+	s = tcx_collect(c, cfg);
+	assert_int_equal(s->n_targets, 5);
+	assert_int_equal(s->sweeps[TCX_SWEEP_LOST], 1);
+	tcx_snapshot_unref(s);
+
+	/* a reload sweeps; so does sweep_interval: 0 */
+	again = config(yaml);
+	s = tcx_collect(c, again);
+	assert_int_equal(s->sweeps[TCX_SWEEP_RELOAD], 1);
+	tcx_snapshot_unref(s);
+	tcx_config_unref(again);
+	again = config("targets: [{all: true}]\nsweep_interval: 0\n");
+	s = tcx_collect(c, again);
+	assert_int_equal(s->sweeps[TCX_SWEEP_RELOAD], 2);
+	tcx_snapshot_unref(s);
+	s = tcx_collect(c, again);
+	assert_int_equal(s->sweeps[TCX_SWEEP_INTERVAL], 1);
+	tcx_snapshot_unref(s);
+	tcx_config_unref(again);
+	tcx_collector_free(c);
+
+	/* --once: a sweep, no additions socket */
+	c = tcx_collector_new(&fake_ops, &k);
+	tcx_collector_once(c);
+	s = tcx_collect(c, cfg);
+	assert_false(k.adds_open);
+	assert_int_equal(s->n_targets, 5);
+	assert_int_equal(s->sweeps[TCX_SWEEP_NEW], 1);
+	tcx_snapshot_unref(s);
+	tcx_collector_free(c);
+	tcx_config_unref(cfg);
 }
 
 /* A qdisc that takes no filter (pfifo, tbf: no tcf_block in the kernel) is
@@ -2021,6 +2147,7 @@ int main(void)
 	        cmocka_unit_test(test_final_during_dump),
 	        cmocka_unit_test(test_final_lost_counted),
 	        cmocka_unit_test(test_filters_on_classes),
+	        cmocka_unit_test(test_sweeps),
 	        cmocka_unit_test(test_filterless_qdiscs_not_dumped),
 	        cmocka_unit_test(test_qdisc_listed_twice_is_one_row),
 	        cmocka_unit_test(test_class_dump_failure),

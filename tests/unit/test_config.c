@@ -177,6 +177,27 @@ static void test_minimal_defaults(void **state)
 	tcx_config_unref(cfg);
 }
 
+/* sweep_interval: 5 min unless set; 0 sweeps every collection; each
+ * configuration loaded has a generation of its own. */
+static void test_sweep_interval(void **state)
+{
+	struct tcx_config *cfg = load_ok("interval: 1\n"), *again;
+
+	(void)state;
+	assert_float_equal(cfg->sweep_interval_s, 300, 1e-12);
+	again = load_ok("sweep_interval: 0\n");
+	assert_float_equal(again->sweep_interval_s, 0, 1e-12);
+	assert_true(again->generation > cfg->generation);
+	tcx_config_unref(again);
+	tcx_config_unref(cfg);
+	cfg = load_ok("sweep_interval: 1h\n");
+	assert_float_equal(cfg->sweep_interval_s, 3600, 1e-12);
+	tcx_config_unref(cfg);
+	expect_errors("sweep_interval: 5x\n",
+	              "t.yaml:1:17: invalid sweep_interval '5x': must be 0 (every collection) or a "
+	              "duration between 1ms and 24h such as 5m, 1h\n");
+}
+
 /* liveness_interval: 60 s unless set; 0 turns the liveness passes off; a
  * duration as `interval`'s; anything else is an error that says so. */
 static void test_liveness_interval(void **state)
@@ -834,7 +855,7 @@ static void test_err_syntax(void **state)
 	        "a: b\n c: d\n",
 	        "t.yaml:1:1: unknown key 'a' (expected one of: interval, targets, labels, "
 	        "unmapped, cookies, decoders, http, snmp, devices, aggregate, families, "
-	        "max_series, classes, liveness_interval)\n"
+	        "max_series, classes, liveness_interval, sweep_interval)\n"
 	        "t.yaml:2:3: YAML syntax error: mapping values are not allowed in this context\n");
 	/* a reader error: the position is computed from the byte offset */
 	expect_errors("interval: 1\nunmapped: \"\xff\"\n",
@@ -857,7 +878,7 @@ static void test_err_keys(void **state)
 	expect_errors("interval: 15\nintervl: 15\n",
 	              "t.yaml:2:1: unknown key 'intervl' (expected one of: interval, targets, "
 	              "labels, unmapped, cookies, decoders, http, snmp, devices, aggregate, "
-	              "families, max_series, classes, liveness_interval)\n");
+	              "families, max_series, classes, liveness_interval, sweep_interval)\n");
 	expect_errors("targets:\n  - dev: eth0\n    prent: ingress\n",
 	              "t.yaml:3:5: unknown key 'prent' in target (expected one of: all, dev, "
 	              "parent, block, netns)\n");
@@ -1743,6 +1764,7 @@ int main(void)
 	        cmocka_unit_test(test_err_empty_and_top),
 	        cmocka_unit_test(test_err_keys),
 	        cmocka_unit_test(test_liveness_interval),
+	        cmocka_unit_test(test_sweep_interval),
 	        cmocka_unit_test(test_err_types),
 	        cmocka_unit_test(test_err_values),
 	        cmocka_unit_test(test_err_integers),
