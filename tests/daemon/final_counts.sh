@@ -11,10 +11,10 @@
 #     collections, that no dump ever saw: its packets count.
 #   - Neither counts again in the collections after; no notification was
 #     lost (tc_exporter_notifications_lost_total 0).
-#   - A named namespace (`netns: tn`): the daemon holds one socket subscribed
-#     to RTNLGRP_TC in it, made with its collector socket there; the
-#     namespace deleted, both are closed and the namespace is freed (its
-#     veth peer in ours disappears).
+#   - A named namespace (`netns: tn`): the daemon holds two sockets
+#     subscribed to RTNLGRP_TC in it (deletions and additions), made with
+#     its collector socket there; the namespace deleted, all three are
+#     closed and the namespace is freed (its veth peer in ours disappears).
 # The test checks that nothing it did in one interval overlapped a
 # collection (tc_exporter_collections_total unchanged), and fails when the
 # machine was too slow to say.
@@ -184,7 +184,7 @@ for line in list(sys.stdin)[1:]:
         n += 1
 print(n)' "$inodes"
 }
-[ "$(tc_sockets)" = 1 ] || fail "the daemon has $(tc_sockets) sockets subscribed to RTNLGRP_TC in tn, expected 1"
+[ "$(tc_sockets)" = 2 ] || fail "the daemon has $(tc_sockets) sockets subscribed to RTNLGRP_TC in tn, expected 2"
 ip netns del tn
 deadline=$((SECONDS + 5))
 while ip link show h0 >/dev/null 2>&1; do
