@@ -692,9 +692,11 @@ static int filterless_kind(const char *kind)
 	return 0;
 }
 
-/* The dump units for one qdisc. Those found by `all` are implicit: left out
- * of the snapshot when they hold no filter. Those of a named device stay, so
- * that what the operator named always reports its state. */
+/* The dump units for one qdisc. Those found by `all`, and those of a named
+ * device but its root and ingress or clsact qdisc, are implicit: left out of
+ * the snapshot when they hold no filter, and asked only when they may
+ * (sweeps). A named device's root and ingress lists stay, so that what the
+ * operator named always reports its state. */
 static int units_from_qdisc(struct units *us, struct pass_ns *ns, const struct qinfo *q,
                             int implicit)
 {
@@ -882,11 +884,17 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 	snprintf(u.dev, sizeof(u.dev), "%s", l->name);
 	want_rows(ns, l->ifindex);
 	if (!t->has_parent) {
-		/* Every parent of the device that has filters. */
-		for (size_t i = 0; i < ns->n_qdiscs; i++)
-			if (ns->qdiscs[i].ifindex == l->ifindex &&
-			    units_from_qdisc(us, ns, &ns->qdiscs[i], 0) < 0)
+		/* Every parent of the device that has filters: its root qdisc and
+		 * its ingress or clsact lists report the device's state; the rest
+		 * (10k leaves) are found by discovery, left out when empty. */
+		for (size_t i = 0; i < ns->n_qdiscs; i++) {
+			const struct qinfo *q = &ns->qdiscs[i];
+
+			if (q->ifindex == l->ifindex &&
+			    units_from_qdisc(us, ns, q,
+			                     q->parent != TC_H_ROOT && q->parent != TC_H_INGRESS) < 0)
 				return -1;
+		}
 		return units_from_device_classes(p, us, ns, l->ifindex);
 	}
 	u.parent = parent;

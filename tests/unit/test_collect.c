@@ -1233,9 +1233,10 @@ static void test_filterless_qdiscs_not_dumped(void **state)
 	} cases[] = {
 	        /* 1:, 1:1 and fq_codel's 4: on eth0; nothing on eth1 */
 	        {"targets: [{all: true}]\n", 3, 0},
-	        /* the same, and eth1's pfifo_fast root; each named qdisc is a
-	         * target (the class 1:1, found by discovery, has no filter) */
-	        {"targets: [{dev: eth0}, {dev: eth1}]\n", 4, 3},
+	        /* the same, and eth1's pfifo_fast root; each named device's
+	         * root is a target (fq_codel's 4: and the class 1:1, found by
+	         * discovery, hold no filter) */
+	        {"targets: [{dev: eth0}, {dev: eth1}]\n", 4, 2},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
