@@ -1814,7 +1814,9 @@ static void xs_fields(const char *kind, char *list, size_t sz)
 }
 
 /* Leave out (off 1) or choose (off 0) the rows named `name` of each table
- * of kind (every row when name is NULL). Returns how many rows matched. */
+ * of kind (every row when name is NULL). Returns how many rows matched;
+ * *was_on grows by those of them that were chosen already (a name given
+ * twice). */
 static unsigned xs_set(struct tcx_xstats_choice *ch, const char *kind, const char *name, int off,
                        unsigned *was_on)
 {
