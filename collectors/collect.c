@@ -365,7 +365,12 @@ static int64_t link_id(struct pass *p, struct pass_ns *ns, uint32_t ifindex)
 static int add_row(struct pass *p, struct pass_ns *ns, const struct tcx_qdisc_msg *m)
 {
 	struct tcx_snapshot *s = p->s;
-	const struct tcx_xstats_table *xt = m->xt;
+	/* The fields `families: xstats:` chose: a kind left out whole has no
+	 * values stored, a field left out is not present (for every format). */
+	const struct tcx_xstats_choice *ch = &p->cfg->families.xstats;
+	const struct tcx_xstats_table *xt = m->xt && !tcx_xstats_none(m->xt, ch) ? m->xt : NULL;
+	uint32_t off = xt ? ch->off[tcx_xstats_id(xt)] : 0;
+	uint32_t tin_off = xt ? ch->tin_off[tcx_xstats_id(xt)] : 0;
 	size_t nx = xt ? xt->n_fields + (size_t)m->n_tins * (1 + xt->n_tin_fields) : 0;
 	size_t np = m->pl_present ? m->pt->n : 0;
 	int kind = tcx_snapshot_kind(s, m->kind);
@@ -386,9 +391,9 @@ static int add_row(struct pass *p, struct pass_ns *ns, const struct tcx_qdisc_ms
 	                       .parent = m->parent,
 	                       .labels = TCX_LABELSET_NONE,
 	                       .kind = (uint8_t)kind,
-	                       .n_tins = m->n_tins,
+	                       .n_tins = xt ? m->n_tins : 0,
 	                       .stats_present = m->stats_present,
-	                       .xs_present = m->xs_present,
+	                       .xs_present = xt ? m->xs_present & ~off : 0,
 	                       .xs = (uint32_t)s->n_xvals,
 	                       .xt = xt,
 	                       .pt = np ? m->pt : NULL,
@@ -409,7 +414,7 @@ static int add_row(struct pass *p, struct pass_ns *ns, const struct tcx_qdisc_ms
 	memcpy(x, m->xs, xt->n_fields * sizeof(*x));
 	x += xt->n_fields;
 	for (unsigned t = 0; t < m->n_tins; t++) {
-		*x++ = m->tin_present[t];
+		*x++ = m->tin_present[t] & ~tin_off;
 		memcpy(x, m->tin[t], xt->n_tin_fields * sizeof(*x));
 		x += xt->n_tin_fields;
 	}

@@ -445,43 +445,77 @@ static const struct tcx_xstat cake_class[] = {
 		.fields = rows, .n_fields = N(rows)                                                \
 	}
 
-static const struct tcx_xstats_table t_htb = STRUCT("htb", 1, htb_class);
-static const struct tcx_xstats_table t_hfsc = STRUCT("hfsc", 1, hfsc_class);
-static const struct tcx_xstats_table t_fq_codel_q =
-        TYPED("fq_codel", 0, TCA_FQ_CODEL_XSTATS_QDISC, fq_codel_qdisc);
-static const struct tcx_xstats_table t_fq_codel_c =
-        TYPED("fq_codel", 1, TCA_FQ_CODEL_XSTATS_CLASS, fq_codel_class);
-static const struct tcx_xstats_table t_fq = STRUCT("fq", 0, fq_qdisc);
-static const struct tcx_xstats_table t_fq_pie = STRUCT("fq_pie", 0, fq_pie_qdisc);
-static const struct tcx_xstats_table t_codel = STRUCT("codel", 0, codel_qdisc);
-static const struct tcx_xstats_table t_pie = STRUCT("pie", 0, pie_qdisc);
-static const struct tcx_xstats_table t_red = STRUCT("red", 0, red_qdisc);
-static const struct tcx_xstats_table t_choke = STRUCT("choke", 0, choke_qdisc);
-static const struct tcx_xstats_table t_sfb = STRUCT("sfb", 0, sfb_qdisc);
-static const struct tcx_xstats_table t_sfq = STRUCT("sfq", 1, sfq_class);
-static const struct tcx_xstats_table t_cake_q = {
-        .kind = "cake",
-        .layout = TCX_XSTATS_NESTED,
-        .fields = cake_qdisc,
-        .n_fields = N(cake_qdisc),
-        .tins_attr = TCA_CAKE_STATS_TIN_STATS,
-        .tin_label = "tin",
-        .tin_fields = cake_tin,
-        .n_tin_fields = N(cake_tin),
+/* The tables, in the order of tcx_xstats_tables[] (a table's id). */
+static const struct tcx_xstats_table tables[] = {
+        STRUCT("htb", 1, htb_class),
+        STRUCT("hfsc", 1, hfsc_class),
+        TYPED("fq_codel", 0, TCA_FQ_CODEL_XSTATS_QDISC, fq_codel_qdisc),
+        TYPED("fq_codel", 1, TCA_FQ_CODEL_XSTATS_CLASS, fq_codel_class),
+        STRUCT("fq", 0, fq_qdisc),
+        STRUCT("fq_pie", 0, fq_pie_qdisc),
+        STRUCT("codel", 0, codel_qdisc),
+        STRUCT("pie", 0, pie_qdisc),
+        STRUCT("red", 0, red_qdisc),
+        STRUCT("choke", 0, choke_qdisc),
+        STRUCT("sfb", 0, sfb_qdisc),
+        STRUCT("sfq", 1, sfq_class),
+        {
+                .kind = "cake",
+                .layout = TCX_XSTATS_NESTED,
+                .fields = cake_qdisc,
+                .n_fields = N(cake_qdisc),
+                .tins_attr = TCA_CAKE_STATS_TIN_STATS,
+                .tin_label = "tin",
+                .tin_fields = cake_tin,
+                .n_tin_fields = N(cake_tin),
+        },
+        {
+                .kind = "cake",
+                .is_class = 1,
+                .layout = TCX_XSTATS_NESTED,
+                .fields = cake_class,
+                .n_fields = N(cake_class),
+        },
 };
-static const struct tcx_xstats_table t_cake_c = {
-        .kind = "cake",
-        .is_class = 1,
-        .layout = TCX_XSTATS_NESTED,
-        .fields = cake_class,
-        .n_fields = N(cake_class),
-};
+_Static_assert(N(tables) == TCX_XSTATS_N_TABLES, "TCX_XSTATS_N_TABLES: the tables");
 
 const struct tcx_xstats_table *const tcx_xstats_tables[] = {
-        &t_htb, &t_hfsc, &t_fq_codel_q, &t_fq_codel_c, &t_fq,  &t_fq_pie, &t_codel,
-        &t_pie, &t_red,  &t_choke,      &t_sfb,        &t_sfq, &t_cake_q, &t_cake_c,
+        &tables[0], &tables[1], &tables[2], &tables[3],  &tables[4],  &tables[5],  &tables[6],
+        &tables[7], &tables[8], &tables[9], &tables[10], &tables[11], &tables[12], &tables[13],
 };
-const size_t tcx_xstats_n_tables = sizeof(tcx_xstats_tables) / sizeof(tcx_xstats_tables[0]);
+_Static_assert(N(tcx_xstats_tables) == TCX_XSTATS_N_TABLES, "tcx_xstats_tables: every table");
+const size_t tcx_xstats_n_tables = TCX_XSTATS_N_TABLES;
+
+unsigned tcx_xstats_id(const struct tcx_xstats_table *t)
+{
+	return (unsigned)(t - tables);
+}
+
+const char *tcx_xstat_name(const struct tcx_xstats_table *t, const struct tcx_xstat *f, size_t *len)
+{
+	/* "tc_qdisc_" and "tc_class_" are as long */
+	const char *k = f->family + strlen("tc_qdisc_") + strlen(t->kind) + 1;
+	size_t n = strlen(k);
+
+	if (f->type == TCX_XSTAT_COUNTER && n > 6 && strcmp(k + n - 6, "_total") == 0)
+		n -= 6;
+	*len = n;
+	return k;
+}
+
+/* Bits [0, n) set. */
+static uint32_t all_of(unsigned n)
+{
+	return n >= 32 ? UINT32_MAX : (UINT32_C(1) << n) - 1;
+}
+
+int tcx_xstats_none(const struct tcx_xstats_table *t, const struct tcx_xstats_choice *ch)
+{
+	unsigned id = tcx_xstats_id(t);
+
+	return (ch->off[id] & all_of(t->n_fields)) == all_of(t->n_fields) &&
+	       (ch->tin_off[id] & all_of(t->n_tin_fields)) == all_of(t->n_tin_fields);
+}
 
 const struct tcx_xstats_table *tcx_xstats_lookup(const char *kind, int is_class)
 {

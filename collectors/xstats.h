@@ -9,8 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TCX_XSTATS_MAX  32 /* rows of the longest table (a uint32_t mask) */
-#define TCX_XSTATS_TINS 8  /* cake's TC_CAKE_MAX_TINS */
+#define TCX_XSTATS_MAX      32 /* rows of the longest table (a uint32_t mask) */
+#define TCX_XSTATS_TINS     8  /* cake's TC_CAKE_MAX_TINS */
+#define TCX_XSTATS_N_TABLES 14 /* tcx_xstats_n_tables, for arrays indexed by table */
 
 enum tcx_xstat_type {
 	TCX_XSTAT_COUNTER, /* an event count: the family ends in _total */
@@ -69,6 +70,30 @@ const struct tcx_xstats_table *tcx_xstats_lookup(const char *kind, int is_class)
 /* Every table, for what lists the families (documentation, renderers). */
 extern const struct tcx_xstats_table *const tcx_xstats_tables[];
 extern const size_t tcx_xstats_n_tables;
+
+/* A table's place in tcx_xstats_tables[]: 0 .. TCX_XSTATS_N_TABLES - 1. */
+unsigned tcx_xstats_id(const struct tcx_xstats_table *t);
+
+/* A field's name, as `families: xstats:` takes it and the JSON format keys
+ * it: its family without tc_<object>_<kind>_ and, for a counter, _total
+ * (tc_qdisc_cake_tin_sent_bytes_total: tin_sent_bytes). Returns where it
+ * starts in f->family, its length in *len. f is a row of t (fields or
+ * tin_fields). */
+const char *tcx_xstat_name(const struct tcx_xstats_table *t, const struct tcx_xstat *f,
+                           size_t *len);
+
+/* The fields chosen of each table (`families: xstats:`), by table id: bit
+ * i of off[id] leaves out row fields[i], of tin_off[id] row tin_fields[i].
+ * All zero: every field of every kind. The collector applies it when it
+ * stores a row (collectors/collect.c): a field left out is not present for
+ * any format, a table left out whole is no table (tcx_xstats_none()). */
+struct tcx_xstats_choice {
+	uint32_t off[TCX_XSTATS_N_TABLES];
+	uint32_t tin_off[TCX_XSTATS_N_TABLES];
+};
+
+/* 1 when ch leaves out every field of t. */
+int tcx_xstats_none(const struct tcx_xstats_table *t, const struct tcx_xstats_choice *ch);
 
 /* raw / div, signed when the field is. */
 double tcx_xstat_value(const struct tcx_xstat *f, uint64_t raw);

@@ -1747,8 +1747,209 @@ static void resolve_aggregate(struct ctx *c)
 	}
 }
 
+/* ---- families: xstats as a map of kinds (collectors/xstats.h) ---- */
+
+/* Does the table t hold kind? Tables of one kind are a qdisc's, its tins'
+ * and a class's: a name chooses the rows of that name in each. */
+static int xs_of_kind(const struct tcx_xstats_table *t, const char *kind)
+{
+	return strcmp(t->kind, kind) == 0;
+}
+
+/* Append ", name" (the first without the comma) to list[len] of size sz,
+ * unless the previous appended is the same (the elements of an array). */
+static size_t xs_list_add(char *list, size_t sz, size_t len, const char *name, size_t n)
+{
+	int w;
+
+	if (len >= sz)
+		return len;
+	w = snprintf(list + len, sz - len, "%s%.*s", len ? ", " : "", (int)n, name);
+	return w < 0 ? len : len + (size_t)w;
+}
+
+/* The kinds with per-kind statistics, in the tables' order: "htb, hfsc, ...". */
+static void xs_kinds(char *list, size_t sz)
+{
+	size_t len = 0;
+
+	list[0] = 0;
+	for (size_t i = 0; i < tcx_xstats_n_tables; i++) {
+		const char *kind = tcx_xstats_tables[i]->kind;
+		size_t j = 0;
+
+		while (j < i && strcmp(tcx_xstats_tables[j]->kind, kind))
+			j++;
+		if (j == i)
+			len = xs_list_add(list, sz, len, kind, strlen(kind));
+	}
+}
+
+/* The field names of a kind: "lends, borrows, ...". */
+static void xs_fields(const char *kind, char *list, size_t sz)
+{
+	const char *prev = NULL;
+	size_t len = 0, prev_n = 0;
+
+	list[0] = 0;
+	for (size_t i = 0; i < tcx_xstats_n_tables; i++) {
+		const struct tcx_xstats_table *t = tcx_xstats_tables[i];
+
+		for (unsigned tin = 0; xs_of_kind(t, kind) && tin < 2; tin++) {
+			const struct tcx_xstat *rows = tin ? t->tin_fields : t->fields;
+			unsigned n = tin ? t->n_tin_fields : t->n_fields;
+
+			for (unsigned f = 0; f < n; f++) {
+				size_t nl;
+				const char *name = tcx_xstat_name(t, &rows[f], &nl);
+
+				if (prev && nl == prev_n && !strncmp(name, prev, nl))
+					continue; /* an array's elements: one name */
+				len = xs_list_add(list, sz, len, name, nl);
+				prev = name;
+				prev_n = nl;
+			}
+		}
+	}
+}
+
+/* Leave out (off 1) or choose (off 0) the rows named `name` of each table
+ * of kind (every row when name is NULL). Returns how many rows matched;
+ * *was_on grows by those of them that were chosen already (a name given
+ * twice). */
+static unsigned xs_set(struct tcx_xstats_choice *ch, const char *kind, const char *name, int off,
+                       unsigned *was_on)
+{
+	unsigned matched = 0;
+
+	for (size_t i = 0; i < tcx_xstats_n_tables; i++) {
+		const struct tcx_xstats_table *t = tcx_xstats_tables[i];
+		unsigned id = tcx_xstats_id(t);
+
+		for (unsigned tin = 0; xs_of_kind(t, kind) && tin < 2; tin++) {
+			const struct tcx_xstat *rows = tin ? t->tin_fields : t->fields;
+			unsigned n = tin ? t->n_tin_fields : t->n_fields;
+			uint32_t *bits = tin ? &ch->tin_off[id] : &ch->off[id];
+
+			for (unsigned f = 0; f < n; f++) {
+				size_t nl;
+				const char *fn = tcx_xstat_name(t, &rows[f], &nl);
+
+				if (name && (strlen(name) != nl || strncmp(fn, name, nl)))
+					continue;
+				matched++;
+				*was_on += !(*bits & UINT32_C(1) << f);
+				if (off)
+					*bits |= UINT32_C(1) << f;
+				else
+					*bits &= ~(UINT32_C(1) << f);
+			}
+		}
+	}
+	return matched;
+}
+
+/* One kind's choice: all, none, or a list of its fields ([] is none). */
+static int xs_kind_fields(struct ctx *c, const char *kind, tcx_ynode_t *v)
+{
+	struct tcx_xstats_choice *ch = &c->cfg->families.xstats;
+	unsigned on = 0;
+	int ret = 0;
+
+	if (v->type == YAML_SCALAR_NODE &&
+	    (!strcmp(tcx_yaml_sval(v), "all") || !strcmp(tcx_yaml_sval(v), "none"))) {
+		xs_set(ch, kind, NULL, !strcmp(tcx_yaml_sval(v), "none"), &on);
+		return 0;
+	}
+	if (v->type == YAML_SCALAR_NODE) {
+		tcx_yaml_err_at(&c->y, v,
+		                "invalid %s '%s' in families xstats (expected all, none or a list "
+		                "of fields)",
+		                kind, tcx_yaml_sval(v));
+		return -1;
+	}
+	if (v->type != YAML_SEQUENCE_NODE) {
+		tcx_yaml_err_at(
+		        &c->y, v,
+		        "%s in families xstats must be all, none or a list of fields, got %s", kind,
+		        tcx_yaml_kind_name(v->type));
+		return -1;
+	}
+	xs_set(ch, kind, NULL, 1, &on); /* the list names every field kept */
+	for (tcx_ynode_t **it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+	     it++) {
+		const char *name;
+		char list[2048];
+
+		if (tcx_yaml_expect_item(&c->y, *it, YAML_SCALAR_NODE, "field name")) {
+			ret = -1;
+			continue;
+		}
+		name = tcx_yaml_sval(*it);
+		on = 0;
+		if (!xs_set(ch, kind, name, 0, &on)) {
+			xs_fields(kind, list, sizeof(list));
+			tcx_yaml_err_at(&c->y, *it,
+			                "unknown field '%s' of %s in families xstats (expected one "
+			                "of: %s)",
+			                name, kind, list);
+			ret = -1;
+		} else if (on) {
+			tcx_yaml_err_at(&c->y, *it,
+			                "field '%s' of %s given twice in families xstats", name,
+			                kind);
+			ret = -1;
+		}
+	}
+	return ret;
+}
+
+/* `xstats: {KIND: FIELDS, ...}`: the kinds named keep the fields chosen,
+ * the others every field. */
+static int xs_kinds_map(struct ctx *c, tcx_ynode_t *map)
+{
+	int ret = 0;
+
+	for (struct tcx_ypair *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+	     p++) {
+		const struct tcx_ypair *q = map->data.mapping.pairs.start;
+		const char *kind;
+		char list[256];
+		size_t i = 0;
+
+		if (tcx_yaml_expect_scalar_key(&c->y, p->key)) {
+			ret = -1;
+			continue;
+		}
+		kind = tcx_yaml_sval(p->key);
+		while (i < tcx_xstats_n_tables && !xs_of_kind(tcx_xstats_tables[i], kind))
+			i++;
+		if (i == tcx_xstats_n_tables) {
+			xs_kinds(list, sizeof(list));
+			tcx_yaml_err_at(
+			        &c->y, p->key,
+			        "unknown kind '%s' in families xstats (expected one of: %s)", kind,
+			        list);
+			ret = -1;
+			continue;
+		}
+		while (q < p &&
+		       (q->key->type != YAML_SCALAR_NODE || strcmp(tcx_yaml_sval(q->key), kind)))
+			q++;
+		if (q < p) {
+			tcx_yaml_err_dup(&c->y, p->key, "kind", kind, &q->key->start_mark);
+			ret = -1;
+			continue;
+		}
+		if (xs_kind_fields(c, kind, p->value))
+			ret = -1;
+	}
+	return ret;
+}
+
 /* A `families:` switch (collectors/counters.h): on or off (true/false,
- * yes/no), or auto where its default is. */
+ * yes/no), or auto where its default is; xstats may also be a map of
+ * kinds to the fields kept (xs_kinds_map()). */
 static int family_value(struct tcx_yaml *y, const void *row, void *obj, tcx_ynode_t *k,
                         tcx_ynode_t *v)
 {
@@ -1758,6 +1959,10 @@ static int family_value(struct tcx_yaml *y, const void *row, void *obj, tcx_ynod
 	enum tcx_family_mode *out = &c->cfg->families.mode[sw - tcx_family_switches];
 	const char *s;
 
+	if (sw - tcx_family_switches == TCX_SW_XSTATS && v->type == YAML_MAPPING_NODE) {
+		*out = TCX_FAM_ON;
+		return xs_kinds_map(c, v);
+	}
 	if (tcx_yaml_expect(&c->y, k, v, YAML_SCALAR_NODE))
 		return -1;
 	s = tcx_yaml_sval(v);
@@ -1768,8 +1973,11 @@ static int family_value(struct tcx_yaml *y, const void *row, void *obj, tcx_ynod
 	} else if (auto_ok && !strcasecmp(s, "auto")) {
 		*out = TCX_FAM_AUTO;
 	} else {
-		tcx_yaml_err_at(&c->y, v, "invalid %s '%s' in families (expected %s)",
-		                tcx_yaml_sval(k), s, auto_ok ? "auto, on or off" : "on or off");
+		tcx_yaml_err_at(
+		        &c->y, v, "invalid %s '%s' in families (expected %s)", tcx_yaml_sval(k), s,
+		        auto_ok                                     ? "auto, on or off"
+		        : sw - tcx_family_switches == TCX_SW_XSTATS ? "on, off or a map of kinds"
+		                                                    : "on or off");
 		return -1;
 	}
 	return 0;

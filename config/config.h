@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "collectors/counters.h"
+#include "collectors/xstats.h"
 #include "config/classes.h"
 #include "config/errfn.h"
 #include "lib/arena.h"
@@ -149,9 +150,12 @@ struct tcx_aggregate_cfg {
 	uint32_t user;    /* bit i: labels[i] is kept */
 };
 
-/* The `families:` section: each switch as set (collectors/counters.h). */
+/* The `families:` section: each switch as set (collectors/counters.h), and
+ * the per-kind statistics chosen by field (`xstats:` as a map of kinds;
+ * all zero: every field). */
 struct tcx_families_cfg {
 	enum tcx_family_mode mode[TCX_SW__MAX];
+	struct tcx_xstats_choice xstats;
 };
 
 struct tcx_config {

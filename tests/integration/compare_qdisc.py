@@ -40,7 +40,10 @@ come in the order device, netns (only with --netns), kind, handle, parent,
 then tin (cake's tins) or the configured user labels (classes); no series
 appears twice. `--labels L1,L2 --class-map FILE` (JSON: {"DEV HANDLE":
 {label: value}}) gives the user labels every class must carry (empty
-when the map has no entry). `--devices D1,D2` takes tc's rows of those
+when the map has no entry). `--xstats KIND:F1,F2` (a `families: xstats:` choice, the fields by
+their names there: lends, tin_sent_bytes; `KIND:` for none) compares only
+those fields of KIND, and any other field of KIND in tcexporter is a
+problem. `--devices D1,D2` takes tc's rows of those
 devices only (a `devices:` filter): a row of any other device in tcexporter
 is EXTRA. `--device-series` (prom) also checks tc_scrape_device_success,
 _qdiscs and _classes: one series each per device tc lists qdiscs on (of
@@ -498,6 +501,26 @@ def compare(table, want_rows, got, args, problems):
             if not equal(w[f], g["generic"].get(f), f, False, 0):
                 bad.append("%s: tcexporter=%r tc=%r" % (f, g["generic"].get(f), w[f]))
         sets = [("", w["xstats"], g["xstats"], table)]
+        chosen = args.xstats_chosen.get(w["kind"])
+        if chosen is not None:
+            # `families: xstats:` chose these fields of the kind: tc's others
+            # are not compared, and tcexporter must have none of them
+            tin_chosen = {f[4:] for f in chosen if f.startswith("tin_")}
+            for f in sorted(set(g["xstats"]) - chosen):
+                bad.append("%s: in tcexporter, not chosen (--xstats)" % f)
+            for i, t in enumerate(g.get("tins", [])):
+                for f in sorted(set(t) - tin_chosen):
+                    bad.append("tin %d %s: in tcexporter, not chosen (--xstats)" % (i, f))
+            sets = [("", {f: v for f, v in w["xstats"].items() if f in chosen}, g["xstats"],
+                     table)]
+            if not tin_chosen and "tins" in w:
+                w = dict(w)
+                del w["tins"]
+                if g.get("tins"):
+                    bad.append("tins: in tcexporter, no tin field chosen (--xstats)")
+            elif "tins" in w:
+                w = dict(w, tins=[{f: v for f, v in t.items() if f in tin_chosen}
+                                  for t in w["tins"]])
         if "tins" in w:
             if len(g.get("tins", [])) != len(w["tins"]):
                 bad.append("tins: tcexporter has %d, tc %d" % (len(g.get("tins", [])),
@@ -756,6 +779,10 @@ def check_device_series(path, want, args, problems):
 
 
 def run_compare(args, reader):
+    args.xstats_chosen = {}
+    for spec in args.xstats or []:
+        kind, _c, fields = spec.partition(":")
+        args.xstats_chosen[kind] = {f for f in fields.split(",") if f}
     args.class_map_data = {}
     if args.class_map:
         with open(args.class_map) as f:
@@ -856,6 +883,10 @@ def main():
                        help="seconds HTB tokens may differ by (default 0.001)")
         p.add_argument("--labels", help="configured user labels, comma-separated")
         p.add_argument("--class-map", help='JSON: {"DEV HANDLE": {label: value}}')
+        p.add_argument("--xstats", action="append", metavar="KIND:FIELD,...",
+                       help="the fields `families: xstats:` chose of KIND (its names: "
+                       "tin_sent_bytes, lends; KIND: none): only those are compared, and "
+                       "tcexporter must show no other")
     args = ap.parse_args()
     if not args.cmd:
         ap.error("give a subcommand")

@@ -932,6 +932,122 @@ static void test_aggregate_families(void **state)
 	tcx_config_unref(cfg);
 }
 
+/* The row of t (tin 0: fields, 1: tin_fields) named name, or -1. */
+static int xs_row(const struct tcx_xstats_table *t, int tin, const char *name)
+{
+	const struct tcx_xstat *rows = tin ? t->tin_fields : t->fields;
+	unsigned n = tin ? t->n_tin_fields : t->n_fields;
+
+	for (unsigned f = 0; f < n; f++) {
+		size_t len;
+		const char *fn = tcx_xstat_name(t, &rows[f], &len);
+
+		if (len == strlen(name) && !strncmp(fn, name, len))
+			return (int)f;
+	}
+	return -1;
+}
+
+/* families: xstats as a map of kinds: the fields each kind keeps. */
+static void test_families_xstats(void **state)
+{
+	const struct tcx_xstats_table *cake = tcx_xstats_lookup("cake", 0);
+	const struct tcx_xstats_table *cake_c = tcx_xstats_lookup("cake", 1);
+	const struct tcx_xstats_table *htb = tcx_xstats_lookup("htb", 1);
+	const struct tcx_xstats_table *fq = tcx_xstats_lookup("fq", 0);
+	const struct tcx_xstats_table *fqc = tcx_xstats_lookup("fq_codel", 0);
+	const struct tcx_xstats_table *fqc_c = tcx_xstats_lookup("fq_codel", 1);
+	const struct tcx_xstats_table *sfq = tcx_xstats_lookup("sfq", 1);
+	const struct tcx_xstats_table *hfsc = tcx_xstats_lookup("hfsc", 1);
+	const char *chosen[] = {"tin_sent_bytes", "tin_dropped_packets", "tin_ecn_marked_packets",
+	                        "tin_avg_delay_seconds"};
+	struct tcx_xstats_choice zero = {{0}, {0}};
+	const struct tcx_xstats_choice *ch;
+	uint32_t keep = 0;
+	struct tcx_config *cfg;
+
+	cfg = load_ok("families:\n"
+	              "  xstats: {cake: [tin_sent_bytes, tin_dropped_packets, "
+	              "tin_ecn_marked_packets, tin_avg_delay_seconds, memory_used_bytes, "
+	              "deficit_bytes], fq_codel: all, htb: none, sfq: [], fq: [band_drops]}\n");
+	ch = &cfg->families.xstats;
+	assert_int_equal(cfg->families.mode[TCX_SW_XSTATS], TCX_FAM_ON);
+	/* cake: its qdisc's memory_used_bytes, the four tin fields, its
+	 * class's deficit_bytes; nothing else */
+	assert_int_equal(ch->off[tcx_xstats_id(cake)],
+	                 ((1u << cake->n_fields) - 1) &
+	                         ~(1u << xs_row(cake, 0, "memory_used_bytes")));
+	for (unsigned i = 0; i < 4; i++) {
+		assert_true(xs_row(cake, 1, chosen[i]) >= 0);
+		keep |= 1u << xs_row(cake, 1, chosen[i]);
+	}
+	assert_int_equal(ch->tin_off[tcx_xstats_id(cake)],
+	                 ((1u << cake->n_tin_fields) - 1) & ~keep);
+	assert_int_equal(ch->off[tcx_xstats_id(cake_c)],
+	                 ((1u << cake_c->n_fields) - 1) &
+	                         ~(1u << xs_row(cake_c, 0, "deficit_bytes")));
+	assert_false(tcx_xstats_none(cake, ch));
+	assert_false(tcx_xstats_none(cake_c, ch));
+	/* fq_codel: all, its qdisc's and its class's */
+	assert_int_equal(ch->off[tcx_xstats_id(fqc)], 0);
+	assert_int_equal(ch->off[tcx_xstats_id(fqc_c)], 0);
+	/* htb none, sfq []: nothing */
+	assert_true(tcx_xstats_none(htb, ch));
+	assert_true(tcx_xstats_none(sfq, ch));
+	/* fq: band_drops names its three elements */
+	assert_int_equal(ch->off[tcx_xstats_id(fq)],
+	                 ((1u << fq->n_fields) - 1) & ~(7u << xs_row(fq, 0, "band_drops")));
+	/* a kind not named keeps every field */
+	assert_int_equal(ch->off[tcx_xstats_id(hfsc)], 0);
+	assert_false(tcx_xstats_none(hfsc, ch));
+	tcx_config_unref(cfg);
+
+	/* The default, an empty map and on: every field of every kind. */
+	cfg = load_ok("interval: 5s\n");
+	assert_memory_equal(&cfg->families.xstats, &zero, sizeof(zero));
+	assert_int_equal(cfg->families.mode[TCX_SW_XSTATS], TCX_FAM_DEFAULT);
+	tcx_config_unref(cfg);
+	cfg = load_ok("families: {xstats: {}}\n");
+	assert_memory_equal(&cfg->families.xstats, &zero, sizeof(zero));
+	assert_int_equal(cfg->families.mode[TCX_SW_XSTATS], TCX_FAM_ON);
+	tcx_config_unref(cfg);
+	cfg = load_ok("families: {xstats: off}\n");
+	assert_int_equal(cfg->families.mode[TCX_SW_XSTATS], TCX_FAM_OFF);
+	tcx_config_unref(cfg);
+}
+
+static void test_err_families_xstats(void **state)
+{
+	expect_errors("families:\n  xstats: {cake: all, bogus: all}\n",
+	              "t.yaml:2:23: unknown kind 'bogus' in families xstats (expected one of: htb, "
+	              "hfsc, fq_codel, fq, fq_pie, codel, pie, red, choke, sfb, sfq, cake)\n");
+	expect_errors("families:\n  xstats:\n    htb: [lends, tokens, borrows]\n",
+	              "t.yaml:3:18: unknown field 'tokens' of htb in families xstats (expected one "
+	              "of: lends, borrows, giants, tokens_seconds, ctokens_seconds)\n");
+	/* an array's elements are one name; the _total of a counter is no part of it */
+	expect_errors("families: {xstats: {fq: [band_drops_total]}}\n",
+	              "t.yaml:1:26: unknown field 'band_drops_total' of fq in families xstats "
+	              "(expected one of: gc_flows, highprio_packets, tcp_retrans, throttled, "
+	              "flows_plimit, pkts_too_long, allocation_errors, "
+	              "time_next_delayed_flow_seconds, flows, inactive_flows, throttled_flows, "
+	              "unthrottle_latency_seconds, ce_mark, horizon_drops, horizon_caps, "
+	              "fastpath_packets, "
+	              "band_drops, band_pkt_count_packets)\n");
+	expect_errors("families: {xstats: {htb: [lends, lends]}}\n",
+	              "t.yaml:1:34: field 'lends' of htb given twice in families xstats\n");
+	expect_errors("families: {xstats: {htb: all, htb: none}}\n",
+	              "t.yaml:1:31: duplicate kind 'htb' (first at 1:21)\n");
+	expect_errors("families: {xstats: {htb: some, sfq: {allot: 1}, cake: [[a]]}}\n",
+	              "t.yaml:1:26: invalid htb 'some' in families xstats (expected all, none or a "
+	              "list of fields)\n"
+	              "t.yaml:1:37: sfq in families xstats must be all, none or a list of "
+	              "fields, got a mapping\n"
+	              "t.yaml:1:56: field name must be a scalar, got a sequence\n");
+	expect_errors("families: {xstats: maybe}\n",
+	              "t.yaml:1:20: invalid xstats 'maybe' in families (expected on, off or a map "
+	              "of kinds)\n");
+}
+
 static void test_err_aggregate(void **state)
 {
 	expect_errors("labels: [tenant]\naggregate: {by: [tenant, dev, rule]}\n",
@@ -1782,6 +1898,8 @@ int main(void)
 	        cmocka_unit_test(test_err_all_reported),
 	        cmocka_unit_test(test_aggregate_families),
 	        cmocka_unit_test(test_err_aggregate),
+	        cmocka_unit_test(test_families_xstats),
+	        cmocka_unit_test(test_err_families_xstats),
 	        cmocka_unit_test(test_class_forms),
 	        cmocka_unit_test(test_classes_before_labels),
 	        cmocka_unit_test(test_classes_reload),

@@ -1495,6 +1495,58 @@ static void test_tables(void **state)
 	assert_true(n_families > 100);
 }
 
+/* The names `families: xstats:` takes (tcx_xstat_name()): the family
+ * without tc_<object>_<kind>_ and a counter's _total, tin_ kept; one name
+ * is one field of its kind (an array member's elements share it), across
+ * the kind's qdisc, tin and class rows. tcx_xstats_id() is the place. */
+static void test_field_names(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < tcx_xstats_n_tables; i++) {
+		const struct tcx_xstats_table *t = tcx_xstats_tables[i];
+
+		assert_int_equal(tcx_xstats_id(t), i);
+		for (unsigned tin = 0; tin < 2; tin++) {
+			const struct tcx_xstat *rows = tin ? t->tin_fields : t->fields;
+			unsigned n = tin ? t->n_tin_fields : t->n_fields;
+
+			for (unsigned f = 0; f < n; f++) {
+				char want[128];
+				size_t len;
+				const char *name = tcx_xstat_name(t, &rows[f], &len);
+
+				snprintf(want, sizeof(want), "tc_%s_%s_%.*s%s",
+				         t->is_class ? "class" : "qdisc", t->kind, (int)len, name,
+				         rows[f].type == TCX_XSTAT_COUNTER ? "_total" : "");
+				assert_string_equal(want, rows[f].family);
+				assert_true(len > 0);
+				assert_int_equal(tin, strncmp(name, "tin_", 4) == 0);
+				/* no other field of the kind has the name */
+				for (size_t j = 0; j < tcx_xstats_n_tables; j++) {
+					const struct tcx_xstats_table *u = tcx_xstats_tables[j];
+
+					for (unsigned utin = 0;
+					     utin < 2 && !strcmp(u->kind, t->kind); utin++) {
+						const struct tcx_xstat *ur =
+						        utin ? u->tin_fields : u->fields;
+						unsigned un = utin ? u->n_tin_fields : u->n_fields;
+
+						for (unsigned g = 0; g < un; g++) {
+							size_t ul;
+							const char *uname =
+							        tcx_xstat_name(u, &ur[g], &ul);
+
+							if (ul == len && !strncmp(uname, name, len))
+								assert_string_equal(ur[g].family,
+								                    rows[f].family);
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1533,6 +1585,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_unknown_kind, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_identity, setup, teardown),
 	        cmocka_unit_test(test_tables),
+	        cmocka_unit_test(test_field_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

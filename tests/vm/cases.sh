@@ -26,7 +26,7 @@ set -euo pipefail
 TC=/sbin/tc
 IP=/sbin/ip
 TCX=/tcx/tcexporter
-CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police c14_hits c15_hits_churn c16_plans c17_liveness c18_snmp_times c19_ovs)
+CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police c14_hits c15_hits_churn c16_plans c17_liveness c18_snmp_times c19_ovs c20_libreqos)
 
 # shellcheck disable=SC1091
 [ ! -f /tcx/env ] || . /tcx/env
@@ -1172,6 +1172,67 @@ c19_ovs() {
 	ovs-vsctl show >ovs-show.txt
 	ovs_stop
 	for h in a b; do $IP netns del "ns19$h"; done
+}
+
+c20_libreqos() {
+	# Issue #26's LibreQoS-sized shaper at 2,000 leaves: m20, a veth with 4
+	# tx queues, under an mq root (7fff:) with an HTB tree on each of its
+	# queues (Q: on 7fff:Q; Q:1 the tree's top at 1gbit, 500 leaves Q:3 ..
+	# Q:1f6 at 1mbit ceil 100mbit), a cake diffserv4 on each leaf (handles
+	# 100: .. 8cf:), all in one tc -batch. A clsact u32 filter per tree
+	# sends one destination to its first leaf, Q:3 (skbedit queue_mapping
+	# Q-1, priority Q:3), with a DSCP of its own (pedit tos: CS1 bulk, tin
+	# 0; none, best effort, tin 1; AF41 video, tin 2; EF voice, tin 3):
+	# Q + 4 datagrams of 100 * Q bytes each. tcexporter --once with the
+	# README's LibreQoS recipe (families: xstats: cake's four per-tin
+	# fields, htb none): r.json.out, r.prom.out; tc's captures pre/ and
+	# post/ around it; then --once with the default families, every field
+	# (d.prom.out), for the series count. MemAvailable before and after the
+	# tree (mem) and the seconds of the tc -batch (batch.s: uptime before
+	# and after).
+	local q i n=0 t0 rc dscp=(0 0x20 0 0x88 0xb8)
+	printf '%s\n' "link add m20 numtxqueues 4 type veth peer name m21" "link set m20 up" \
+		"link set m21 up" "addr add 10.20.0.1/24 dev m20" >ip.batch
+	for q in 1 2 3 4; do
+		echo "neigh add 10.20.0.$((q + 1)) lladdr 02:00:00:20:00:02 dev m20"
+	done >>ip.batch
+	$IP -batch ip.batch
+	{
+		echo "qdisc add dev m20 root handle 7fff: mq"
+		for q in 1 2 3 4; do
+			echo "qdisc replace dev m20 parent 7fff:$q handle $q: htb default 2"
+			echo "class add dev m20 parent $q: classid $q:1 htb rate 1gbit ceil 1gbit"
+			for ((i = 3; i < 503; i++)); do
+				printf 'class add dev m20 parent %s:1 classid %s:%x htb rate 1mbit ceil 100mbit\n' \
+					"$q" "$q" "$i"
+				printf 'qdisc add dev m20 parent %s:%x handle %x: cake diffserv4\n' \
+					"$q" "$i" $((0x100 + n))
+				n=$((n + 1))
+			done
+		done
+		echo "qdisc add dev m20 clsact"
+		for q in 1 2 3 4; do
+			printf 'filter add dev m20 egress pref %s protocol ip u32 match ip dst 10.20.0.%s/32' \
+				"$q" $((q + 1))
+			[ "${dscp[q]}" = 0 ] || printf ' action pedit ex munge ip tos set %s pipe' "${dscp[q]}"
+			printf ' action skbedit queue_mapping %s priority %s:3\n' $((q - 1)) "$q"
+		done
+	} >tc.batch
+	grep MemAvailable /proc/meminfo >mem
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	$TC -batch tc.batch
+	echo "$t0 $(cut -d' ' -f1 /proc/uptime)" >batch.s
+	grep MemAvailable /proc/meminfo >>mem
+	for q in 1 2 3 4; do udp "10.20.0.$((q + 1))" $((q + 4)) $((100 * q)); done
+	printf '%s\n' "families: {liveness: off, xstats: {cake: [tin_sent_bytes, tin_dropped_packets, tin_ecn_marked_packets, tin_avg_delay_seconds], htb: none}}" \
+		'targets: [{all: true}]' >c.yaml
+	qsnap pre
+	tcx r c.yaml
+	qsnap post
+	printf '%s\n' 'families: {liveness: off}' 'targets: [{all: true}]' >d.yaml
+	rc=0
+	"$TCX" --once --config d.yaml --format prometheus >d.prom.out 2>d.prom.err || rc=$?
+	echo "$rc" >d.prom.rc
 }
 
 "$CASE"

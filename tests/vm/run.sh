@@ -19,14 +19,20 @@
 # daemon with liveness passes every 5 s and checks the action times of its
 # scrapes against tc's ages and the traffic sent; c19_ovs runs Open vSwitch
 # with its flows offloaded to TC flower and checks each flow's last use
-# against OVS's (issue #25).
+# against OVS's (issue #25). c20_libreqos (issue #26) builds a LibreQoS-sized
+# shaper, mq with an HTB tree per tx queue and 2,000 cake diffserv4 leaves,
+# compares it with tc under a `families: xstats:` choice of fields, and
+# counts the series a leaf and a tree give (README.md's recipe).
 #
 # One boot runs every case (about 10 s of boot under TCG, the rest is tc
 # and tcexporter under emulation). Results come back through a 9p share;
 # the serial console carries markers (TCXVM-*, see lib.sh) and the payload's
-# status. A VM that does not boot, hangs (TCX_VM_TIMEOUT, default 480 s:
-# one run takes 90 to 150 s on a loaded 2-core machine, and `make -j2 check`
-# may run the two kernels' tests at once) or loses a marker fails the test.
+# status. A VM that does not boot, hangs (TCX_VM_TIMEOUT, default 720 s:
+# one run takes 220 to 260 s on a loaded 2-core machine, c20's tree 40 s of
+# it, and `make -j2 check` may run the two kernels' tests at once) or loses
+# a marker fails the test. The VM has 3 GiB: c20's 2,000 cake qdiscs take
+# 2.1 GiB of the kernel's memory (cake allocates its 8 tins' flow tables,
+# about 1 MiB, whatever its diffserv mode).
 #
 #   tests/vm/run.sh [SERIES]
 # boots the newest installed kernel of SERIES (6.1: linux-image-amd64 on
@@ -60,7 +66,7 @@ vm_find_kernel "${1:-}"
 for b in /sbin/tc /sbin/ip; do
 	[ -x "$b" ] || skip "$b is not installed (iproute2)"
 done
-timeout_s=${TCX_VM_TIMEOUT:-480}
+timeout_s=${TCX_VM_TIMEOUT:-720}
 start=$(date +%s%N)
 
 make_workdir
@@ -97,7 +103,7 @@ vm_pack "$root" "$WORK/initrd"
 # ---- the boot ------------------------------------------------------------------------------
 note "booting (TCG, timeout $timeout_s s)"
 boot_start=$(date +%s%N)
-vm_boot "$WORK/initrd" "$share" "$WORK/console.log" "$timeout_s" 512
+vm_boot "$WORK/initrd" "$share" "$WORK/console.log" "$timeout_s" 3072
 boot_end=$(date +%s%N)
 note "VM done in $(((boot_end - boot_start) / 1000000)) ms, payload status $VM_RC"
 
@@ -1369,6 +1375,115 @@ check "c19_ovs: each flow's last use in tcexporter's JSON = OVS's used: within 1
 check "c19_ovs: each flow's tc_action_last_used_timestamp_seconds = OVS's used: within 1 s, its ufid label OVS's" ovs_flows prom
 check "c19_ovs/r: tcexporter json exit 0" run_ok c19_ovs r json 0
 check "c19_ovs/r: tcexporter prom exit 0" run_ok c19_ovs r prom 0
+
+note "20. LibreQoS-sized: mq, an HTB tree per tx queue, 2,000 cake diffserv4 leaves, xstats chosen"
+c20=$share/c20_libreqos
+c20_choice=(--xstats cake:tin_sent_bytes,tin_dropped_packets,tin_ecn_marked_packets,tin_avg_delay_seconds
+	--xstats htb:)
+# c20_traffic: each tree's first leaf, Q:3, sent its Q + 4 datagrams of
+# 100 * Q bytes on its own tx queue, in its tin (tc's view; the u32 filter's
+# skbedit and pedit worked), and no other leaf sent any.
+c20_traffic() {
+	"$PYTHON" - "$c20/post/qdisc.json" <<'PY'
+import json, sys
+bad, leaves = [], 0
+for r in json.load(open(sys.argv[1])):
+    if r.get("kind") != "cake":
+        continue
+    leaves += 1
+    q, _c, minor = r["parent"].partition(":")
+    sent = [t.get("sent_packets", 0) for t in r.get("tins", [])]
+    if minor == "3":
+        want = [0, 0, 0, 0]
+        want[int(q) - 1] = int(q) + 4
+        if sent != want or r["packets"] != int(q) + 4:
+            bad.append("cake %s on %s: tins sent %r packets (of %d), expected %r" % (
+                r["handle"], r["parent"], sent, r["packets"], want))
+    elif r["packets"]:
+        bad.append("cake %s on %s sent %d packets, expected none" % (r["handle"], r["parent"],
+                                                                   r["packets"]))
+if leaves != 2000:
+    bad.append("%d cake leaves, expected 2000" % leaves)
+print("\n".join(bad) if bad else "2000 cake leaves; Q:3 of each tree sent Q + 4 in tin Q - 1")
+sys.exit(1 if bad else 0)
+PY
+}
+# c20_series FILE PER_LEAF PER_QUEUE: the series of the exposition FILE by
+# family, and how many belong to each leaf (its HTB class Q:3 .. Q:1f6 and
+# the cake qdisc under it), to each of the 4 trees (HTB qdisc Q:, its top
+# class Q:1, mq's class 7fff:Q) and to the rest: a leaf must have PER_LEAF,
+# a tree PER_QUEUE (README.md's LibreQoS recipe says how they add up). With
+# the recipe (PER_LEAF 41), the cake tin families are the four chosen, 4
+# tins of each of the 2,000 leaves, and there is no HTB field.
+c20_series() {
+	"$PYTHON" - "$@" <<'PY'
+import collections, re, sys
+path, per_leaf, per_queue = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+fam = collections.Counter()
+leaf_fam = collections.Counter()
+part = collections.Counter()
+lab_re = re.compile(r'(\w+)="([^"]*)"')
+for line in open(path):
+    if line.startswith("#") or not line.strip():
+        continue
+    m = re.match(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{([^}]*)\})?", line)
+    name, lab = m.group(1), dict(lab_re.findall(m.group(2) or ""))
+    fam[name] += 1
+    where = "rest"
+    if lab.get("device") == "m20":
+        h, p = lab.get("handle", ""), lab.get("parent", "")
+        for x in (h if name.startswith("tc_class_") else p, ):
+            q, _c, minor = x.partition(":")
+            if q in "1234" and q and re.fullmatch(r"[0-9a-f]+", minor) and \
+                    3 <= int(minor, 16) < 503:
+                where = "leaf"
+        if where == "rest" and (re.fullmatch(r"[1-4]:1?", h) or re.fullmatch(r"7fff:[1-4]", h)):
+            where = "queue"
+    part[where] += 1
+    if where == "leaf":
+        leaf_fam[name] += 1
+total = sum(fam.values())
+print("%s: %d series in all, of %d families: %d of the 2,000 leaves (%.2f each), "
+      "%d of the 4 trees (%.2f each), %d the rest" % (
+          path.rsplit("/", 1)[-1], total, len(fam), part["leaf"], part["leaf"] / 2000,
+          part["queue"], part["queue"] / 4, part["rest"]))
+print("  a leaf's: " + ", ".join("%s %g" % (f, n / 2000) for f, n in sorted(leaf_fam.items())))
+bad = []
+if part["leaf"] != 2000 * per_leaf:
+    bad.append("the leaves have %d series, expected 2,000 x %d" % (part["leaf"], per_leaf))
+if part["queue"] != 4 * per_queue:
+    bad.append("the trees have %d series, expected 4 x %d" % (part["queue"], per_queue))
+if per_leaf == 41:  # the recipe
+    tin = {f: n for f, n in fam.items() if f.startswith("tc_qdisc_cake_tin_")}
+    want = {"tc_qdisc_cake_tin_%s" % f: 8000 for f in (
+        "sent_bytes_total", "dropped_packets_total", "ecn_marked_packets_total",
+        "avg_delay_seconds")}
+    if tin != want:
+        bad.append("cake's tin series %r, expected %r" % (tin, want))
+    htb = [f for f in fam if re.fullmatch(
+        r"tc_class_htb_((lends|borrows|giants)_total|c?tokens_seconds)", f)]
+    if htb:
+        bad.append("HTB fields with htb: none: %s" % ", ".join(htb))
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+check "c20_libreqos: the tree (2,000 leaves): MemAvailable before and after, seconds of tc -batch" \
+	cat "$c20/mem" "$c20/batch.s"
+check "c20_libreqos: tc before = tc after" "$PYTHON" "$compare_q" same "$c20/pre" "$c20/post"
+check "c20_libreqos: the traffic went where the filters sent it" c20_traffic
+for f in json prom; do
+	check "c20_libreqos/r: tcexporter $f exit 0" run_ok c20_libreqos r "$f" 0
+	check "c20_libreqos/r: $f = tc, the chosen cake fields only, no HTB field" "$PYTHON" \
+		"$compare_q" "$f" --tc "$c20/post" --exporter "$c20/r.$f.out" --expect-tins 4 \
+		--class-kinds mq,htb --expect-classes 2008 --require qdisc:cake:tin.sent_bytes \
+		--require qdisc:mq:packets --require class:htb:packets "${c20_choice[@]}"
+done
+check "c20_libreqos: the series of the LibreQoS recipe: 41 a leaf, 34 a tree" c20_series \
+	"$c20/r.prom.out" 41 34
+check "c20_libreqos/d: tcexporter prom exit 0" run_ok c20_libreqos d prom 0
+check "c20_libreqos: the series with every field: 118 a leaf, 39 a tree" c20_series \
+	"$c20/d.prom.out" 118 39
 
 end=$(date +%s%N)
 echo "kernel $VM_KVER: ${#cases[@]} cases, $n_checks checks, ${#failed[@]} failed," \
