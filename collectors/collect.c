@@ -897,7 +897,8 @@ static int expand_target(struct pass *p, struct units *us, const struct tcx_targ
 
 			if (q->ifindex == l->ifindex &&
 			    units_from_qdisc(us, ns, q,
-			                     q->parent != TC_H_ROOT && q->parent != TC_H_INGRESS) < 0)
+			                     q->parent != TC_H_ROOT && q->parent != TC_H_INGRESS) <
+			            0)
 				return -1;
 		}
 		return units_from_device_classes(p, us, ns, l->ifindex);
