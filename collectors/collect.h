@@ -57,7 +57,7 @@ void tcx_collector_free(struct tcx_collector *c);
 /* Make c tcexporter --once's: every pass a liveness pass (by default one
  * is, every `liveness_interval` of cfg, and the first) and a sweep (by
  * default one is at a namespace's first pass, after a lost addition, a
- * reload, and every `sweep_interval`: collect.c), with no source opened
+ * reload, and every `sweep_interval`: units.c), with no source opened
  * for additions. */
 void tcx_collector_once(struct tcx_collector *c);
 

@@ -301,7 +301,7 @@ static void nl_dropped(void *src, uint64_t dropped[TCX_NLDROP__MAX], uint64_t *l
 		dropped[i] += s->dropped[i];
 	if (s->notify)
 		*lost += tcx_notify_counts(s->notify, dropped);
-	if (s->adds) /* its losses cost a sweep (collect.c), not a final */
+	if (s->adds) /* its losses cost a sweep (units.c), not a final */
 		tcx_notify_counts(s->adds, dropped);
 }
 

@@ -105,7 +105,7 @@ struct tcx_snapshot *tcx_notify_drain(struct tcx_notify *n, struct tcx_config *c
 /* Where filters are added: a socket of the namespace the calling thread is
  * in that lets only RTM_NEWTFILTER into its queue (the same 4 MiB of it:
  * about 3,000 additions of a u32 filter with an action), for the collector
- * to know which parents came to hold filters (collect.c, "sweeps"). */
+ * to know which parents came to hold filters (units.c, "sweeps"). */
 struct tcx_notify *tcx_notify_open_adds(char *err, size_t errlen);
 
 /* Read the additions queued, without blocking: fn(arg, ifindex, parent) for

@@ -274,7 +274,7 @@ struct tcx_snapshot {
 	 * those of sockets closed since included. */
 	uint64_t notifications_lost;
 	/* Namespaces whose every qdisc and class the collector asked for
-	 * filters since it was made, by reason (collect.c, sweeps). */
+	 * filters since it was made, by reason (units.c, sweeps). */
 	uint64_t sweeps[TCX_SWEEP__MAX];
 	uint64_t merged_filters; /* filters merged by tcx_snapshot_merge() */
 	uint64_t merged_actions;
@@ -346,7 +346,7 @@ void tcx_snapshot_truncate(struct tcx_snapshot *s, size_t n_filters, size_t n_ac
  * or a tp again (the kernel resumes filter dumps by count); their actions
  * share one when their order, kind and cookie are the same too. Within one
  * snapshot, it compares targets and kinds by their index (two targets are
- * two dump units, and no two units print alike: collect.c). Rows in the kernel's dump order are compared with the
+ * two dump units, and no two units print alike: units.c). Rows in the kernel's dump order are compared with the
  * row before them only (see snapshot.c). Call it once the rows are
  * complete. Returns 0, or -1 when out of memory (then nothing is merged,
  * and the snapshot is incomplete). */

@@ -85,7 +85,7 @@ const char *tcx_xstat_name(const struct tcx_xstats_table *t, const struct tcx_xs
 /* The fields chosen of each table (`families: xstats:`), by table id: bit
  * i of off[id] leaves out row fields[i], of tin_off[id] row tin_fields[i].
  * All zero: every field of every kind. The collector applies it when it
- * stores a row (collectors/collect.c): a field left out is not present for
+ * stores a row (collectors/discover.c): a field left out is not present for
  * any format, a table left out whole is no table (tcx_xstats_none()). */
 struct tcx_xstats_choice {
 	uint32_t off[TCX_XSTATS_N_TABLES];

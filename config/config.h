@@ -166,7 +166,7 @@ struct tcx_config {
 	 * their action times (collect.h); 0: never. */
 	double liveness_interval_s;
 	/* `sweep_interval`: every qdisc and class asked for its filters this
-	 * often (collect.c, "sweeps"); 0: every collection. */
+	 * often (units.c, "sweeps"); 0: every collection. */
 	double sweep_interval_s;
 	unsigned long generation; /* from 1, one more for each configuration loaded */
 	struct tcx_target_cfg *targets;

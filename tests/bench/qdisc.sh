@@ -34,7 +34,7 @@
 #     a fourth configuration, classes-quiet, the classes alone with no scrape
 #     in its windows (the collections alone, nothing rendered), against the
 #     floor's CPU of step 1, and the daemon's peak RSS (VmHWM). The windows start after the daemon's
-#     first collection, a sweep (collect.c): one collection of
+#     first collection, a sweep (units.c): one collection of
 #     sweep_interval's (5 min) asks every leaf, as --once does.
 #
 # The goals of issue #16 are printed next to each figure, with PASS or

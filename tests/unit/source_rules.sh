@@ -64,8 +64,9 @@ broken 'a path outside the source tree, or a MIB directory of the system (use mi
 note "no modules depend on each other in a circle, by include or by call"
 # A module is a .c with its .h; a .c without a .h of its own belongs to the
 # module whose header declares what it defines, a .h without a .c is a module
-# of its own. A depends on B when a file of A includes B's header, or A's
-# object uses a symbol B's object defines (nm of the built objects).
+# of its own (or part of the module it says it is private to). A depends on B
+# when a file of A includes B's header, or A's object uses a symbol B's object
+# defines (nm of the built objects).
 builddir=${TCX_BUILDDIR:-}
 if [ -z "$builddir" ] || [ ! -f "$builddir/libtcexporter.a" ]; then
 	fail "no libtcexporter.a in TCX_BUILDDIR=${builddir:-unset}: the module check reads the built objects (make check sets it)"
@@ -113,18 +114,27 @@ nm -P -A "${objs[@]}" | awk -F'\t' '
 while read -r m; do
 	case " ${built[*]} " in *" $m "*) ;; *) fail "libtcexporter.a holds $m, which no product source here made" ;; esac
 done < <(ar t "$builddir/libtcexporter.a")
+# A header private to a module says so in its comment ("Private to the
+# module collectors/collect"): it is part of that module (collectors/pass.h).
+module_of_h() {
+	local m
+	m=$(sed -n 's|.*Private to the module \([A-Za-z0-9_/]*\).*|\1|p' "$1" | head -n 1)
+	echo "${m:-${1%.h}}"
+}
 # Each file's module.
 for f in "${product[@]}"; do
 	case $f in
-	*.h) echo "$f	${f%.h}" ;;
+	*.h) echo "$f	$(module_of_h "$f")" ;;
 	*.c) if [ -f "${f%.c}.h" ]; then echo "$f	${f%.c}"; else
-		awk -F'\t' -v f="$f" -v self="${f%.c}" '
+		m=$(awk -F'\t' -v f="$f" -v self="${f%.c}" '
 			NR == FNR { if ($1 == "DEF" && $2 == f) sym[$3] = 1; next }
 			{ for (s in sym) if ($2 ~ ("(^|[^A-Za-z0-9_])" s "[ \t]*[(;[]") && !seen[$1, s]++)
 				n[$1]++ }
 			END { best = self; most = 0
 			      for (h in n) if (n[h] > most || (n[h] == most && h < best)) { most = n[h]; best = h }
-			      sub(/\.h$/, "", best); print f "\t" best }' "$work/nm" "$work/headers"
+			      print best }' "$work/nm" "$work/headers")
+		case $m in *.h) m=$(module_of_h "$m") ;; esac
+		echo "$f	$m"
 	   fi ;;
 	esac
 done >"$work/modules"
