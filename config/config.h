@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collectors/counters.h"
+#include "config/families.h"
 #include "config/classes.h"
 #include "config/errfn.h"
 #include "lib/arena.h"
