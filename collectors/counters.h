@@ -275,7 +275,7 @@ static inline int tcx_stats_attr(const struct tcx_counter_table *t, struct tcx_s
 {
 	uint16_t type = tcx_attr_type(a);
 	uint8_t st[32]; /* the attribute's struct, zero-filled past a short payload */
-	int found = 0;
+	int found = 0, copied = 0;
 
 	switch (type) {
 	case TCA_STATS_PAD:
@@ -308,16 +308,24 @@ static inline int tcx_stats_attr(const struct tcx_counter_table *t, struct tcx_s
 #pragma GCC unroll 32
 		for (unsigned k = 0; k < t->n; k++) {
 			const struct tcx_counter_src *src = &t->def[k].src;
+			const uint8_t *from;
 			uint32_t v32;
 
 			if (src->attr != type || src->offset + src->size > sizeof(st))
 				continue;
-			if (!found++)
-				tcx_attr_struct(a, st, sizeof(st));
-			if (src->size == 8) {
-				memcpy(&sc->c[k], st + src->offset, 8);
+			/* read in place when the payload holds the field (always,
+			 * but from a kernel with a shorter struct) */
+			if (src->offset + src->size <= tcx_attr_len(a)) {
+				from = (const uint8_t *)tcx_attr_data(a) + src->offset;
 			} else {
-				memcpy(&v32, st + src->offset, 4);
+				if (!copied++)
+					tcx_attr_struct(a, st, sizeof(st));
+				from = st + src->offset;
+			}
+			if (src->size == 8) {
+				memcpy(&sc->c[k], from, 8);
+			} else {
+				memcpy(&v32, from, 4);
 				sc->c[k] = v32;
 			}
 			sc->present |= 1u << k;
