@@ -212,7 +212,7 @@ int tcx_snapshot_kind(struct tcx_snapshot *s, const char *kind)
 	for (unsigned h = 0; h < 2; h++) {
 		unsigned i = s->kind_hint[h];
 
-		if (i < s->n_kinds && strcmp(s->kinds[i], kind) == 0) {
+		if (i < s->n_kinds && s->kinds[i][0] == kind[0] && strcmp(s->kinds[i], kind) == 0) {
 			s->kind_hint[h] = s->kind_hint[0];
 			s->kind_hint[0] = (uint8_t)i;
 			return (int)i;
