@@ -8,7 +8,7 @@
  * configuration and the renderers) and its SNMP column and type. Rows keep
  * their counters in an array indexed by the table (struct tcx_action's
  * c[]), and each stage walks the table, so a new counter is one entry of
- * the list below (and a new switch one of the switches), plus its object in
+ * the list below (and a new switch one of config/families.h's), plus its object in
  * mibs/TCEXPORTER-MIB.txt and its lines in tcexporter(8).
  *
  * The lists are X-macros, C(ID, fields...): ID makes the enumerator
@@ -23,55 +23,7 @@
 #include <string.h>
 
 #include "collectors/nlattr.h"
-
-/* The value of a `families:` switch. DEFAULT is what a key left out means
- * (the switch's dflt). */
-enum tcx_family_mode {
-	TCX_FAM_DEFAULT = 0,
-	TCX_FAM_ON,
-	TCX_FAM_OFF,
-	TCX_FAM_AUTO, /* on while some row has a non-zero counter of the switch */
-};
-
-/* The `families:` switches, in the order the configuration lists them:
- * S(ID, fields of struct tcx_family_switch). */
-#define TCX_FAMILY_SWITCHES(S)                                                                     \
-	S(HW, .name = "hw", .dflt = TCX_FAM_AUTO, .auto_in_hw = 1)                                 \
-	S(FLAGS, .name = "flags", .dflt = TCX_FAM_ON, .dflt_aggregated = TCX_FAM_OFF)              \
-	S(DROPS, .name = "drops", .dflt = TCX_FAM_ON)                                              \
-	S(OVERLIMITS, .name = "overlimits", .dflt = TCX_FAM_ON)                                    \
-	S(QDISC, .name = "qdisc", .dflt = TCX_FAM_ON)                                              \
-	S(CLASS, .name = "class", .dflt = TCX_FAM_ON)                                              \
-	S(XSTATS, .name = "xstats", .dflt = TCX_FAM_ON)                                            \
-	S(PLANS, .name = "plans", .dflt = TCX_FAM_ON)                                              \
-	S(FLOWS, .name = "flows", .dflt = TCX_FAM_OFF)                                             \
-	S(HITS, .name = "hits", .dflt = TCX_FAM_ON)                                                \
-	S(KEYS, .name = "keys", .dflt = TCX_FAM_OFF)                                               \
-	S(LIVENESS, .name = "liveness", .dflt = TCX_FAM_ON)                                        \
-	S(CREATED, .name = "created", .dflt = TCX_FAM_OFF)
-
-struct tcx_family_switch {
-	const char *name; /* first: the configuration's key table reads it */
-	/* What DEFAULT means: ON, or AUTO (and then `auto` may be set too);
-	 * with `aggregate`, dflt_aggregated when it is set. */
-	enum tcx_family_mode dflt, dflt_aggregated;
-	/* AUTO is also on while a filter is in hardware (TCX_FLAG_IN_HW). */
-	uint8_t auto_in_hw;
-};
-
-#define TCX_SW_ID(id, ...) TCX_SW_##id,
-enum tcx_switch_id {
-	TCX_SW_NONE = 0, /* a family that is always written */
-	TCX_FAMILY_SWITCHES(TCX_SW_ID) TCX_SW__MAX,
-};
-#undef TCX_SW_ID
-
-/* tcx_family_switches[TCX_SW_x] (the first, TCX_SW_NONE, has no name). */
-extern const struct tcx_family_switch tcx_family_switches[TCX_SW__MAX];
-
-/* What mode `set` (as configured) of switch sw means: ON, OFF or AUTO. */
-enum tcx_family_mode tcx_switch_mode(enum tcx_switch_id sw, enum tcx_family_mode set,
-                                     int aggregated);
+#include "config/families.h"
 
 enum tcx_metric_type {
 	TCX_METRIC_COUNTER = 0, /* its family ends in _total */
@@ -323,7 +275,7 @@ static inline int tcx_stats_attr(const struct tcx_counter_table *t, struct tcx_s
 {
 	uint16_t type = tcx_attr_type(a);
 	uint8_t st[32]; /* the attribute's struct, zero-filled past a short payload */
-	int found = 0;
+	int found = 0, copied = 0;
 
 	switch (type) {
 	case TCA_STATS_PAD:
@@ -356,16 +308,24 @@ static inline int tcx_stats_attr(const struct tcx_counter_table *t, struct tcx_s
 #pragma GCC unroll 32
 		for (unsigned k = 0; k < t->n; k++) {
 			const struct tcx_counter_src *src = &t->def[k].src;
+			const uint8_t *from;
 			uint32_t v32;
 
 			if (src->attr != type || src->offset + src->size > sizeof(st))
 				continue;
-			if (!found++)
-				tcx_attr_struct(a, st, sizeof(st));
-			if (src->size == 8) {
-				memcpy(&sc->c[k], st + src->offset, 8);
+			/* read in place when the payload holds the field (always,
+			 * but from a kernel with a shorter struct) */
+			if (src->offset + src->size <= tcx_attr_len(a)) {
+				from = (const uint8_t *)tcx_attr_data(a) + src->offset;
 			} else {
-				memcpy(&v32, st + src->offset, 4);
+				if (!copied++)
+					tcx_attr_struct(a, st, sizeof(st));
+				from = st + src->offset;
+			}
+			if (src->size == 8) {
+				memcpy(&sc->c[k], from, 8);
+			} else {
+				memcpy(&v32, from, 4);
 				sc->c[k] = v32;
 			}
 			sc->present |= 1u << k;

@@ -108,11 +108,3 @@ int tcx_attr_str(const struct nlattr *a, const char *name, char *out, size_t out
 	memcpy(out, s, (size_t)(nul - s) + 1);
 	return 0;
 }
-
-void tcx_attr_struct(const struct nlattr *a, void *out, size_t size)
-{
-	size_t n = tcx_attr_len(a);
-
-	memset(out, 0, size);
-	memcpy(out, tcx_attr_data(a), n < size ? n : size);
-}

@@ -9,6 +9,7 @@
 #include <linux/netlink.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Where a decoder writes why it refused a message (buf may be NULL). */
 struct tcx_perr {
@@ -65,7 +66,20 @@ int tcx_attr_u64(const struct nlattr *a, const char *name, uint64_t *v, struct t
 int tcx_attr_str(const struct nlattr *a, const char *name, char *out, size_t outlen,
                  struct tcx_perr *pe);
 /* Copy a kernel struct as tc does, MIN(payload, size): a shorter payload
- * leaves the tail zeroed, a longer one is cut. */
-void tcx_attr_struct(const struct nlattr *a, void *out, size_t size);
+ * leaves the tail zeroed, a longer one is cut. Inline: with size known at
+ * compile time, the whole payload (the usual case) is copied as a few
+ * moves, not by a call to memcpy() (3% of the daemon's CPU at 100k rows,
+ * from the statistics' structs). */
+static inline void tcx_attr_struct(const struct nlattr *a, void *out, size_t size)
+{
+	size_t n = tcx_attr_len(a);
+
+	if (n >= size) {
+		memcpy(out, tcx_attr_data(a), size);
+		return;
+	}
+	memset(out, 0, size);
+	memcpy(out, tcx_attr_data(a), n);
+}
 
 #endif

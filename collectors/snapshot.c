@@ -212,7 +212,7 @@ int tcx_snapshot_kind(struct tcx_snapshot *s, const char *kind)
 	for (unsigned h = 0; h < 2; h++) {
 		unsigned i = s->kind_hint[h];
 
-		if (i < s->n_kinds && strcmp(s->kinds[i], kind) == 0) {
+		if (i < s->n_kinds && s->kinds[i][0] == kind[0] && strcmp(s->kinds[i], kind) == 0) {
 			s->kind_hint[h] = s->kind_hint[0];
 			s->kind_hint[0] = (uint8_t)i;
 			return (int)i;
@@ -775,6 +775,9 @@ void tcx_snapshot_classify(struct tcx_snapshot *s)
 	struct tcx_labelsets *ls = &s->sets;
 	struct rowset seen = {0};
 	int drop_policy = s->cfg && s->cfg->unmapped == TCX_UNMAPPED_DROP, oom = 0;
+	/* A cookie maps to labels through `cookies:` or a decoder: with
+	 * neither, every cookie is unmapped, and none is looked up. */
+	int can_map = s->cfg && (s->cfg->n_cookies || s->cfg->n_decoders);
 
 	labelsets_free(ls);
 	ls->n_labels = s->cfg ? s->cfg->n_labels : 0;
@@ -782,7 +785,7 @@ void tcx_snapshot_classify(struct tcx_snapshot *s)
 	s->dropped_rows = 0;
 	if (labelset_add(ls, TCX_MAP_NONE, NULL) != TCX_LABELSET_NONE ||
 	    labelset_add(ls, TCX_MAP_UNMAPPED, NULL) != TCX_LABELSET_UNMAPPED ||
-	    rowset_init(&seen, s->n_actions) < 0)
+	    (can_map && rowset_init(&seen, s->n_actions) < 0))
 		oom = 1;
 	for (size_t i = 0; i < s->n_actions; i++) {
 		struct tcx_action *a = &s->actions[i];
@@ -792,7 +795,7 @@ void tcx_snapshot_classify(struct tcx_snapshot *s)
 		if (a->merged) /* counted with the row it was added to */
 			continue;
 		if (a->cookie_len)
-			set = oom ? -1 : cookie_set(s, &seen, i);
+			set = !can_map ? TCX_LABELSET_UNMAPPED : oom ? -1 : cookie_set(s, &seen, i);
 		if (set < 0) { /* shown without its labels */
 			oom = 1;
 			set = TCX_LABELSET_UNMAPPED;

@@ -71,8 +71,16 @@ enum pcnt_layout {
 	PCNT_U32,          /* struct tc_u32_pcnt: then kcnts[nkeys] */
 };
 
+/* Kind names are compared as the NUL-padded arrays of TCX_KIND_MAX bytes
+ * that tcx_attr_str() fills (the rest of the array zeroed first): two
+ * words, not a strcmp() call per table entry and row. */
+static int kind_eq(const char a[TCX_KIND_MAX], const char b[TCX_KIND_MAX])
+{
+	return memcmp(a, b, TCX_KIND_MAX) == 0;
+}
+
 struct cls_info {
-	const char *kind;
+	char kind[TCX_KIND_MAX];
 	uint16_t act_attr;    /* the exts action nest */
 	uint16_t police_attr; /* the exts legacy policer (TCA_OLD_COMPAT), 0 = none */
 	uint16_t flags_attr;  /* TCA_CLS_FLAGS_* u32, 0 = none */
@@ -120,17 +128,21 @@ static const struct cls_info cls_table[] = {
         {.kind = "rsvp6", .act_attr = 6, .police_attr = 5},
 };
 
-static const struct cls_info *cls_lookup(const char *kind)
+static const struct cls_info *cls_lookup(const char kind[TCX_KIND_MAX])
 {
 	for (size_t i = 0; i < sizeof(cls_table) / sizeof(cls_table[0]); i++)
-		if (cls_table[i].kind[0] == kind[0] && strcmp(cls_table[i].kind, kind) == 0)
+		if (kind_eq(cls_table[i].kind, kind))
 			return &cls_table[i];
 	return NULL;
 }
 
 int tcx_cls_supports_terse(const char *kind)
 {
-	const struct cls_info *c = cls_lookup(kind);
+	char padded[TCX_KIND_MAX] = {0};
+	const struct cls_info *c;
+
+	strncpy(padded, kind, TCX_KIND_MAX - 1);
+	c = cls_lookup(padded);
 
 	return c && c->terse;
 }
@@ -152,7 +164,7 @@ int tcx_cls_supports_terse(const char *kind)
  *   the others  TCA_<KIND>_PARMS (bpf: TCA_ACT_BPF_PARMS), always.
  * A kind not listed here (none is known) has no index in a full dump. */
 struct act_info {
-	const char *kind;
+	char kind[TCX_KIND_MAX];
 	uint16_t parms[2]; /* the attributes that can carry it; 0: none */
 	/* Its times (struct tcf_t, tcf_tm_dump()): TCA_<KIND>_TM, in every
 	 * kind's full dump. */
@@ -183,10 +195,10 @@ static const struct act_info act_table[] = {
         {"ipt", {TCA_IPT_INDEX}, TCA_IPT_TM},
 };
 
-static const struct act_info *act_lookup(const char *kind)
+static const struct act_info *act_lookup(const char kind[TCX_KIND_MAX])
 {
 	for (size_t i = 0; i < sizeof(act_table) / sizeof(act_table[0]); i++)
-		if (act_table[i].kind[0] == kind[0] && strcmp(act_table[i].kind, kind) == 0)
+		if (kind_eq(act_table[i].kind, kind))
 			return &act_table[i];
 	return NULL;
 }
@@ -296,7 +308,7 @@ static int action_cb(const struct nlattr *nest, void *data, struct tcx_perr *pe)
 	const struct nlattr *tb[TCA_ACT_MAX + 1] = {NULL};
 	const struct nlattr *cookie, *index, *options, *stats;
 	struct tcx_action *act;
-	char kind[TCX_KIND_MAX];
+	char kind[TCX_KIND_MAX] = {0};
 	int k;
 
 	if (tcx_attr_nested(nest, "action", tcx_attr_tb_cb,
@@ -363,8 +375,9 @@ static int action_cb(const struct nlattr *nest, void *data, struct tcx_perr *pe)
 static int old_police(struct acts_ctx *ac, const struct nlattr *police,
                       const struct nlattr *const tb[], struct tcx_perr *pe)
 {
-	int k = tcx_snapshot_kind(ac->snap, "police");
-	struct parms_ctx pc = {.info = act_lookup("police"), .snap = ac->snap};
+	static const char kind[TCX_KIND_MAX] = "police";
+	int k = tcx_snapshot_kind(ac->snap, kind);
+	struct parms_ctx pc = {.info = act_lookup(kind), .snap = ac->snap};
 	struct tc_stats old;
 
 	if (k < 0)

@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collectors/counters.h"
 #include "collectors/xstats.h"
+#include "config/families.h"
 #include "config/classes.h"
 #include "config/errfn.h"
 #include "lib/arena.h"

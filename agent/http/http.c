@@ -30,7 +30,7 @@
  *
  * Slow readers. A connection sending an answer of /metrics holds a
  * reference to the exposition it is from (struct conn's expo; it is on the
- * servers' readers list, rd_head, oldest exposition first) until the answer
+ * servers' readers list, h->readers, oldest exposition first) until the answer
  * is done: a client that reads slowly keeps that collection (its snapshot,
  * the label text and the bodies rendered ahead) after a newer one is
  * published, and a reader opened every interval would keep one collection
@@ -115,6 +115,7 @@
 #include "lib/clock.h"
 #include "lib/grow.h"
 #include "lib/hash.h"
+#include "lib/list.h"
 
 /* One connection (its socket context). */
 struct conn {
@@ -122,18 +123,18 @@ struct conn {
 	struct MHD_Connection *mc;
 	pthread_t thread; /* libmicrohttpd's thread that serves it */
 	int fd;
-	int waiting;              /* on srv->waiting: no complete request yet */
-	int closed;               /* shut down here: no longer counted in srv->live */
-	uint64_t since_ms;        /* when it began to wait for the current request */
-	struct tcx_client client; /* its address */
-	struct conn *prev, *next; /* on srv->waiting */
-	struct pending *pend;     /* the check it is suspended for */
-	int rwait;                /* suspended for the next collection: on h's rw list */
-	struct conn *rwnext;
+	int waiting;               /* on srv->waiting: no complete request yet */
+	int closed;                /* shut down here: no longer counted in srv->live */
+	uint64_t since_ms;         /* when it began to wait for the current request */
+	struct tcx_client client;  /* its address */
+	struct tcx_list wait_node; /* on srv->waiting */
+	struct pending *pend;      /* the check it is suspended for */
+	int rwait;                 /* suspended for the next collection: on h->rw */
+	struct tcx_list rw_node;
 	/* While an answer of /metrics is being sent: a reference to the
 	 * exposition it is from, and its place on h's readers. */
 	struct tcx_expo *expo;
-	struct conn *rprev, *rnext;
+	struct tcx_list reader_node;
 };
 
 /* A request whose password is being checked (its req_cls): its connection
@@ -142,12 +143,12 @@ struct conn {
  * when the request ends. */
 struct pending {
 	struct MHD_Connection *mc;
-	struct conn *conn;           /* its connection's, while linked (under h->lock) */
-	struct tcx_auth_check *chk;  /* until let go of (under h->lock) */
-	int done, ok;                /* set by auth_done() before it resumes mc */
-	int full;                    /* not queued: too many checks wait */
-	int closed;                  /* its connection closed here (under h->lock) */
-	struct pending *prev, *next; /* on h->pending, under h->lock */
+	struct conn *conn;          /* its connection's, while linked (under h->lock) */
+	struct tcx_auth_check *chk; /* until let go of (under h->lock) */
+	int done, ok;               /* set by auth_done() before it resumes mc */
+	int full;                   /* not queued: too many checks wait */
+	int closed;                 /* its connection closed here (under h->lock) */
+	struct tcx_list node;       /* on h->pending, under h->lock */
 };
 
 /* What one client address (tcx_client_key()) asked of one collection. */
@@ -164,11 +165,11 @@ struct client_turn {
 struct server {
 	struct tcx_http *h;
 	struct MHD_Daemon *d;
-	char *addr;               /* a copy: the configuration may go first */
-	int quiesced;             /* its listen socket went to a successor */
-	int tls;                  /* no writing on its sockets but libmicrohttpd's */
-	size_t live;              /* connections not closed here */
-	struct conn *head, *tail; /* waiting for a request, oldest first */
+	char *addr;              /* a copy: the configuration may go first */
+	int quiesced;            /* its listen socket went to a successor */
+	int tls;                 /* no writing on its sockets but libmicrohttpd's */
+	size_t live;             /* connections not closed here */
+	struct tcx_list waiting; /* conns waiting for a request, oldest first */
 };
 
 struct tcx_http {
@@ -181,7 +182,7 @@ struct tcx_http {
 	size_t max_stale;          /* bytes: max_stale_mib */
 	/* Every server's connections sending an answer of /metrics, by the
 	 * age of its exposition, oldest first. */
-	struct conn *rd_head, *rd_tail;
+	struct tcx_list readers;
 	/* the servers' connection lists and counts, closing, pending, readers */
 	pthread_mutex_t lock;
 	pthread_cond_t wake; /* the reaper waits on it (CLOCK_MONOTONIC) */
@@ -197,7 +198,7 @@ struct tcx_http {
 	 * calls made with lock held (MHD_resume_connection()), or with the
 	 * checker's lock held (auth_done()) */
 	pthread_mutex_t quiet_lock;
-	struct pending *pending; /* password checks under way */
+	struct tcx_list pending; /* password checks under way */
 	int stopping;            /* no more of them: tcx_http_stop() */
 	unsigned checks_per_ip, checks;
 	/* Renders on demand (see the top), under lock: what each address
@@ -207,7 +208,7 @@ struct tcx_http {
 	struct client_turn turns[CLIENT_SLOTS];
 	uint64_t render_seq, published_seq;
 	unsigned n_rendered;
-	struct conn *rw_head;
+	struct tcx_list rw;
 };
 
 void tcx_http_response_free(void *resp)
@@ -230,32 +231,16 @@ static void wait_push(struct conn *c, uint64_t now)
 
 	c->since_ms = now;
 	c->waiting = 1;
-	c->next = NULL;
-	c->prev = s->tail;
-	if (s->tail)
-		s->tail->next = c;
-	else
-		s->head = c;
-	s->tail = c;
-	if (s->head == c) /* the reaper may wait for nothing, or for later */
+	tcx_list_push_back(&s->waiting, &c->wait_node);
+	if (s->waiting.next == &c->wait_node) /* the reaper may wait for nothing, or for later */
 		pthread_cond_signal(&s->h->wake);
 }
 
 static void wait_remove(struct conn *c)
 {
-	struct server *s = c->srv;
-
 	if (!c->waiting)
 		return;
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		s->head = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	else
-		s->tail = c->prev;
-	c->prev = c->next = NULL;
+	tcx_list_remove(&c->wait_node);
 	c->waiting = 0;
 }
 
@@ -264,21 +249,12 @@ static void wait_remove(struct conn *c)
  * nearly always of the current one). */
 static void reader_push(struct tcx_http *h, struct conn *c, struct tcx_expo *e)
 {
-	struct conn *p = h->rd_tail;
+	struct tcx_list *p = h->readers.prev;
 
-	while (p && p->expo->seq > e->seq)
-		p = p->rprev;
+	while (p != &h->readers && tcx_list_entry(p, struct conn, reader_node)->expo->seq > e->seq)
+		p = p->prev;
 	c->expo = e;
-	c->rprev = p;
-	c->rnext = p ? p->rnext : h->rd_head;
-	if (c->rnext)
-		c->rnext->rprev = c;
-	else
-		h->rd_tail = c;
-	if (p)
-		p->rnext = c;
-	else
-		h->rd_head = c;
+	tcx_list_insert_after(p, &c->reader_node);
 }
 
 /* c's answer has ended: off h's readers. Returns the reference it held
@@ -286,34 +262,20 @@ static void reader_push(struct tcx_http *h, struct conn *c, struct tcx_expo *e)
  * NULL. */
 static struct tcx_expo *reader_remove(struct conn *c)
 {
-	struct tcx_http *h = c->srv->h;
 	struct tcx_expo *e = c->expo;
 
 	if (!e)
 		return NULL;
-	if (c->rprev)
-		c->rprev->rnext = c->rnext;
-	else
-		h->rd_head = c->rnext;
-	if (c->rnext)
-		c->rnext->rprev = c->rprev;
-	else
-		h->rd_tail = c->rprev;
-	c->rprev = c->rnext = NULL;
+	tcx_list_remove(&c->reader_node);
 	c->expo = NULL;
 	return e;
 }
 
 /* c off h's connections waiting for a collection, and resumed (with
  * resume). */
-static void rwait_remove(struct tcx_http *h, struct conn *c, int resume)
+static void rwait_remove(struct conn *c, int resume)
 {
-	struct conn **pp = &h->rw_head;
-
-	while (*pp != c)
-		pp = &(*pp)->rwnext;
-	*pp = c->rwnext;
-	c->rwnext = NULL;
+	tcx_list_remove(&c->rw_node);
 	c->rwait = 0;
 	if (resume)
 		MHD_resume_connection(c->mc);
@@ -333,7 +295,7 @@ static void close_conn(struct conn *c)
 			MHD_resume_connection(p->mc);
 	}
 	if (c->rwait)
-		rwait_remove(c->srv->h, c, 1);
+		rwait_remove(c, 1);
 	wait_remove(c);
 	c->closed = 1;
 	c->srv->live--;
@@ -349,10 +311,12 @@ static int same_client(const struct conn *a, const struct conn *b)
 /* The connection to close for c, the newest, when s is beyond its limit. */
 static struct conn *to_close(struct server *s, const struct conn *c)
 {
-	for (struct conn *x = s->head; x; x = x->next)
+	struct conn *x;
+
+	tcx_list_for_each(x, &s->waiting, struct conn, wait_node)
 		if (x != c && same_client(x, c))
 			return x;
-	return s->head;
+	return tcx_list_first(&s->waiting, struct conn, wait_node);
 }
 
 /* Close the connections of s past their deadline; returns the next
@@ -360,16 +324,18 @@ static struct conn *to_close(struct server *s, const struct conn *c)
 static uint64_t reap(struct server *s, uint64_t now)
 {
 	uint64_t dl = s->h->deadline_ms;
+	struct conn *c;
 
-	while (s->head && s->head->since_ms + dl <= now) {
-		if (s->head->rwait) { /* answered (429) rather than closed */
-			rwait_remove(s->h, s->head, 1);
-			wait_remove(s->head);
+	while ((c = tcx_list_first(&s->waiting, struct conn, wait_node)) &&
+	       c->since_ms + dl <= now) {
+		if (c->rwait) { /* answered (429) rather than closed */
+			rwait_remove(c, 1);
+			wait_remove(c);
 		} else {
-			close_conn(s->head);
+			close_conn(c);
 		}
 	}
-	return s->head ? s->head->since_ms + dl : UINT64_MAX;
+	return c ? c->since_ms + dl : UINT64_MAX;
 }
 
 static void *reaper(void *arg)
@@ -443,7 +409,7 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 		s->live++;
 		wait_push(c, now);
 		reap(s, now);
-		while (s->live > h->max_connections && s->head)
+		while (s->live > h->max_connections && !tcx_list_empty(&s->waiting))
 			close_conn(to_close(s, c));
 		pthread_mutex_unlock(&h->lock);
 	} else if (c) {
@@ -451,7 +417,7 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 
 		pthread_mutex_lock(&h->lock);
 		if (c->rwait)
-			rwait_remove(h, c, 0);
+			rwait_remove(c, 0);
 		if (!c->closed) {
 			wait_remove(c);
 			s->live--;
@@ -495,12 +461,7 @@ static void pending_drop(struct tcx_http *h, struct pending *p)
 		wait_remove(p->conn);
 		p->conn = NULL;
 	}
-	if (p->prev)
-		p->prev->next = p->next;
-	else
-		h->pending = p->next;
-	if (p->next)
-		p->next->prev = p->prev;
+	tcx_list_remove(&p->node);
 	chk = p->chk;
 	p->chk = NULL;
 	pthread_mutex_unlock(&h->lock);
@@ -556,17 +517,18 @@ void tcx_http_published(struct tcx_http *h, const struct tcx_expo *e)
 	size_t held = 0, newest = 0;
 	unsigned n_cut = 0;
 	int over = 0;
+	struct conn *x;
 
 	if (!h)
 		return;
 	pthread_mutex_lock(&h->lock);
 	h->published_seq = e->seq;
-	while (h->rw_head) /* their GETs are taken again, of e */
-		rwait_remove(h, h->rw_head, 1);
+	while (!tcx_list_empty(&h->rw)) /* their GETs are taken again, of e */
+		rwait_remove(tcx_list_first(&h->rw, struct conn, rw_node), 1);
 	/* From the newest: the collections before e that fit in max_stale
 	 * keep their readers, and the readers of any older one are closed.
 	 * Those closed already are on their way out. */
-	for (struct conn *x = h->rd_tail; x; x = x->rprev) {
+	tcx_list_for_each_reverse(x, &h->readers, struct conn, reader_node) {
 		if (x->closed || x->expo->seq >= e->seq)
 			continue;
 		if (x->expo != group) {
@@ -860,8 +822,7 @@ static enum render_turn get_turn(struct tcx_http *h, struct MHD_Connection *mc, 
 			MHD_resume_connection(mc);
 		} else {
 			c->rwait = 1;
-			c->rwnext = h->rw_head;
-			h->rw_head = c;
+			tcx_list_push_front(&h->rw, &c->rw_node);
 			wait_push(c, tcx_clock_ms(CLOCK_MONOTONIC));
 		}
 	}
@@ -1058,10 +1019,7 @@ static enum MHD_Result check_suspended(struct tcx_http *h, struct MHD_Connection
 	}
 	/* suspended before the check is queued, so that it resumes after */
 	MHD_suspend_connection(c);
-	p->next = h->pending;
-	if (p->next)
-		p->next->prev = p;
-	h->pending = p;
+	tcx_list_push_front(&h->pending, &p->node);
 	p->chk = tcx_webconfig_check_start(web, client, user, pass, h->checks_per_ip, h->checks,
 	                                   auth_done, p);
 	if (!p->chk) { /* the handler answers 429 (queues full) or 503 */
@@ -1326,11 +1284,11 @@ static void evict_for_fd(struct tcx_http *h)
 	struct conn *mine = NULL, *any = NULL;
 
 	for (size_t i = 0; i < h->n; i++) {
-		struct conn *c = h->srv[i].head;
+		struct conn *c = tcx_list_first(&h->srv[i].waiting, struct conn, wait_node);
 
 		if (c && (!any || c->since_ms < any->since_ms))
 			any = c;
-		for (; c; c = c->next) {
+		tcx_list_for_each(c, &h->srv[i].waiting, struct conn, wait_node) {
 			if (pthread_equal(c->thread, self)) {
 				if (!mine || c->since_ms < mine->since_ms)
 					mine = c;
@@ -1435,7 +1393,9 @@ static struct conn *bad_length(struct tcx_http *h)
 	uint64_t n;
 
 	for (size_t i = 0; i < h->n; i++) {
-		for (struct conn *c = h->srv[i].head; c; c = c->next) {
+		struct conn *c;
+
+		tcx_list_for_each(c, &h->srv[i].waiting, struct conn, wait_node) {
 			const char *v;
 
 			if (!pthread_equal(c->thread, self) ||
@@ -1736,6 +1696,11 @@ struct tcx_http *tcx_http_start(struct tcx_state *st, const struct tcx_http_cfg 
 	h->checks = cfg->password_checks;
 	h->renders_per_ip = cfg->renders_per_ip;
 	h->renders = cfg->renders;
+	tcx_list_init(&h->readers);
+	tcx_list_init(&h->pending);
+	tcx_list_init(&h->rw);
+	for (size_t i = 0; i < TCX_MAX_LISTEN; i++)
+		tcx_list_init(&h->srv[i].waiting);
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_mutex_init(&h->quiet_lock, NULL);
 	tcx_cond_init_monotonic(&h->wake);
@@ -1820,6 +1785,7 @@ int tcx_http_handed_over(const struct tcx_http *h)
 void tcx_http_stop(struct tcx_http *h)
 {
 	int quiet[TCX_MAX_LISTEN] = {0}, draining = 1;
+	struct pending *p;
 
 	if (!h)
 		return;
@@ -1848,7 +1814,7 @@ void tcx_http_stop(struct tcx_http *h)
 	 * 503, or close. */
 	pthread_mutex_lock(&h->lock);
 	h->stopping = 1;
-	for (struct pending *p = h->pending; p; p = p->next) {
+	tcx_list_for_each(p, &h->pending, struct pending, node) {
 		if (!p->chk)
 			continue; /* resumed already */
 		tcx_webconfig_check_end(p->chk);
@@ -1856,8 +1822,8 @@ void tcx_http_stop(struct tcx_http *h)
 		if (!p->done)
 			MHD_resume_connection(p->mc);
 	}
-	while (h->rw_head) /* taken again: rendered for, or refused */
-		rwait_remove(h, h->rw_head, 1);
+	while (!tcx_list_empty(&h->rw)) /* taken again: rendered for, or refused */
+		rwait_remove(tcx_list_first(&h->rw, struct conn, rw_node), 1);
 	pthread_mutex_unlock(&h->lock);
 	for (size_t i = 0; i < h->n; i++) {
 		MHD_stop_daemon(h->srv[i].d);

@@ -29,6 +29,11 @@ note "autoconf's header is build.h: \"config.h\" is only ever config/config.h"
 broken 'includes "config.h" (autoconf'"'"'s header is "build.h"; ours is "config/config.h")' \
 	"$(grep -nE '^\s*#\s*include\s+["<]config\.h[">]' "${sources[@]}" || true)"
 
+note "the layers: config/ and lib/ include nothing of collectors/ or agent/, lib/ nothing of config/"
+broken 'an include up the layers (lib below config below collectors and agent)' \
+	"$({ grep -nE '^\s*#\s*include\s+"(collectors|agent)/' config/*.[ch] lib/*.[ch]
+		grep -nE '^\s*#\s*include\s+"config/' lib/*.[ch]; } || true)"
+
 note "headers define no short lower-case macros (err_at, expect, oom...): tcx_*, and log.h's log_*"
 broken 'a lower-case macro in a header, not tcx_* (or log_* in agent/log.h)' \
 	"$(grep -nE '^\s*#\s*define\s+[a-z_]' "${headers[@]}" |

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The helpers of lib/: time (clock.h) and array growth (grow.h). */
+/* The helpers of lib/: time (clock.h), array growth (grow.h) and the
+ * intrusive list (list.h). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 
 #include "lib/clock.h"
 #include "lib/grow.h"
+#include "lib/list.h"
 
 static void test_ts_s(void **state)
 {
@@ -99,12 +101,75 @@ static void test_grow_overflow(void **state)
 	free(a);
 }
 
+/* An element with its node not first, as the users embed it. */
+struct item {
+	int v;
+	struct tcx_list node;
+};
+
+/* The values of l, first to last, and (checked the same) last to first. */
+static void check_list(struct tcx_list *l, const int *want, size_t n)
+{
+	struct item *e;
+	size_t i = 0;
+
+	tcx_list_for_each(e, l, struct item, node) {
+		assert_true(i < n);
+		assert_int_equal(e->v, want[i]);
+		i++;
+	}
+	assert_int_equal(i, n);
+	tcx_list_for_each_reverse(e, l, struct item, node) {
+		assert_true(i > 0);
+		i--;
+		assert_int_equal(e->v, want[i]);
+	}
+	assert_int_equal(i, 0);
+	assert_int_equal(tcx_list_empty(l), n == 0);
+	if (n)
+		assert_int_equal(tcx_list_first(l, struct item, node)->v, want[0]);
+	else
+		assert_null(tcx_list_first(l, struct item, node));
+}
+
+static void test_list(void **state)
+{
+	struct item it[5] = {{.v = 0}, {.v = 1}, {.v = 2}, {.v = 3}, {.v = 4}};
+	struct tcx_list l;
+
+	(void)state;
+	tcx_list_init(&l);
+	check_list(&l, NULL, 0);
+	tcx_list_push_back(&l, &it[1].node);
+	tcx_list_push_back(&l, &it[2].node);
+	tcx_list_push_front(&l, &it[0].node);
+	check_list(&l, (int[]){0, 1, 2}, 3);
+	assert_ptr_equal(tcx_list_entry(&it[3].node, struct item, node), &it[3]);
+	tcx_list_insert_after(&it[1].node, &it[3].node); /* in the middle */
+	tcx_list_insert_after(l.prev, &it[4].node);      /* after the last */
+	check_list(&l, (int[]){0, 1, 3, 2, 4}, 5);
+	tcx_list_remove(&it[3].node); /* the middle */
+	check_list(&l, (int[]){0, 1, 2, 4}, 4);
+	assert_true(tcx_list_empty(&it[3].node)); /* on no list */
+	tcx_list_remove(&it[3].node);             /* again: nothing */
+	check_list(&l, (int[]){0, 1, 2, 4}, 4);
+	tcx_list_remove(&it[0].node); /* the first */
+	tcx_list_remove(&it[4].node); /* the last */
+	check_list(&l, (int[]){1, 2}, 2);
+	tcx_list_remove(&it[1].node);
+	tcx_list_remove(&it[2].node);
+	check_list(&l, NULL, 0);
+	tcx_list_push_front(&l, &it[2].node); /* usable again once empty */
+	check_list(&l, (int[]){2}, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_ts_s),  cmocka_unit_test(test_ts_add),
 	        cmocka_unit_test(test_ms_ts), cmocka_unit_test(test_clock),
 	        cmocka_unit_test(test_grow),  cmocka_unit_test(test_grow_overflow),
+	        cmocka_unit_test(test_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "collectors/counters.h"
+#include "config/families.h"
 
 #define TCX_SW_DEF(id, ...) [TCX_SW_##id] = {__VA_ARGS__},
 const struct tcx_family_switch tcx_family_switches[TCX_SW__MAX] = {TCX_FAMILY_SWITCHES(TCX_SW_DEF)};
