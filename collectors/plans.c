@@ -3,7 +3,7 @@
  * per kind and object (the kernel's <kind>_dump and <kind>_dump_class in
  * net/sched/sch_<kind>.c; what tc -d prints, iproute2 tc/q_<kind>.c).
  *
- * Naming rule, as collectors/xstats.c's: tc_<object>_<kind>_<field> after
+ * Naming rule, as config/xstats.c's: tc_<object>_<kind>_<field> after
  * the uapi member or tc's word for it, ending in its unit: rates in bytes
  * per second (_bytes_per_second, the 64-bit attribute where the kernel
  * sends one), bursts and sizes in bytes (_bytes), counts of packets
@@ -20,7 +20,7 @@
 
 #include "collectors/nlattr.h"
 #include "collectors/plans.h"
-#include "collectors/xstats.h"
+#include "config/xstats.h"
 
 #define G TCX_XSTAT_GAUGE
 #define C TCX_XSTAT_COUNTER

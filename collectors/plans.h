@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collectors/xstats.h" /* enum tcx_xstat_type */
+#include "config/xstats.h" /* enum tcx_xstat_type */
 
 #define TCX_PLANS_MAX 16 /* rows of the longest table */
 

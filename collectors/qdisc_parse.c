@@ -7,7 +7,7 @@
  *   because it can appear twice, TCA_STATS_QUEUE), else from the old
  *   TCA_STATS struct;
  * - the per-kind statistics from TCA_STATS2's TCA_STATS_APP, else from
- *   TCA_XSTATS, decoded with the kind's table (collectors/xstats.c);
+ *   TCA_XSTATS, decoded with the kind's table (config/xstats.c);
  * - structs copied as MIN(payload, sizeof): a short one gives what it
  *   holds, a long one its known prefix; unknown attributes skipped.
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Decoding of qdisc and class messages (RTM_NEWQDISC, RTM_NEWTCLASS and
  * their DEL twins): identity, the generic counters and the per-kind
- * statistics (collectors/xstats.h). No I/O, nothing allocated. */
+ * statistics (config/xstats.h). No I/O, nothing allocated. */
 #ifndef TCX_QDISC_PARSE_H
 #define TCX_QDISC_PARSE_H
 
@@ -12,7 +12,7 @@
 #include "collectors/counters.h"
 #include "collectors/plans.h"
 #include "collectors/snapshot.h" /* TCX_KIND_MAX */
-#include "collectors/xstats.h"
+#include "config/xstats.h"
 
 /* The generic counters, as tc -s prints them. */
 

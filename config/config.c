@@ -1747,7 +1747,7 @@ static void resolve_aggregate(struct ctx *c)
 	}
 }
 
-/* ---- families: xstats as a map of kinds (collectors/xstats.h) ---- */
+/* ---- families: xstats as a map of kinds (config/xstats.h) ---- */
 
 /* Does the table t hold kind? Tables of one kind are a qdisc's, its tins'
  * and a class's: a name chooses the rows of that name in each. */

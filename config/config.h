@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collectors/xstats.h"
+#include "config/xstats.h"
 #include "config/families.h"
 #include "config/classes.h"
 #include "config/errfn.h"

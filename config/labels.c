@@ -201,7 +201,7 @@ const char *const tcx_builtin_labels[TCX_BL__MAX] = {
 
 /* The label names the exposition writes that are not action row labels
  * (tcx_builtin_labels): of qdisc and class rows and their per-kind statistics
- * (collectors/xstats.c), of the filters' flags, of the exporter's own
+ * (config/xstats.c), of the filters' flags, of the exporter's own
  * families and its build info (agent/render/prom.c, agent/buildinfo.c); then
  * le and quantile, which Prometheus gives histograms and summaries.
  * tests/unit/test_expo.c renders every family and checks the two lists hold

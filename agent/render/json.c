@@ -11,7 +11,7 @@
 #include "collectors/agg.h"
 #include "collectors/names.h"
 #include "collectors/plans.h"
-#include "collectors/xstats.h"
+#include "config/xstats.h"
 #include "lib/clock.h"
 
 static void key(struct tcx_buf *b, const char *k)

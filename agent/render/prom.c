@@ -18,7 +18,7 @@
 #include "collectors/collect.h"
 #include "collectors/names.h"
 #include "collectors/plans.h"
-#include "collectors/xstats.h"
+#include "config/xstats.h"
 #include "build.h"
 #include "lib/grow.h"
 #include "lib/clock.h"

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectors/uapi_pkt_sched.h"
+#include "config/uapi_pkt_sched.h"
 #include "config/config.h" /* TCX_PARENT_INGRESS, TCX_PARENT_EGRESS */
 #include "tests/unit/nlbuild.h"
 #include "tests/unit/nlbuild_qdisc.h"

@@ -72,10 +72,10 @@ KEY = ("netns", "device", "kind", "handle", "parent")
 # Per-kind statistics: tc's key -> (tcexporter's field, counter?, scale, how tc
 # prints it). The field is the uapi member (include/uapi/linux/pkt_sched.h;
 # cake: TCA_CAKE_{,TIN_}STATS_* lower-cased, without the 64) with its unit
-# (collectors/xstats.c's rule: _bytes, _seconds, ...). scale: tc's number times scale is tcexporter's
+# (config/xstats.c's rule: _bytes, _seconds, ...). scale: tc's number times scale is tcexporter's
 # ("us": microseconds, "ns", "tick": psched ticks of 64 ns, "p32": a fixed-point
 # probability of which 2^32-1 is 1; 1 otherwise). The table agrees with the
-# decoder's, collectors/xstats.c, for every field tc prints.
+# decoder's, config/xstats.c, for every field tc prints.
 # how: "always"; "nz" (tc leaves it out while 0); "cond" (left out under some
 # other condition: nothing to compare then); "bool" (true or left out: 1/0).
 C, G = True, False

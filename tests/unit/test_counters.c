@@ -35,7 +35,7 @@ static void check_table(const struct tcx_counter_table *t, const char *prefix)
 		assert_non_null(d->help);
 		assert_true(!strncmp(d->family, prefix, strlen(prefix)));
 		assert_int_equal(ends_with(d->family, "_total"), d->type == TCX_METRIC_COUNTER);
-		/* units (collectors/xstats.c's rule): the gauges here are levels of
+		/* units (config/xstats.c's rule): the gauges here are levels of
 		 * bytes or packets, or rates; a count of bytes ends in _bytes_total */
 		if (d->type == TCX_METRIC_GAUGE)
 			assert_true(ends_with(d->family, "_bytes") ||

@@ -17,7 +17,7 @@
 #include "agent/http/expo.h"
 #include "agent/render/prom.h"
 #include "collectors/plans.h"
-#include "collectors/xstats.h"
+#include "config/xstats.h"
 #include "config/config.h"
 
 /* What Prometheus 2.42 sends (snmp-prometheus-http.md, section C). */

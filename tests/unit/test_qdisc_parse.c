@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The qdisc and class decoder (collectors/qdisc_parse.c) and the per-kind
- * tables (collectors/xstats.c), fed messages built in memory. Each kind's
+ * tables (config/xstats.c), fed messages built in memory. Each kind's
  * statistics are built with the kernel's uapi struct, by member name, a
  * distinct value in every member, and read back by family name: a row with
  * a wrong offset, size or sign reads another member's value. */
@@ -23,7 +23,7 @@
 #include "collectors/plans.h"
 #include "config/config.h"
 #include "collectors/qdisc_parse.h"
-#include "collectors/uapi_pkt_sched.h"
+#include "config/uapi_pkt_sched.h"
 #include "lib/buf.h"
 #include "tests/unit/nlbuild_qdisc.h"
 
@@ -1378,7 +1378,7 @@ static int ends_in(const char *name, const char *suffix)
 	return n > k && strcmp(name + n - k, suffix) == 0;
 }
 
-/* The units rule of collectors/xstats.c: a family with a unit ends in it
+/* The units rule of config/xstats.c: a family with a unit ends in it
  * (before _total for a counter), but a counter of packets (events, named by
  * them); no family ends in a unit other than its own. */
 static void check_unit(const struct tcx_xstat *r)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
-/* What collectors/xstats.c needs of include/uapi/linux/pkt_sched.h and is
+/* What config/xstats.c needs of include/uapi/linux/pkt_sched.h and is
  * newer than the 6.1 headers of Debian 12 (linux-libc-dev): the layout of
  * struct tc_fq_qd_stats since Linux 6.7, which appended fastpath_packets
  * and the per-band counters. Layout facts of the kernel's user API, under

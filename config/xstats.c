@@ -47,8 +47,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "collectors/uapi_pkt_sched.h"
-#include "collectors/xstats.h"
+#include "config/uapi_pkt_sched.h"
+#include "config/xstats.h"
 #include "lib/buf.h"
 
 /* The system's struct (6.1's, or a newer one) is a prefix of the 6.7 layout

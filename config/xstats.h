@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The per-kind statistics of qdiscs and classes (TCA_STATS_APP): one table
- * per kind and object, each row one family. collectors/xstats.c holds the
+ * per kind and object, each row one family. config/xstats.c holds the
  * tables and their naming rule; collectors/qdisc_parse.c decodes a message
  * with them. No I/O, nothing allocated. */
 #ifndef TCX_XSTATS_H
