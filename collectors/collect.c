@@ -52,8 +52,16 @@
 struct ns_source {
 	char name[64];
 	void *src;
-	int used;   /* by the current pass */
-	int notify; /* opened with its deletion notifications */
+	int used;      /* by the current pass */
+	int notify;    /* opened with its deletion notifications: their buffer */
+	uint64_t lost; /* notifications it lost, as of the end of the last pass */
+};
+
+/* Notifications lost by the sources of a namespace closed since the
+ * collector was made (those of the open ones are in ns_source.lost). */
+struct ns_loss {
+	char name[64];
+	uint64_t lost;
 };
 
 /* The namespaces a netns glob matched at its last read of TCX_NETNS_DIR:
@@ -73,6 +81,11 @@ struct tcx_collector {
 	size_t n_globs, cap_globs;
 	uint64_t dropped_closed[TCX_NLDROP__MAX]; /* by the sources closed since */
 	uint64_t lost_closed;                     /* notifications lost by them */
+	/* ... by namespace (the names that lost some), and those of no known
+	 * name (out of memory when they were counted: every target's). */
+	struct ns_loss *losses;
+	size_t n_losses, cap_losses;
+	uint64_t lost_unnamed;
 	/* Liveness passes (tcx_snapshot.liveness_pass): every pass, or the
 	 * monotonic time of the last one (0: none yet). */
 	int liveness_every_pass;
@@ -107,6 +120,7 @@ void tcx_collector_free(struct tcx_collector *c)
 		if (c->ns[i].src)
 			c->ops->close(c->ns[i].src);
 	free(c->ns);
+	free(c->losses);
 	free(c->terse);
 	for (size_t i = 0; i < c->n_globs; i++) {
 		free(c->globs[i].glob);
@@ -186,11 +200,33 @@ static void set_error(struct tcx_snapshot *s, struct tcx_target *t, enum tcx_err
 	va_end(ap);
 }
 
-/* Close the i-th kept source; what it dropped is still counted. */
+/* The notifications lost by the closed sources of namespace name. */
+static uint64_t *closed_loss(struct tcx_collector *c, const char *name, int add)
+{
+	for (size_t i = 0; i < c->n_losses; i++)
+		if (strcmp(c->losses[i].name, name) == 0)
+			return &c->losses[i].lost;
+	if (!add ||
+	    tcx_grow(&c->losses, &c->cap_losses, c->n_losses + 1, sizeof(*c->losses), 4) < 0)
+		return NULL;
+	snprintf(c->losses[c->n_losses].name, sizeof(c->losses[0].name), "%s", name);
+	c->losses[c->n_losses].lost = 0;
+	return &c->losses[c->n_losses++].lost;
+}
+
+/* Close the i-th kept source; what it dropped and lost is still counted,
+ * its losses for its namespace's targets too. */
 static void ns_close(struct tcx_collector *c, size_t i)
 {
+	uint64_t lost = 0, *l;
+
 	if (c->ops->dropped)
-		c->ops->dropped(c->ns[i].src, c->dropped_closed, &c->lost_closed);
+		c->ops->dropped(c->ns[i].src, c->dropped_closed, &lost);
+	c->lost_closed += lost;
+	if (lost && (l = closed_loss(c, c->ns[i].name, 1)))
+		*l += lost;
+	else if (lost)
+		c->lost_unnamed += lost;
 	c->ops->close(c->ns[i].src);
 	c->ns[i] = c->ns[--c->n_ns];
 }
@@ -264,6 +300,7 @@ static void *ns_source(struct tcx_collector *c, const char *name, int notify, ch
 	n->src = src;
 	n->used = 1;
 	n->notify = notify;
+	n->lost = 0;
 	return src;
 }
 
@@ -1554,6 +1591,17 @@ static struct pass_ns *pass_ns_find(struct pass *p, const char *name)
 	return n;
 }
 
+/* The receive buffer of the deletion notifications, in bytes, with
+ * `aggregate` (0 without: no notifications). */
+static int notify_buffer(const struct tcx_config *cfg)
+{
+	if (cfg->aggregate.mode == TCX_AGG_NONE)
+		return 0;
+	return (int)((cfg->notify_buffer_kib ? cfg->notify_buffer_kib
+	                                     : TCX_NOTIFY_BUFFER_KIB_DEFAULT) *
+	             1024u);
+}
+
 /* The namespace of the pass of that name, with its source (NULL when it
  * cannot be opened: open_err and open_cause say why). */
 static struct pass_ns *pass_ns_get(struct pass *p, const char *name)
@@ -1563,8 +1611,7 @@ static struct pass_ns *pass_ns_get(struct pass *p, const char *name)
 	if (!n || n->opened)
 		return n;
 	n->opened = 1;
-	n->src = ns_source(p->c, name, p->cfg->aggregate.mode != TCX_AGG_NONE, n->open_err,
-	                   sizeof(n->open_err));
+	n->src = ns_source(p->c, name, notify_buffer(p->cfg), n->open_err, sizeof(n->open_err));
 	if (!n->src)
 		n->open_cause = no_resource(errno) ? TCX_ERR_RESOURCE : TCX_ERR_NOTFOUND;
 	return n;
@@ -1746,6 +1793,31 @@ static void count_rows(struct tcx_snapshot *s, struct tcx_target *t, size_t mark
 	t->n_actions = (uint32_t)(s->n_actions - mark_a);
 }
 
+/* The notifications lost since the collector was made: in all, and by
+ * each target's namespace (tcx_target.notifications_lost: the sources of
+ * that name, open or closed). Targets are matched to namespaces only when
+ * some were lost (a walk of the namespaces for each target). */
+static void count_lost(struct tcx_collector *c, struct tcx_snapshot *s)
+{
+	s->notifications_lost = c->lost_closed;
+	for (size_t i = 0; i < c->n_ns && c->ops->dropped; i++) {
+		c->ns[i].lost = 0;
+		c->ops->dropped(c->ns[i].src, s->netlink_dropped, &c->ns[i].lost);
+		s->notifications_lost += c->ns[i].lost;
+	}
+	if (!s->notifications_lost)
+		return;
+	for (size_t t = 0; t < s->n_targets; t++) {
+		struct tcx_target *tg = &s->targets[t];
+		const uint64_t *closed = closed_loss(c, tg->netns, 0);
+
+		tg->notifications_lost = c->lost_unnamed + (closed ? *closed : 0);
+		for (size_t i = 0; i < c->n_ns; i++)
+			if (strcmp(c->ns[i].name, tg->netns) == 0)
+				tg->notifications_lost += c->ns[i].lost;
+	}
+}
+
 void tcx_collector_liveness_every_pass(struct tcx_collector *c)
 {
 	c->liveness_every_pass = 1;
@@ -1830,10 +1902,7 @@ out:
 	globs_release_unused(c);
 	for (unsigned i = 0; i < TCX_NLDROP__MAX; i++)
 		s->netlink_dropped[i] += c->dropped_closed[i];
-	s->notifications_lost = c->lost_closed;
-	if (c->ops->dropped)
-		for (size_t i = 0; i < c->n_ns; i++)
-			c->ops->dropped(c->ns[i].src, s->netlink_dropped, &s->notifications_lost);
+	count_lost(c, s);
 	keep_terse(c, s);
 	tcx_snapshot_merge(s);
 	tcx_snapshot_classify(s);

@@ -19,8 +19,9 @@
  * cannot be opened: EMFILE, ENFILE or ENOMEM (also for fds it would take of
  * the reserve, lib/fds.h) fail its targets with cause resource, any other
  * with cause notfound.
- * open() with notify set also subscribes to the namespace's deletion
- * notifications (notify.h), as long as the source is open; drain() (may be
+ * open() with notify nonzero also subscribes to the namespace's deletion
+ * notifications (notify.h), as long as the source is open, asking for a
+ * receive buffer of notify bytes (notify_buffer_kib); drain() (may be
  * NULL without notify) then returns the final rows of the filters deleted
  * since the last drain (tcx_notify_drain(), unclassified), NULL when out of
  * memory. dropped() (may be NULL) adds the datagrams the source dropped since

@@ -50,7 +50,8 @@ struct nl_src {
 	unsigned int seq;
 	int broken; /* a dump was cut off: the socket may hold stale replies */
 	/* Its namespace's deletion notifications (notify.h), NULL when not
-	 * asked for: made with sk, in the same namespace, closed with it. */
+	 * asked for: made with sk, in the same namespace, closed with it;
+	 * want_notify is the receive buffer asked for (0: none). */
 	int want_notify;
 	struct tcx_notify *notify;
 	uint64_t dropped[TCX_NLDROP__MAX]; /* datagrams dropped (enum tcx_nldrop_cause) */
@@ -99,7 +100,7 @@ static int nl_open_socks(struct nl_src *s, char *err, size_t errlen)
 		return -1;
 	if (!s->want_notify)
 		return 0;
-	s->notify = tcx_notify_open(s->netns, err, errlen);
+	s->notify = tcx_notify_open(s->netns, s->want_notify, err, errlen);
 	if (!s->notify) {
 		nl_close_sock(s);
 		return -1;

@@ -29,8 +29,7 @@
 #define SO_MEMINFO 55
 #endif
 
-#define NOTIFY_BUFSZ  (64 * 1024) /* a filter with its actions, 4-8 KiB as a rule */
-#define NOTIFY_RCVBUF (4 * 1024 * 1024)
+#define NOTIFY_BUFSZ (64 * 1024) /* a filter with its actions, 4-8 KiB as a rule */
 
 struct tcx_notify {
 	char netns[64];
@@ -80,9 +79,9 @@ static int attach_filter(int fd)
 	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
 }
 
-static int open_cb(struct tcx_notify *n, char *err, size_t errlen)
+static int open_cb(struct tcx_notify *n, int rcvbuf, char *err, size_t errlen)
 {
-	int grp = RTNLGRP_TC, rcvbuf = NOTIFY_RCVBUF, fd;
+	int grp = RTNLGRP_TC, fd;
 
 	n->sk = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (!n->sk) {
@@ -106,7 +105,7 @@ static int open_cb(struct tcx_notify *n, char *err, size_t errlen)
 	return 0;
 }
 
-struct tcx_notify *tcx_notify_open(const char *netns, char *err, size_t errlen)
+struct tcx_notify *tcx_notify_open(const char *netns, int rcvbuf, char *err, size_t errlen)
 {
 	struct tcx_notify *n = tcx_notify_new(netns, sock_recv, NULL);
 
@@ -115,7 +114,7 @@ struct tcx_notify *tcx_notify_open(const char *netns, char *err, size_t errlen)
 		return NULL;
 	}
 	n->ctx = n;
-	if (open_cb(n, err, errlen) < 0) {
+	if (open_cb(n, rcvbuf > 0 ? rcvbuf : TCX_NOTIFY_RCVBUF, err, errlen) < 0) {
 		free(n);
 		return NULL;
 	}
