@@ -1793,6 +1793,18 @@ static void count_rows(struct tcx_snapshot *s, struct tcx_target *t, size_t mark
 	t->n_actions = (uint32_t)(s->n_actions - mark_a);
 }
 
+/* The notifications lost by namespace name since the collector was made,
+ * its open source src (NULL: none) counted now. */
+static uint64_t ns_lost(struct tcx_collector *c, const char *name, void *src)
+{
+	uint64_t lost = c->lost_unnamed, drops[TCX_NLDROP__MAX] = {0};
+	const uint64_t *closed = closed_loss(c, name, 0);
+
+	if (src && c->ops->dropped)
+		c->ops->dropped(src, drops, &lost);
+	return lost + (closed ? *closed : 0);
+}
+
 /* The notifications lost since the collector was made: in all, and by
  * each target's namespace (tcx_target.notifications_lost: the sources of
  * that name, open or closed). Targets are matched to namespaces only when
@@ -1875,8 +1887,12 @@ struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg
 		}
 		count_rows(s, t, mark_f, mark_a);
 		t->duration_s = tcx_clock_s(CLOCK_MONOTONIC) - t1;
-		/* Parents found by discovery that hold no filter are noise. */
-		if (u->implicit && t->ok && t->n_filters == 0)
+		/* Parents found by discovery that hold no filter are noise,
+		 * unless their namespace lost notifications: their
+		 * aggregates stay, and so does the mark that they may lack
+		 * finals (tc_scrape_collector_finals_lost). */
+		if (u->implicit && t->ok && t->n_filters == 0 &&
+		    (cfg->aggregate.mode == TCX_AGG_NONE || !ns_lost(c, u->ns->name, u->ns->src)))
 			s->n_targets--;
 	}
 	goto out;

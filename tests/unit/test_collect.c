@@ -1967,7 +1967,12 @@ static void test_finals_lost_by_namespace(void **state)
 	                            "aggregate: {by: [netns]}\n";
 	struct fake ka = {0}, kb = {0};
 	struct two_ns two = {&ka, &kb};
-	struct tcx_config *cfg = config(both), *cfg_a = config(only_a);
+	static const char *all = "targets: [{all: true, netns: a}, {all: true, netns: b}]\n"
+	                         "aggregate: {by: [netns]}\nnotify_buffer_kib: 16\n";
+	static const char *plain = "targets: [{all: true, netns: a}, {all: true, netns: b}]\n";
+	struct tcx_config *cfg = config(both), *cfg_a = config(only_a), *cfg_all = config(all),
+	                  *cfg_plain = config(plain);
+	struct tcx_snapshot *s;
 	struct tcx_collector *c = tcx_collector_new(&two_ops, &two);
 	struct tcx_agg *ag = tcx_agg_new();
 
@@ -1992,8 +1997,29 @@ static void test_finals_lost_by_namespace(void **state)
 	lost_pass(c, ag, cfg, 2, 0, 2); /* b opened again: marked still */
 	queue_enobufs(&ka);
 	lost_pass(c, ag, cfg, 3, 1, 2);
+
+	/* Parents found by discovery with no filter (eth0's egress) are left
+	 * out, but where the namespace lost notifications: there, their
+	 * aggregates may lack finals, and the mark stays. */
+	ka.n_notes = ka.next_note = 0; /* a's one lost, b's two stay */
+	s = tcx_collect(c, cfg_all);
+	assert_non_null(s);
+	assert_int_equal(tcx_agg_update(ag, s), 0);
+	assert_int_equal(s->n_targets, 4);
+	for (size_t i = 0; i < s->n_targets; i++)
+		assert_int_equal(s->targets[i].notifications_lost,
+		                 strcmp(s->targets[i].netns, "a") == 0 ? 1 : 2);
+	tcx_snapshot_unref(s);
+	s = tcx_collect(c, cfg_plain); /* without aggregate: no mark, left out */
+	assert_non_null(s);
+	assert_int_equal(s->n_targets, 2);
+	assert_int_equal(s->targets[0].parent, TCX_PARENT_INGRESS);
+	assert_int_equal(s->targets[1].parent, TCX_PARENT_INGRESS);
+	tcx_snapshot_unref(s);
 	tcx_agg_free(ag);
 	tcx_collector_free(c);
+	tcx_config_unref(cfg_plain);
+	tcx_config_unref(cfg_all);
 	tcx_config_unref(cfg_a);
 	tcx_config_unref(cfg);
 }
