@@ -26,8 +26,9 @@
 # One boot runs every case (about 10 s of boot under TCG, the rest is tc
 # and tcexporter under emulation). Results come back through a 9p share;
 # the serial console carries markers (TCXVM-*, see lib.sh) and the payload's
-# status. A VM that does not boot, hangs (TCX_VM_TIMEOUT, default 480 s:
-# one run takes 90 to 150 s on a loaded 2-core machine, and `make -j2 check`
+# status. A VM that does not boot, hangs (TCX_VM_TIMEOUT, default 720 s:
+# one run takes 280 to 345 s in the VM at load average 5 to 8 on a 2-core
+# machine, c21_ovs_scale's 60 s of traffic included, and `make -j2 check`
 # may run the two kernels' tests at once) or loses a marker fails the test.
 #
 #   tests/vm/run.sh [SERIES]
@@ -62,7 +63,7 @@ vm_find_kernel "${1:-}"
 for b in /sbin/tc /sbin/ip; do
 	[ -x "$b" ] || skip "$b is not installed (iproute2)"
 done
-timeout_s=${TCX_VM_TIMEOUT:-480}
+timeout_s=${TCX_VM_TIMEOUT:-720}
 start=$(date +%s%N)
 
 make_workdir
