@@ -1233,7 +1233,8 @@ c21_ovs_scale() {
 	# what p21a received minus what OVS's datapath saw (hit + missed: TC
 	# let it through), never went down, and no notification was lost; t2
 	# lost some, counts them, marks the targets, and is no more than t1.
-	local h i n=0 end last now spid
+	local h i n=0 last now spid
+	local -a pids
 	C21_MACS=${C21_MACS:-2000}
 	C21_PACKETS=${C21_PACKETS:-6000}
 	C21_PPS=${C21_PPS:-1000}
@@ -1264,10 +1265,10 @@ c21_ovs_scale() {
 			"http: {listen: \"127.0.0.1:962$i\"}" >"t$i.yaml"
 	done
 	echo 'notify_buffer_kib: 4' >>t2.yaml
-	"$TCX" --config t1.yaml >t1.out 2>t1.err &
-	C21_PID1=$!
-	"$TCX" --config t2.yaml >t2.out 2>t2.err &
-	C21_PID2=$!
+	for i in 1 2; do
+		"$TCX" --config "t$i.yaml" >"t$i.out" 2>"t$i.err" &
+		pids[i]=$!
+	done
 	# scrape I FILE: daemon tI's /metrics into FILE (fails unless it answers 200)
 	scrape() { wget -q -O "$2" "http://127.0.0.1:962$1/metrics" 2>/dev/null; }
 	collections() { sed -n 's/^tc_exporter_collections_total //p' "$1"; }
@@ -1326,9 +1327,9 @@ c21_ovs_scale() {
 	mv base-t1.prom t1-base.prom
 	mv base-t2.prom t2-base.prom
 	for i in 1 2; do
-		kill -TERM "$(eval echo "\$C21_PID$i")"
+		kill -TERM "${pids[i]}"
 		h=0
-		wait "$(eval echo "\$C21_PID$i")" || h=$?
+		wait "${pids[i]}" || h=$?
 		echo "$h" >"t$i.rc"
 	done
 	ovs-appctl dpctl/dump-flows type=ovs >flows-ovs.txt
