@@ -201,17 +201,38 @@ static void set_error(struct tcx_snapshot *s, struct tcx_target *t, enum tcx_err
 }
 
 /* The notifications lost by the closed sources of namespace name. */
+static int loss_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct ns_loss *)a)->name, ((const struct ns_loss *)b)->name);
+}
+
+/* The entry of namespace name in losses[n] (sorted by name), or NULL. */
+static struct ns_loss *loss_find(struct ns_loss *losses, size_t n, const char *name)
+{
+	struct ns_loss key;
+
+	snprintf(key.name, sizeof(key.name), "%s", name);
+	return n ? bsearch(&key, losses, n, sizeof(*losses), loss_cmp) : NULL;
+}
+
+/* The notifications lost by the closed sources of namespace name (c->losses
+ * is kept sorted by name), added when add is set (NULL out of memory). */
 static uint64_t *closed_loss(struct tcx_collector *c, const char *name, int add)
 {
-	for (size_t i = 0; i < c->n_losses; i++)
-		if (strcmp(c->losses[i].name, name) == 0)
-			return &c->losses[i].lost;
-	if (!add ||
-	    tcx_grow(&c->losses, &c->cap_losses, c->n_losses + 1, sizeof(*c->losses), 4) < 0)
+	struct ns_loss *l = loss_find(c->losses, c->n_losses, name);
+	size_t at = 0;
+
+	if (l || !add)
+		return l ? &l->lost : NULL;
+	if (tcx_grow(&c->losses, &c->cap_losses, c->n_losses + 1, sizeof(*c->losses), 4) < 0)
 		return NULL;
-	snprintf(c->losses[c->n_losses].name, sizeof(c->losses[0].name), "%s", name);
-	c->losses[c->n_losses].lost = 0;
-	return &c->losses[c->n_losses++].lost;
+	while (at < c->n_losses && strcmp(c->losses[at].name, name) < 0)
+		at++;
+	memmove(&c->losses[at + 1], &c->losses[at], (c->n_losses - at) * sizeof(*c->losses));
+	c->n_losses++;
+	snprintf(c->losses[at].name, sizeof(c->losses[at].name), "%s", name);
+	c->losses[at].lost = 0;
+	return &c->losses[at].lost;
 }
 
 /* Close the i-th kept source; what it dropped and lost is still counted,
@@ -1807,27 +1828,48 @@ static uint64_t ns_lost(struct tcx_collector *c, const char *name, void *src)
 
 /* The notifications lost since the collector was made: in all, and by
  * each target's namespace (tcx_target.notifications_lost: the sources of
- * that name, open or closed). Targets are matched to namespaces only when
- * some were lost (a walk of the namespaces for each target). */
+ * that name, open or closed). The open sources that lost some are sorted
+ * by name, and each target looks its namespace up there and in c->losses;
+ * out of memory, each target walks the open sources. */
 static void count_lost(struct tcx_collector *c, struct tcx_snapshot *s)
 {
+	struct ns_loss *open = NULL;
+	size_t n_open = 0;
+
 	s->notifications_lost = c->lost_closed;
 	for (size_t i = 0; i < c->n_ns && c->ops->dropped; i++) {
 		c->ns[i].lost = 0;
 		c->ops->dropped(c->ns[i].src, s->netlink_dropped, &c->ns[i].lost);
 		s->notifications_lost += c->ns[i].lost;
+		n_open += c->ns[i].lost != 0;
 	}
 	if (!s->notifications_lost)
 		return;
+	if (n_open && (open = malloc(n_open * sizeof(*open)))) {
+		n_open = 0;
+		for (size_t i = 0; i < c->n_ns; i++)
+			if (c->ns[i].lost) {
+				memcpy(open[n_open].name, c->ns[i].name, sizeof(open[0].name));
+				open[n_open++].lost = c->ns[i].lost;
+			}
+		qsort(open, n_open, sizeof(*open), loss_cmp);
+	}
 	for (size_t t = 0; t < s->n_targets; t++) {
 		struct tcx_target *tg = &s->targets[t];
 		const uint64_t *closed = closed_loss(c, tg->netns, 0);
+		const struct ns_loss *l;
 
 		tg->notifications_lost = c->lost_unnamed + (closed ? *closed : 0);
-		for (size_t i = 0; i < c->n_ns; i++)
+		if (open) {
+			if ((l = loss_find(open, n_open, tg->netns)))
+				tg->notifications_lost += l->lost;
+			continue;
+		}
+		for (size_t i = 0; n_open && i < c->n_ns; i++)
 			if (strcmp(c->ns[i].name, tg->netns) == 0)
 				tg->notifications_lost += c->ns[i].lost;
 	}
+	free(open);
 }
 
 void tcx_collector_liveness_every_pass(struct tcx_collector *c)
