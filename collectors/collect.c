@@ -76,6 +76,7 @@ void tcx_collector_free(struct tcx_collector *c)
 		free(c->ns[i].held);
 	}
 	free(c->ns);
+	free(c->losses);
 	free(c->terse);
 	for (size_t i = 0; i < c->n_globs; i++) {
 		free(c->globs[i].glob);
@@ -104,11 +105,53 @@ static void set_error(struct tcx_snapshot *s, struct tcx_target *t, enum tcx_err
 	va_end(ap);
 }
 
-/* Close the i-th kept source; what it dropped is still counted. */
+static int loss_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct ns_loss *)a)->name, ((const struct ns_loss *)b)->name);
+}
+
+/* The entry of namespace name in losses[n] (sorted by name), or NULL. */
+static struct ns_loss *loss_find(struct ns_loss *losses, size_t n, const char *name)
+{
+	struct ns_loss key;
+
+	snprintf(key.name, sizeof(key.name), "%s", name);
+	return n ? bsearch(&key, losses, n, sizeof(*losses), loss_cmp) : NULL;
+}
+
+/* The notifications lost by the closed sources of namespace name (c->losses
+ * is kept sorted by name), added when add is set (NULL out of memory). */
+static uint64_t *closed_loss(struct tcx_collector *c, const char *name, int add)
+{
+	struct ns_loss *l = loss_find(c->losses, c->n_losses, name);
+	size_t at = 0;
+
+	if (l || !add)
+		return l ? &l->lost : NULL;
+	if (tcx_grow(&c->losses, &c->cap_losses, c->n_losses + 1, sizeof(*c->losses), 4) < 0)
+		return NULL;
+	while (at < c->n_losses && strcmp(c->losses[at].name, name) < 0)
+		at++;
+	memmove(&c->losses[at + 1], &c->losses[at], (c->n_losses - at) * sizeof(*c->losses));
+	c->n_losses++;
+	snprintf(c->losses[at].name, sizeof(c->losses[at].name), "%s", name);
+	c->losses[at].lost = 0;
+	return &c->losses[at].lost;
+}
+
+/* Close the i-th kept source; what it dropped and lost is still counted,
+ * its losses for its namespace's targets too. */
 static void ns_close(struct tcx_collector *c, size_t i)
 {
+	uint64_t lost = 0, *l;
+
 	if (c->ops->dropped)
-		c->ops->dropped(c->ns[i].src, c->dropped_closed, &c->lost_closed);
+		c->ops->dropped(c->ns[i].src, c->dropped_closed, &lost);
+	c->lost_closed += lost;
+	if (lost && (l = closed_loss(c, c->ns[i].name, 1)))
+		*l += lost;
+	else if (lost)
+		c->lost_unnamed += lost;
 	c->ops->close(c->ns[i].src);
 	free(c->ns[i].held);
 	c->ns[i] = c->ns[--c->n_ns];
@@ -152,17 +195,18 @@ int tcx_pass_no_resource(int e)
 	return e == EMFILE || e == ENFILE || e == ENOMEM;
 }
 
-/* The source of a namespace, opened with what want asks for (a source
- * opened otherwise is opened again). */
-static struct ns_source *ns_source(struct tcx_collector *c, const char *name, int want, char *err,
-                                   size_t errlen)
+/* The source of a namespace, opened with its deletion notifications
+ * (notify: their buffer, 0 none) and its additions (adds) as asked (a
+ * source opened otherwise is opened again). */
+static struct ns_source *ns_source(struct tcx_collector *c, const char *name, int notify, int adds,
+                                   char *err, size_t errlen)
 {
 	struct ns_source *n;
 
 	for (size_t i = 0; i < c->n_ns; i++) {
 		if (strcmp(c->ns[i].name, name) != 0)
 			continue;
-		if (c->ns[i].want == want) {
+		if (c->ns[i].notify == notify && c->ns[i].adds == adds) {
 			c->ns[i].used = 1;
 			return &c->ns[i];
 		}
@@ -174,7 +218,7 @@ static struct ns_source *ns_source(struct tcx_collector *c, const char *name, in
 		errno = ENOMEM;
 		return NULL;
 	}
-	void *src = c->ops->open(c->opaque, name, want, err, errlen);
+	void *src = c->ops->open(c->opaque, name, notify, adds, err, errlen);
 
 	if (!src)
 		return NULL; /* not cached: the namespace may appear later */
@@ -183,7 +227,8 @@ static struct ns_source *ns_source(struct tcx_collector *c, const char *name, in
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	n->src = src;
 	n->used = 1;
-	n->want = want;
+	n->notify = notify;
+	n->adds = adds;
 	return n;
 }
 
@@ -446,21 +491,29 @@ struct pass_ns *tcx_pass_ns_find(struct pass *p, const char *name)
 	return n;
 }
 
+/* The receive buffer of the deletion notifications, in bytes, with
+ * `aggregate` (0 without: no notifications). */
+static int notify_buffer(const struct tcx_config *cfg)
+{
+	if (cfg->aggregate.mode == TCX_AGG_NONE)
+		return 0;
+	return (int)((cfg->notify_buffer_kib ? cfg->notify_buffer_kib
+	                                     : TCX_NOTIFY_BUFFER_KIB_DEFAULT) *
+	             1024u);
+}
+
 /* The namespace of the pass of that name, with its source (NULL when it
  * cannot be opened: open_err and open_cause say why). */
 struct pass_ns *tcx_pass_ns_get(struct pass *p, const char *name)
 {
 	struct pass_ns *n = tcx_pass_ns_find(p, name);
-
 	struct ns_source *src;
 
 	if (!n || n->opened)
 		return n;
 	n->opened = 1;
-	src = ns_source(p->c, name,
-	                (p->cfg->aggregate.mode != TCX_AGG_NONE ? TCX_SRC_FINALS : 0) |
-	                        (p->c->once ? 0 : TCX_SRC_ADDS),
-	                n->open_err, sizeof(n->open_err));
+	src = ns_source(p->c, name, notify_buffer(p->cfg), !p->c->once, n->open_err,
+	                sizeof(n->open_err));
 	if (!src) {
 		n->open_cause = tcx_pass_no_resource(errno) ? TCX_ERR_RESOURCE : TCX_ERR_NOTFOUND;
 		return n;
@@ -551,6 +604,64 @@ static void count_rows(struct tcx_snapshot *s, struct tcx_target *t, size_t mark
 	t->n_actions = (uint32_t)(s->n_actions - mark_a);
 }
 
+/* The notifications lost by namespace name since the collector was made,
+ * its open source src (NULL: none) counted now. */
+static uint64_t ns_lost(struct tcx_collector *c, const char *name, void *src)
+{
+	uint64_t lost = c->lost_unnamed, drops[TCX_NLDROP__MAX] = {0};
+	const uint64_t *closed = closed_loss(c, name, 0);
+
+	if (src && c->ops->dropped)
+		c->ops->dropped(src, drops, &lost);
+	return lost + (closed ? *closed : 0);
+}
+
+/* The notifications lost since the collector was made: in all, and by
+ * each target's namespace (tcx_target.notifications_lost: the sources of
+ * that name, open or closed). The open sources that lost some are sorted
+ * by name, and each target looks its namespace up there and in c->losses;
+ * out of memory, each target walks the open sources. */
+static void count_lost(struct tcx_collector *c, struct tcx_snapshot *s)
+{
+	struct ns_loss *open = NULL;
+	size_t n_open = 0;
+
+	s->notifications_lost = c->lost_closed;
+	for (size_t i = 0; i < c->n_ns && c->ops->dropped; i++) {
+		c->ns[i].lost = 0;
+		c->ops->dropped(c->ns[i].src, s->netlink_dropped, &c->ns[i].lost);
+		s->notifications_lost += c->ns[i].lost;
+		n_open += c->ns[i].lost != 0;
+	}
+	if (!s->notifications_lost)
+		return;
+	if (n_open && (open = malloc(n_open * sizeof(*open)))) {
+		n_open = 0;
+		for (size_t i = 0; i < c->n_ns; i++)
+			if (c->ns[i].lost) {
+				memcpy(open[n_open].name, c->ns[i].name, sizeof(open[0].name));
+				open[n_open++].lost = c->ns[i].lost;
+			}
+		qsort(open, n_open, sizeof(*open), loss_cmp);
+	}
+	for (size_t t = 0; t < s->n_targets; t++) {
+		struct tcx_target *tg = &s->targets[t];
+		const uint64_t *closed = closed_loss(c, tg->netns, 0);
+		const struct ns_loss *l;
+
+		tg->notifications_lost = c->lost_unnamed + (closed ? *closed : 0);
+		if (open) {
+			if ((l = loss_find(open, n_open, tg->netns)))
+				tg->notifications_lost += l->lost;
+			continue;
+		}
+		for (size_t i = 0; n_open && i < c->n_ns; i++)
+			if (strcmp(c->ns[i].name, tg->netns) == 0)
+				tg->notifications_lost += c->ns[i].lost;
+	}
+	free(open);
+}
+
 /* Is the pass starting at now (monotonic seconds) a liveness pass? One is
  * due liveness_interval after the last, give or take half a collection
  * interval (collections are not to the millisecond), and at the first. */
@@ -608,11 +719,16 @@ struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg
 		}
 		count_rows(s, t, mark_f, mark_a);
 		t->duration_s = tcx_clock_s(CLOCK_MONOTONIC) - t1;
-		if (!u->error[0])
-			tcx_pass_sweep_note(u->ns, u, t);
-		/* Parents found by discovery that hold no filter are noise. */
-		if (u->implicit && t->ok && t->n_filters == 0)
+		/* Parents found by discovery that hold no filter are noise,
+		 * unless their namespace lost notifications: their
+		 * aggregates stay, and so does the mark that they may lack
+		 * finals (tc_scrape_collector_finals_lost); they are asked
+		 * again (sweeps) as long as they stay. */
+		if (u->implicit && t->ok && t->n_filters == 0 &&
+		    (cfg->aggregate.mode == TCX_AGG_NONE || !ns_lost(c, u->ns->name, u->ns->src)))
 			s->n_targets--;
+		else if (!u->error[0])
+			tcx_pass_sweep_note(u->ns, u);
 	}
 	goto out;
 oom:
@@ -638,10 +754,7 @@ out:
 	tcx_pass_globs_release_unused(c);
 	for (unsigned i = 0; i < TCX_NLDROP__MAX; i++)
 		s->netlink_dropped[i] += c->dropped_closed[i];
-	s->notifications_lost = c->lost_closed;
-	if (c->ops->dropped)
-		for (size_t i = 0; i < c->n_ns; i++)
-			c->ops->dropped(c->ns[i].src, s->netlink_dropped, &s->notifications_lost);
+	count_lost(c, s);
 	memcpy(s->sweeps, c->sweeps, sizeof(s->sweeps));
 	keep_terse(c, s);
 	tcx_snapshot_merge(s);

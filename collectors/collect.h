@@ -19,26 +19,25 @@
  * cannot be opened: EMFILE, ENFILE or ENOMEM (also for fds it would take of
  * the reserve, lib/fds.h) fail its targets with cause resource, any other
  * with cause notfound.
- * open() with TCX_SRC_FINALS in want also subscribes to the namespace's
- * deletion notifications (notify.h), as long as the source is open; drain()
- * (may be NULL without them) then returns the final rows of the filters
- * deleted since the last drain (tcx_notify_drain(), unclassified), NULL when
- * out of memory. With TCX_SRC_ADDS, it subscribes to where filters are
- * added: added() (may be NULL) calls fn for each filter added since the last
- * call, with the kernel's tcm_ifindex and tcm_parent (tcx_notify_adds()),
- * and returns 1 when some may have been lost since then (or it was not
- * opened with TCX_SRC_ADDS), else 0. dropped() (may be NULL) adds the
- * datagrams the source dropped since
- * it was opened (enum tcx_nldrop_cause) to counts, and the deletion
+ * open() with notify nonzero also subscribes to the namespace's deletion
+ * notifications (notify.h), as long as the source is open, asking for a
+ * receive buffer of notify bytes (notify_buffer_kib); drain() (may be NULL
+ * without notify) then returns the final rows of the filters deleted since
+ * the last drain (tcx_notify_drain(), unclassified), NULL when out of
+ * memory. With adds set, it subscribes to where filters are added: added()
+ * (may be NULL) calls fn for each filter added since the last call, with the
+ * kernel's tcm_ifindex and tcm_parent (tcx_notify_adds()), and returns 1 when
+ * some may have been lost since then (or it was not opened with adds), else
+ * 0. dropped() (may be NULL) adds the datagrams the source dropped since it
+ * was opened (enum tcx_nldrop_cause) to counts, and the deletion
  * notifications it lost since then to *lost. gone() (may be NULL) is nonzero
  * when the named namespace the source was opened in is no longer the one of
  * that name (its /run/netns entry was removed, or now holds another one): the
  * collector then closes the source, which releases the namespace, and opens
  * the name afresh. The live one is collectors/nl.h's. */
-#define TCX_SRC_FINALS 1
-#define TCX_SRC_ADDS   2
 struct tcx_source_ops {
-	void *(*open)(void *opaque, const char *netns, int want, char *err, size_t errlen);
+	void *(*open)(void *opaque, const char *netns, int notify, int adds, char *err,
+	              size_t errlen);
 	int (*dump)(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char *err,
 	            size_t errlen);
 	void (*close)(void *src);

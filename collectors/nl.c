@@ -50,10 +50,12 @@ struct nl_src {
 	unsigned int seq;
 	int broken; /* a dump was cut off: the socket may hold stale replies */
 	/* Its namespace's deletion notifications (notify.h), NULL when not
-	 * asked for: made with sk, in the same namespace, closed with it. */
-	int want; /* TCX_SRC_FINALS, TCX_SRC_ADDS */
+	 * asked for: made with sk, in the same namespace, closed with it;
+	 * want_notify is the receive buffer asked for (0: none). */
+	int want_notify;
 	struct tcx_notify *notify;
-	/* Its namespace's additions (TCX_SRC_ADDS), likewise. */
+	/* Its namespace's additions (want_adds), likewise. */
+	int want_adds;
 	struct tcx_notify *adds;
 	uint64_t dropped[TCX_NLDROP__MAX]; /* datagrams dropped (enum tcx_nldrop_cause) */
 	char buf[NL_BUFSZ];
@@ -99,9 +101,9 @@ static int nl_open_socks(struct nl_src *s, char *err, size_t errlen)
 {
 	if (nl_open_sock(s, err, errlen) < 0)
 		return -1;
-	if ((s->want & TCX_SRC_FINALS) && !(s->notify = tcx_notify_open(s->netns, err, errlen)))
+	if (s->want_notify && !(s->notify = tcx_notify_open(s->netns, s->want_notify, err, errlen)))
 		goto fail;
-	if ((s->want & TCX_SRC_ADDS) && !(s->adds = tcx_notify_open_adds(err, errlen)))
+	if (s->want_adds && !(s->adds = tcx_notify_open_adds(err, errlen)))
 		goto fail;
 	return 0;
 fail:
@@ -187,7 +189,8 @@ static void *nl_open_failed(struct nl_src *s, int e)
 	return NULL;
 }
 
-static void *nl_open(void *opaque, const char *netns, int want, char *err, size_t errlen)
+static void *nl_open(void *opaque, const char *netns, int notify, int adds, char *err,
+                     size_t errlen)
 {
 	struct nl_src *s = calloc(1, sizeof(*s));
 	char path[128];
@@ -198,7 +201,8 @@ static void *nl_open(void *opaque, const char *netns, int want, char *err, size_
 		return NULL;
 	}
 	s->ns_fd = -1;
-	s->want = want;
+	s->want_notify = notify;
+	s->want_adds = adds;
 	if (netns && netns[0]) {
 		snprintf(s->netns, sizeof(s->netns), "%s", netns);
 		snprintf(path, sizeof(path), TCX_NETNS_DIR "/%s", netns);

@@ -29,8 +29,7 @@
 #define SO_MEMINFO 55
 #endif
 
-#define NOTIFY_BUFSZ  (64 * 1024) /* a filter with its actions, 4-8 KiB as a rule */
-#define NOTIFY_RCVBUF (4 * 1024 * 1024)
+#define NOTIFY_BUFSZ (64 * 1024) /* a filter with its actions, 4-8 KiB as a rule */
 
 struct tcx_notify {
 	char netns[64];
@@ -81,9 +80,9 @@ static int attach_filter(int fd, uint16_t type)
 	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
 }
 
-static int open_cb(struct tcx_notify *n, uint16_t type, char *err, size_t errlen)
+static int open_cb(struct tcx_notify *n, uint16_t type, int rcvbuf, char *err, size_t errlen)
 {
-	int grp = RTNLGRP_TC, rcvbuf = NOTIFY_RCVBUF, fd;
+	int grp = RTNLGRP_TC, fd;
 
 	n->sk = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (!n->sk) {
@@ -107,7 +106,8 @@ static int open_cb(struct tcx_notify *n, uint16_t type, char *err, size_t errlen
 	return 0;
 }
 
-static struct tcx_notify *notify_open(const char *netns, uint16_t type, char *err, size_t errlen)
+static struct tcx_notify *notify_open(const char *netns, uint16_t type, int rcvbuf, char *err,
+                                      size_t errlen)
 {
 	struct tcx_notify *n = tcx_notify_new(netns, sock_recv, NULL);
 
@@ -116,21 +116,21 @@ static struct tcx_notify *notify_open(const char *netns, uint16_t type, char *er
 		return NULL;
 	}
 	n->ctx = n;
-	if (open_cb(n, type, err, errlen) < 0) {
+	if (open_cb(n, type, rcvbuf > 0 ? rcvbuf : TCX_NOTIFY_RCVBUF, err, errlen) < 0) {
 		free(n);
 		return NULL;
 	}
 	return n;
 }
 
-struct tcx_notify *tcx_notify_open(const char *netns, char *err, size_t errlen)
+struct tcx_notify *tcx_notify_open(const char *netns, int rcvbuf, char *err, size_t errlen)
 {
-	return notify_open(netns, RTM_DELTFILTER, err, errlen);
+	return notify_open(netns, RTM_DELTFILTER, rcvbuf, err, errlen);
 }
 
 struct tcx_notify *tcx_notify_open_adds(char *err, size_t errlen)
 {
-	return notify_open(NULL, RTM_NEWTFILTER, err, errlen);
+	return notify_open(NULL, RTM_NEWTFILTER, TCX_NOTIFY_RCVBUF, err, errlen);
 }
 
 int tcx_notify_fd(const struct tcx_notify *n)

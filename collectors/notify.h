@@ -31,7 +31,8 @@
  * actions cost neither queue room nor reads; the rest is walked as every
  * reply is (tcx_nlmsg_recv()'s sender check, tcx_nlmsg_reply()) and parsed by
  * tcx_parse_filter(). The queue holds what the kernel sends between two
- * drains: 4 MiB are asked for, which the kernel doubles (8 MiB: 6553
+ * drains: 4 MiB are asked for by default (notify_buffer_kib), which the
+ * kernel doubles (8 MiB: 6553
  * deletions of u32 filters with one action, 1280 bytes each on 6.18),
  * forced with CAP_NET_ADMIN, else cut to net.core.rmem_max (212992 by
  * default: about 330 deletions). Past it the kernel drops notifications,
@@ -54,8 +55,11 @@ struct tcx_notify;
 
 /* Subscribe to the deletion notifications of the namespace the calling
  * thread is in, whose name (NULL or "" for the collector's own) labels the
- * rows. NULL, with err set, when the socket cannot be made. */
-struct tcx_notify *tcx_notify_open(const char *netns, char *err, size_t errlen);
+ * rows, asking for a receive buffer of rcvbuf bytes (the configuration's
+ * notify_buffer_kib; 0: TCX_NOTIFY_RCVBUF). NULL, with err set, when the
+ * socket cannot be made. */
+#define TCX_NOTIFY_RCVBUF ((int)TCX_NOTIFY_BUFFER_KIB_DEFAULT * 1024)
+struct tcx_notify *tcx_notify_open(const char *netns, int rcvbuf, char *err, size_t errlen);
 
 /* The same over a receive function of one's own (the tests): recv puts one
  * datagram from the kernel into buf and returns its length, -EAGAIN when

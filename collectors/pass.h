@@ -23,13 +23,22 @@
 struct ns_source {
 	char name[64];
 	void *src;
-	int used; /* by the current pass */
-	int want; /* what it was opened with (TCX_SRC_FINALS, TCX_SRC_ADDS) */
+	int used;      /* by the current pass */
+	int notify;    /* opened with its deletion notifications: their buffer */
+	int adds;      /* opened with its additions (sweeps) */
+	uint64_t lost; /* notifications it lost, as of the end of the last pass */
 	/* The parents that held filters at its last collection, sorted, and
 	 * whether that is all of them (sweeps: pass_ns.held). */
 	struct parent_key *held;
 	size_t n_held;
 	int known;
+};
+
+/* Notifications lost by the sources of a namespace closed since the
+ * collector was made (those of the open ones are in ns_source.lost). */
+struct ns_loss {
+	char name[64];
+	uint64_t lost;
 };
 
 /* A dump unit as the sweeps remember it, from pass to pass. */
@@ -54,6 +63,11 @@ struct tcx_collector {
 	size_t n_globs, cap_globs;
 	uint64_t dropped_closed[TCX_NLDROP__MAX]; /* by the sources closed since */
 	uint64_t lost_closed;                     /* notifications lost by them */
+	/* ... by namespace (the names that lost some), and those of no known
+	 * name (out of memory when they were counted: every target's). */
+	struct ns_loss *losses;
+	size_t n_losses, cap_losses;
+	uint64_t lost_unnamed;
 	/* Liveness passes (tcx_snapshot.liveness_pass): the monotonic time
 	 * of the last one (0: none yet); with `once`, every pass is one. */
 	double liveness_at;
@@ -187,7 +201,7 @@ int tcx_pass_expand_config_target(struct pass *p, struct units *us,
 int tcx_pass_sweep_due(struct tcx_collector *c, const struct tcx_config *cfg, double now);
 void tcx_pass_sweep_or_not(struct pass *p, struct pass_ns *ns, struct ns_source *src);
 int tcx_pass_may_hold(const struct unit *u);
-void tcx_pass_sweep_note(struct pass_ns *ns, const struct unit *u, const struct tcx_target *t);
+void tcx_pass_sweep_note(struct pass_ns *ns, const struct unit *u);
 void tcx_pass_sweeps_done(struct pass *p);
 
 /* u32.c */

@@ -47,6 +47,10 @@ struct tcx_target {
 	uint32_t repaired_prefs;          /* prefs re-dumped in full */
 	uint32_t n_filters, n_actions;    /* rows kept for this target */
 	uint32_t first_filter;            /* its filters are contiguous */
+	/* With `aggregate`: the deletion notifications its namespace lost
+	 * since the collector was made (collect.c): a final that was not
+	 * folded, its aggregates a lower bound when nonzero. */
+	uint64_t notifications_lost;
 };
 
 /* A filter. Its hit counters (collectors/counters.h, tcx_filter_counters),

@@ -570,14 +570,13 @@ int tcx_pass_may_hold(const struct unit *u)
 	return 0;
 }
 
-/* After unit u's dump into target t: a parent that holds filters, or whose
- * dump failed (to be asked again), is the next pass's to ask. */
-void tcx_pass_sweep_note(struct pass_ns *ns, const struct unit *u, const struct tcx_target *t)
+/* After unit u's dump, when its target stays in the snapshot (it holds
+ * filters, its dump failed, it was named, or its namespace lost
+ * notifications): the next pass asks it again. */
+void tcx_pass_sweep_note(struct pass_ns *ns, const struct unit *u)
 {
 	struct parent_key k = unit_key(u);
 
-	if (t->ok && !t->n_filters)
-		return;
 	if (tcx_grow(&ns->holds, &ns->cap_holds, ns->n_holds + 1, sizeof(*ns->holds), 64) < 0) {
 		ns->unknown = 1;
 		return;

@@ -1999,6 +1999,14 @@ static int top_max_series(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t 
 	return tcx_yaml_uint(&c->y, k, v, 1, UINT32_MAX, &c->cfg->max_series);
 }
 
+/* The receive buffer of the deletion notification sockets, in KiB (the
+ * kernel doubles it; it takes at most INT_MAX bytes). */
+static int top_notify_buffer(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
+{
+	return uint_value(c, k, v, TCX_NOTIFY_BUFFER_KIB_MIN, TCX_NOTIFY_BUFFER_KIB_MAX,
+	                  &c->cfg->notify_buffer_kib);
+}
+
 /* ---- the document ------------------------------------------------------------ */
 
 static const struct key_handler top_keys[] = {
@@ -2017,6 +2025,7 @@ static const struct key_handler top_keys[] = {
         {"classes", defer_classes},
         {"liveness_interval", top_liveness_interval},
         {"sweep_interval", top_sweep_interval},
+        {"notify_buffer_kib", top_notify_buffer},
 };
 
 static void config_free(struct tcx_config *cfg)
@@ -2117,6 +2126,7 @@ struct tcx_config *tcx_config_load_buffer(const char *name, const char *buf, siz
 	cfg->liveness_interval_s = TCX_LIVENESS_INTERVAL_DEFAULT;
 	cfg->sweep_interval_s = TCX_SWEEP_INTERVAL_DEFAULT;
 	cfg->generation = atomic_fetch_add_explicit(&generations, 1, memory_order_relaxed) + 1;
+	cfg->notify_buffer_kib = TCX_NOTIFY_BUFFER_KIB_DEFAULT;
 	cfg->unmapped = TCX_UNMAPPED_EXPORT;
 	c.cfg = cfg;
 	tcx_yaml_load(&c.y, buf, len, "empty configuration", config_finish);

@@ -190,7 +190,15 @@ struct tcx_config {
 	struct tcx_aggregate_cfg aggregate;
 	struct tcx_families_cfg families;
 	uint64_t max_series; /* series of the row families per scrape; 0: no cap */
+	/* `notify_buffer_kib`: the receive buffer asked for on each deletion
+	 * notification socket (collectors/notify.h), in KiB. */
+	unsigned notify_buffer_kib;
 };
+
+/* notify_buffer_kib: the default (4 MiB) and the range accepted. */
+#define TCX_NOTIFY_BUFFER_KIB_DEFAULT 4096u
+#define TCX_NOTIFY_BUFFER_KIB_MIN     4u
+#define TCX_NOTIFY_BUFFER_KIB_MAX     1048576u
 
 /* Split a listen address into host ("" for any, brackets removed) and port.
  * Returns 0, or -1 when it is not HOST:PORT, [V6]:PORT or :PORT. */

@@ -1568,11 +1568,17 @@ static int render_targets(struct render *r, int om, struct tcx_buf *b)
 	        {"tc_scrape_collector_mode_info", "info",
 	         "How the target was dumped: terse, terse+repair (terse plus full dumps of "
 	         "non-flower prefs) or full."},
+	        {"tc_scrape_collector_finals_lost", "gauge",
+	         "With aggregate: filter deletion notifications the target's namespace lost "
+	         "since start; when not 0, the target's aggregates may lack the final counters "
+	         "of deleted filters (a lower bound)."},
 	};
 	const struct tcx_snapshot *s = r->s;
 	struct tcx_buf *row = &r->row;
 
 	for (unsigned k = r->at.fam; k < sizeof(fams) / sizeof(fams[0]); k++) {
+		if (k == 6 && !s->aggs) /* no notifications without aggregate */
+			continue;
 		if (!r->at.hdr)
 			family_header(b, fams[k].name, fams[k].type, fams[k].help, om);
 		r->at.hdr = 1;
@@ -1610,9 +1616,12 @@ static int render_targets(struct render *r, int om, struct tcx_buf *b)
 				sample(b, fams[k].name, row->p, row->len, t->full_dumps);
 				break;
 			}
-			default:
+			case 5:
 				put_label(row, &first, "mode", tcx_mode_name(t->mode));
 				sample(b, fams[k].name, row->p, row->len, 1);
+				break;
+			default:
+				sample(b, fams[k].name, row->p, row->len, t->notifications_lost);
 				break;
 			}
 		}

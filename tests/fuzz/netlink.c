@@ -102,7 +102,8 @@ struct feed {
 	size_t left;
 };
 
-static void *feed_open(void *opaque, const char *netns, int notify, char *err, size_t errlen)
+static void *feed_open(void *opaque, const char *netns, int notify, int adds, char *err,
+                       size_t errlen)
 {
 	return opaque; /* every namespace answers from the same input */
 }

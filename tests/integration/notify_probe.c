@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: notify_probe [-r BYTES] [NETNS]\n");
 		return 2;
 	}
-	n = tcx_notify_open(argc > 1 ? argv[1] : NULL, err, sizeof(err));
+	n = tcx_notify_open(argc > 1 ? argv[1] : NULL, 0, err, sizeof(err));
 	if (!n) {
 		fprintf(stderr, "notify_probe: %s\n", err);
 		return 1;

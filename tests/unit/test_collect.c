@@ -88,6 +88,7 @@ struct fake {
 	int fail_status;         /* full dumps end with this status */
 	int terse_reqs, full_reqs;
 	const char *missing_netns;
+	int notify_buf;                    /* the receive buffer open() was given */
 	uint64_t dropped[TCX_NLDROP__MAX]; /* what the source reports it dropped */
 	/* Deletion notifications queued for the next drain (an empty one:
 	 * ENOBUFS), and the subscription, when a source was opened with it. */
@@ -124,7 +125,7 @@ static ssize_t f_recv(void *ctx, void *buf, size_t len, uint64_t dropped[TCX_NLD
 	return (ssize_t)nlh->nlmsg_len;
 }
 
-static void *f_open(void *opaque, const char *netns, int notify, char *err, size_t errlen)
+static void *f_open(void *opaque, const char *netns, int notify, int adds, char *err, size_t errlen)
 {
 	struct fake *k = opaque;
 
@@ -136,8 +137,9 @@ static void *f_open(void *opaque, const char *netns, int notify, char *err, size
 		errno = ENOENT;
 		return NULL;
 	}
-	k->adds_open = (notify & TCX_SRC_ADDS) != 0;
-	if (notify & TCX_SRC_FINALS) {
+	k->adds_open = adds;
+	k->notify_buf = notify;
+	if (notify) {
 		assert_null(k->notify); /* one namespace, opened once */
 		k->notify = tcx_notify_new(netns, f_recv, k);
 		assert_non_null(k->notify);
@@ -2036,6 +2038,120 @@ static void test_final_lost_counted(void **state)
 	tcx_config_unref(cfg);
 }
 
+/* Two namespaces, a and b, each a fake kernel of its own (and its own
+ * notification socket). */
+struct two_ns {
+	struct fake *a, *b;
+};
+
+static void *two_open(void *opaque, const char *netns, int notify, int adds, char *err,
+                      size_t errlen)
+{
+	struct two_ns *t = opaque;
+
+	return f_open(strcmp(netns, "a") == 0 ? t->a : t->b, netns, notify, adds, err, errlen);
+}
+
+static const struct tcx_source_ops two_ops = {
+        .open = two_open, .dump = f_dump, .close = f_close, .dropped = f_dropped, .drain = f_drain};
+
+/* The notifications lost by the namespace of s's target in netns ns. */
+static uint64_t target_lost(const struct tcx_snapshot *s, const char *ns)
+{
+	for (size_t i = 0; i < s->n_targets; i++)
+		if (strcmp(s->targets[i].netns, ns) == 0)
+			return s->targets[i].notifications_lost;
+	fail_msg("no target in netns %s", ns);
+	return 0;
+}
+
+/* One pass over cfg: the notifications lost in all, and by the targets of
+ * namespaces a and b (NO_TARGET: cfg has none in b). */
+#define NO_TARGET UINT64_MAX
+static void lost_pass(struct tcx_collector *c, struct tcx_agg *ag, struct tcx_config *cfg,
+                      uint64_t all, uint64_t a, uint64_t b)
+{
+	struct tcx_snapshot *s = tcx_collect(c, cfg);
+
+	assert_non_null(s);
+	assert_int_equal(tcx_agg_update(ag, s), 0);
+	assert_int_equal(s->notifications_lost, all);
+	assert_int_equal(target_lost(s, "a"), a);
+	if (b != NO_TARGET)
+		assert_int_equal(target_lost(s, "b"), b);
+	tcx_snapshot_unref(s);
+}
+
+/* A lost notification marks the targets of its namespace (their aggregates
+ * may lack a final), not the others; the mark stays when the namespace's
+ * source is closed and opened again. notify_buffer_kib reaches open(). */
+static void test_finals_lost_by_namespace(void **state)
+{
+	static const char *both = "targets:\n"
+	                          "  - {dev: eth0, parent: ingress, netns: a}\n"
+	                          "  - {dev: eth0, parent: ingress, netns: b}\n"
+	                          "aggregate: {by: [netns]}\nnotify_buffer_kib: 16\n";
+	static const char *only_a = "targets: [{dev: eth0, parent: ingress, netns: a}]\n"
+	                            "aggregate: {by: [netns]}\n";
+	struct fake ka = {0}, kb = {0};
+	struct two_ns two = {&ka, &kb};
+	static const char *all = "targets: [{all: true, netns: a}, {all: true, netns: b}]\n"
+	                         "aggregate: {by: [netns]}\nnotify_buffer_kib: 16\n";
+	static const char *plain = "targets: [{all: true, netns: a}, {all: true, netns: b}]\n";
+	struct tcx_config *cfg = config(both), *cfg_a = config(only_a), *cfg_all = config(all),
+	                  *cfg_plain = config(plain);
+	struct tcx_snapshot *s;
+	struct tcx_collector *c = tcx_collector_new(&two_ops, &two);
+	struct tcx_agg *ag = tcx_agg_new();
+
+	for (int i = 0; i < 2; i++) {
+		struct fake *k = i ? &kb : &ka;
+
+		setup_eth0(k);
+		add_tp(add_unit(k, 2, TCX_PARENT_INGRESS), 0, 10, "u32", 1);
+	}
+	lost_pass(c, ag, cfg, 0, 0, 0);
+	assert_int_equal(ka.notify_buf, 16 * 1024);
+	assert_int_equal(kb.notify_buf, 16 * 1024);
+
+	queue_enobufs(&kb);
+	queue_enobufs(&kb);
+	lost_pass(c, ag, cfg, 2, 0, 2);
+	lost_pass(c, ag, cfg, 2, 0, 2); /* it stays */
+
+	lost_pass(c, ag, cfg_a, 2, 0, NO_TARGET); /* b closed: its count kept */
+	assert_null(kb.notify);
+	assert_int_equal(ka.notify_buf, TCX_NOTIFY_BUFFER_KIB_DEFAULT * 1024); /* opened again */
+	lost_pass(c, ag, cfg, 2, 0, 2); /* b opened again: marked still */
+	queue_enobufs(&ka);
+	lost_pass(c, ag, cfg, 3, 1, 2);
+
+	/* Parents found by discovery with no filter (eth0's egress) are left
+	 * out, but where the namespace lost notifications: there, their
+	 * aggregates may lack finals, and the mark stays. */
+	ka.n_notes = ka.next_note = 0; /* a's one lost, b's two stay */
+	s = tcx_collect(c, cfg_all);
+	assert_non_null(s);
+	assert_int_equal(tcx_agg_update(ag, s), 0);
+	assert_int_equal(s->n_targets, 4);
+	for (size_t i = 0; i < s->n_targets; i++)
+		assert_int_equal(s->targets[i].notifications_lost,
+		                 strcmp(s->targets[i].netns, "a") == 0 ? 1 : 2);
+	tcx_snapshot_unref(s);
+	s = tcx_collect(c, cfg_plain); /* without aggregate: no mark, left out */
+	assert_non_null(s);
+	assert_int_equal(s->n_targets, 2);
+	assert_int_equal(s->targets[0].parent, TCX_PARENT_INGRESS);
+	assert_int_equal(s->targets[1].parent, TCX_PARENT_INGRESS);
+	tcx_snapshot_unref(s);
+	tcx_agg_free(ag);
+	tcx_collector_free(c);
+	tcx_config_unref(cfg_plain);
+	tcx_config_unref(cfg_all);
+	tcx_config_unref(cfg_a);
+	tcx_config_unref(cfg);
+}
+
 /* ---- legacy policers ----------------------------------------------------------------------- */
 
 /* u32 filters with a legacy policer (`police` without `action`) next to
@@ -2147,6 +2263,7 @@ int main(void)
 	        cmocka_unit_test(test_final_identity_reused),
 	        cmocka_unit_test(test_final_during_dump),
 	        cmocka_unit_test(test_final_lost_counted),
+	        cmocka_unit_test(test_finals_lost_by_namespace),
 	        cmocka_unit_test(test_filters_on_classes),
 	        cmocka_unit_test(test_sweeps),
 	        cmocka_unit_test(test_filterless_qdiscs_not_dumped),

@@ -855,7 +855,7 @@ static void test_err_syntax(void **state)
 	        "a: b\n c: d\n",
 	        "t.yaml:1:1: unknown key 'a' (expected one of: interval, targets, labels, "
 	        "unmapped, cookies, decoders, http, snmp, devices, aggregate, families, "
-	        "max_series, classes, liveness_interval, sweep_interval)\n"
+	        "max_series, classes, liveness_interval, sweep_interval, notify_buffer_kib)\n"
 	        "t.yaml:2:3: YAML syntax error: mapping values are not allowed in this context\n");
 	/* a reader error: the position is computed from the byte offset */
 	expect_errors("interval: 1\nunmapped: \"\xff\"\n",
@@ -878,7 +878,8 @@ static void test_err_keys(void **state)
 	expect_errors("interval: 15\nintervl: 15\n",
 	              "t.yaml:2:1: unknown key 'intervl' (expected one of: interval, targets, "
 	              "labels, unmapped, cookies, decoders, http, snmp, devices, aggregate, "
-	              "families, max_series, classes, liveness_interval, sweep_interval)\n");
+	              "families, max_series, classes, liveness_interval, sweep_interval, "
+	              "notify_buffer_kib)\n");
 	expect_errors("targets:\n  - dev: eth0\n    prent: ingress\n",
 	              "t.yaml:3:5: unknown key 'prent' in target (expected one of: all, dev, "
 	              "parent, block, netns)\n");
@@ -914,6 +915,11 @@ static void test_aggregate_families(void **state)
 	assert_int_equal(cfg->families.mode[TCX_SW_DROPS], TCX_FAM_OFF);
 	assert_int_equal(cfg->families.mode[TCX_SW_OVERLIMITS], TCX_FAM_DEFAULT);
 	assert_int_equal(cfg->max_series, 1000);
+	assert_int_equal(cfg->notify_buffer_kib, 4096); /* the default: 4 MiB */
+	tcx_config_unref(cfg);
+
+	cfg = load_ok("aggregate: {by: [device]}\nnotify_buffer_kib: 64\n");
+	assert_int_equal(cfg->notify_buffer_kib, 64);
 	tcx_config_unref(cfg);
 
 	cfg = load_ok(
@@ -1068,6 +1074,16 @@ static void test_err_aggregate(void **state)
 	expect_errors("aggregate: {by: [pref], sum: [x]}\n",
 	              "t.yaml:1:25: unknown key 'sum' in aggregate (expected one of: by, "
 	              "without)\n");
+	expect_errors("notify_buffer_kib: 3\nnotify_buffer_kib: 4M\n",
+	              "t.yaml:1:20: invalid notify_buffer_kib '3': must be an integer from 4 to "
+	              "1048576\n"
+	              "t.yaml:2:1: duplicate key 'notify_buffer_kib' (first at 1:1)\n");
+	expect_errors("notify_buffer_kib: 1048577\n",
+	              "t.yaml:1:20: invalid notify_buffer_kib '1048577': must be an integer from "
+	              "4 to 1048576\n");
+	expect_errors("notify_buffer_kib: 4M\n",
+	              "t.yaml:1:20: invalid notify_buffer_kib '4M': must be an integer from 4 to "
+	              "1048576\n");
 	expect_errors("max_series: 0\n",
 	              "t.yaml:1:13: invalid max_series '0': must be an integer from 1 to "
 	              "4294967295\n");

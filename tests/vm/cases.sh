@@ -26,7 +26,7 @@ set -euo pipefail
 TC=/sbin/tc
 IP=/sbin/ip
 TCX=/tcx/tcexporter
-CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police c14_hits c15_hits_churn c16_plans c17_liveness c18_snmp_times c19_ovs c20_libreqos)
+CASES=(c1_flower c2_mixed c3_multi c4_chains c5_block c6_traffic c7_replace c8_delete c9_actions c10_churn c11_qdiscs c12_hfsc c13_police c14_hits c15_hits_churn c16_plans c17_liveness c18_snmp_times c19_ovs c20_libreqos c21_ovs_scale)
 
 # shellcheck disable=SC1091
 [ ! -f /tcx/env ] || . /tcx/env
@@ -1233,6 +1233,169 @@ c20_libreqos() {
 	rc=0
 	"$TCX" --once --config d.yaml --format prometheus >d.prom.out 2>d.prom.err || rc=$?
 	echo "$rc" >d.prom.rc
+}
+
+# c21_pktgen ROUND: one round of the traffic of c21_ovs_scale, from ns21a
+# (run there): the kernel's packet generator on h21a, C21_PACKETS UDP
+# frames of 60 bytes to h21b's MAC (C21_DST_MAC) and 10.21.0.9 (no host: h21b
+# drops them), C21_PPS a second, their source MAC and address stepping
+# through C21_MACS values (02:21:00:00:00:00 up, 10.21.100.0 up) one frame
+# after the other. pktgen's report in pktgen-ROUND.txt (waited for 60 s at
+# most).
+c21_pktgen() {
+	local pg=/proc/net/pktgen d=/proc/net/pktgen/h21a l
+	echo "rem_device_all" >"$pg/kpktgend_0"
+	echo "add_device h21a" >"$pg/kpktgend_0"
+	for l in "count $C21_PACKETS" "clone_skb 0" "pkt_size 60" "delay $((1000000000 / C21_PPS))" \
+		"dst 10.21.0.9" "dst_mac $C21_DST_MAC" "src_mac 02:21:00:00:00:00" \
+		"src_mac_count $C21_MACS" "src_min 10.21.100.0" \
+		"src_max 10.21.$((100 + (C21_MACS - 1) / 256)).$(((C21_MACS - 1) % 256))" "udp_dst_min 9" \
+		"udp_dst_max 9"; do
+		echo "$l" >"$d"
+	done
+	# the write returns when the thread is done, or (loaded, under TCG)
+	# when it did not start within pktgen's 125 ms: then wait for it
+	echo start >"$pg/pgctrl"
+	for ((l = 0; l < 600; l++)); do
+		grep -q '^Result: OK' "$d" && break
+		sleep 0.1
+	done
+	cat "$d" >"pktgen-$1.txt"
+}
+
+# c21_state NAME: what moved where, into NAME.*: the devices' counters
+# (/proc/net/dev of this namespace and of ns21a), OVS's datapath (`dpctl/show
+# -s`: lookups hit, missed, lost: the packets TC did not take) and its
+# upcall handler (`upcall/show`: flows now, most, limit).
+c21_state() {
+	cat /proc/net/dev >"$1.netdev"
+	$IP netns exec ns21a cat /proc/net/dev >"$1.netdev-a"
+	ovs-appctl dpctl/show -s >"$1.dpctl"
+	ovs-appctl upcall/show >"$1.upcall"
+}
+
+c21_ovs_scale() {
+	# Issue #26 item 4, Open vSwitch at scale: bridge br21 with ports p21a
+	# and p21b, veths to ns21a and ns21b, its datapath flows in TC flower
+	# (skip_hw, as c19's). The kernel's packet generator sends from ns21a
+	# to h21b's MAC with C21_MACS source MACs (one datapath flow each: the
+	# NORMAL action learns every source), C21_PACKETS frames a round, each
+	# MAC every C21_MACS / C21_PPS seconds, rounds of traffic and silence
+	# for C21_SECONDS, with max-idle at 2 s: the flows are made (an upcall:
+	# the packet goes through userspace, not TC), hit, expire (OVS deletes
+	# each by handle: a notification with its final counters) and come back
+	# in the next round. Two daemons run through it, `aggregate: {by:
+	# [device]}`, collecting every second: t1 with the default
+	# notification buffer (4 MiB), t2 with notify_buffer_kib: 4 (8 KiB:
+	# a handful of deletions), scraped about every second (t1-N.prom,
+	# t2-N.prom; then t1-final.prom, t2-final.prom two collections after
+	# the traffic). base.* and end.* (c21_state) hold the counters before
+	# and after the traffic. run.sh checks: t1's aggregate of p21a grew by
+	# what p21a received minus what OVS's datapath saw (hit + missed: TC
+	# let it through), never went down, and no notification was lost; t2
+	# lost some, counts them, marks the targets, and is no more than t1.
+	local h i n=0 last now spid
+	local -a pids
+	C21_MACS=${C21_MACS:-2000}
+	C21_PACKETS=${C21_PACKETS:-6000}
+	C21_PPS=${C21_PPS:-1000}
+	C21_SECONDS=${C21_SECONDS:-60}
+	veth p21a h21a
+	veth p21b h21b
+	for h in a b; do
+		$IP netns add "ns21$h"
+		$IP netns exec "ns21$h" sh -c 'echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6 &&
+			echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6'
+		$IP link set "h21$h" netns "ns21$h"
+		$IP -n "ns21$h" link set lo up
+		$IP -n "ns21$h" link set "h21$h" up
+	done
+	$IP -n ns21a addr add 10.21.0.1/24 dev h21a
+	$IP -n ns21b addr add 10.21.0.2/24 dev h21b
+	C21_DST_MAC=$($IP -n ns21b -br link show dev h21b | awk '{ print $3 }')
+	export C21_MACS C21_PACKETS C21_PPS C21_DST_MAC
+	ovs_start
+	ovs-vsctl set Open_vSwitch . other_config:max-idle=2000
+	ovs-vsctl --timeout=60 add-br br21 -- set bridge br21 other_config:mac-table-size=8192 \
+		-- add-port br21 p21a -- add-port br21 p21b
+	ovs-vsctl get Open_vSwitch . other_config >other_config.txt
+	# OVS learns h21b's MAC from its ARP request (and h21a's from the reply)
+	$IP netns exec ns21b arping -c 1 -w 5 -I h21b 10.21.0.1 >arping.txt
+	for i in 1 2; do
+		printf '%s\n' 'interval: 1s' 'targets: [{all: true}]' 'aggregate: {by: [device]}' \
+			"http: {listen: \"127.0.0.1:962$i\"}" >"t$i.yaml"
+	done
+	echo 'notify_buffer_kib: 4' >>t2.yaml
+	for i in 1 2; do
+		"$TCX" --config "t$i.yaml" >"t$i.out" 2>"t$i.err" &
+		pids[i]=$!
+	done
+	# scrape I FILE: daemon tI's /metrics into FILE (fails unless it answers 200)
+	scrape() { wget -q -O "$2" "http://127.0.0.1:962$1/metrics" 2>/dev/null; }
+	collections() { sed -n 's/^tc_exporter_collections_total //p' "$1"; }
+	# settled: both daemons collected twice since now (their .prom in FILE-1, -2)
+	settled() {
+		local c1 c2 i
+		scrape 1 "$1-t1.prom" && scrape 2 "$1-t2.prom" || return 1
+		c1=$(collections "$1-t1.prom")
+		c2=$(collections "$1-t2.prom")
+		for ((i = 0; i < 300; i++)); do
+			scrape 1 "$1-t1.prom" && scrape 2 "$1-t2.prom" &&
+				[ "$(collections "$1-t1.prom")" -ge $((c1 + 2)) ] &&
+				[ "$(collections "$1-t2.prom")" -ge $((c2 + 2)) ] && return 0
+			sleep 0.1
+		done
+		return 1
+	}
+	for ((i = 0; i < 300; i++)); do
+		scrape 1 t1-0.prom && scrape 2 t2-0.prom && break
+		sleep 0.1
+	done
+	[ "$i" -lt 300 ] || { echo "the daemons did not answer within 30 s"; return 1; }
+	# the state before the traffic, the daemons' at least as late
+	sleep 1
+	c21_state base
+	settled base || { echo "the daemons did not collect twice within 30 s"; return 1; }
+	(
+		end=$((SECONDS + C21_SECONDS))
+		r=0
+		while [ "$SECONDS" -lt "$end" ]; do
+			r=$((r + 1))
+			$IP netns exec ns21a bash -c "$(declare -f c21_pktgen); c21_pktgen $r"
+			ovs-appctl upcall/show >"upcall-$r.txt"
+			sleep 4 # max-idle 2 s: OVS deletes the flows
+		done
+		echo "$r" >rounds
+	) &
+	spid=$!
+	last=0
+	while kill -0 "$spid" 2>/dev/null; do
+		now=${EPOCHREALTIME/./}
+		if [ $((now - last)) -ge 1000000 ]; then
+			n=$((n + 1))
+			scrape 1 "t1-$n.prom" || { echo "t1: scrape $n failed"; return 1; }
+			scrape 2 "t2-$n.prom" || { echo "t2: scrape $n failed"; return 1; }
+			last=$now
+		fi
+		sleep 0.2
+	done
+	wait "$spid"
+	sleep 1 # the last frames through, and no flow made after the state
+	c21_state end
+	settled final || { echo "the daemons did not collect twice after the traffic within 30 s"; return 1; }
+	mv final-t1.prom t1-final.prom
+	mv final-t2.prom t2-final.prom
+	mv base-t1.prom t1-base.prom
+	mv base-t2.prom t2-base.prom
+	for i in 1 2; do
+		kill -TERM "${pids[i]}"
+		h=0
+		wait "${pids[i]}" || h=$?
+		echo "$h" >"t$i.rc"
+	done
+	ovs-appctl dpctl/dump-flows type=ovs >flows-ovs.txt
+	ovs_stop
+	for h in a b; do $IP netns del "ns21$h"; done
 }
 
 "$CASE"
