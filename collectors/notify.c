@@ -3,6 +3,7 @@
  * notify.h for what the kernel sends and when). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <libmnl/libmnl.h>
 #include <linux/filter.h>
 #include <linux/netlink.h>
@@ -241,23 +242,26 @@ static uint64_t lost(struct tcx_notify *n)
 	       n->dropped[TCX_NLDROP_LENGTH];
 }
 
-struct tcx_snapshot *tcx_notify_drain(struct tcx_notify *n, struct tcx_config *cfg)
+/* Read what is queued, without blocking (at most max datagrams), walking
+ * each datagram's messages with cb. Returns 0 when the queue is read (or max
+ * datagrams were), -ENOMEM when cb ran out of memory (the datagram counted
+ * unread), or the receive error that ended it (what is queued stays). A
+ * queue overrun (ENOBUFS) and a datagram longer than the buffer (ENOSPC) are
+ * counted, for lost(), and the reading goes on. */
+static int read_queued(struct tcx_notify *n, mnl_cb_t cb, void *data, unsigned max)
 {
-	struct drain d = {.n = n, .s = tcx_snapshot_new(cfg)};
 	char err[256];
 
-	if (!d.s)
-		return NULL;
-	for (unsigned i = 0; i < TCX_NOTIFY_MAX_READS; i++) {
-		struct tcx_nlreply r = {.cb = msg_cb,
-		                        .data = &d,
+	for (unsigned i = 0; i < max; i++) {
+		struct tcx_nlreply r = {.cb = cb,
+		                        .data = data,
 		                        .dropped = n->dropped,
 		                        .err = err,
 		                        .errlen = sizeof(err)};
 		ssize_t len = n->recv(n->ctx, n->buf, sizeof(n->buf), n->dropped);
 
 		if (len == -EAGAIN || len == -EWOULDBLOCK)
-			break;
+			return 0;
 		if (len == -ENOBUFS || len == -ENOSPC) {
 			if (len == -ENOBUFS)
 				n->overruns++;
@@ -265,19 +269,32 @@ struct tcx_snapshot *tcx_notify_drain(struct tcx_notify *n, struct tcx_config *c
 				n->unread++;
 			continue;
 		}
-		if (len <= 0) {
-			d.s->errors[TCX_ERR_IO]++; /* what is queued stays: not lost */
-			break;
-		}
+		if (len <= 0)
+			return len ? (int)len : -EIO;
 		/* Notifications carry the requester's port and sequence: seq and
 		 * portid 0 check neither. A length that does not fit is counted
 		 * in dropped; the callback fails only when out of memory. */
 		if (tcx_nlmsg_reply(&r, n->buf, (size_t)len) == -ENOMEM) {
-			d.s->errors[TCX_ERR_NOMEM]++;
 			n->unread++;
-			d.s->incomplete = 1;
-			break;
+			return -ENOMEM;
 		}
+	}
+	return 0;
+}
+
+struct tcx_snapshot *tcx_notify_drain(struct tcx_notify *n, struct tcx_config *cfg)
+{
+	struct drain d = {.n = n, .s = tcx_snapshot_new(cfg)};
+	int ret;
+
+	if (!d.s)
+		return NULL;
+	ret = read_queued(n, msg_cb, &d, TCX_NOTIFY_MAX_READS);
+	if (ret == -ENOMEM) {
+		d.s->errors[TCX_ERR_NOMEM]++;
+		d.s->incomplete = 1;
+	} else if (ret < 0) {
+		d.s->errors[TCX_ERR_IO]++; /* what is queued stays: not lost */
 	}
 	memcpy(d.s->netlink_dropped, n->dropped, sizeof(n->dropped));
 	d.s->notifications_lost = lost(n);
@@ -314,28 +331,11 @@ int tcx_notify_adds(struct tcx_notify *n, tcx_notify_add_fn fn, void *arg)
 {
 	struct adds a = {.fn = fn, .arg = arg};
 	uint64_t now;
-	char err[256];
 
-	for (;;) {
-		struct tcx_nlreply r = {.cb = add_cb,
-		                        .data = &a,
-		                        .dropped = n->dropped,
-		                        .err = err,
-		                        .errlen = sizeof(err)};
-		ssize_t len = n->recv(n->ctx, n->buf, sizeof(n->buf), n->dropped);
-
-		if (len == -EAGAIN || len == -EWOULDBLOCK)
-			break;
-		if (len == -ENOBUFS) {
-			n->overruns++;
-			continue;
-		}
-		if (len <= 0) {
-			n->unread++; /* whatever it was, it may have been an addition */
-			break;
-		}
-		tcx_nlmsg_reply(&r, n->buf, (size_t)len);
-	}
+	/* A receive error leaves the rest queued: what it kept from us may
+	 * have been an addition, as good as lost (a sweep). */
+	if (read_queued(n, add_cb, &a, UINT_MAX) < 0)
+		n->unread++;
 	now = lost(n);
 	if (now == n->lost_told)
 		return 0;

@@ -300,13 +300,67 @@ static void test_lost(void **state)
 	tcx_notify_close(n);
 }
 
+/* Additions (tcx_notify_adds()): each RTM_NEWTFILTER's device and parent,
+ * anything else skipped; 1 when one may have been lost since the last call
+ * (an overrun, a receive error), else 0. */
+struct seen {
+	uint32_t ifindex[8], parent[8];
+	int n;
+};
+
+static void on_add(void *arg, uint32_t ifindex, uint32_t parent)
+{
+	struct seen *w = arg;
+
+	assert_true(w->n < 8);
+	w->ifindex[w->n] = ifindex;
+	w->parent[w->n++] = parent;
+}
+
+static void test_adds(void **state)
+{
+	char m1[2048], m2[2048], m3[2048], m4[2048];
+	struct nlmsghdr *add1 = nlb_filter(m1, IFI, 0x10000, 0x800, 1, ETH_P_IP, "u32", 0);
+	struct nlmsghdr *add2 = nlb_filter(m3, 0xFFFFFFFFU, BLOCK, 0x800, 1, ETH_P_IP, "u32", 0);
+	struct nlmsghdr *add3 =
+	        nlb_filter(m4, IFI, TCX_PARENT_EGRESS, 0x800, 1, ETH_P_IP, "u32", 0);
+	struct feed f = {0};
+	struct seen w = {0};
+	struct tcx_notify *n;
+
+	(void)state;
+	feed_msg(&f, add1);
+	feed_msg(&f, del_u32(m2, 10, 0x80000800, 100, 1, 0, 0)); /* not an addition */
+	feed_msg(&f, add2);
+	feed_err(&f, -EAGAIN);
+	feed_err(&f, -ENOBUFS);
+	feed_msg(&f, add3);
+	feed_err(&f, -EAGAIN);
+	feed_err(&f, -EIO);
+	n = tcx_notify_new(NULL, feed_recv, &f);
+	assert_non_null(n);
+
+	assert_int_equal(tcx_notify_adds(n, on_add, &w), 0);
+	assert_int_equal(w.n, 2);
+	assert_int_equal(w.ifindex[0], IFI);
+	assert_int_equal(w.parent[0], 0x10000);
+	assert_int_equal(w.ifindex[1], 0xFFFFFFFFU);
+	assert_int_equal(w.parent[1], BLOCK);
+	assert_int_equal(tcx_notify_adds(n, on_add, &w), 1); /* the overrun */
+	assert_int_equal(w.n, 3);
+	assert_int_equal(w.parent[2], TCX_PARENT_EGRESS);
+	assert_int_equal(tcx_notify_adds(n, on_add, &w), 1); /* the receive error */
+	assert_int_equal(tcx_notify_adds(n, on_add, &w), 0);
+	assert_int_equal(w.n, 3);
+	tcx_notify_close(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_final_rows),
-	        cmocka_unit_test(test_parents),
-	        cmocka_unit_test(test_malformed),
-	        cmocka_unit_test(test_lost),
+	        cmocka_unit_test(test_final_rows), cmocka_unit_test(test_parents),
+	        cmocka_unit_test(test_malformed),  cmocka_unit_test(test_lost),
+	        cmocka_unit_test(test_adds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
