@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "collectors/nl.h"
+#include "collectors/notify.h"
 
 #define N_ADDRS 1500 /* ~120 KB of reply: 4 datagrams or more */
 #define LO      1    /* lo's ifindex in a new namespace */
@@ -136,7 +137,7 @@ static void cut_short(int stop, const char *netns)
 
 	assert_non_null(c.got);
 	/* with its deletion notifications: made with it, kept over the cut */
-	src = tcx_netlink_source.open(NULL, netns, 1, err, sizeof(err));
+	src = tcx_netlink_source.open(NULL, netns, TCX_NOTIFY_RCVBUF, 0, err, sizeof(err));
 	if (!src)
 		fail_msg("open: %s", err);
 
