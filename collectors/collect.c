@@ -196,8 +196,8 @@ int tcx_pass_no_resource(int e)
 }
 
 /* The source of a namespace, opened with its deletion notifications
- * (notify: their buffer, 0 none) and its additions (adds) as asked (a
- * source opened otherwise is opened again). */
+ * (notify: their buffer, 0 none) and its additions (adds: likewise) as
+ * asked (a source opened otherwise is opened again). */
 static struct ns_source *ns_source(struct tcx_collector *c, const char *name, int notify, int adds,
                                    char *err, size_t errlen)
 {
@@ -491,12 +491,10 @@ struct pass_ns *tcx_pass_ns_find(struct pass *p, const char *name)
 	return n;
 }
 
-/* The receive buffer of the deletion notifications, in bytes, with
- * `aggregate` (0 without: no notifications). */
+/* The receive buffer of a notification socket, in bytes
+ * (notify_buffer_kib). */
 static int notify_buffer(const struct tcx_config *cfg)
 {
-	if (cfg->aggregate.mode == TCX_AGG_NONE)
-		return 0;
 	return (int)((cfg->notify_buffer_kib ? cfg->notify_buffer_kib
 	                                     : TCX_NOTIFY_BUFFER_KIB_DEFAULT) *
 	             1024u);
@@ -512,8 +510,10 @@ struct pass_ns *tcx_pass_ns_get(struct pass *p, const char *name)
 	if (!n || n->opened)
 		return n;
 	n->opened = 1;
-	src = ns_source(p->c, name, notify_buffer(p->cfg), !p->c->once, n->open_err,
-	                sizeof(n->open_err));
+	/* The deletions with `aggregate`, the additions but for --once. */
+	src = ns_source(p->c, name,
+	                p->cfg->aggregate.mode == TCX_AGG_NONE ? 0 : notify_buffer(p->cfg),
+	                p->c->once ? 0 : notify_buffer(p->cfg), n->open_err, sizeof(n->open_err));
 	if (!src) {
 		n->open_cause = tcx_pass_no_resource(errno) ? TCX_ERR_RESOURCE : TCX_ERR_NOTFOUND;
 		return n;
@@ -604,16 +604,21 @@ static void count_rows(struct tcx_snapshot *s, struct tcx_target *t, size_t mark
 	t->n_actions = (uint32_t)(s->n_actions - mark_a);
 }
 
-/* The notifications lost by namespace name since the collector was made,
- * its open source src (NULL: none) counted now. */
-static uint64_t ns_lost(struct tcx_collector *c, const char *name, void *src)
+/* The notifications lost by the pass's namespace ns since the collector was
+ * made, its open source counted when first asked (once a pass: each asks
+ * the kernel). */
+static uint64_t ns_lost(struct tcx_collector *c, struct pass_ns *ns)
 {
 	uint64_t lost = c->lost_unnamed, drops[TCX_NLDROP__MAX] = {0};
-	const uint64_t *closed = closed_loss(c, name, 0);
+	const uint64_t *closed;
 
-	if (src && c->ops->dropped)
-		c->ops->dropped(src, drops, &lost);
-	return lost + (closed ? *closed : 0);
+	if (ns->lost_read)
+		return ns->lost;
+	closed = closed_loss(c, ns->name, 0);
+	if (ns->src && c->ops->dropped)
+		c->ops->dropped(ns->src, drops, &lost);
+	ns->lost_read = 1;
+	return ns->lost = lost + (closed ? *closed : 0);
 }
 
 /* The notifications lost since the collector was made: in all, and by
@@ -720,12 +725,14 @@ struct tcx_snapshot *tcx_collect(struct tcx_collector *c, struct tcx_config *cfg
 		count_rows(s, t, mark_f, mark_a);
 		t->duration_s = tcx_clock_s(CLOCK_MONOTONIC) - t1;
 		/* Parents found by discovery that hold no filter are noise,
-		 * unless their namespace lost notifications: their
-		 * aggregates stay, and so does the mark that they may lack
-		 * finals (tc_scrape_collector_finals_lost); they are asked
-		 * again (sweeps) as long as they stay. */
+		 * unless they held some at the last pass and their namespace
+		 * lost notifications: their aggregates stay, and so does the
+		 * mark that they may lack finals
+		 * (tc_scrape_collector_finals_lost); they are asked again
+		 * (sweeps) as long as they stay. */
 		if (u->implicit && t->ok && t->n_filters == 0 &&
-		    (cfg->aggregate.mode == TCX_AGG_NONE || !ns_lost(c, u->ns->name, u->ns->src)))
+		    (cfg->aggregate.mode == TCX_AGG_NONE || !tcx_pass_was_held(u) ||
+		     !ns_lost(c, u->ns)))
 			s->n_targets--;
 		else if (!u->error[0])
 			tcx_pass_sweep_note(u->ns, u);
@@ -737,7 +744,7 @@ oom:
 out:
 	tcx_pass_u32_attribute(&p);
 	tcx_pass_collect_rows(&p);
-	tcx_pass_sweeps_done(&p);
+	tcx_pass_sweeps_done(&p, &us);
 	for (size_t i = 0; i < p.n_ns; i++) {
 		for (size_t k = 0; k < p.ns[i]->n_links; k++)
 			free(p.ns[i]->links[k].flows);

@@ -24,7 +24,8 @@
  * receive buffer of notify bytes (notify_buffer_kib); drain() (may be NULL
  * without notify) then returns the final rows of the filters deleted since
  * the last drain (tcx_notify_drain(), unclassified), NULL when out of
- * memory. With adds set, it subscribes to where filters are added: added()
+ * memory. With adds nonzero, it subscribes to where filters are added, with
+ * a buffer of adds bytes: added()
  * (may be NULL) calls fn for each filter added since the last call, with the
  * kernel's tcm_ifindex and tcm_parent (tcx_notify_adds()), and returns 1 when
  * some may have been lost since then (or it was not opened with adds), else

@@ -54,7 +54,7 @@ struct nl_src {
 	 * want_notify is the receive buffer asked for (0: none). */
 	int want_notify;
 	struct tcx_notify *notify;
-	/* Its namespace's additions (want_adds), likewise. */
+	/* Its namespace's additions (want_adds: their buffer), likewise. */
 	int want_adds;
 	struct tcx_notify *adds;
 	uint64_t dropped[TCX_NLDROP__MAX]; /* datagrams dropped (enum tcx_nldrop_cause) */
@@ -103,7 +103,7 @@ static int nl_open_socks(struct nl_src *s, char *err, size_t errlen)
 		return -1;
 	if (s->want_notify && !(s->notify = tcx_notify_open(s->netns, s->want_notify, err, errlen)))
 		goto fail;
-	if (s->want_adds && !(s->adds = tcx_notify_open_adds(err, errlen)))
+	if (s->want_adds && !(s->adds = tcx_notify_open_adds(s->want_adds, err, errlen)))
 		goto fail;
 	return 0;
 fail:

@@ -129,9 +129,9 @@ struct tcx_notify *tcx_notify_open(const char *netns, int rcvbuf, char *err, siz
 	return notify_open(netns, RTM_DELTFILTER, rcvbuf, err, errlen);
 }
 
-struct tcx_notify *tcx_notify_open_adds(char *err, size_t errlen)
+struct tcx_notify *tcx_notify_open_adds(int rcvbuf, char *err, size_t errlen)
 {
-	return notify_open(NULL, RTM_NEWTFILTER, TCX_NOTIFY_RCVBUF, err, errlen);
+	return notify_open(NULL, RTM_NEWTFILTER, rcvbuf, err, errlen);
 }
 
 int tcx_notify_fd(const struct tcx_notify *n)
@@ -243,8 +243,8 @@ static uint64_t lost(struct tcx_notify *n)
 }
 
 /* Read what is queued, without blocking (at most max datagrams), walking
- * each datagram's messages with cb. Returns 0 when the queue is read (or max
- * datagrams were), -ENOMEM when cb ran out of memory (the datagram counted
+ * each datagram's messages with cb. Returns 0 when the queue is read, 1
+ * when max datagrams were (the rest waits), -ENOMEM when cb ran out of memory (the datagram counted
  * unread), or the receive error that ended it (what is queued stays). A
  * queue overrun (ENOBUFS) and a datagram longer than the buffer (ENOSPC) are
  * counted, for lost(), and the reading goes on. */
@@ -279,7 +279,7 @@ static int read_queued(struct tcx_notify *n, mnl_cb_t cb, void *data, unsigned m
 			return -ENOMEM;
 		}
 	}
-	return 0;
+	return 1;
 }
 
 struct tcx_snapshot *tcx_notify_drain(struct tcx_notify *n, struct tcx_config *cfg)
@@ -332,9 +332,11 @@ int tcx_notify_adds(struct tcx_notify *n, tcx_notify_add_fn fn, void *arg)
 	struct adds a = {.fn = fn, .arg = arg};
 	uint64_t now;
 
-	/* A receive error leaves the rest queued: what it kept from us may
-	 * have been an addition, as good as lost (a sweep). */
-	if (read_queued(n, add_cb, &a, UINT_MAX) < 0)
+	/* A receive error leaves the rest queued, and so does a queue longer
+	 * than TCX_NOTIFY_MAX_READS datagrams (a producer as fast as us):
+	 * what it kept from us may have been an addition, as good as lost (a
+	 * sweep). */
+	if (read_queued(n, add_cb, &a, TCX_NOTIFY_MAX_READS) != 0)
 		n->unread++;
 	now = lost(n);
 	if (now == n->lost_told)

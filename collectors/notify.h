@@ -107,10 +107,12 @@ uint64_t tcx_notify_counts(struct tcx_notify *n, uint64_t dropped[TCX_NLDROP__MA
 struct tcx_snapshot *tcx_notify_drain(struct tcx_notify *n, struct tcx_config *cfg);
 
 /* Where filters are added: a socket of the namespace the calling thread is
- * in that lets only RTM_NEWTFILTER into its queue (the same 4 MiB of it:
- * about 3,000 additions of a u32 filter with an action), for the collector
- * to know which parents came to hold filters (units.c, "sweeps"). */
-struct tcx_notify *tcx_notify_open_adds(char *err, size_t errlen);
+ * in that lets only RTM_NEWTFILTER into its queue, of rcvbuf bytes as the
+ * deletions' (notify_buffer_kib; 4 MiB by default, doubled by the kernel:
+ * about 6,000 additions of a u32 filter with an action; without
+ * CAP_NET_ADMIN, twice net.core.rmem_max at most), for the collector to
+ * know which parents came to hold filters (units.c, "sweeps"). */
+struct tcx_notify *tcx_notify_open_adds(int rcvbuf, char *err, size_t errlen);
 
 /* Read the additions queued, without blocking: fn(arg, ifindex, parent) for
  * each, as the kernel names where the filter went (tcm_ifindex

@@ -25,7 +25,7 @@ struct ns_source {
 	void *src;
 	int used;      /* by the current pass */
 	int notify;    /* opened with its deletion notifications: their buffer */
-	int adds;      /* opened with its additions (sweeps) */
+	int adds;      /* opened with its additions (sweeps): their buffer */
 	uint64_t lost; /* notifications it lost, as of the end of the last pass */
 	/* The parents that held filters at its last collection, sorted, and
 	 * whether that is all of them (sweeps: pass_ns.held). */
@@ -130,11 +130,18 @@ struct pass_ns {
 	 * from its ns_source) and those the kernel said filters were added to
 	 * since (added: ifindex and parent as it names them, sorted). The
 	 * parents found to hold filters this pass (holds) are the next pass's
-	 * held, unless a listing failed (unknown). */
+	 * held, unless a listing failed (unknown); so are, between sweeps,
+	 * those held and those filters were added to (exact: the parent
+	 * itself, as unit_key() names it) that no unit of this pass is (a
+	 * listing that missed one, a filter on a leaf class that a child
+	 * class makes a unit later). lost: the deletion notifications its
+	 * namespace lost since the collector was made, once lost_read. */
 	int sweep;
 	int unknown;
-	struct parent_key *held, *holds, *added;
-	size_t n_held, n_holds, cap_holds, n_added, cap_added;
+	struct parent_key *held, *holds, *added, *exact;
+	size_t n_held, n_holds, cap_holds, n_added, cap_added, n_exact, cap_exact;
+	int lost_read;
+	uint64_t lost;
 };
 
 struct pass {
@@ -201,8 +208,9 @@ int tcx_pass_expand_config_target(struct pass *p, struct units *us,
 int tcx_pass_sweep_due(struct tcx_collector *c, const struct tcx_config *cfg, double now);
 void tcx_pass_sweep_or_not(struct pass *p, struct pass_ns *ns, struct ns_source *src);
 int tcx_pass_may_hold(const struct unit *u);
+int tcx_pass_was_held(const struct unit *u);
 void tcx_pass_sweep_note(struct pass_ns *ns, const struct unit *u);
-void tcx_pass_sweeps_done(struct pass *p);
+void tcx_pass_sweeps_done(struct pass *p, const struct units *us);
 
 /* u32.c */
 void tcx_pass_u32_attribute(struct pass *p);

@@ -469,18 +469,30 @@ static uint32_t added_parent(uint32_t parent)
 	return TC_H_MIN(parent) == TC_H_MIN_EGRESS ? TCX_PARENT_EGRESS : TCX_PARENT_INGRESS;
 }
 
+/* The parent itself, as unit_key() names its unit: the ingress or egress
+ * list, a qdisc (major:0) or a class. */
+static uint32_t exact_parent(uint32_t parent)
+{
+	if (TC_H_MAJ(parent) != TC_H_MAJ(TC_H_INGRESS))
+		return parent;
+	return TC_H_MIN(parent) == TC_H_MIN_EGRESS ? TCX_PARENT_EGRESS : TCX_PARENT_INGRESS;
+}
+
 static void on_added(void *arg, uint32_t ifindex, uint32_t parent)
 {
 	struct pass_ns *ns = arg;
 	struct parent_key k = {.ifindex = ifindex, .parent = added_parent(parent)};
+	struct parent_key e = {.ifindex = ifindex, .parent = exact_parent(parent)};
 
 	if (ifindex == TCM_IFINDEX_MAGIC_BLOCK)
-		k = (struct parent_key){.block = parent};
-	if (tcx_grow(&ns->added, &ns->cap_added, ns->n_added + 1, sizeof(*ns->added), 64) < 0) {
+		k = e = (struct parent_key){.block = parent};
+	if (tcx_grow(&ns->added, &ns->cap_added, ns->n_added + 1, sizeof(*ns->added), 64) < 0 ||
+	    tcx_grow(&ns->exact, &ns->cap_exact, ns->n_exact + 1, sizeof(*ns->exact), 64) < 0) {
 		ns->sweep = 1; /* what is not kept is as good as lost */
 		return;
 	}
 	ns->added[ns->n_added++] = k;
+	ns->exact[ns->n_exact++] = e;
 }
 
 /* The reason every namespace is swept this pass (enum tcx_sweep_reason),
@@ -570,6 +582,14 @@ int tcx_pass_may_hold(const struct unit *u)
 	return 0;
 }
 
+/* Did unit u hold filters at its namespace's last pass? */
+int tcx_pass_was_held(const struct unit *u)
+{
+	struct parent_key k = unit_key(u);
+
+	return key_in(&k, u->ns->held, u->ns->n_held);
+}
+
 /* After unit u's dump, when its target stays in the snapshot (it holds
  * filters, its dump failed, it was named, or its namespace lost
  * notifications): the next pass asks it again. */
@@ -584,28 +604,91 @@ void tcx_pass_sweep_note(struct pass_ns *ns, const struct unit *u)
 	ns->holds[ns->n_holds++] = k;
 }
 
-/* At the end of a pass: give each namespace's parents with filters back to
- * its source, for the next pass; all of them only when the pass knows them
- * all (it swept or knew before, and listed every qdisc and class). */
-void tcx_pass_sweeps_done(struct pass *p)
+static int cmp_src(const void *x, const void *y)
 {
+	const struct ns_source *a = *(const struct ns_source *const *)x;
+	const struct ns_source *b = *(const struct ns_source *const *)y;
+
+	return (a->src > b->src) - (a->src < b->src);
+}
+
+/* Add to ns->holds each of keys[n] that no unit of the pass is (units[nu],
+ * sorted): it is asked again at the next pass, until a sweep. Returns 0,
+ * or -1 when out of memory. */
+static int carry(struct pass_ns *ns, const struct parent_key *keys, size_t n,
+                 const struct parent_key *units, size_t nu)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (key_in(&keys[i], units, nu))
+			continue;
+		if (tcx_grow(&ns->holds, &ns->cap_holds, ns->n_holds + 1, sizeof(*ns->holds), 64) <
+		    0)
+			return -1;
+		ns->holds[ns->n_holds++] = keys[i];
+	}
+	return 0;
+}
+
+/* ns's next held: the parents with filters this pass and, between sweeps,
+ * those held or added to that no unit of the pass (us) is. */
+static void next_held(struct pass_ns *ns, const struct units *us)
+{
+	struct parent_key *units = NULL;
+	size_t nu = 0, n = 0;
+
+	if (!ns->sweep && (ns->n_held || ns->n_exact)) {
+		if (!(units = malloc((us->n + 1) * sizeof(*units)))) {
+			ns->unknown = 1;
+			return;
+		}
+		for (size_t i = 0; i < us->n; i++)
+			if (us->u[i].ns == ns && !us->u[i].error[0])
+				units[nu++] = unit_key(&us->u[i]);
+		qsort(units, nu, sizeof(*units), cmp_key);
+		if (carry(ns, ns->held, ns->n_held, units, nu) < 0 ||
+		    carry(ns, ns->exact, ns->n_exact, units, nu) < 0)
+			ns->unknown = 1;
+		free(units);
+	}
+	qsort(ns->holds, ns->n_holds, sizeof(*ns->holds), cmp_key);
+	for (size_t i = 0; i < ns->n_holds; i++)
+		if (!n || cmp_key(&ns->holds[n - 1], &ns->holds[i]) != 0)
+			ns->holds[n++] = ns->holds[i];
+	ns->n_holds = n;
+}
+
+/* At the end of a pass: give each namespace's parents to ask back to its
+ * source, for the next pass; all of them only when the pass knows them
+ * all (it swept or knew before, and listed every qdisc and class). The
+ * sources are found by a sorted index: 20,000 namespaces are 20,000 of
+ * each. */
+void tcx_pass_sweeps_done(struct pass *p, const struct units *us)
+{
+	struct ns_source **by_src = malloc((p->c->n_ns + 1) * sizeof(*by_src));
+
+	for (size_t k = 0; by_src && k < p->c->n_ns; k++)
+		by_src[k] = &p->c->ns[k];
+	if (by_src)
+		qsort(by_src, p->c->n_ns, sizeof(*by_src), cmp_src);
 	for (size_t i = 0; i < p->n_ns; i++) {
 		struct pass_ns *ns = p->ns[i];
-		struct ns_source *src = NULL;
+		struct ns_source key = {.src = ns->src}, *kp = &key, **found = NULL;
 
-		for (size_t k = 0; k < p->c->n_ns && !src; k++)
-			if (ns->src && p->c->ns[k].src == ns->src)
-				src = &p->c->ns[k];
-		if (src && !ns->unknown && !p->s->incomplete) {
-			qsort(ns->holds, ns->n_holds, sizeof(*ns->holds), cmp_key);
-			free(src->held);
-			src->held = ns->holds;
-			src->n_held = ns->n_holds;
-			src->known = 1;
+		if (by_src && ns->src && p->c->n_ns)
+			found = bsearch(&kp, by_src, p->c->n_ns, sizeof(*by_src), cmp_src);
+		if (found && !ns->unknown && !p->s->incomplete)
+			next_held(ns, us);
+		if (found && !ns->unknown && !p->s->incomplete) {
+			free((*found)->held);
+			(*found)->held = ns->holds;
+			(*found)->n_held = ns->n_holds;
+			(*found)->known = 1;
 			ns->holds = NULL;
 		}
 		free(ns->holds);
 		free(ns->held);
 		free(ns->added);
+		free(ns->exact);
 	}
+	free(by_src);
 }

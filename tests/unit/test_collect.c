@@ -1195,6 +1195,31 @@ static void test_sweeps(void **state)
 	assert_int_equal(s->sweeps[TCX_SWEEP_LOST], 1);
 	tcx_snapshot_unref(s);
 
+	/* a filter added to the leaf class 1:20 (no unit: classification
+	 * ends at a leaf) is asked for once a child class makes it one */
+	k.adds[k.n_adds][0] = 2;
+	k.adds[k.n_adds++][1] = 0x10020;
+	s = tcx_collect(c, cfg);
+	assert_int_equal(s->n_targets, 5);
+	tcx_snapshot_unref(s);
+	add_tp(add_unit(&k, 2, 0x10020), 0, 1, "u32", 1);
+	k.classes[k.n_classes++] = (struct fqdisc){2, 0x10030, 0x10020, "htb", 0, 0};
+	s = tcx_collect(c, cfg);
+	assert_int_equal(s->n_targets, 6);
+	assert_int_equal(s->sweeps[TCX_SWEEP_LOST], 1); /* no sweep */
+	tcx_snapshot_unref(s);
+
+	/* a held parent that one listing misses is asked when it is back */
+	k.qdiscs[2].ifindex = 9; /* 5: on a device the link dump did not list */
+	s = tcx_collect(c, cfg);
+	assert_int_equal(s->n_targets, 5);
+	tcx_snapshot_unref(s);
+	k.qdiscs[2].ifindex = 2;
+	s = tcx_collect(c, cfg);
+	assert_int_equal(s->n_targets, 6);
+	assert_int_equal(s->sweeps[TCX_SWEEP_LOST], 1);
+	tcx_snapshot_unref(s);
+
 	/* a reload sweeps; so does sweep_interval: 0 */
 	again = config(yaml);
 	s = tcx_collect(c, again);
@@ -1216,7 +1241,7 @@ static void test_sweeps(void **state)
 	tcx_collector_once(c);
 	s = tcx_collect(c, cfg);
 	assert_false(k.adds_open);
-	assert_int_equal(s->n_targets, 5);
+	assert_int_equal(s->n_targets, 6);
 	assert_int_equal(s->sweeps[TCX_SWEEP_NEW], 1);
 	tcx_snapshot_unref(s);
 	tcx_collector_free(c);
@@ -2126,23 +2151,37 @@ static void test_finals_lost_by_namespace(void **state)
 	queue_enobufs(&ka);
 	lost_pass(c, ag, cfg, 3, 1, 2);
 
-	/* Parents found by discovery with no filter (eth0's egress) are left
-	 * out, but where the namespace lost notifications: there, their
-	 * aggregates may lack finals, and the mark stays. */
+	/* Parents found by discovery with no filter are left out: eth0's
+	 * egress, which never held one. One that held filters at the last
+	 * pass and holds none now (b's ingress, its flows expired) stays
+	 * where the namespace lost notifications: its aggregates may lack
+	 * finals, and the mark stays with them. */
 	ka.n_notes = ka.next_note = 0; /* a's one lost, b's two stay */
 	s = tcx_collect(c, cfg_all);
 	assert_non_null(s);
 	assert_int_equal(tcx_agg_update(ag, s), 0);
-	assert_int_equal(s->n_targets, 4);
-	for (size_t i = 0; i < s->n_targets; i++)
+	assert_int_equal(s->n_targets, 2);
+	for (size_t i = 0; i < s->n_targets; i++) {
+		assert_int_equal(s->targets[i].parent, TCX_PARENT_INGRESS);
 		assert_int_equal(s->targets[i].notifications_lost,
 		                 strcmp(s->targets[i].netns, "a") == 0 ? 1 : 2);
+	}
 	tcx_snapshot_unref(s);
+	kb.units[0].n_tps = 0;
+	for (int pass = 0; pass < 2; pass++) { /* and at the pass after */
+		s = tcx_collect(c, cfg_all);
+		assert_non_null(s);
+		assert_int_equal(tcx_agg_update(ag, s), 0);
+		assert_int_equal(s->n_targets, 2);
+		assert_string_equal(s->targets[1].netns, "b");
+		assert_int_equal(s->targets[1].n_filters, 0);
+		assert_int_equal(s->targets[1].notifications_lost, 2);
+		tcx_snapshot_unref(s);
+	}
 	s = tcx_collect(c, cfg_plain); /* without aggregate: no mark, left out */
 	assert_non_null(s);
-	assert_int_equal(s->n_targets, 2);
-	assert_int_equal(s->targets[0].parent, TCX_PARENT_INGRESS);
-	assert_int_equal(s->targets[1].parent, TCX_PARENT_INGRESS);
+	assert_int_equal(s->n_targets, 1);
+	assert_string_equal(s->targets[0].netns, "a");
 	tcx_snapshot_unref(s);
 	tcx_agg_free(ag);
 	tcx_collector_free(c);
