@@ -536,7 +536,8 @@ void tcx_pass_sweep_or_not(struct pass *p, struct pass_ns *ns, struct ns_source 
 		c->sweeps[why]++;
 		return;
 	}
-	qsort(ns->added, ns->n_added, sizeof(*ns->added), cmp_key);
+	if (ns->n_added) /* NULL when none: qsort() takes no NULL */
+		qsort(ns->added, ns->n_added, sizeof(*ns->added), cmp_key);
 	for (size_t i = 0; i < ns->n_added; i++)
 		if (!n || cmp_key(&ns->added[n - 1], &ns->added[i]) != 0)
 			ns->added[n++] = ns->added[i];
@@ -650,7 +651,8 @@ static void next_held(struct pass_ns *ns, const struct units *us)
 			ns->unknown = 1;
 		free(units);
 	}
-	qsort(ns->holds, ns->n_holds, sizeof(*ns->holds), cmp_key);
+	if (ns->n_holds) /* NULL when none */
+		qsort(ns->holds, ns->n_holds, sizeof(*ns->holds), cmp_key);
 	for (size_t i = 0; i < ns->n_holds; i++)
 		if (!n || cmp_key(&ns->holds[n - 1], &ns->holds[i]) != 0)
 			ns->holds[n++] = ns->holds[i];
