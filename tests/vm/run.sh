@@ -868,8 +868,14 @@ PY
 }
 check "c16_plans: every plan tc -d prints of 16 kinds = tcexporter's (text and JSON), nothing more; promtool silent" plans_rows
 
-# The estimator of pe's 1:10, flooded through its 1mbit ceil: within 5% of
-# the bytes the class sent per second between two tc reads 3 s apart.
+# The estimator of pe's 1:10, flooded through its 1mbit ceil: within 30% of
+# the bytes the class sent per second between two tc reads 3 s apart. The
+# estimator is an average of the last second, the bytes one of 6 s, and a
+# sender in a TCG VM beside another VM does not fill the ceil evenly: under
+# load average 5 to 8 they parted by 0.92 to 1.25 (seven runs). What this
+# check can tell is the unit and the class: bits for bytes is 8x, a rate per
+# 250 ms sample 0.25x; tests/integration/rate_est.sh checks the value against
+# tc on the host.
 estimator() {
 	"$PYTHON" - "$share/c16_plans" <<'PY'
 import re, sys
@@ -883,10 +889,10 @@ if not m:
     sys.exit("no tc_class_rate_bytes_per_second for pe 1:10")
 est = float(m.group(1))
 print("1:10 sent %.0f bytes/s over %.2f s; its estimator %.0f bytes/s (%.3fx); the ceil 125000" % (sent, t2 - t1, est, est / sent))
-sys.exit(0 if abs(est - sent) <= 0.05 * sent else 1)
+sys.exit(0 if abs(est - sent) <= 0.30 * sent else 1)
 PY
 }
-check "c16_plans: the rate estimator of an HTB class is within 5% of the bytes it sent per second" estimator
+check "c16_plans: the rate estimator of an HTB class is within 30% of the bytes it sent per second" estimator
 
 note "17. action times: the daemon's liveness passes and the rows kept between them"
 # c17_liveness's scrapes (one per collection: scrapes lists "N COLLECTIONS
