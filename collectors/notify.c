@@ -155,24 +155,14 @@ struct drain {
 	struct tcx_snapshot *s;
 };
 
-/* The parent of a device's filter as the collector names its dump unit. The
- * kernel echoes the parent of the deletion request, and the filter list of
- * an ingress or clsact qdisc answers to several: ffff:, ffff:fff1 and
- * ffff:fff2 (`tc ... ingress`) for ingress, ffff:fff3 for egress. */
-static uint32_t unit_parent(uint32_t parent)
-{
-	if (TC_H_MAJ(parent) != TC_H_MAJ(TC_H_INGRESS))
-		return parent;
-	return TC_H_MIN(parent) == TC_H_MIN_EGRESS ? TCX_PARENT_EGRESS : TCX_PARENT_INGRESS;
-}
-
 /* The target of a notification's filter, found or added: the shared block,
  * or the device (named now, in the socket's namespace) and parent. */
 static int target_of(struct drain *d, const struct tcx_tp_key *key)
 {
 	struct tcx_snapshot *s = d->s;
 	uint32_t block = key->ifindex == TCM_IFINDEX_MAGIC_BLOCK ? key->parent : 0;
-	uint32_t ifindex = block ? 0 : key->ifindex, parent = block ? 0 : unit_parent(key->parent);
+	uint32_t ifindex = block ? 0 : key->ifindex,
+	         parent = block ? 0 : tcx_unit_parent(key->parent);
 	struct ifreq ifr = {.ifr_ifindex = (int)ifindex};
 	struct tcx_target *t;
 

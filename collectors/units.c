@@ -440,8 +440,9 @@ int tcx_pass_expand_config_target(struct pass *p, struct units *us, const struct
  * daemon asks the parents found by discovery (implicit units) only when
  * they held filters at its last pass, or the kernel has said since that a
  * filter was added under their qdisc (RTM_NEWTFILTER, tcx_notify_adds(): of
- * the same device and qdisc major, or the shared block, or a device whose
- * ingress or clsact qdisc is bound to the block). It asks every parent of a
+ * the same device and qdisc major, or the shared block; a filter of a
+ * shared block can only be added through the block, cls_api.c refuses it
+ * through a device bound to it). It asks every parent of a
  * namespace ("sweeps" it) when it cannot know: at the namespace's first
  * pass (and tcexporter --once's), when an addition may have been lost, when
  * the configuration was reloaded, and every sweep_interval. Named targets
@@ -459,30 +460,18 @@ static int cmp_key(const void *x, const void *y)
 }
 
 /* The parent an addition dirties: the qdisc (its major) of a device's
- * parent, but an ingress or clsact qdisc's filter list itself (the kernel
- * echoes the parent of the request: ffff:, ffff:fff2 or ffff:fff3), or the
- * shared block. */
+ * parent, but an ingress or clsact qdisc's filter list itself. */
 static uint32_t added_parent(uint32_t parent)
 {
-	if (TC_H_MAJ(parent) != TC_H_MAJ(TC_H_INGRESS))
-		return TC_H_MAJ(parent);
-	return TC_H_MIN(parent) == TC_H_MIN_EGRESS ? TCX_PARENT_EGRESS : TCX_PARENT_INGRESS;
-}
-
-/* The parent itself, as unit_key() names its unit: the ingress or egress
- * list, a qdisc (major:0) or a class. */
-static uint32_t exact_parent(uint32_t parent)
-{
-	if (TC_H_MAJ(parent) != TC_H_MAJ(TC_H_INGRESS))
-		return parent;
-	return TC_H_MIN(parent) == TC_H_MIN_EGRESS ? TCX_PARENT_EGRESS : TCX_PARENT_INGRESS;
+	return TC_H_MAJ(parent) == TC_H_MAJ(TC_H_INGRESS) ? tcx_unit_parent(parent)
+	                                                  : TC_H_MAJ(parent);
 }
 
 static void on_added(void *arg, uint32_t ifindex, uint32_t parent)
 {
 	struct pass_ns *ns = arg;
 	struct parent_key k = {.ifindex = ifindex, .parent = added_parent(parent)};
-	struct parent_key e = {.ifindex = ifindex, .parent = exact_parent(parent)};
+	struct parent_key e = {.ifindex = ifindex, .parent = tcx_unit_parent(parent)};
 
 	if (ifindex == TCM_IFINDEX_MAGIC_BLOCK)
 		k = e = (struct parent_key){.block = parent};
@@ -567,20 +556,7 @@ int tcx_pass_may_hold(const struct unit *u)
 		return key_in(&k, ns->added, ns->n_added);
 	}
 	k = (struct parent_key){.block = u->block};
-	if (key_in(&k, ns->added, ns->n_added))
-		return 1;
-	for (size_t i = 0; i < ns->n_added; i++) {
-		const struct parent_key *a = &ns->added[i];
-		const struct qinfo *q;
-
-		if (a->block || TC_H_MAJ(a->parent) != TC_H_MAJ(TC_H_INGRESS))
-			continue;
-		q = tcx_pass_qdisc_find(ns, a->ifindex, NULL, TC_H_MAJ(TC_H_INGRESS), 0);
-		if (q && (a->parent == TCX_PARENT_EGRESS ? q->egress_block : q->ingress_block) ==
-		                 u->block)
-			return 1;
-	}
-	return 0;
+	return key_in(&k, ns->added, ns->n_added);
 }
 
 /* Did unit u hold filters at its namespace's last pass? */

@@ -250,31 +250,34 @@ static int top_interval(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v
 	                      &c->cfg->interval_s);
 }
 
+/* A duration, or 0 (a meaning of its own, said in how). */
+static int zero_or_duration(struct ctx *c, tcx_ynode_t *k, tcx_ynode_t *v, const char *how,
+                            double *out)
+{
+	if (v->type == YAML_SCALAR_NODE && tcx_yaml_slen(v) == 1 && tcx_yaml_sval(v)[0] == '0') {
+		*out = 0;
+		return 0;
+	}
+	return duration_value(c, k, v, 0, 86400, 0, how, out);
+}
+
 /* How often the rows of terse targets are dumped in full, for their
  * action times: a duration, or 0 for never. */
 static int top_liveness_interval(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	if (v->type == YAML_SCALAR_NODE && tcx_yaml_slen(v) == 1 && tcx_yaml_sval(v)[0] == '0') {
-		c->cfg->liveness_interval_s = 0;
-		return 0;
-	}
-	return duration_value(c, k, v, 0, 86400, 0,
-	                      "must be 0 (off) or a duration between 1ms and 24h such as 60s, 5m",
-	                      &c->cfg->liveness_interval_s);
+	return zero_or_duration(c, k, v,
+	                        "must be 0 (off) or a duration between 1ms and 24h such as 60s, 5m",
+	                        &c->cfg->liveness_interval_s);
 }
 
 /* How often the daemon asks every qdisc and class for its filters, not only
  * those known to hold some: a duration, or 0 for every collection. */
 static int top_sweep_interval(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)
 {
-	if (v->type == YAML_SCALAR_NODE && tcx_yaml_slen(v) == 1 && tcx_yaml_sval(v)[0] == '0') {
-		c->cfg->sweep_interval_s = 0;
-		return 0;
-	}
-	return duration_value(c, k, v, 0, 86400, 0,
-	                      "must be 0 (every collection) or a duration between 1ms and 24h "
-	                      "such as 5m, 1h",
-	                      &c->cfg->sweep_interval_s);
+	return zero_or_duration(c, k, v,
+	                        "must be 0 (every collection) or a duration between 1ms and 24h "
+	                        "such as 5m, 1h",
+	                        &c->cfg->sweep_interval_s);
 }
 
 static int top_unmapped(struct ctx *c, void *obj, tcx_ynode_t *k, tcx_ynode_t *v)

@@ -31,6 +31,17 @@ enum tcx_unmapped_policy {
 #define TCX_PARENT_INGRESS TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS) /* 0xFFFFFFF2 */
 #define TCX_PARENT_EGRESS  TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)  /* 0xFFFFFFF3 */
 
+/* The parent of a device's filter as the collector names its dump unit.
+ * The kernel echoes the parent of a request, and the filter list of an
+ * ingress or clsact qdisc answers to several: ffff:, ffff:fff1 and
+ * ffff:fff2 (`tc ... ingress`) for ingress, ffff:fff3 for egress. */
+static inline uint32_t tcx_unit_parent(uint32_t parent)
+{
+	if (TC_H_MAJ(parent) != TC_H_MAJ(TC_H_INGRESS))
+		return parent;
+	return TC_H_MIN(parent) == TC_H_MIN_EGRESS ? TCX_PARENT_EGRESS : TCX_PARENT_INGRESS;
+}
+
 /* Where `ip netns add NAME` puts a named network namespace. */
 #define TCX_NETNS_DIR "/run/netns"
 

@@ -1163,14 +1163,15 @@ static void test_sweeps(void **state)
 	assert_int_equal(s->n_targets, 1);
 	tcx_snapshot_unref(s);
 
-	/* added to fq_codel 4: (by parent 4:0), to block 7 through eth1's
-	 * ingress, and to 1:1 (a class of 1:: asks 1: and both classes) */
+	/* added to fq_codel 4: (by parent 4:0) and to block 7 (through the
+	 * block: the kernel takes no filter of a shared block through a
+	 * device); then to 1:1 (a class of 1:: asks 1: and both classes) */
 	add_tp(fq, 0, 1, "u32", 1);
 	add_tp(blk, 0, 1, "u32", 1);
 	k.adds[k.n_adds][0] = 2;
 	k.adds[k.n_adds++][1] = 0x40000;
-	k.adds[k.n_adds][0] = 3;
-	k.adds[k.n_adds++][1] = TCX_PARENT_INGRESS;
+	k.adds[k.n_adds][0] = MAGIC_BLOCK;
+	k.adds[k.n_adds++][1] = 7;
 	s = tcx_collect(c, cfg);
 	assert_int_equal(k.terse_reqs, 11);
 	assert_int_equal(s->n_targets, 3);
