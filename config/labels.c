@@ -160,15 +160,19 @@ enum tcx_map_kind tcx_labels_resolve(const struct tcx_config *cfg, const uint8_t
 	return TCX_MAP_UNMAPPED;
 }
 
+/* "000102...feff": the two digits of every byte. */
+#define HEX_ROW(h)                                                                                 \
+	h "0" h "1" h "2" h "3" h "4" h "5" h "6" h "7" h "8" h "9" h "a" h "b" h "c" h "d" h      \
+	  "e" h "f"
+static const char hex_pairs[] = HEX_ROW("0") HEX_ROW("1") HEX_ROW("2") HEX_ROW("3") HEX_ROW("4")
+        HEX_ROW("5") HEX_ROW("6") HEX_ROW("7") HEX_ROW("8") HEX_ROW("9") HEX_ROW("a") HEX_ROW("b")
+                HEX_ROW("c") HEX_ROW("d") HEX_ROW("e") HEX_ROW("f");
+
 void tcx_cookie_hex(const uint8_t *cookie, size_t len, char *out)
 {
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		out[2 * i] = digits[cookie[i] >> 4];
-		out[2 * i + 1] = digits[cookie[i] & 0xf];
-	}
+	/* One 2-byte copy a byte (a cookie is written once per action row). */
+	for (size_t i = 0; i < len; i++)
+		memcpy(out + 2 * i, hex_pairs + 2 * cookie[i], 2);
 	out[2 * len] = '\0';
 }
 
