@@ -4,9 +4,9 @@
  *
  * What is kept from one collection to the next is the least the rates
  * need: per qdisc and class row, a 64-bit hash of its identity and its
- * bytes, packets and drops counters (40 bytes a row, in a table the
- * collector thread alone owns), and the monotonic time the collection
- * started. Not the previous snapshot: it holds every row with its per-kind
+ * bytes, packets and drops counters (40 bytes a row, and 4 to 8 of an index
+ * by the hash, in tables the collector thread alone owns), and the
+ * monotonic time the collection started. Not the previous snapshot: it holds every row with its per-kind
  * statistics, plans, filters and actions, and its row arrays go to the
  * next collection (tcx_snapshot_reuse()). The rates are computed once per
  * collection, before the snapshot is published, into its rows

@@ -417,12 +417,64 @@ static void test_rates(void **state)
 	tcx_qrates_free(q);
 }
 
+/* Rows matched by identity, not position: the same rows in another order
+ * keep their own rates, and a row whose identity came twice has the first
+ * one's counters. */
+static void test_rates_order(void **state)
+{
+	struct tcx_qrates *q = tcx_qrates_new();
+	struct tcx_snapshot *a = new_snapshot(), *b = new_snapshot();
+	struct tcx_qrow *r;
+
+	(void)state;
+	assert_non_null(q);
+	add_dev(a, "", "eth0");
+	add_dev(b, "", "eth0");
+	for (uint32_t k = 1; k <= 3; k++) {
+		r = add_row(a, 1, "htb", 0x10000 + k, 0x10000, 0, 0, 0);
+		r->c[TCX_QSTAT_BYTES] = 1000 * k;
+		r->stats_present = 1u << TCX_QSTAT_BYTES;
+	}
+	/* 1:3, 1:2, 1:1, then 1:2 again (its second row ignored) */
+	for (uint32_t k = 3; k >= 1; k--) {
+		r = add_row(b, 1, "htb", 0x10000 + k, 0x10000, 0, 0, 0);
+		r->c[TCX_QSTAT_BYTES] = 1000 * k + 100 * k;
+		r->stats_present = 1u << TCX_QSTAT_BYTES;
+	}
+	r = add_row(b, 1, "htb", 0x10002, 0x10000, 0, 0, 0);
+	r->c[TCX_QSTAT_BYTES] = 5000;
+	r->stats_present = 1u << TCX_QSTAT_BYTES;
+	assert_int_equal(tcx_qrates_update(q, a, 10.0), 0);
+	assert_int_equal(tcx_qrates_update(q, b, 11.0), 0);
+	for (size_t i = 0; i < 3; i++) {
+		uint32_t k = b->classes[i].handle & 0xffff;
+
+		assert_int_equal(b->classes[i].rates_present, 1u << TCX_QRATE_BYTES);
+		assert_true(b->classes[i].rates[TCX_QRATE_BYTES] == (float)(100 * k));
+	}
+	/* the duplicate's rate is against 1:2 of a (2000 -> 5000) */
+	assert_true(b->classes[3].rates[TCX_QRATE_BYTES] == 3000.0f);
+	/* and the next collection finds 1:2 as its first row of b (2200) */
+	tcx_snapshot_unref(a);
+	a = new_snapshot();
+	add_dev(a, "", "eth0");
+	r = add_row(a, 1, "htb", 0x10002, 0x10000, 0, 0, 0);
+	r->c[TCX_QSTAT_BYTES] = 2300;
+	r->stats_present = 1u << TCX_QSTAT_BYTES;
+	assert_int_equal(tcx_qrates_update(q, a, 12.0), 0);
+	assert_true(a->classes[0].rates[TCX_QRATE_BYTES] == 100.0f);
+	tcx_snapshot_unref(a);
+	tcx_snapshot_unref(b);
+	tcx_qrates_free(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_tree),  cmocka_unit_test(test_escape),
-	        cmocka_unit_test(test_fold),  cmocka_unit_test(test_loop),
-	        cmocka_unit_test(test_empty), cmocka_unit_test(test_rates),
+	        cmocka_unit_test(test_tree),        cmocka_unit_test(test_escape),
+	        cmocka_unit_test(test_fold),        cmocka_unit_test(test_loop),
+	        cmocka_unit_test(test_empty),       cmocka_unit_test(test_rates),
+	        cmocka_unit_test(test_rates_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
