@@ -43,7 +43,8 @@ struct tcx_expo {
 	unsigned ahead;        /* bit v: variant v is rendered ahead */
 	unsigned asked_before; /* the variants asked of the exposition this one follows */
 	atomic_uint asked;     /* the variants asked of this one */
-	/* The rows' label text, made before the first variant, for all. */
+	/* The rows' label text, made for the first variant rendered, for all;
+	 * freed once those rendered ahead are made (tcx_expo_prerender()). */
 	struct tcx_rowlabels *labels;
 };
 
@@ -82,8 +83,9 @@ size_t tcx_expo_body_size(const struct tcx_expo *e, enum tcx_variant v, size_t *
 int tcx_expo_response(struct tcx_expo *e, enum tcx_variant v, int head, tcx_expo_make_fn make,
                       void *arg, void **resp, int *own);
 /* Make every variant e renders ahead (before e is published, so that no
- * request waits for it). Returns 0 or the first -errno; a variant that
- * fails is made again on request. */
+ * request waits for it), then free the label text when nobody else holds
+ * e: a request of another variant makes it again. Returns 0 or the first
+ * -errno; a variant that fails is made again on request. */
 int tcx_expo_prerender(struct tcx_expo *e, tcx_expo_make_fn make, void *arg);
 
 /* A rendered variant. */

@@ -380,17 +380,19 @@ static void request(struct tcx_expo *e, enum tcx_variant v)
 	                         : v == TCX_VAR_TEXT_GZ ? TCX_VAR_TEXT
 	                                                : v;
 	const struct tcx_rowlabels *labels = e->labels;
+	int shared = e->resp[v] != NULL; /* a body rendered ahead answers */
 	unsigned builds = label_builds;
 	int own = -1;
 
 	tcx_expo_ask(e, v);
 	assert_int_equal(tcx_expo_response(e, v, 0, fake_make, made, (void **)&r, &own), 0);
-	/* the label text is built once per exposition, for every variant: by
-	 * the first response that needs it, never again */
-	assert_int_equal(label_builds - builds, labels ? 0 : 1);
+	/* the label text is built by the first response that renders, and
+	 * kept for the others (after the prerendering freed it, once again) */
+	assert_int_equal(label_builds - builds, labels || shared ? 0 : 1);
 	if (labels)
 		assert_ptr_equal(e->labels, labels);
-	assert_non_null(e->labels);
+	if (!shared)
+		assert_non_null(e->labels);
 	assert_non_null(r);
 	assert_int_equal(r->v, v);
 	assert_int_equal(own, !(e->ahead & (1u << v)));
@@ -413,6 +415,39 @@ static void request(struct tcx_expo *e, enum tcx_variant v)
 	free(want.p);
 	if (own)
 		fake_free(r);
+}
+
+/* The prerendering frees the label text it made, unless a request of
+ * another variant that holds the exposition reads it meanwhile. */
+static void test_prerender_frees_labels(void **state)
+{
+	struct tcx_snapshot *s = small_snapshot();
+	struct tcx_expo *e = tcx_expo_new(s, fake_free, NULL);
+	struct tcx_expo_stream *x;
+	struct tcx_rendered body;
+	char piece[16];
+	size_t bytes = tcx_expo_bytes(e);
+
+	(void)state;
+	memset(made, 0, sizeof(made));
+	e->ahead = 1u << TCX_VAR_OM_GZ;
+	x = tcx_expo_stream_new(e, TCX_VAR_TEXT, NULL);
+	assert_non_null(x);
+	assert_true(tcx_expo_stream_read(x, piece, sizeof(piece)) > 0);
+	assert_non_null(e->labels);
+	assert_int_equal(tcx_expo_prerender(e, fake_make, made), 0);
+	assert_int_equal(made[TCX_VAR_OM_GZ], 1);
+	assert_non_null(e->labels); /* the stream reads them */
+	read_stream(x, 0, &body);
+	free(body.p);
+	tcx_expo_stream_free(x);
+	assert_int_equal(tcx_expo_prerender(e, fake_make, made), 0);
+	assert_int_equal(made[TCX_VAR_OM_GZ], 1); /* made once */
+	assert_null(e->labels);
+	assert_true(tcx_expo_bytes(e) ==
+	            bytes + ((struct fake_resp *)e->resp[TCX_VAR_OM_GZ])->body.len);
+	tcx_expo_unref(e);
+	tcx_snapshot_unref(s);
 }
 
 static void test_variant_lifetime(void **state)
@@ -450,10 +485,11 @@ static void test_variant_lifetime(void **state)
 	assert_int_equal(tcx_expo_prerender(e[2], fake_make, made), 0);
 	assert_int_equal(made[TCX_VAR_OM_GZ], 1); /* rendered ahead */
 	assert_non_null(e[2]->resp[TCX_VAR_OM_GZ]);
-	assert_true(tcx_rowlabels_bytes(e[2]->labels) > 0);
+	/* the label text made for it is gone once it is made: the body is
+	 * what is served */
+	assert_null(e[2]->labels);
 	assert_true(tcx_expo_bytes(e[2]) ==
-	            bytes + tcx_rowlabels_bytes(e[2]->labels) +
-	                    ((struct fake_resp *)e[2]->resp[TCX_VAR_OM_GZ])->body.len);
+	            bytes + ((struct fake_resp *)e[2]->resp[TCX_VAR_OM_GZ])->body.len);
 	/* The size of each body rendered ahead, and the largest: what bounds
 	 * the bytes one address is sent of them. None for a streamed one. */
 	{
@@ -1033,6 +1069,7 @@ int main(void)
 	        cmocka_unit_test(test_process_stats),
 	        cmocka_unit_test(test_gzip_large),
 	        cmocka_unit_test(test_variant_lifetime),
+	        cmocka_unit_test(test_prerender_frees_labels),
 	        cmocka_unit_test(test_ahead_through_reload),
 	        cmocka_unit_test(test_expo_refcount),
 	        cmocka_unit_test(test_label_names_reserved),
