@@ -755,6 +755,7 @@ out:
 	}
 	free(p.ns);
 	free(p.ids);
+	free(p.plans);
 	free(us.u);
 	free(us.slot);
 	ns_release_unused(c);

@@ -77,6 +77,48 @@ static int64_t link_id(struct pass *p, struct pass_ns *ns, uint32_t ifindex)
 	return l->id;
 }
 
+/* A plans vector written into xvals: its table, which rows it has, where.
+ * Classes of a shaping tree share a few plans (LibreQoS: a rate and a ceil
+ * per subscriber tier), so each distinct one is written once per pass; at
+ * 50k HTB leaves, 80 bytes a class less in each snapshot. */
+struct plan_slot {
+	const struct tcx_plans_table *pt; /* NULL: free */
+	uint32_t present;
+	uint32_t off;
+};
+
+#define PLANS_SHARED_MAX 4096 /* distinct plans kept for sharing, a pass */
+
+/* Where the plans of m are in s->xvals already, or the free slot for them
+ * (NULL when there is no table and none can be made, or it is full). */
+static struct plan_slot *plan_slot(struct pass *p, const struct tcx_qdisc_msg *m, size_t np)
+{
+	uint64_t h = tcx_hash_bytes((uintptr_t)m->pt ^ m->pl_present, m->pl, np * sizeof(*m->pl));
+	size_t i;
+
+	if (!p->plans) {
+		if (!(p->plans = calloc(2 * PLANS_SHARED_MAX, sizeof(*p->plans))))
+			return NULL;
+		p->plans_mask = 2 * PLANS_SHARED_MAX - 1;
+	}
+	for (i = (size_t)h & p->plans_mask; p->plans[i].pt; i = (i + 1) & p->plans_mask) {
+		const struct plan_slot *e = &p->plans[i];
+
+		if (e->pt == m->pt && e->present == m->pl_present &&
+		    memcmp(p->s->xvals + e->off, m->pl, np * sizeof(*m->pl)) == 0)
+			return &p->plans[i];
+	}
+	return p->n_plans < PLANS_SHARED_MAX ? &p->plans[i] : NULL;
+}
+
+/* Forget the plans shared so far: the xvals they were in are taken back. */
+static void plans_forget(struct pass *p)
+{
+	if (p->plans)
+		memset(p->plans, 0, (p->plans_mask + 1) * sizeof(*p->plans));
+	p->n_plans = 0;
+}
+
 /* Append m's row to the snapshot's qdiscs or classes, its qdev the id of
  * its link. Returns 0, or -1 when out of memory. */
 static int add_row(struct pass *p, struct pass_ns *ns, const struct tcx_qdisc_msg *m)
@@ -119,10 +161,20 @@ static int add_row(struct pass *p, struct pass_ns *ns, const struct tcx_qdisc_ms
 		if (m->stats_present & 1u << i)
 			r->c[i] = m->stats[i];
 	if (np) { /* the plans first: xs ends the row's values */
-		r->pl = (uint32_t)s->n_xvals;
-		memcpy(s->xvals + s->n_xvals, m->pl, np * sizeof(*s->xvals));
-		s->n_xvals += np;
-		r->xs = (uint32_t)s->n_xvals;
+		struct plan_slot *ps = plan_slot(p, m, np);
+
+		if (ps && ps->pt) {
+			r->pl = ps->off;
+		} else {
+			r->pl = (uint32_t)s->n_xvals;
+			memcpy(s->xvals + s->n_xvals, m->pl, np * sizeof(*s->xvals));
+			s->n_xvals += np;
+			r->xs = (uint32_t)s->n_xvals;
+			if (ps) {
+				*ps = (struct plan_slot){m->pt, m->pl_present, r->pl};
+				p->n_plans++;
+			}
+		}
 	}
 	if (!nx)
 		return 0;
@@ -327,6 +379,7 @@ int tcx_pass_list_classes(struct pass *p, struct pass_ns *ns, struct link *l)
 		ns->n_classes = n;
 		p->s->n_classes = nr;
 		p->s->n_xvals = nx;
+		plans_forget(p);
 		l->classes_listed = -1;
 		ns->unknown = 1; /* its class units are not known: not swept */
 		return -1;

@@ -157,6 +157,10 @@ struct pass {
 	struct link **ids;
 	size_t n_ids, cap_ids;
 	int sweep_all; /* tcx_pass_sweep_due() */
+	/* The plans written into the snapshot's xvals this pass, by value
+	 * (discover.c): rows with the same ones share them. */
+	struct plan_slot *plans;
+	size_t plans_mask, n_plans; /* slots - 1; plans NULL: none yet */
 };
 
 struct unit {

@@ -74,9 +74,11 @@ struct fake {
 	struct fqdisc qdiscs[8];
 	int n_qdiscs;
 	struct fqdisc classes[8]; /* handle: the class id */
+	uint32_t class_rate[8];   /* an HTB class's rate in bytes/s (its plans); 0: no options */
 	int n_classes;
 	int class_status;            /* class dumps end with this status */
 	uint32_t class_fail_ifindex; /* ... those of this device only, when not 0 */
+	int class_fail_after;        /* ... after sending this many of its classes */
 	uint32_t bad_stats_handle;   /* this qdisc's or class's TCA_STATS2 is malformed */
 	int class_reqs;
 	struct funit units[8];
@@ -409,9 +411,13 @@ static int f_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char
 	case RTM_GETTCLASS: {
 		const struct tcmsg *tcm = mnl_nlmsg_get_payload(req);
 
+		int fails =
+		        k->class_status && (!k->class_fail_ifindex ||
+		                            k->class_fail_ifindex == (uint32_t)tcm->tcm_ifindex);
+		int sent = 0;
+
 		k->class_reqs++;
-		if (k->class_status &&
-		    (!k->class_fail_ifindex || k->class_fail_ifindex == (uint32_t)tcm->tcm_ifindex))
+		if (fails && !k->class_fail_after)
 			return k->class_status;
 		for (int i = 0; i < k->n_classes; i++) {
 			const struct fqdisc *c = &k->classes[i];
@@ -419,8 +425,18 @@ static int f_dump(void *src, struct nlmsghdr *req, mnl_cb_t cb, void *data, char
 
 			if (c->ifindex != (uint32_t)tcm->tcm_ifindex)
 				continue;
+			if (fails && sent++ == k->class_fail_after)
+				return k->class_status;
 			nlh = nlb_qdisc(k->buf, c->ifindex, c->handle, c->parent, c->kind, 0, 0);
 			nlh->nlmsg_type = RTM_NEWTCLASS;
+			if (k->class_rate[i]) {
+				struct tc_htb_opt o = {.rate.rate = k->class_rate[i],
+				                       .ceil.rate = 2 * k->class_rate[i]};
+				struct nlattr *opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+
+				mnl_attr_put(nlh, TCA_HTB_PARMS, sizeof(o), &o);
+				mnl_attr_nest_end(nlh, opts);
+			}
 			if (k->bad_stats_handle && c->handle == k->bad_stats_handle)
 				mnl_attr_put(nlh, TCA_STATS2, 2, "xy");
 			cb(nlh, data);
@@ -1388,6 +1404,54 @@ static void test_failures_share_a_line(void **state)
 	tcx_snapshot_unref(s);
 }
 
+/* Classes with the same plans share them in xvals, each distinct one
+ * written once a pass; those of a class dump that failed are taken back,
+ * and not shared with a later class. */
+static void add_rated_class(struct fake *k, uint32_t ifindex, uint32_t handle, uint32_t parent,
+                            uint32_t rate)
+{
+	k->class_rate[k->n_classes] = rate;
+	k->classes[k->n_classes++] = (struct fqdisc){ifindex, handle, parent, "htb", 0, 0};
+}
+
+static void test_plans_shared(void **state)
+{
+	struct fake k = {.class_status = -EINTR, .class_fail_ifindex = 3, .class_fail_after = 1};
+	const struct tcx_qrow *c;
+	struct tcx_snapshot *s;
+
+	(void)state;
+	add_link(&k, 2, "eth0");
+	add_link(&k, 3, "eth1");
+	add_link(&k, 4, "eth2");
+	for (uint32_t i = 2; i <= 4; i++)
+		k.qdiscs[k.n_qdiscs++] = (struct fqdisc){i, 0x10000, TC_H_ROOT, "htb", 0, 0};
+	add_rated_class(&k, 2, 0x10001, TC_H_ROOT, 1000);
+	add_rated_class(&k, 2, 0x10010, 0x10001, 2000);
+	add_rated_class(&k, 2, 0x10011, 0x10001, 2000);
+	add_rated_class(&k, 2, 0x10012, 0x10001, 1000);
+	/* eth1's dump fails after its first class (3000: written, taken back) */
+	add_rated_class(&k, 3, 0x10001, TC_H_ROOT, 3000);
+	add_rated_class(&k, 3, 0x10010, 0x10001, 3000);
+	/* eth2's 3000 is written again, where 4000 would overwrite a share */
+	add_rated_class(&k, 4, 0x10001, TC_H_ROOT, 3000);
+	add_rated_class(&k, 4, 0x10010, 0x10001, 4000);
+	s = collect(&k, "targets: [{all: true}]\n");
+	assert_int_equal(s->n_classes, 6);
+	c = s->classes;
+	for (size_t i = 0; i < s->n_classes; i++) {
+		static const uint64_t want[] = {1000, 2000, 2000, 1000, 3000, 4000};
+
+		assert_non_null(c[i].pt);
+		assert_true(c[i].pl_present & 1u);
+		assert_int_equal(s->xvals[c[i].pl], want[i]);
+	}
+	assert_int_equal(c[1].pl, c[2].pl);
+	assert_int_equal(c[0].pl, c[3].pl);
+	assert_int_not_equal(c[0].pl, c[1].pl);
+	tcx_snapshot_unref(s);
+}
+
 static void test_class_dump_vanished_device_alone(void **state)
 {
 	struct fake k = {.class_status = -ENODEV, .class_fail_ifindex = 2};
@@ -2311,6 +2375,7 @@ int main(void)
 	        cmocka_unit_test(test_class_dump_failure),
 	        cmocka_unit_test(test_failures_share_a_line),
 	        cmocka_unit_test(test_class_dump_vanished_device_alone),
+	        cmocka_unit_test(test_plans_shared),
 	        cmocka_unit_test(test_malformed_qdisc_drops_its_row),
 	        cmocka_unit_test(test_malformed_stats_drop_the_row_only),
 	        cmocka_unit_test(test_old_police_rows_aggregated),
