@@ -5,29 +5,20 @@
 #include "collectors/qrates.h"
 #include "lib/hash.h"
 
-/* One row's counters as kept for the next collection. */
-struct entry {
-	uint64_t key; /* a hash of the row's identity, never 0 */
-	uint64_t c[TCX_QRATE__MAX];
-	uint32_t present; /* bit k: c[k] was sent */
-};
-
-/* A collection's rows: their entries in the order the rows came, and an
- * open-addressed index of them by key (idx[i]: an entry's position + 1, 0
- * free; at most half full). 40 bytes a row and 4 to 8 of index, where a
- * table of the entries themselves at most half full took 80 to 160
- * (21 MB of the daemon's 97 at 100k qdiscs and classes). */
-struct table {
-	struct entry *e;
+/* The identities of a collection's rows: the hash of row j's (its
+ * qdiscs, then its classes) in key[j], and an open-addressed index of the
+ * first row of each hash (idx[i]: j + 1, 0 free; at most half full). */
+struct keys {
+	uint64_t *key;
 	size_t n, cap;
 	uint32_t *idx;
 	size_t mask; /* slots - 1 */
 };
 
 struct tcx_qrates {
-	struct table prev, cur;
-	double prev_s; /* when the collection kept in prev started */
-	int have_prev;
+	struct keys prev, cur;
+	struct tcx_snapshot *prev_s; /* a reference; NULL: no collection before */
+	double prev_t;               /* when it started */
 };
 
 /* The counters behind each rate. */
@@ -42,18 +33,19 @@ struct tcx_qrates *tcx_qrates_new(void)
 	return calloc(1, sizeof(struct tcx_qrates));
 }
 
-static void table_free(struct table *t)
+static void keys_free(struct keys *k)
 {
-	free(t->e);
-	free(t->idx);
+	free(k->key);
+	free(k->idx);
 }
 
 void tcx_qrates_free(struct tcx_qrates *q)
 {
 	if (!q)
 		return;
-	table_free(&q->prev);
-	table_free(&q->cur);
+	keys_free(&q->prev);
+	keys_free(&q->cur);
+	tcx_snapshot_unref(q->prev_s);
 	free(q);
 }
 
@@ -67,34 +59,41 @@ static uint64_t row_key(const struct tcx_snapshot *s, int is_class, size_t i)
 	return h ? h : 1;
 }
 
-/* The index slot of key in t: the one that holds it, or the free one where
+/* The index slot of key in k: the one that holds it, or the free one where
  * it would go. */
-static uint32_t *slot(const struct table *t, uint64_t key)
+static uint32_t *slot(const struct keys *k, uint64_t key)
 {
-	size_t i = (size_t)key & t->mask;
+	size_t i = (size_t)key & k->mask;
 
-	while (t->idx[i] && t->e[t->idx[i] - 1].key != key)
-		i = (i + 1) & t->mask;
-	return &t->idx[i];
+	while (k->idx[i] && k->key[k->idx[i] - 1] != key)
+		i = (i + 1) & k->mask;
+	return &k->idx[i];
 }
 
-/* The entry of key in t (of a collection before), or NULL. Rows come in
- * the same order from one collection to the next unless something
- * changed, so the entry at the row's own position `at` is tried first. */
-static const struct entry *find(const struct table *t, size_t at, uint64_t key)
+/* Row j of s: its qdiscs, then its classes. */
+static const struct tcx_qrow *row_at(const struct tcx_snapshot *s, size_t j)
 {
-	const uint32_t *s;
+	return j < s->n_qdiscs ? &s->qdiscs[j] : &s->classes[j - s->n_qdiscs];
+}
 
-	if (!t->idx)
+/* The row of key in the collection before, or NULL. Rows come in the
+ * same order from one collection to the next unless something changed,
+ * so the row at the same position j is tried first. */
+static const struct tcx_qrow *find(const struct tcx_qrates *q, size_t j, uint64_t key)
+{
+	const struct keys *k = &q->prev;
+	const uint32_t *at;
+
+	if (!q->prev_s)
 		return NULL;
-	if (at < t->n && t->e[at].key == key)
-		return &t->e[at];
-	s = slot(t, key);
-	return *s ? &t->e[*s - 1] : NULL;
+	if (j < k->n && k->key[j] == key)
+		return row_at(q->prev_s, j);
+	at = slot(k, key);
+	return *at ? row_at(q->prev_s, *at - 1) : NULL;
 }
 
-/* Make t empty with room for n entries. */
-static int table_reset(struct table *t, size_t n)
+/* Make k empty with room for n rows. */
+static int keys_reset(struct keys *k, size_t n)
 {
 	size_t slots = 16;
 
@@ -102,50 +101,49 @@ static int table_reset(struct table *t, size_t n)
 		return -1;
 	while (slots < 2 * n)
 		slots <<= 1;
-	if (t->cap < n || t->cap > 2 * n + 64) {
-		struct entry *e = realloc(t->e, (n ? n : 1) * sizeof(*e));
+	if (k->cap < n || k->cap > 2 * n + 64) {
+		uint64_t *key = realloc(k->key, (n ? n : 1) * sizeof(*key));
 
-		if (!e)
+		if (!key)
 			return -1;
-		t->e = e;
-		t->cap = n;
+		k->key = key;
+		k->cap = n;
 	}
-	if (!t->idx || t->mask + 1 != slots) {
+	if (!k->idx || k->mask + 1 != slots) {
 		uint32_t *idx = calloc(slots, sizeof(*idx));
 
 		if (!idx)
 			return -1;
-		free(t->idx);
-		t->idx = idx;
-		t->mask = slots - 1;
+		free(k->idx);
+		k->idx = idx;
+		k->mask = slots - 1;
 	} else {
-		memset(t->idx, 0, slots * sizeof(*t->idx));
+		memset(k->idx, 0, slots * sizeof(*k->idx));
 	}
-	t->n = 0;
+	k->n = 0;
 	return 0;
 }
 
-/* The rates of row r from its entry `was` of dt seconds before. */
-static void row_rates(struct tcx_qrow *r, const struct entry *was, double dt)
+/* The rates of row r from the same row `was` of dt seconds before. */
+static void row_rates(struct tcx_qrow *r, const struct tcx_qrow *was, double dt)
 {
 	const struct tcx_counter_def *defs = tcx_class_counters.def; /* widths as qdiscs' */
+	unsigned both = r->stats_present & was->stats_present;
 
 	r->rates_present = 0;
 	/* bytes or packets lower than before: another object (replaced) */
 	for (unsigned k = 0; k < TCX_QRATE__MAX; k++) {
-		const struct tcx_counter_def *d = &defs[src[k]];
+		enum tcx_qstat c = src[k];
 
-		if ((was->present & (1u << k)) && (r->stats_present & (1u << src[k])) &&
-		    d->replace && r->c[src[k]] < was->c[k])
+		if ((both & (1u << c)) && defs[c].replace && r->c[c] < was->c[c])
 			return;
 	}
 	for (unsigned k = 0; k < TCX_QRATE__MAX; k++) {
-		uint64_t delta;
+		enum tcx_qstat c = src[k];
 
-		if (!(was->present & (1u << k)) || !(r->stats_present & (1u << src[k])))
+		if (!(both & (1u << c)))
 			continue;
-		delta = tcx_counter_sub(&defs[src[k]], r->c[src[k]], was->c[k]);
-		r->rates[k] = (float)((double)delta / dt);
+		r->rates[k] = (float)((double)tcx_counter_sub(&defs[c], r->c[c], was->c[c]) / dt);
 		r->rates_present |= (uint8_t)(1u << k);
 	}
 }
@@ -157,56 +155,48 @@ static void update_rows(struct tcx_qrates *q, struct tcx_snapshot *s, int is_cla
 
 	for (size_t i = 0; i < n; i++) {
 		struct tcx_qrow *r = &rows[i];
+		size_t j = q->cur.n++;
 		uint64_t key = row_key(s, is_class, i);
 		uint32_t *at = slot(&q->cur, key);
-		struct entry *e;
 
+		q->cur.key[j] = key;
 		r->rates_present = 0;
 		if (dt > 0) {
-			const struct entry *was = find(&q->prev, q->cur.n, key);
+			const struct tcx_qrow *was = find(q, j, key);
 
 			if (was)
 				row_rates(r, was, dt);
 		}
-		if (*at) /* the same identity twice: the first is kept */
-			continue;
-		e = &q->cur.e[q->cur.n++];
-		*at = (uint32_t)q->cur.n;
-		e->key = key;
-		e->present = 0;
-		for (unsigned k = 0; k < TCX_QRATE__MAX; k++) {
-			e->c[k] = r->c[src[k]];
-			if (r->stats_present & (1u << src[k]))
-				e->present |= 1u << k;
-		}
+		if (!*at) /* the same identity twice: the first is found */
+			*at = (uint32_t)j + 1;
 	}
 }
 
 int tcx_qrates_update(struct tcx_qrates *q, struct tcx_snapshot *s, double mono_s)
 {
-	double dt = q->have_prev ? mono_s - q->prev_s : 0;
-	struct table t;
+	double dt = q->prev_s ? mono_s - q->prev_t : 0;
+	struct keys k;
 
 	s->rates_interval_s = 0;
-	if (table_reset(&q->cur, s->n_qdiscs + s->n_classes) < 0) {
+	if (keys_reset(&q->cur, s->n_qdiscs + s->n_classes) < 0) {
 		for (size_t i = 0; i < s->n_qdiscs; i++)
 			s->qdiscs[i].rates_present = 0;
 		for (size_t i = 0; i < s->n_classes; i++)
 			s->classes[i].rates_present = 0;
-		q->have_prev = 0;
+		tcx_snapshot_unref(q->prev_s);
+		q->prev_s = NULL;
 		return -1;
 	}
-	if (!q->have_prev)
-		dt = 0;
 	update_rows(q, s, 0, dt);
 	update_rows(q, s, 1, dt);
 	if (dt > 0)
 		s->rates_interval_s = dt;
-	/* this collection's counters are the next one's "before" */
-	t = q->prev;
+	/* this collection is the next one's "before" */
+	k = q->prev;
 	q->prev = q->cur;
-	q->cur = t;
-	q->prev_s = mono_s;
-	q->have_prev = 1;
+	q->cur = k;
+	tcx_snapshot_unref(q->prev_s);
+	q->prev_s = tcx_snapshot_ref(s);
+	q->prev_t = mono_s;
 	return 0;
 }
