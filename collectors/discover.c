@@ -154,8 +154,8 @@ static int add_row(struct pass *p, struct pass_ns *ns, const struct tcx_qdisc_ms
 	                       .stats_present = m->stats_present,
 	                       .xs_present = xt ? m->xs_present & ~off : 0,
 	                       .xs = (uint32_t)s->n_xvals,
-	                       .xt = xt,
-	                       .pt = np ? m->pt : NULL,
+	                       .xt_id = (uint8_t)(xt ? tcx_xstats_id(xt) + 1 : 0),
+	                       .pt_id = (uint8_t)(np ? tcx_plans_id(m->pt) + 1 : 0),
 	                       .pl_present = m->pl_present};
 	for (unsigned i = 0; i < TCX_QSTAT__MAX; i++)
 		if (m->stats_present & 1u << i)

@@ -695,6 +695,11 @@ const size_t tcx_plans_n_tables = NT;
 _Static_assert(NT == sizeof(tcx_plans_tables) / sizeof(tcx_plans_tables[0]),
                "every table is listed");
 
+unsigned tcx_plans_id(const struct tcx_plans_table *t)
+{
+	return (unsigned)(t - tables);
+}
+
 const struct tcx_plans_table *tcx_plans_lookup(const char *kind, int is_class)
 {
 	for (size_t i = 0; i < NT; i++)

@@ -85,6 +85,8 @@ const struct tcx_plans_table *tcx_plans_lookup(const char *kind, int is_class);
 
 extern const struct tcx_plans_table *const tcx_plans_tables[];
 extern const size_t tcx_plans_n_tables;
+/* A table's place in tcx_plans_tables[]. */
+unsigned tcx_plans_id(const struct tcx_plans_table *t);
 
 /* Decode TCA_OPTIONS (opts) with table t: the rows read into v, bit i of
  * *present for row i. A row whose attribute is too short, or absent, is

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "collectors/counters.h"
+#include "collectors/plans.h"
 #include "config/config.h"
 #include "lib/hash.h"
 
@@ -186,39 +187,53 @@ enum tcx_qrate {
 	TCX_QRATE__MAX,
 };
 
-/* A qdisc or a class. Its per-kind statistics (xt's fields) are in
- * xvals[xs ...]: xt->n_fields values, then for each of n_tins tins its
- * present mask and xt->n_tin_fields values. */
+/* A qdisc or a class. Its per-kind statistics (tcx_qrow_xt()'s fields)
+ * are in xvals[xs ...]: its table's n_fields values, then for each of
+ * n_tins tins its present mask and the table's n_tin_fields values. 128
+ * bytes: two snapshots of rows are alive while one is built and the other
+ * served (50k HTB leaves with their qdiscs: 12.8 MB each). */
 struct tcx_qrow {
 	uint32_t qdev;   /* index into qdevs[] */
 	uint32_t handle; /* qdisc 1: = 0x10000; class 1:10 = 0x10010 */
 	uint32_t parent; /* TC_H_ROOT, TC_H_INGRESS (ingress, clsact), a class */
 	uint32_t labels; /* a class's label set (`classes:`); TCX_LABELSET_NONE */
-	uint8_t kind;    /* index into kinds[] */
-	uint8_t n_tins;
-	uint16_t stats_present; /* bit (1 << enum tcx_qstat) */
-	/* A class: 1 when another class of its device hangs from it (an inner
-	 * class), else 0 (a leaf); the qdisc attached to it, its index into
-	 * qdiscs[] + 1, or 0 when none is listed (HTB's and hfsc's default leaf
-	 * qdisc is not). Set by tcx_snapshot_link_classes(). */
-	uint8_t inner;
+	/* A class: the qdisc attached to it, its index into qdiscs[] + 1, or
+	 * 0 when none is listed (HTB's and hfsc's default leaf qdisc is not).
+	 * Set by tcx_snapshot_link_classes(), as inner. */
 	uint32_t child_qdisc;
 	uint32_t xs_present; /* bit i: xvals[xs + i] */
 	uint32_t xs;
-	const struct tcx_xstats_table *xt; /* NULL: no per-kind statistics */
-	/* Its plans (collectors/plans.h): pt->n values at xvals[pl ...], bit i
-	 * of pl_present for row i; pt NULL when none. */
-	const struct tcx_plans_table *pt;
+	/* Its plans (collectors/plans.h): tcx_qrow_pt()'s n values at
+	 * xvals[pl ...] (shared by rows with the same plans), bit i of
+	 * pl_present for row i. */
 	uint32_t pl, pl_present;
-	uint64_t c[TCX_QSTAT__MAX];
+	uint16_t stats_present; /* bit (1 << enum tcx_qstat) */
+	uint8_t kind;           /* index into kinds[] */
+	uint8_t n_tins;
+	/* A class: 1 when another class of its device hangs from it (an inner
+	 * class), else 0 (a leaf). */
+	uint8_t inner;
+	uint8_t rates_present; /* bit k: rates[k] (enum tcx_qrate) */
+	uint8_t xt_id;         /* tcx_xstats_tables[xt_id - 1]; 0: no per-kind statistics */
+	uint8_t pt_id;         /* tcx_plans_tables[pt_id - 1]; 0: no plans */
 	/* Its bytes, packets and drops per second between the collection
-	 * before and this one (collectors/qrates.h), bit k of rates_present
-	 * for rate k (enum tcx_qrate): absent in a first collection, for a row
-	 * new since the one before, or one whose counters went down (another
-	 * object of the same identity). Shown by the landing page. */
-	uint8_t rates_present;
+	 * before and this one (collectors/qrates.h): absent in a first
+	 * collection, for a row new since the one before, or one whose
+	 * counters went down (another object of the same identity). Shown by
+	 * the landing page. */
 	float rates[TCX_QRATE__MAX];
+	uint64_t c[TCX_QSTAT__MAX];
 };
+
+static inline const struct tcx_xstats_table *tcx_qrow_xt(const struct tcx_qrow *r)
+{
+	return r->xt_id ? tcx_xstats_tables[r->xt_id - 1] : NULL;
+}
+
+static inline const struct tcx_plans_table *tcx_qrow_pt(const struct tcx_qrow *r)
+{
+	return r->pt_id ? tcx_plans_tables[r->pt_id - 1] : NULL;
+}
 
 struct tcx_aggregates;
 struct tcx_finals;

@@ -198,7 +198,7 @@ static void render_qrows(const struct tcx_snapshot *s, int is_class, struct tcx_
 		const struct tcx_qrow *q = &rows[i];
 		const struct tcx_qdev *d = &s->qdevs[q->qdev];
 		const char *kind = tcx_kind_name(s, q->kind);
-		const struct tcx_xstats_table *t = q->xt;
+		const struct tcx_xstats_table *t = tcx_qrow_xt(q);
 		const uint64_t *x = t ? s->xvals + q->xs : NULL;
 		/* tc_qdisc_<kind>_ */
 		size_t prefix = 3 + strlen(is_class ? "class" : "qdisc") + 1 + strlen(kind) + 1;
@@ -234,10 +234,12 @@ static void render_qrows(const struct tcx_snapshot *s, int is_class, struct tcx_
 				tcx_buf_put(b, "]}", 2);
 			}
 		}
-		if (q->pt) {
+		if (q->pt_id) {
+			const struct tcx_plans_table *pt = tcx_qrow_pt(q);
+
 			key(b, "plans");
 			tcx_buf_putc(b, '{');
-			for (unsigned f = 0, first = 1; f < q->pt->n; f++) {
+			for (unsigned f = 0, first = 1; f < pt->n; f++) {
 				const struct tcx_plan *pl;
 				const char *lv;
 
@@ -246,7 +248,7 @@ static void render_qrows(const struct tcx_snapshot *s, int is_class, struct tcx_
 				if (!first)
 					tcx_buf_putc(b, ',');
 				first = 0;
-				pl = &q->pt->rows[f];
+				pl = &pt->rows[f];
 				lv = tcx_plan_label(pl, s->xvals[q->pl + f]);
 				if (lv) { /* a mode: "diffserv":"diffserv3" */
 					tcx_buf_json_string(b, pl->label);

@@ -239,7 +239,7 @@ static uint32_t parent_of(const struct tree *t, const struct dev_rows *d, uint32
 static int role_of(const struct tcx_snapshot *s, const struct tcx_qrow *r, enum tcx_plan_role role,
                    uint64_t *v)
 {
-	return r->pt && tcx_plans_role(r->pt, s->xvals + r->pl, r->pl_present, role, v);
+	return r->pt_id && tcx_plans_role(tcx_qrow_pt(r), s->xvals + r->pl, r->pl_present, role, v);
 }
 
 static void cell_bits(struct tcx_buf *b, int present, uint64_t bytes_per_s)

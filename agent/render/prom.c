@@ -1218,7 +1218,7 @@ static int xstats_family(struct render *r, int om, const struct tcx_xstats_table
 		size_t llen = off[i + 1] - off[i];
 		const uint64_t *x;
 
-		if (q->xt != t)
+		if (tcx_qrow_xt(q) != t)
 			continue;
 		if (pause_at(r, b, i, 0))
 			return 1;
@@ -1312,7 +1312,7 @@ static int render_plans(struct render *r, int om, struct tcx_buf *b)
 			for (size_t i = r->at.row; i < n; i++) {
 				const struct tcx_qrow *q = &rows[i];
 
-				if (q->pt != t || !(q->pl_present & (1u << f)))
+				if (tcx_qrow_pt(q) != t || !(q->pl_present & (1u << f)))
 					continue;
 				if (pause_at(r, b, i, 0)) {
 					r->at.fam = fam - 1;
@@ -1355,7 +1355,7 @@ static int render_xstats(struct render *r, int om, struct tcx_buf *b)
 		const struct tcx_qrow *rows = t->is_class ? s->classes : s->qdiscs;
 		size_t n = t->is_class ? s->n_classes : s->n_qdiscs, i = 0;
 
-		while (i < n && rows[i].xt != t)
+		while (i < n && tcx_qrow_xt(&rows[i]) != t)
 			i++;
 		if (i == n || !on[TCX_QSTAT_BYTES])
 			continue;

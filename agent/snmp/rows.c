@@ -360,7 +360,8 @@ int tcx_snmp_plan(const struct tcx_snmp_rows *r, const struct tcx_snmp_row *row,
 	if (!pc)
 		return 0;
 	q = r->table == TCX_SNMP_CLASSES ? &r->snap->classes[row->obj] : &r->snap->qdiscs[row->obj];
-	if (!q->pt || !tcx_plans_role(q->pt, r->snap->xvals + q->pl, q->pl_present, pc->role, out))
+	if (!q->pt_id ||
+	    !tcx_plans_role(tcx_qrow_pt(q), r->snap->xvals + q->pl, q->pl_present, pc->role, out))
 		return 0;
 	*wide = pc->wide;
 	return 1;

@@ -81,7 +81,7 @@ static struct tcx_snapshot *htb_snapshot(uint32_t n)
 		c->rates[TCX_QRATE_PACKETS] = (float)(i % 1000);
 		c->rates[TCX_QRATE_DROPS] = (float)(i % 5);
 		c->rates_present = (1u << TCX_QRATE__MAX) - 1;
-		c->pt = pt;
+		c->pt_id = (uint8_t)(tcx_plans_id(pt) + 1);
 		c->pl = (uint32_t)s->n_xvals;
 		c->pl_present = (1u << pt->n) - 1;
 		for (unsigned f = 0; f < pt->n; f++)

@@ -627,7 +627,7 @@ static struct tcx_snapshot *rich_snapshot(uint32_t n, uint32_t n_tg, uint32_t n_
 		q->parent = 0xFFFFFFFF;
 		q->kind = (uint8_t)tcx_snapshot_kind(s, "cake");
 		q->c[TCX_QSTAT_BYTES] = d;
-		q->xt = cake;
+		q->xt_id = (uint8_t)(tcx_xstats_id(cake) + 1);
 		q->xs = (uint32_t)s->n_xvals;
 		q->xs_present = (1u << cake->n_fields) - 1;
 		q->n_tins = 4;
@@ -639,7 +639,7 @@ static struct tcx_snapshot *rich_snapshot(uint32_t n, uint32_t n_tg, uint32_t n_
 				s->xvals[s->n_xvals++] = tin * 1000 + f;
 		}
 		/* its plans: every row, the modes' values the last names */
-		q->pt = cake_plans;
+		q->pt_id = (uint8_t)(tcx_plans_id(cake_plans) + 1);
 		q->pl = (uint32_t)s->n_xvals;
 		q->pl_present = (1u << cake_plans->n) - 1;
 		for (unsigned f = 0; f < cake_plans->n; f++)
@@ -654,13 +654,13 @@ static struct tcx_snapshot *rich_snapshot(uint32_t n, uint32_t n_tg, uint32_t n_
 			k->parent = 0x10000;
 			k->kind = (uint8_t)tcx_snapshot_kind(s, "htb");
 			k->c[TCX_QSTAT_BYTES] = c;
-			k->xt = htb;
+			k->xt_id = (uint8_t)(tcx_xstats_id(htb) + 1);
 			k->xs = (uint32_t)s->n_xvals;
 			k->xs_present = (1u << htb->n_fields) - 1;
 			for (unsigned f = 0; f < htb->n_fields; f++)
 				s->xvals[s->n_xvals++] = c * 7 + f;
 			/* its plans, one row in 3 without its last */
-			k->pt = plans;
+			k->pt_id = (uint8_t)(tcx_plans_id(plans) + 1);
 			k->pl = (uint32_t)s->n_xvals;
 			k->pl_present = (1u << plans->n) - 1 - (c % 3 ? 0 : 1u << (plans->n - 1));
 			for (unsigned f = 0; f < plans->n; f++)
@@ -959,7 +959,7 @@ static struct tcx_snapshot *every_family_snapshot(void)
 		q->parent = xt->is_class ? 0x10000 : 0xFFFFFFFF;
 		q->labels = TCX_LABELSET_NONE;
 		q->kind = (uint8_t)tcx_snapshot_kind(s, xt->kind);
-		q->xt = xt;
+		q->xt_id = (uint8_t)(tcx_xstats_id(xt) + 1);
 		q->xs = (uint32_t)s->n_xvals;
 		q->xs_present = (uint32_t)((UINT64_C(1) << xt->n_fields) - 1);
 		s->n_xvals += xt->n_fields;
@@ -981,7 +981,7 @@ static struct tcx_snapshot *every_family_snapshot(void)
 		q->parent = pt->is_class ? q->handle & 0xFFFF0000 : 0xFFFFFFFF;
 		q->labels = TCX_LABELSET_NONE;
 		q->kind = (uint8_t)tcx_snapshot_kind(s, pt->kind);
-		q->pt = pt;
+		q->pt_id = (uint8_t)(tcx_plans_id(pt) + 1);
 		q->pl = (uint32_t)s->n_xvals;
 		q->pl_present = (1u << pt->n) - 1;
 		for (unsigned f = 0; f < pt->n; f++)

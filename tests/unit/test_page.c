@@ -78,7 +78,7 @@ static struct tcx_qrow *add_row(struct tcx_snapshot *s, int is_class, const char
 		const struct tcx_plans_table *pt = tcx_plans_lookup("htb", 1);
 
 		assert_non_null(pt);
-		r->pt = pt;
+		r->pt_id = (uint8_t)(tcx_plans_id(pt) + 1);
 		r->pl = (uint32_t)s->n_xvals;
 		for (unsigned i = 0; i < pt->n; i++) {
 			uint64_t v = pt->rows[i].role == TCX_ROLE_RATE   ? rate

@@ -880,7 +880,7 @@ static void set_plans(struct tcx_snapshot *s, struct tcx_qrow *q, const struct t
                       uint64_t base, uint32_t roles)
 {
 	assert_non_null(pt);
-	q->pt = pt;
+	q->pt_id = (uint8_t)(tcx_plans_id(pt) + 1);
 	q->pl = (uint32_t)s->n_xvals;
 	q->pl_present = 0;
 	for (unsigned i = 0; i < pt->n; i++) {
