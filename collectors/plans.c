@@ -694,6 +694,7 @@ const size_t tcx_plans_n_tables = NT;
 
 _Static_assert(NT == sizeof(tcx_plans_tables) / sizeof(tcx_plans_tables[0]),
                "every table is listed");
+_Static_assert(NT < UINT8_MAX, "tcx_qrow.pt_id: a table's place + 1 in a byte");
 
 unsigned tcx_plans_id(const struct tcx_plans_table *t)
 {

@@ -225,6 +225,9 @@ struct tcx_qrow {
 	uint64_t c[TCX_QSTAT__MAX];
 };
 
+_Static_assert(sizeof(struct tcx_qrow) == 128, "a qdisc or class row in 128 bytes");
+_Static_assert(TCX_XSTATS_N_TABLES < UINT8_MAX, "xt_id: a table's place + 1 in a byte");
+
 static inline const struct tcx_xstats_table *tcx_qrow_xt(const struct tcx_qrow *r)
 {
 	return r->xt_id ? tcx_xstats_tables[r->xt_id - 1] : NULL;
