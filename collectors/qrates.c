@@ -5,20 +5,28 @@
 #include "collectors/qrates.h"
 #include "lib/hash.h"
 
-/* The identities of a collection's rows: the hash of row j's (its
- * qdiscs, then its classes) in key[j], and an open-addressed index of the
- * first row of each hash (idx[i]: j + 1, 0 free; at most half full). */
+/* The identities of a collection's rows: the hash of row j's (its qdiscs,
+ * then its classes) in key[j]. */
 struct keys {
 	uint64_t *key;
 	size_t n, cap;
-	uint32_t *idx;
-	size_t mask; /* slots - 1 */
 };
 
 struct tcx_qrates {
 	struct keys prev, cur;
 	struct tcx_snapshot *prev_s; /* a reference; NULL: no collection before */
 	double prev_t;               /* when it started */
+};
+
+/* An index of prev's keys, made during an update only when a row is not
+ * at its place of the collection before (a row added or gone before it):
+ * idx[i] is j + 1 for the first row j of a hash, 0 free; at most half
+ * full. Freed after the update: it is not part of the daemon's memory
+ * between collections, when the rows stay where they were. */
+struct index {
+	uint32_t *idx;
+	size_t mask; /* slots - 1 */
+	int failed;  /* out of memory: rows not at their place have no rate */
 };
 
 /* The counters behind each rate. */
@@ -33,18 +41,12 @@ struct tcx_qrates *tcx_qrates_new(void)
 	return calloc(1, sizeof(struct tcx_qrates));
 }
 
-static void keys_free(struct keys *k)
-{
-	free(k->key);
-	free(k->idx);
-}
-
 void tcx_qrates_free(struct tcx_qrates *q)
 {
 	if (!q)
 		return;
-	keys_free(&q->prev);
-	keys_free(&q->cur);
+	free(q->prev.key);
+	free(q->cur.key);
 	tcx_snapshot_unref(q->prev_s);
 	free(q);
 }
@@ -59,15 +61,35 @@ static uint64_t row_key(const struct tcx_snapshot *s, int is_class, size_t i)
 	return h ? h : 1;
 }
 
-/* The index slot of key in k: the one that holds it, or the free one where
- * it would go. */
-static uint32_t *slot(const struct keys *k, uint64_t key)
+/* The index slot of key: the one that holds it, or the free one where it
+ * would go. */
+static uint32_t *slot(const struct index *ix, const struct keys *k, uint64_t key)
 {
-	size_t i = (size_t)key & k->mask;
+	size_t i = (size_t)key & ix->mask;
 
-	while (k->idx[i] && k->key[k->idx[i] - 1] != key)
-		i = (i + 1) & k->mask;
-	return &k->idx[i];
+	while (ix->idx[i] && k->key[ix->idx[i] - 1] != key)
+		i = (i + 1) & ix->mask;
+	return &ix->idx[i];
+}
+
+static int index_make(struct index *ix, const struct keys *k)
+{
+	size_t slots = 16;
+
+	while (slots < 2 * k->n)
+		slots <<= 1;
+	if (!(ix->idx = calloc(slots, sizeof(*ix->idx)))) {
+		ix->failed = 1;
+		return -1;
+	}
+	ix->mask = slots - 1;
+	for (size_t j = 0; j < k->n; j++) {
+		uint32_t *at = slot(ix, k, k->key[j]);
+
+		if (!*at) /* the same identity twice: the first is found */
+			*at = (uint32_t)j + 1;
+	}
+	return 0;
 }
 
 /* Row j of s: its qdiscs, then its classes. */
@@ -76,10 +98,11 @@ static const struct tcx_qrow *row_at(const struct tcx_snapshot *s, size_t j)
 	return j < s->n_qdiscs ? &s->qdiscs[j] : &s->classes[j - s->n_qdiscs];
 }
 
-/* The row of key in the collection before, or NULL. Rows come in the
- * same order from one collection to the next unless something changed,
- * so the row at the same position j is tried first. */
-static const struct tcx_qrow *find(const struct tcx_qrates *q, size_t j, uint64_t key)
+/* The row of key in the collection before, or NULL: the row at the same
+ * position j, as rows come in the same order from one collection to the
+ * next unless something changed, else the first of that identity. */
+static const struct tcx_qrow *find(const struct tcx_qrates *q, struct index *ix, size_t j,
+                                   uint64_t key)
 {
 	const struct keys *k = &q->prev;
 	const uint32_t *at;
@@ -88,19 +111,17 @@ static const struct tcx_qrow *find(const struct tcx_qrates *q, size_t j, uint64_
 		return NULL;
 	if (j < k->n && k->key[j] == key)
 		return row_at(q->prev_s, j);
-	at = slot(k, key);
+	if (ix->failed || (!ix->idx && index_make(ix, k) < 0))
+		return NULL;
+	at = slot(ix, k, key);
 	return *at ? row_at(q->prev_s, *at - 1) : NULL;
 }
 
 /* Make k empty with room for n rows. */
 static int keys_reset(struct keys *k, size_t n)
 {
-	size_t slots = 16;
-
 	if (n > UINT32_MAX / 2)
 		return -1;
-	while (slots < 2 * n)
-		slots <<= 1;
 	if (k->cap < n || k->cap > 2 * n + 64) {
 		uint64_t *key = realloc(k->key, (n ? n : 1) * sizeof(*key));
 
@@ -108,17 +129,6 @@ static int keys_reset(struct keys *k, size_t n)
 			return -1;
 		k->key = key;
 		k->cap = n;
-	}
-	if (!k->idx || k->mask + 1 != slots) {
-		uint32_t *idx = calloc(slots, sizeof(*idx));
-
-		if (!idx)
-			return -1;
-		free(k->idx);
-		k->idx = idx;
-		k->mask = slots - 1;
-	} else {
-		memset(k->idx, 0, slots * sizeof(*k->idx));
 	}
 	k->n = 0;
 	return 0;
@@ -148,7 +158,8 @@ static void row_rates(struct tcx_qrow *r, const struct tcx_qrow *was, double dt)
 	}
 }
 
-static void update_rows(struct tcx_qrates *q, struct tcx_snapshot *s, int is_class, double dt)
+static void update_rows(struct tcx_qrates *q, struct index *ix, struct tcx_snapshot *s,
+                        int is_class, double dt)
 {
 	struct tcx_qrow *rows = is_class ? s->classes : s->qdiscs;
 	size_t n = is_class ? s->n_classes : s->n_qdiscs;
@@ -157,24 +168,22 @@ static void update_rows(struct tcx_qrates *q, struct tcx_snapshot *s, int is_cla
 		struct tcx_qrow *r = &rows[i];
 		size_t j = q->cur.n++;
 		uint64_t key = row_key(s, is_class, i);
-		uint32_t *at = slot(&q->cur, key);
 
 		q->cur.key[j] = key;
 		r->rates_present = 0;
 		if (dt > 0) {
-			const struct tcx_qrow *was = find(q, j, key);
+			const struct tcx_qrow *was = find(q, ix, j, key);
 
 			if (was)
 				row_rates(r, was, dt);
 		}
-		if (!*at) /* the same identity twice: the first is found */
-			*at = (uint32_t)j + 1;
 	}
 }
 
 int tcx_qrates_update(struct tcx_qrates *q, struct tcx_snapshot *s, double mono_s)
 {
 	double dt = q->prev_s ? mono_s - q->prev_t : 0;
+	struct index ix = {0};
 	struct keys k;
 
 	s->rates_interval_s = 0;
@@ -187,8 +196,9 @@ int tcx_qrates_update(struct tcx_qrates *q, struct tcx_snapshot *s, double mono_
 		q->prev_s = NULL;
 		return -1;
 	}
-	update_rows(q, s, 0, dt);
-	update_rows(q, s, 1, dt);
+	update_rows(q, &ix, s, 0, dt);
+	update_rows(q, &ix, s, 1, dt);
+	free(ix.idx);
 	if (dt > 0)
 		s->rates_interval_s = dt;
 	/* this collection is the next one's "before" */

@@ -5,9 +5,9 @@
  * The rows before are those of the snapshot before, which the daemon
  * serves until this one is published anyway: q holds a reference to it
  * until the next collection, and keeps per row only a 64-bit hash of its
- * identity and an index of those (8 bytes a row and 4 to 8 of index, in
- * arrays the collector thread alone owns), and the monotonic time the
- * collection started. Copies of the counters, 40 bytes a row in two
+ * identity (8 bytes a row, in an array the collector thread alone owns;
+ * an index of them is made during an update only when a row is not where
+ * it was), and the monotonic time the collection started. Copies of the counters, 40 bytes a row in two
  * tables, took 10 MB at 100k qdiscs and classes. The rates are computed
  * once per collection, before the snapshot is published, into its rows
  * (tcx_qrow.rates): every reader of the page then only formats them, and
