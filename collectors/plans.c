@@ -792,6 +792,7 @@ unsigned tcx_plans_decode(const struct tcx_plans_table *t, const struct nlattr *
 		uint64_t x = 0;
 		int ok;
 
+		v[i] = 0; /* absent: 0, so that equal plans compare and hash equal */
 		if (r->attr && !attrs_ok) {
 			bad++;
 			continue;
