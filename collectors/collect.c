@@ -256,7 +256,7 @@ struct fdump_ctx {
 static int same_tp(const struct tcx_tp_key *a, const struct tcx_tp_key *b)
 {
 	return a->chain == b->chain && a->pref == b->pref && a->protocol == b->protocol &&
-	       strcmp(a->kind, b->kind) == 0;
+	       tcx_kind_eq(a->kind, b->kind);
 }
 
 static int filter_msg_cb(const struct nlmsghdr *nlh, void *arg)

@@ -132,7 +132,7 @@ static int add_row(struct pass *p, struct pass_ns *ns, const struct tcx_qdisc_ms
 	uint32_t tin_off = xt ? ch->tin_off[tcx_xstats_id(xt)] : 0;
 	size_t nx = xt ? xt->n_fields + (size_t)m->n_tins * (1 + xt->n_tin_fields) : 0;
 	size_t np = m->pl_present ? m->pt->n : 0;
-	int kind = tcx_snapshot_kind(s, m->kind);
+	int kind = tcx_snapshot_kind_padded(s, m->kind);
 	struct tcx_qrow **rows = m->is_class ? &s->classes : &s->qdiscs;
 	size_t *n = m->is_class ? &s->n_classes : &s->n_qdiscs;
 	size_t *cap = m->is_class ? &s->cap_classes : &s->cap_qdiscs;

@@ -38,7 +38,7 @@ void tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t outl
 	char b[32];
 	size_t n = 0;
 
-	if (kind[0] == 'u' && strcmp(kind, "u32") == 0) {
+	if (kind[0] == 'u' && kind[1] == '3' && kind[2] == '2' && !kind[3]) { /* "u32" */
 		/* As iproute2 prints u32 handles: htid:hash:node, empty parts
 		 * left out ("800:", "800::800"). */
 		uint32_t htid = handle >> 20, hash = (handle >> 12) & 0xff, node = handle & 0xfff;

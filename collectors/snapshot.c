@@ -206,29 +206,37 @@ const char *tcx_describe_target(const struct tcx_target *t, int with_netns, char
 	return out;
 }
 
-int tcx_snapshot_kind(struct tcx_snapshot *s, const char *kind)
+int tcx_snapshot_kind_padded(struct tcx_snapshot *s, const char kind[TCX_KIND_MAX])
 {
 	/* Dumps repeat the same one or two kinds: try the last two first. */
 	for (unsigned h = 0; h < 2; h++) {
 		unsigned i = s->kind_hint[h];
 
-		if (i < s->n_kinds && s->kinds[i][0] == kind[0] && strcmp(s->kinds[i], kind) == 0) {
+		if (i < s->n_kinds && tcx_kind_eq(s->kinds[i], kind)) {
 			s->kind_hint[h] = s->kind_hint[0];
 			s->kind_hint[0] = (uint8_t)i;
 			return (int)i;
 		}
 	}
 	for (unsigned i = 0; i < s->n_kinds; i++)
-		if (strcmp(s->kinds[i], kind) == 0) {
+		if (tcx_kind_eq(s->kinds[i], kind)) {
 			s->kind_hint[1] = s->kind_hint[0];
 			s->kind_hint[0] = (uint8_t)i;
 			return (int)i;
 		}
 	if (s->n_kinds >= TCX_MAX_KINDS)
 		return -1;
-	strncpy(s->kinds[s->n_kinds], kind, TCX_KIND_MAX - 1);
+	memcpy(s->kinds[s->n_kinds], kind, TCX_KIND_MAX);
 	s->kinds[s->n_kinds][TCX_KIND_MAX - 1] = '\0';
 	return (int)s->n_kinds++;
+}
+
+int tcx_snapshot_kind(struct tcx_snapshot *s, const char *kind)
+{
+	char k[TCX_KIND_MAX] = {0};
+
+	strncpy(k, kind, TCX_KIND_MAX - 1);
+	return tcx_snapshot_kind_padded(s, k);
 }
 
 uint64_t *tcx_snapshot_add_hvals(struct tcx_snapshot *s, struct tcx_filter *f, unsigned n_keys)

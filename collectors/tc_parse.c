@@ -71,14 +71,6 @@ enum pcnt_layout {
 	PCNT_U32,          /* struct tc_u32_pcnt: then kcnts[nkeys] */
 };
 
-/* Kind names are compared as the NUL-padded arrays of TCX_KIND_MAX bytes
- * that tcx_attr_str() fills (the rest of the array zeroed first): two
- * words, not a strcmp() call per table entry and row. */
-static int kind_eq(const char a[TCX_KIND_MAX], const char b[TCX_KIND_MAX])
-{
-	return memcmp(a, b, TCX_KIND_MAX) == 0;
-}
-
 struct cls_info {
 	char kind[TCX_KIND_MAX];
 	uint16_t act_attr;    /* the exts action nest */
@@ -131,7 +123,7 @@ static const struct cls_info cls_table[] = {
 static const struct cls_info *cls_lookup(const char kind[TCX_KIND_MAX])
 {
 	for (size_t i = 0; i < sizeof(cls_table) / sizeof(cls_table[0]); i++)
-		if (kind_eq(cls_table[i].kind, kind))
+		if (tcx_kind_eq(cls_table[i].kind, kind))
 			return &cls_table[i];
 	return NULL;
 }
@@ -198,7 +190,7 @@ static const struct act_info act_table[] = {
 static const struct act_info *act_lookup(const char kind[TCX_KIND_MAX])
 {
 	for (size_t i = 0; i < sizeof(act_table) / sizeof(act_table[0]); i++)
-		if (kind_eq(act_table[i].kind, kind))
+		if (tcx_kind_eq(act_table[i].kind, kind))
 			return &act_table[i];
 	return NULL;
 }
@@ -325,7 +317,7 @@ static int action_cb(const struct nlattr *nest, void *data, struct tcx_perr *pe)
 	if (cookie && tcx_attr_len(cookie) > TCX_COOKIE_MAX)
 		return tcx_perr_fail(pe, "action %u: cookie of %zu bytes, more than %d",
 		                     tcx_attr_type(nest), tcx_attr_len(cookie), TCX_COOKIE_MAX);
-	k = tcx_snapshot_kind(ac->snap, kind);
+	k = tcx_snapshot_kind_padded(ac->snap, kind);
 	if (k < 0)
 		return tcx_perr_fail(pe, "more than %d distinct classifier and action kinds",
 		                     TCX_MAX_KINDS);
@@ -376,7 +368,7 @@ static int old_police(struct acts_ctx *ac, const struct nlattr *police,
                       const struct nlattr *const tb[], struct tcx_perr *pe)
 {
 	static const char kind[TCX_KIND_MAX] = "police";
-	int k = tcx_snapshot_kind(ac->snap, kind);
+	int k = tcx_snapshot_kind_padded(ac->snap, kind);
 	struct parms_ctx pc = {.info = act_lookup(kind), .snap = ac->snap};
 	struct tc_stats old;
 
@@ -557,7 +549,7 @@ enum tcx_parse_result tcx_parse_filter(const struct nlmsghdr *nlh, struct tcx_sn
 	if (tcm->tcm_handle == 0)
 		return TCX_PARSE_HEADER;
 
-	k = tcx_snapshot_kind(snap, key->kind);
+	k = tcx_snapshot_kind_padded(snap, key->kind);
 	if (k < 0) {
 		tcx_perr_fail(&pe, "more than %d distinct classifier and action kinds",
 		              TCX_MAX_KINDS);
