@@ -378,6 +378,20 @@ static void test_action_times(void **state)
 	assert_int_equal(count_lines(out, "tc_action_last_used_timestamp_seconds{"), 2);
 	assert_null(strstr(out, "_created"));
 	free(out);
+	/* rows in turn with the same whole seconds, then others, then the
+	 * same again (put_ms() copies the seconds it wrote last) */
+	give_times(s, 0, 1700000000250, 1700000000999, 0);
+	give_times(s, 1, 1700000000000, 999, 0);
+	give_times(s, 2, 1700000000007, 1700000000007, 0);
+	out = render(s, TCX_FMT_PROMETHEUS);
+	assert_contains(out, "} 1700000000.25\ntc_action_installed_timestamp_seconds{");
+	assert_contains(out, "} 1700000000\ntc_action_installed_timestamp_seconds{");
+	assert_contains(out, "} 1700000000.007\n# HELP tc_action_last_used_timestamp_seconds ");
+	assert_contains(out, "} 1700000000.999\ntc_action_last_used_timestamp_seconds{");
+	assert_contains(out, "} 0.999\ntc_action_last_used_timestamp_seconds{");
+	assert_int_equal(count_lines(out, "tc_action_last_used_timestamp_seconds{"), 3);
+	assert_contains(out, "} 1700000000.007\n# HELP tc_filter_flags_info ");
+	free(out);
 	out = render(s, TCX_FMT_OPENMETRICS);
 	assert_null(strstr(out, "_created")); /* `created` is off unless asked for */
 	free(out);
