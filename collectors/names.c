@@ -10,30 +10,26 @@
 static size_t put_hex(char *out, uint32_t v)
 {
 	static const char hexd[] = "0123456789abcdef";
-	char tmp[8];
-	size_t n = 0, i = 0;
+	size_t n = v ? (size_t)(35 - __builtin_clz(v)) / 4 : 1; /* (bits + 3) / 4 */
 
-	do {
-		tmp[n++] = hexd[v & 15];
-		v >>= 4;
-	} while (v);
-	while (n)
-		out[i++] = tmp[--n];
-	return i;
+	for (size_t i = n; i-- > 0; v >>= 4)
+		out[i] = hexd[v & 15];
+	return n;
 }
 
-/* The n bytes at s into out as a string, cut to fit. */
-static void put_cut(const char *s, size_t n, char *out, size_t outlen)
+/* The n bytes at s into out as a string, cut to fit; returns its length. */
+static size_t put_cut(const char *s, size_t n, char *out, size_t outlen)
 {
 	if (!outlen)
-		return;
+		return 0;
 	if (n >= outlen)
 		n = outlen - 1;
 	memcpy(out, s, n);
 	out[n] = '\0';
+	return n;
 }
 
-void tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t outlen)
+size_t tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t outlen)
 {
 	char b[32];
 	size_t n = 0;
@@ -62,7 +58,7 @@ void tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t outl
 		b[n++] = 'x';
 		n += put_hex(b + n, handle);
 	}
-	put_cut(b, n, out, outlen);
+	return put_cut(b, n, out, outlen);
 }
 
 static void put_str(const char *s, char *out, size_t outlen)

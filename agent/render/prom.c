@@ -203,8 +203,8 @@ static void handle_part(struct tcx_buf *b, const struct tcx_snapshot *s, const s
 {
 	char tmp[32];
 
-	tcx_format_handle(tcx_kind_name(s, f->kind), f->handle, tmp, sizeof(tmp));
-	PUT_RAW(b, ",handle=\"", tmp, strlen(tmp));
+	PUT_RAW(b, ",handle=\"", tmp,
+	        tcx_format_handle(tcx_kind_name(s, f->kind), f->handle, tmp, sizeof(tmp)));
 }
 
 /* The part of an action's labels after its filter's and before its label

@@ -913,6 +913,18 @@ static void test_formatting(void **state)
 	assert_string_equal(b, "none");
 	tcx_format_handle("flower", 0x2a, b, sizeof(b));
 	assert_string_equal(b, "0x2a");
+	/* every count of hex digits, as printf writes them; the length returned */
+	for (uint64_t v = 0; v <= UINT32_MAX; v = v * 3 + 1) {
+		char want[16];
+
+		snprintf(want, sizeof(want), "0x%x", (unsigned)v);
+		assert_int_equal(tcx_format_handle("flower", (uint32_t)v, b, sizeof(b)),
+		                 strlen(want));
+		assert_string_equal(b, want);
+	}
+	assert_int_equal(tcx_format_handle("flower", UINT32_MAX, b, sizeof(b)), 10);
+	assert_string_equal(b, "0xffffffff");
+	assert_int_equal(tcx_format_handle("u32", 0x80101001, b, sizeof(b)), 7);
 	tcx_format_parent(TCX_PARENT_INGRESS, b, sizeof(b));
 	assert_string_equal(b, "ingress");
 	tcx_format_parent(TCX_PARENT_EGRESS, b, sizeof(b));
