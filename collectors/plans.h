@@ -90,8 +90,9 @@ unsigned tcx_plans_id(const struct tcx_plans_table *t);
 
 /* Decode TCA_OPTIONS (opts) with table t: the rows read into v, bit i of
  * *present for row i. A row whose attribute is too short, or absent, is
- * absent, its value 0 (v[0..t->n) are all written). Returns how many rows could not be read from an attribute that
- * was there but malformed (to be counted), never fails. */
+ * absent, its value 0 (v[0..t->n) are all written). Returns how many rows
+ * could not be read from an attribute that was there but malformed (to be
+ * counted), never fails. */
 unsigned tcx_plans_decode(const struct tcx_plans_table *t, const struct nlattr *opts, uint64_t *v,
                           uint32_t *present);
 
