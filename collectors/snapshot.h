@@ -355,7 +355,8 @@ static inline int tcx_kind_eq(const char a[TCX_KIND_MAX], const char b[TCX_KIND_
 /* Intern a kind given as a padded array (tcx_kind_eq()); returns its index,
  * or -1 when the table is full. */
 int tcx_snapshot_kind_padded(struct tcx_snapshot *s, const char kind[TCX_KIND_MAX]);
-/* The same for a kind string (cut to TCX_KIND_MAX - 1 characters). */
+/* The same for a kind string (cut to TCX_KIND_MAX - 1 characters): for
+ * callers that hold a C string, not a padded array (the unit tests). */
 int tcx_snapshot_kind(struct tcx_snapshot *s, const char *kind);
 /* Room for the hit counters of filter f, TCX_FCTR__MAX + n_keys values,
  * zeroed: sets f->hv and f->n_keys and returns the values, or NULL when out
