@@ -31,7 +31,10 @@ static size_t put_cut(const char *s, size_t n, char *out, size_t outlen)
 
 size_t tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t outlen)
 {
-	char b[32];
+	char tmp[32];
+	/* written in place where it surely fits (a label's row room), else
+	 * into tmp and cut */
+	char *b = outlen >= sizeof(tmp) ? out : tmp;
 	size_t n = 0;
 
 	if (kind[0] == 'u' && kind[1] == '3' && kind[2] == '2' && !kind[3]) { /* "u32" */
@@ -57,6 +60,10 @@ size_t tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t ou
 		b[n++] = '0';
 		b[n++] = 'x';
 		n += put_hex(b + n, handle);
+	}
+	if (b == out) {
+		out[n] = '\0';
+		return n;
 	}
 	return put_cut(b, n, out, outlen);
 }

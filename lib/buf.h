@@ -85,6 +85,9 @@ enum tcx_escape {
 	TCX_ESC_JSON,  /* then as a JSON string's contents */
 };
 void tcx_buf_escape(struct tcx_buf *b, const char *s, enum tcx_escape how);
+/* The most bytes one byte becomes with TCX_ESC_LABEL: a byte that is not
+ * UTF-8, \xHH with its backslash escaped. */
+#define TCX_ESC_LABEL_GROWTH 5
 
 static inline void tcx_buf_escape_label(struct tcx_buf *b, const char *s)
 {

@@ -198,13 +198,35 @@ static int same_tp(const struct tcx_filter *a, const struct tcx_filter *b)
 	       a->protocol == b->protocol && a->kind == b->kind;
 }
 
+/* The row's own parts below are written straight into room reserved for
+ * them, each piece a copy of known size. ROW_ROOM is more than a part takes:
+ * ,order="<5 digits>",action="<a kind, escaped>",cookie="<32 digits>", or
+ * ,handle="<31>". */
+#define ROW_ROOM        192
+#define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
+_Static_assert(sizeof(",order=\"65535\",action=\"\",cookie=\"\"") - 1 +
+                               TCX_ESC_LABEL_GROWTH * (TCX_KIND_MAX - 1) + 2 * TCX_COOKIE_MAX <=
+                       ROW_ROOM,
+               "an action's own labels fit in ROW_ROOM");
+
+static char *row_room(struct tcx_buf *b)
+{
+	if (b->cap - b->len < ROW_ROOM && tcx_buf_reserve(b, ROW_ROOM) < 0)
+		return NULL;
+	return b->p + b->len;
+}
+
 /* A filter's own label: ,handle="800::800" */
 static void handle_part(struct tcx_buf *b, const struct tcx_snapshot *s, const struct tcx_filter *f)
 {
-	char tmp[32];
+	char *p = row_room(b);
 
-	PUT_RAW(b, ",handle=\"", tmp,
-	        tcx_format_handle(tcx_kind_name(s, f->kind), f->handle, tmp, sizeof(tmp)));
+	if (!p)
+		return;
+	p = PUT_LIT(p, ",handle=\"");
+	p += tcx_format_handle(tcx_kind_name(s, f->kind), f->handle, p, 32);
+	*p++ = '"';
+	b->len = (size_t)(p - b->p);
 }
 
 /* The part of an action's labels after its filter's and before its label
@@ -212,13 +234,20 @@ static void handle_part(struct tcx_buf *b, const struct tcx_snapshot *s, const s
 static void action_part(struct tcx_buf *b, const struct tcx_rowlabels *l,
                         const struct tcx_action *a)
 {
-	char tmp[2 * TCX_COOKIE_MAX + 1];
+	uint32_t k0 = l->kind_off[a->kind], kn = l->kind_off[a->kind + 1] - k0;
+	char *p = row_room(b);
 
-	PUT_RAW(b, ",order=\"", tmp, tcx_fmt_u64(tmp, a->order));
-	PUT_RAW(b, ",action=\"", l->kinds.p + l->kind_off[a->kind],
-	        l->kind_off[a->kind + 1] - l->kind_off[a->kind]);
-	tcx_cookie_hex(a->cookie, a->cookie_len, tmp);
-	PUT_RAW(b, ",cookie=\"", tmp, 2u * a->cookie_len);
+	if (!p)
+		return;
+	p = PUT_LIT(p, ",order=\"");
+	p += tcx_fmt_u64(p, a->order);
+	p = PUT_LIT(p, "\",action=\"");
+	memcpy(p, l->kinds.p + k0, kn);
+	p = PUT_LIT(p + kn, "\",cookie=\"");
+	tcx_cookie_hex(a->cookie, a->cookie_len, p);
+	p += 2u * a->cookie_len;
+	*p++ = '"';
+	b->len = (size_t)(p - b->p);
 }
 
 /* The user labels of label set i: ,tenant="acme",rule="first" */

@@ -166,12 +166,15 @@ start_daemon() {
 }
 
 # Seconds of CPU (user+sys, all threads) the daemon has used.
+# Seconds of CPU of the daemon, every thread: user + system, or with `user`
+# user alone.
 daemon_cpu() {
 	daemon_alive "reading its CPU time"
 	# Fields 14 and 15 of /proc/PID/stat, counted after the ") " that ends
 	# the command name.
 	sed 's/^.*) //' "/proc/$DAEMON_PID/stat" |
-		awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f\n", ($12 + $13) / hz }'
+		awk -v hz="$(getconf CLK_TCK)" -v user="${1:-}" \
+			'{ printf "%.3f\n", (user == "user" ? $12 : $12 + $13) / hz }'
 }
 
 # kB of FIELD (VmRSS, VmHWM) of the daemon.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Scale benchmark, the figures of issues #10 and #17 (a report, not a test):
+# Scale benchmark, the figures of issues #10, #17 and #26 (a report, not a test):
 # `make bench-scale`, or
 #   tests/bench/scale.sh BUILDDIR
 # with BUILDDIR/tcexporter, BUILDDIR/tests/bench/mnl_floor and
@@ -29,6 +29,8 @@
 #     daemon's own tc_exporter_collections_total (read from the scraped
 #     bodies) over them; and its ratio to the floor's median CPU per dump
 #     of step 1 (same N, same run).
+#     Per row (issue #26): --once's and the daemon's CPU above the floor's,
+#     over N, in us; and the daemon's user CPU above the floor's user CPU.
 #     RSS: VmRSS and VmHWM from /proc/PID/status at the end (after the 2
 #     intervals that follow the plain scrape); VmRSS also just before the
 #     plain scrape.
@@ -70,6 +72,11 @@ readonly GOAL_RSS_100K=64      # MB at 100k
 readonly GOAL_RSS_1M=640       # MB at 1M
 readonly GOAL_RENDER_NS=250    # ns per row per variant, at most
 readonly GOAL_LINEAR=1.15      # (figure@1M / 10) / (figure@100k), at most
+# Issue #26's, per row at 100k: CPU above the floor's, in us a row. The
+# daemon's is given both ways, all its CPU and user space alone (against
+# the floor's user CPU): the issue names both.
+readonly GOAL_ONCE_US_ROW=0.55
+readonly GOAL_DAEMON_US_ROW=0.70
 
 self=$(readlink -f "${BASH_SOURCE[0]}")
 srcdir=$(dirname "$self")
@@ -98,7 +105,7 @@ scraped_collections() {
 
 netns_body() {
 	local cfg=$out/once-$n.yaml dcfg=$out/daemon-$n.yaml res=$out/result-$n.txt
-	local c0 c1 c2 cpu0 cpu1 cpu2 rss_pre hwm_pre rss hwm i plain code size
+	local c0 c1 c2 cpu0 cpu1 cpu2 user0 user1 rss_pre hwm_pre rss hwm i plain code size
 	derr=$out/daemon-$n.err
 	trap stop_daemon_on_exit EXIT
 
@@ -121,7 +128,8 @@ netns_body() {
 		exporter "$(printf '%q --once --config %q' "$tcx" "$cfg")" \
 		tc 'tc -s filter show dev v0 ingress' > "$out/once-$n.txt" ||
 		die "N=$n: the side-by-side run failed"
-	awk '{ printf "%s_wall=%s\n%s_cpu=%s\n", $1, $2, $1, $3 }' "$out/once-$n.txt" >> "$res"
+	awk '{ printf "%s_wall=%s\n%s_cpu=%s\n%s_user=%s\n", $1, $2, $1, $3, $1, $4 }' \
+		"$out/once-$n.txt" >> "$res"
 	echo "runs=$runs" >> "$res"
 
 	# 2. The daemon.
@@ -137,12 +145,14 @@ YAML
 	scrape_om "first scrape"
 	c0=$(scraped_collections)
 	cpu0=$(daemon_cpu)
+	user0=$(daemon_cpu user)
 	echo "$BENCH_TAG: N=$n: $SCRAPES intervals with one OpenMetrics+gzip scrape each"
 	for ((i = 1; i <= SCRAPES; i++)); do
 		wait_next_collection
 		scrape_om "interval $i"
 	done
 	cpu1=$(daemon_cpu)
+	user1=$(daemon_cpu user)
 	c1=$(scraped_collections)
 	rss_pre=$(daemon_mem VmRSS)
 	hwm_pre=$(daemon_mem VmHWM)
@@ -168,6 +178,7 @@ YAML
 	{
 		echo "collections=$((c1 - c0))"
 		echo "daemon_cpu=$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "%.3f", b - a }')"
+		echo "daemon_user=$(awk -v a="$user0" -v b="$user1" 'BEGIN { printf "%.3f", b - a }')"
 		echo "collections_after=$((c2 - c1))"
 		echo "daemon_cpu_after=$(awk -v a="$cpu1" -v b="$cpu2" 'BEGIN { printf "%.3f", b - a }')"
 		echo "rss_pre_kb=$rss_pre"
@@ -194,6 +205,15 @@ YAML
 # get N KEY: a figure of result-N.txt.
 get() {
 	sed -n "s/^$2=//p" "$out/result-$1.txt"
+}
+
+# per_row FIGURE VALUE GOAL: a figure in us a row, its goal at 100k.
+per_row() {
+	if ((n == 100000)); then
+		row "$1, per row" "$2 us" "<= $3 us" "$(verdict "$2" '<=' "$3")"
+	else
+		row "$1, per row" "$2 us" "(at 100k: <= $3 us)"
+	fi
 }
 
 report_size() {
@@ -234,6 +254,13 @@ report_size() {
 	else
 		row "daemon CPU per collection / floor CPU" "$r3" "(at 100k: <= $GOAL_CPU_FLOOR)"
 	fi
+	per_row "--once CPU above the floor's" "$(calc '(e - f) * 1e6 / n' e="$ec" f="$fc" n="$n")" \
+		"$GOAL_ONCE_US_ROW"
+	per_row "daemon CPU above the floor's" "$(calc '(c - f) * 1e6 / n' c="$cpc" f="$fc" n="$n")" \
+		"$GOAL_DAEMON_US_ROW"
+	per_row "daemon user CPU above the floor's user CPU" \
+		"$(calc '(u / k - f) * 1e6 / n' u="$(get "$n" daemon_user)" k="$(get "$n" collections)" \
+			f="$(get "$n" floor_user)" n="$n")" "$GOAL_DAEMON_US_ROW"
 	row "  same, 2 intervals after the plain scrape" \
 		"$(calc 'c / k * 1000' c="$(get "$n" daemon_cpu_after)" k="$(get "$n" collections_after)") ms"
 	rss=$(get "$n" rss_kb) hwm=$(get "$n" hwm_kb)

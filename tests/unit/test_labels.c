@@ -309,6 +309,22 @@ static void test_cookie_hex(void **state)
 	                                "\xbe\xef",
 	               16, out);
 	assert_string_equal(out, "deadbeefdeadbeefdeadbeefdeadbeef");
+	/* Every byte value at every place of every length, against printf:
+	 * the digits are made four bytes at a time, the tail one by one. */
+	for (unsigned v = 0; v < 256; v++)
+		for (size_t len = 1; len <= TCX_COOKIE_MAX; len++)
+			for (size_t at = 0; at < len; at++) {
+				uint8_t in[TCX_COOKIE_MAX];
+				char want[2 * TCX_COOKIE_MAX + 1];
+
+				for (size_t k = 0; k < len; k++) {
+					in[k] = (uint8_t)(k == at ? v : 0x5a + 37 * k);
+					snprintf(want + 2 * k, 3, "%02x", in[k]);
+				}
+				memset(out, 'X', sizeof(out));
+				tcx_cookie_hex(in, len, out);
+				assert_string_equal(out, want);
+			}
 }
 
 static void test_label_names(void **state)

@@ -925,6 +925,15 @@ static void test_formatting(void **state)
 	assert_int_equal(tcx_format_handle("flower", UINT32_MAX, b, sizeof(b)), 10);
 	assert_string_equal(b, "0xffffffff");
 	assert_int_equal(tcx_format_handle("u32", 0x80101001, b, sizeof(b)), 7);
+	/* a smaller buffer gets what fits, cut */
+	memset(b, 'X', sizeof(b));
+	assert_int_equal(tcx_format_handle("flower", UINT32_MAX, b, 5), 4);
+	assert_string_equal(b, "0xff");
+	assert_int_equal(b[5], 'X');
+	assert_int_equal(tcx_format_handle("u32", 0x80101001, b, 4), 3);
+	assert_string_equal(b, "801");
+	assert_int_equal(tcx_format_handle("u32", 0x80101001, b, 8), 7);
+	assert_string_equal(b, "801:1:1");
 	tcx_format_parent(TCX_PARENT_INGRESS, b, sizeof(b));
 	assert_string_equal(b, "ingress");
 	tcx_format_parent(TCX_PARENT_EGRESS, b, sizeof(b));

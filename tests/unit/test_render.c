@@ -1175,7 +1175,7 @@ static int cmp_str(const void *a, const void *b)
 
 /* Every string of up to 4 characters from the ones that make the rule's
  * escapes (\ x f f, a lone byte, a valid and a cut sequence) escapes to a
- * different text. */
+ * different text, and no longer than TCX_ESC_LABEL_GROWTH bytes for each. */
 static void test_escape_is_one_to_one(void **state)
 {
 	static const char alphabet[] = {'\\', 'x', 'f', (char)0xff, (char)0xc3, (char)0xa9};
@@ -1192,9 +1192,17 @@ static void test_escape_is_one_to_one(void **state)
 		for (size_t c = 0; c < count; c++) {
 			char str[5] = {0};
 
+			char *label;
+
 			for (size_t i = 0, v = c; i < len; i++, v /= K)
 				str[i] = alphabet[v % K];
 			out[n++] = escaped(str, TCX_ESC_NONE);
+			/* no byte grows past TCX_ESC_LABEL_GROWTH; 0xff to it */
+			label = escaped(str, TCX_ESC_LABEL);
+			assert_true(strlen(label) <= TCX_ESC_LABEL_GROWTH * len);
+			if (len == 1 && str[0] == (char)0xff)
+				assert_int_equal(strlen(label), TCX_ESC_LABEL_GROWTH);
+			free(label);
 		}
 	}
 	assert_int_equal(n, N);
@@ -1239,6 +1247,40 @@ static void test_render_not_utf8(void **state)
 			        "parent=\"ingress\",netns=\"n\\\\xfe\"} 1\n");
 			assert_contains(out, ",action=\"mi\\\\xc3rred\",cookie=\"aa\"");
 		}
+		free(out);
+	}
+	tcx_snapshot_unref(s);
+}
+
+/* An action's own labels at their longest: order 65535, a kind of 15 bytes
+ * that are not UTF-8 (5 bytes each, escaped), a cookie of 16 bytes. */
+static void test_render_longest_action_part(void **state)
+{
+	struct tcx_snapshot *s = make_snapshot("{}\n");
+	char want[256], *p = want, *out;
+	uint8_t u32, weird;
+
+	s->n_kinds = 0;
+	u32 = (uint8_t)tcx_snapshot_kind(s, "u32");
+	weird = (uint8_t)tcx_snapshot_kind(s, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+	                                      "\xff\xff\xff");
+	for (size_t i = 0; i < s->n_filters; i++)
+		s->filters[i].kind = u32;
+	for (size_t i = 0; i < s->n_actions; i++)
+		s->actions[i].kind = weird;
+	s->actions[0].order = 65535;
+	s->actions[0].cookie_len = TCX_COOKIE_MAX;
+	memset(s->actions[0].cookie, 0xab, TCX_COOKIE_MAX);
+	p += sprintf(p, ",order=\"65535\",action=\"");
+	for (int i = 0; i < TCX_KIND_MAX - 1; i++)
+		p += sprintf(p, "\\\\xff");
+	p += sprintf(p, "\",cookie=\"");
+	for (int i = 0; i < TCX_COOKIE_MAX; i++)
+		p += sprintf(p, "ab");
+	sprintf(p, "\"} ");
+	for (int fmt = TCX_FMT_PROMETHEUS; fmt <= TCX_FMT_OPENMETRICS; fmt++) {
+		out = render(s, (enum tcx_format)fmt);
+		assert_contains(out, want);
 		free(out);
 	}
 	tcx_snapshot_unref(s);
@@ -1702,6 +1744,7 @@ int main(void)
 	        cmocka_unit_test(test_escape_not_utf8),
 	        cmocka_unit_test(test_escape_is_one_to_one),
 	        cmocka_unit_test(test_render_not_utf8),
+	        cmocka_unit_test(test_render_longest_action_part),
 	        cmocka_unit_test(test_merge_same_identity),
 	        cmocka_unit_test(test_filter_hits),
 	        cmocka_unit_test(test_aggregated_hits),
