@@ -165,7 +165,6 @@ start_daemon() {
 	LAST_AGE=$(health_age) LAST_T=$EPOCHREALTIME
 }
 
-# Seconds of CPU (user+sys, all threads) the daemon has used.
 # Seconds of CPU of the daemon, every thread: user + system, or with `user`
 # user alone.
 daemon_cpu() {

@@ -295,7 +295,7 @@ report_size() {
 report() {
 	local n r
 	echo
-	echo "== tcexporter scale benchmark (issues #10, #17): $(uname -sr), $(nproc) CPU(s);" \
+	echo "== tcexporter scale benchmark (issues #10, #17, #26): $(uname -sr), $(nproc) CPU(s);" \
 		"load average at start: $load0, at end: $(cut -d' ' -f1-3 /proc/loadavg) =="
 	echo "Daemon: interval $interval; after its first collection, $SCRAPES intervals with one"
 	echo "OpenMetrics+gzip scrape each (CPU per collection: utime+stime from /proc/PID/stat over"

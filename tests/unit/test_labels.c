@@ -309,8 +309,7 @@ static void test_cookie_hex(void **state)
 	                                "\xbe\xef",
 	               16, out);
 	assert_string_equal(out, "deadbeefdeadbeefdeadbeefdeadbeef");
-	/* Every byte value at every place of every length, against printf:
-	 * the digits are made four bytes at a time, the tail one by one. */
+	/* Every byte value at every place of every length, against printf. */
 	for (unsigned v = 0; v < 256; v++)
 		for (size_t len = 1; len <= TCX_COOKIE_MAX; len++)
 			for (size_t at = 0; at < len; at++) {

@@ -925,7 +925,8 @@ static void test_formatting(void **state)
 	assert_int_equal(tcx_format_handle("flower", UINT32_MAX, b, sizeof(b)), 10);
 	assert_string_equal(b, "0xffffffff");
 	assert_int_equal(tcx_format_handle("u32", 0x80101001, b, sizeof(b)), 7);
-	/* a smaller buffer gets what fits, cut */
+	/* a buffer under 32 bytes: written through a buffer of its own, then
+	 * what fits, cut where it must be */
 	memset(b, 'X', sizeof(b));
 	assert_int_equal(tcx_format_handle("flower", UINT32_MAX, b, 5), 4);
 	assert_string_equal(b, "0xff");
