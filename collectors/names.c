@@ -31,9 +31,7 @@ static size_t put_cut(const char *s, size_t n, char *out, size_t outlen)
 
 size_t tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t outlen)
 {
-	char tmp[32];
-	/* written in place where it surely fits (a label's row room), else
-	 * into tmp and cut */
+	char tmp[TCX_HANDLE_MAX];
 	char *b = outlen >= sizeof(tmp) ? out : tmp;
 	size_t n = 0;
 

@@ -12,7 +12,10 @@
  * "0x%04x" in buf. Returns the name. */
 const char *tcx_protocol_name(uint16_t proto, char *buf, size_t buflen);
 /* A filter handle as tc prints it for classifier kind: u32's
- * htid:hash:node ("800::800"), 0x%x for the others. Returns its length. */
+ * htid:hash:node ("800::800"), 0x%x for the others. Returns its length.
+ * With outlen >= TCX_HANDLE_MAX it is written in place, whole (at most 10
+ * characters and the NUL); with less, through a buffer and cut to fit. */
+#define TCX_HANDLE_MAX 32
 size_t tcx_format_handle(const char *kind, uint32_t handle, char *out, size_t outlen);
 /* A parent: "root", "ingress", "egress", or maj:min in hex ("1:", "1:a"). */
 void tcx_format_parent(uint32_t parent, char *out, size_t outlen);

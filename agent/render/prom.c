@@ -201,13 +201,15 @@ static int same_tp(const struct tcx_filter *a, const struct tcx_filter *b)
 /* The row's own parts below are written straight into room reserved for
  * them, each piece a copy of known size. ROW_ROOM is more than a part takes:
  * ,order="<5 digits>",action="<a kind, escaped>",cookie="<32 digits>", or
- * ,handle="<31>". */
+ * ,handle="<what TCX_HANDLE_MAX holds>". */
 #define ROW_ROOM        192
 #define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
 _Static_assert(sizeof(",order=\"65535\",action=\"\",cookie=\"\"") - 1 +
                                TCX_ESC_LABEL_GROWTH * (TCX_KIND_MAX - 1) + 2 * TCX_COOKIE_MAX <=
                        ROW_ROOM,
                "an action's own labels fit in ROW_ROOM");
+_Static_assert(sizeof(",handle=\"\"") - 1 + TCX_HANDLE_MAX <= ROW_ROOM,
+               "a filter's own label fits in ROW_ROOM");
 
 static char *row_room(struct tcx_buf *b)
 {
@@ -224,7 +226,7 @@ static void handle_part(struct tcx_buf *b, const struct tcx_snapshot *s, const s
 	if (!p)
 		return;
 	p = PUT_LIT(p, ",handle=\"");
-	p += tcx_format_handle(tcx_kind_name(s, f->kind), f->handle, p, 32);
+	p += tcx_format_handle(tcx_kind_name(s, f->kind), f->handle, p, TCX_HANDLE_MAX);
 	*p++ = '"';
 	b->len = (size_t)(p - b->p);
 }
