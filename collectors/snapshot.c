@@ -587,7 +587,7 @@ void tcx_row_id_of(const struct tcx_snapshot *s, size_t i, struct tcx_row_id *id
 	copy_name(id->action, sizeof(id->action), tcx_kind_name(s, a->kind));
 	id->order = a->order;
 	id->cookie_len = a->cookie_len;
-	memcpy(id->cookie, a->cookie, a->cookie_len);
+	tcx_cookie_copy(id->cookie, a->cookie, a->cookie_len);
 }
 
 void tcx_qrow_id_of(const struct tcx_snapshot *s, int is_class, size_t i, struct tcx_qrow_id *id)

@@ -104,6 +104,24 @@ struct tcx_action {
 	int64_t tm[TCX_TM__MAX];      /* its times (enum tcx_tm), ms of Unix time */
 };
 
+/* Copy a cookie of n <= TCX_COOKIE_MAX bytes as at most two overlapping
+ * copies of fixed size. GCC makes a memcpy() of a variable size this small
+ * a `rep movs` (a quarter of tcx_parse_filter()'s own time at 100k u32
+ * rules), or a byte loop with configure's -mmemcpy-strategy. */
+static inline void tcx_cookie_copy(uint8_t *to, const uint8_t *from, size_t n)
+{
+	if (n >= 8) {
+		memcpy(to, from, 8);
+		memcpy(to + n - 8, from + n - 8, 8);
+	} else if (n >= 4) {
+		memcpy(to, from, 4);
+		memcpy(to + n - 4, from + n - 4, 4);
+	} else {
+		for (size_t k = 0; k < n; k++)
+			to[k] = from[k];
+	}
+}
+
 /* Fold the times of b into a, as rows of one identity and aggregates
  * combine them: the earliest install and first use, the latest last use. */
 static inline void tcx_times_fold(uint8_t *a_present, int64_t *a, uint8_t b_present,

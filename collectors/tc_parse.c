@@ -216,8 +216,9 @@ struct parms_ctx {
  * be (jiffies start at boot): clamped to it, and counted. */
 static int64_t tm_time(struct tcx_snapshot *s, uint64_t ticks)
 {
-	uint64_t ms = ticks / (uint64_t)s->tm_hz * 1000 +
-	              ticks % (uint64_t)s->tm_hz * 1000 / (uint64_t)s->tm_hz;
+	uint64_t hz = (uint64_t)s->tm_hz;
+	/* USER_HZ is 100 but on alpha (1024): there, two divisions */
+	uint64_t ms = hz == 100 ? ticks * 10 : ticks / hz * 1000 + ticks % hz * 1000 / hz;
 
 	if (ticks > (uint64_t)INT64_MAX / 1000 || ms > (uint64_t)s->tm_boot_ms) {
 		ms = (uint64_t)s->tm_boot_ms;
@@ -330,7 +331,7 @@ static int action_cb(const struct nlattr *nest, void *data, struct tcx_perr *pe)
 	ac->n++;
 	if (cookie) {
 		act->cookie_len = (uint8_t)tcx_attr_len(cookie);
-		memcpy(act->cookie, tcx_attr_data(cookie), act->cookie_len);
+		tcx_cookie_copy(act->cookie, tcx_attr_data(cookie), act->cookie_len);
 	}
 	if (index && tcx_attr_u32(index, "TCA_ACT_INDEX", &act->index, pe) < 0)
 		return -1;

@@ -125,10 +125,17 @@ struct tcx_rowlabels {
 	 * the same of the hit aggregates (hit_aggs) in hagg_off and hts_off. */
 	uint32_t *agg_off, *ts_off;
 	uint32_t *hagg_off, *hts_off;
-	/* For the `auto` switches, looked at once per snapshot too: bit k, some
-	 * action row shown has counter k not 0; some filter shown is in_hw. */
+	/* What plan() asks of the rows, looked at once per snapshot too: bit k,
+	 * some action row shown has counter k not 0 (the `auto` switches);
+	 * the action rows shown, and bit t, some has time t; the filters
+	 * shown, bit k, some has hit counter k, some has key counters, some is
+	 * in_hw. */
 	uint32_t nonzero;
-	int in_hw;
+	size_t shown;
+	unsigned tm;
+	size_t filters;
+	unsigned hv_present;
+	int keys, in_hw;
 	/* n_qdiscs + 1 and n_classes + 1 offsets: each one's labels */
 	uint32_t *qd_off, *cl_off;
 };
@@ -366,8 +373,6 @@ static uint32_t *qrows_labels(struct tcx_rowlabels *l, const struct tcx_snapshot
 struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 {
 	struct tcx_rowlabels *l = calloc(1, sizeof(*l));
-	uint32_t nonzero = 0;
-	int in_hw = 0;
 	struct tcx_buf *ar;
 
 	if (!l)
@@ -384,8 +389,11 @@ struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 	l->set_off = malloc((l->n_sets + 1) * sizeof(*l->set_off));
 	/* kinds.p is never NULL, even when every kind escapes to nothing: the
 	 * parts below add offsets to it */
+	/* The spare is the size the last labels took, a good guess (growing it
+	 * would copy what it held); without one, a guess from the rows. */
 	if (!l->flt || !l->act || !l->tgt_off || !l->set_off ||
-	    tcx_buf_reserve(ar, 4096 + (s->aggs ? s->n_filters * 48 : s->n_actions * 96)) < 0 ||
+	    tcx_buf_reserve(
+	            ar, ar->p ? 0 : 4096 + (s->aggs ? s->n_filters * 48 : s->n_actions * 96)) < 0 ||
 	    tcx_buf_reserve(&l->kinds, 16) < 0)
 		goto fail;
 	for (unsigned k = 0; k < s->n_kinds; k++) {
@@ -432,15 +440,23 @@ struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 			lf->off = (uint32_t)ar->len;
 			handle_part(ar, s, f);
 			lf->len = (uint16_t)(ar->len - lf->off);
-			in_hw |= !f->merged && (f->flags & TCX_FLAG_IN_HW);
+			if (!f->merged) {
+				l->filters++;
+				l->hv_present |= f->hv_present;
+				l->keys |= f->n_keys != 0;
+				l->in_hw |= (f->flags & TCX_FLAG_IN_HW) != 0;
+			}
 		}
 		for (; ai < s->n_actions && (fi == s->n_filters || s->actions[ai].filter == fi);
 		     ai++) {
 			const struct tcx_action *a = &s->actions[ai];
 			struct rl_action *la = &l->act[ai];
 
-			if (tcx_action_shown(a))
-				nonzero |= tcx_counters_nonzero(&tcx_action_counters, a->c);
+			if (tcx_action_shown(a)) {
+				l->nonzero |= tcx_counters_nonzero(&tcx_action_counters, a->c);
+				l->tm |= a->tm_present;
+				l->shown++;
+			}
 			if (s->aggs) { /* the aggregates' labels stand for the rows' */
 				la->off = la->len = 0;
 				continue;
@@ -461,8 +477,6 @@ struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 	l->cl_off = qrows_labels(l, s, s->classes, s->n_classes, 1);
 	if (!l->qd_off || !l->cl_off || ar->err)
 		goto fail;
-	l->nonzero = nonzero;
-	l->in_hw = in_hw;
 	/* Give the slack back, but for the padding put_slice() reads. */
 	if (tcx_buf_reserve(ar, SLICE_PAD) < 0)
 		goto fail;
@@ -636,9 +650,9 @@ static void plan(struct render *r)
 	r->flags_on = sw_on[TCX_SW_FLAGS] > 0;
 	/* a family no filter (no hit aggregate) has a counter of is left out,
 	 * HELP and all */
-	for (size_t i = 0; !aggregated && i < s->n_filters; i++) {
-		present |= s->filters[i].merged ? 0 : s->filters[i].hv_present;
-		keys |= !s->filters[i].merged && s->filters[i].n_keys;
+	if (!aggregated) {
+		present = r->l->hv_present;
+		keys = r->l->keys;
 	}
 	for (size_t i = 0; aggregated && s->hit_aggs && i < s->hit_aggs->n; i++)
 		present |= s->hit_aggs->present[i];
@@ -674,20 +688,21 @@ static void plan(struct render *r)
 			for (size_t i = 0; i < s->aggs->n; i++)
 				tm |= s->aggs->tm_present[i];
 		} else if (!s->aggs) {
-			for (size_t i = 0; i < s->n_actions && tm != (1u << TCX_TM__MAX) - 1; i++)
-				tm |= tcx_action_shown(&s->actions[i]) ? s->actions[i].tm_present
-				                                       : 0;
+			tm = r->l->tm;
 		}
 		for (unsigned x = 0; x < TCX_TM__MAX; x++)
 			r->tm_on[x] = (tm >> x) & 1;
 		r->tm_mask = tm;
 	}
-	for (size_t i = 0; r->flags_on && i < s->n_filters; i++)
-		filters += (size_t)!s->filters[i].merged;
+	if (r->flags_on)
+		filters = r->l->filters;
 	r->max_filters = filters;
 	/* the first action rows (aggregates) whose every series fits: k
-	 * each, and their times */
-	for (size_t i = 0, n_rows = s->aggs ? s->aggs->n : s->n_actions; i < n_rows; i++) {
+	 * each, and their times; with no max_series, all of them */
+	if (!limited)
+		fit = s->aggs ? s->aggs->n : r->l->shown;
+	for (size_t i = 0, n_rows = s->aggs ? s->aggs->n : s->n_actions; limited && i < n_rows;
+	     i++) {
 		uint64_t n;
 
 		if (!s->aggs && !tcx_action_shown(&s->actions[i]))
@@ -695,7 +710,7 @@ static void plan(struct render *r)
 		n = k + time_series(r, i);
 		all += n;
 		rows++;
-		if (rows == fit + 1 && (!max || kept + n <= max)) {
+		if (rows == fit + 1 && kept + n <= max) {
 			kept += n;
 			fit++;
 		}
@@ -711,7 +726,7 @@ static void plan(struct render *r)
 		max -= r->max_filters;
 	n_hit_rows = !aggregated ? s->n_filters : s->hit_aggs ? s->hit_aggs->n : 0;
 	r->hits_end = n_hit_rows;
-	for (size_t i = 0, n; i < n_hit_rows; i++) {
+	for (size_t i = 0, n; limited && i < n_hit_rows; i++) {
 		if (!(n = aggregated ? hit_agg_series(r, i) : hit_series(r, &s->filters[i])))
 			continue;
 		if (r->hits_end < i || (limited && n > max)) {

@@ -370,6 +370,29 @@ static void test_times_firstuse_zero_with_packets(void **state)
 	assert_int_equal(f->s->actions[0].tm[TCX_TM_LAST_USED], 1700000000000 - 2000);
 }
 
+/* Where USER_HZ is not 100 (alpha: 1024), ticks are converted exactly
+ * all the same. */
+static void test_times_user_hz_1024(void **state)
+{
+	struct fx *f = *state;
+	struct nlb_stats st = {0};
+	struct nlmsghdr *nlh = nlb_filter(f->buf, IFI, TCX_PARENT_INGRESS, 1, 1, 3, "flower", 0);
+	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
+
+	set_clocks(f->s);
+	f->s->tm_hz = 1024;
+	nlb_action_tm(nlh, 1, "gact", NULL, 0, &st, TCA_GACT_PARMS, 9, TCA_GACT_TM,
+	              &(struct tcf_t){.install = 3 * 1024 + 512, .lastuse = 1, .firstuse = 0});
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opt);
+
+	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
+	assert_int_equal(f->s->actions[0].tm_present, 3);
+	assert_int_equal(f->s->actions[0].tm[TCX_TM_INSTALLED], 1700000000000 - 3500);
+	assert_int_equal(f->s->actions[0].tm[TCX_TM_LAST_USED], 1700000000000); /* 0.98 ms, down */
+}
+
 /* A TM attribute too short for install, lastuse and expires loses the row
  * its times alone, counted as malformed; one without firstuse (before
  * 4.10) has no first use; an age longer than the time since boot is
@@ -587,15 +610,22 @@ static void test_cookie_sizes(void **state)
 	struct nlattr *opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	struct nlattr *acts = mnl_attr_nest_start(nlh, TCA_FLOWER_ACT);
 
-	nlb_action(nlh, 1, "gact", "\x7f", 1, &st, 0, 0);
-	nlb_action(nlh, 2, "gact", cookie16, 16, &st, 0, 0);
+	/* every size from 1 to 16 (each copied in its own way by
+	 * tcx_cookie_copy()), its bytes and nothing after them */
+	for (uint16_t n = 1; n <= 16; n++)
+		nlb_action(nlh, n, "gact", cookie16 + 16 - n, n, &st, 0, 0);
 	mnl_attr_nest_end(nlh, acts);
 	mnl_attr_nest_end(nlh, opt);
 	assert_int_equal(parse(f, nlh), TCX_PARSE_ROW);
-	assert_int_equal(f->s->actions[0].cookie_len, 1);
-	assert_int_equal(f->s->actions[0].cookie[0], 0x7f);
-	assert_int_equal(f->s->actions[1].cookie_len, 16);
-	assert_memory_equal(f->s->actions[1].cookie, cookie16, 16);
+	assert_int_equal(f->s->n_actions, 16);
+	for (size_t n = 1; n <= 16; n++) {
+		const struct tcx_action *a = &f->s->actions[n - 1];
+		uint8_t want[TCX_COOKIE_MAX] = {0};
+
+		memcpy(want, cookie16 + 16 - n, n);
+		assert_int_equal(a->cookie_len, n);
+		assert_memory_equal(a->cookie, want, sizeof(want));
+	}
 
 	/* 17 bytes is more than TC_COOKIE_MAX_SIZE: the message is rejected
 	 * and nothing of it is kept. */
@@ -609,7 +639,7 @@ static void test_cookie_sizes(void **state)
 	assert_int_equal(parse(f, nlh), TCX_PARSE_ERROR);
 	assert_string_equal(f->err, "action 2: cookie of 17 bytes, more than 16");
 	assert_int_equal(f->s->n_filters, 1);
-	assert_int_equal(f->s->n_actions, 2);
+	assert_int_equal(f->s->n_actions, 16);
 }
 
 static void test_unknown_and_pad_attributes(void **state)
@@ -1323,6 +1353,7 @@ int main(void)
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_times_of_every_kind, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_times_malformed, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_times_user_hz_1024, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_times_firstuse_zero_with_packets, setup,
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_pedit_ex_index, setup, teardown),
