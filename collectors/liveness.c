@@ -75,14 +75,36 @@ static int same_row(const struct tcx_snapshot *s, size_t i, const struct tcx_sna
 	       same_target(&s->targets[fa->target], &p->targets[fb->target]);
 }
 
+/* The action rows of target ti of s: [*from, return value). */
+static size_t target_rows(const struct tcx_snapshot *s, size_t ti, size_t *from)
+{
+	size_t i = *from = s->filters[s->targets[ti].first_filter].first_action;
+
+	while (i < s->n_actions && s->filters[s->actions[i].filter].target == ti)
+		i++;
+	return i;
+}
+
+/* Does s have a terse target with filters (whose rows may want times)? */
+static int any_terse(const struct tcx_snapshot *s)
+{
+	for (size_t ti = 0; ti < s->n_targets; ti++)
+		if (terse_target(&s->targets[ti]) && s->targets[ti].n_filters)
+			return 1;
+	return 0;
+}
+
 /* Index the rows of p's terse targets that have times. */
 static int index_prev(struct tcx_liveness *lv, const struct tcx_snapshot *p)
 {
 	size_t n = 0, slots = 16;
 
-	for (size_t i = 0; i < p->n_actions; i++)
-		n += p->actions[i].tm_present && !p->actions[i].merged &&
-		     terse_target(&p->targets[p->filters[p->actions[i].filter].target]);
+	for (size_t ti = 0, i, end; ti < p->n_targets; ti++) {
+		if (!terse_target(&p->targets[ti]) || !p->targets[ti].n_filters)
+			continue;
+		for (end = target_rows(p, ti, &i); i < end; i++)
+			n += p->actions[i].tm_present && !p->actions[i].merged;
+	}
 	while (slots < 2 * n)
 		slots <<= 1;
 	if (!lv->slot || lv->mask + 1 != slots) {
@@ -103,8 +125,7 @@ static int index_prev(struct tcx_liveness *lv, const struct tcx_snapshot *p)
 		if (!terse_target(t) || !t->n_filters)
 			continue;
 		th = target_hash(t);
-		for (size_t i = p->filters[t->first_filter].first_action;
-		     i < p->n_actions && p->filters[p->actions[i].filter].target == ti; i++) {
+		for (size_t i, end = target_rows(p, ti, &i); i < end; i++) {
 			size_t k;
 
 			if (!p->actions[i].tm_present || p->actions[i].merged)
@@ -121,11 +142,9 @@ static int index_prev(struct tcx_liveness *lv, const struct tcx_snapshot *p)
 static void carry(struct tcx_liveness *lv, struct tcx_snapshot *s, size_t ti,
                   const struct tcx_snapshot *p)
 {
-	const struct tcx_target *t = &s->targets[ti];
-	uint64_t th = target_hash(t);
+	uint64_t th = target_hash(&s->targets[ti]);
 
-	for (size_t i = s->filters[t->first_filter].first_action;
-	     i < s->n_actions && s->filters[s->actions[i].filter].target == ti; i++) {
+	for (size_t i, end = target_rows(s, ti, &i); i < end; i++) {
 		struct tcx_action *a = &s->actions[i];
 
 		if (a->tm_present || a->merged)
@@ -150,7 +169,8 @@ int tcx_liveness_update(struct tcx_liveness *lv, struct tcx_snapshot *s)
 	struct tcx_snapshot *p = lv->prev;
 	int ret = 0;
 
-	if (p && !s->liveness_pass) {
+	/* (only terse dumps leave times out: without one, nothing to carry) */
+	if (p && !s->liveness_pass && any_terse(s)) {
 		if (index_prev(lv, p) < 0) {
 			ret = -1;
 		} else {
