@@ -217,7 +217,7 @@ struct parms_ctx {
 static int64_t tm_time(struct tcx_snapshot *s, uint64_t ticks)
 {
 	uint64_t hz = (uint64_t)s->tm_hz;
-	/* USER_HZ is 100 but on alpha (1024): there, two divisions */
+	/* USER_HZ is 100 but on alpha (and ia64 before Linux 6.7): 1024, two divisions */
 	uint64_t ms = hz == 100 ? ticks * 10 : ticks / hz * 1000 + ticks % hz * 1000 / hz;
 
 	if (ticks > (uint64_t)INT64_MAX / 1000 || ms > (uint64_t)s->tm_boot_ms) {

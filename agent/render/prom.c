@@ -387,10 +387,11 @@ struct tcx_rowlabels *tcx_rowlabels_build(const struct tcx_snapshot *s)
 	l->tgt_off = malloc((s->n_targets + 1) * sizeof(*l->tgt_off));
 	l->n_sets = s->sets.n ? s->sets.n : 1;
 	l->set_off = malloc((l->n_sets + 1) * sizeof(*l->set_off));
-	/* kinds.p is never NULL, even when every kind escapes to nothing: the
-	 * parts below add offsets to it */
-	/* The spare is the size the last labels took, a good guess (growing it
-	 * would copy what it held); without one, a guess from the rows. */
+	/* The spare is the size of the labels freed last (of the collection
+	 * before, as a rule), a good guess: growing it ahead would copy what it
+	 * held. Without one, a guess from the rows. kinds.p is never NULL,
+	 * even when every kind escapes to nothing: the parts below add offsets
+	 * to it. */
 	if (!l->flt || !l->act || !l->tgt_off || !l->set_off ||
 	    tcx_buf_reserve(
 	            ar, ar->p ? 0 : 4096 + (s->aggs ? s->n_filters * 48 : s->n_actions * 96)) < 0 ||
