@@ -25,9 +25,10 @@ void tcx_liveness_free(struct tcx_liveness *lv)
 	free(lv);
 }
 
+/* Rows of t may lack times: t is dumped terse, and has filters. */
 static int terse_target(const struct tcx_target *t)
 {
-	return t->mode == TCX_MODE_TERSE || t->mode == TCX_MODE_TERSE_REPAIR;
+	return (t->mode == TCX_MODE_TERSE || t->mode == TCX_MODE_TERSE_REPAIR) && t->n_filters;
 }
 
 /* A target's identity, as its labels say it. */
@@ -75,7 +76,8 @@ static int same_row(const struct tcx_snapshot *s, size_t i, const struct tcx_sna
 	       same_target(&s->targets[fa->target], &p->targets[fb->target]);
 }
 
-/* The action rows of target ti of s: [*from, return value). */
+/* The action rows of target ti of s (which has filters): [*from, return
+ * value). */
 static size_t target_rows(const struct tcx_snapshot *s, size_t ti, size_t *from)
 {
 	size_t i = *from = s->filters[s->targets[ti].first_filter].first_action;
@@ -85,11 +87,11 @@ static size_t target_rows(const struct tcx_snapshot *s, size_t ti, size_t *from)
 	return i;
 }
 
-/* Does s have a terse target with filters (whose rows may want times)? */
+/* Does s have a target whose rows may lack times? */
 static int any_terse(const struct tcx_snapshot *s)
 {
 	for (size_t ti = 0; ti < s->n_targets; ti++)
-		if (terse_target(&s->targets[ti]) && s->targets[ti].n_filters)
+		if (terse_target(&s->targets[ti]))
 			return 1;
 	return 0;
 }
@@ -100,7 +102,7 @@ static int index_prev(struct tcx_liveness *lv, const struct tcx_snapshot *p)
 	size_t n = 0, slots = 16;
 
 	for (size_t ti = 0, i, end; ti < p->n_targets; ti++) {
-		if (!terse_target(&p->targets[ti]) || !p->targets[ti].n_filters)
+		if (!terse_target(&p->targets[ti]))
 			continue;
 		for (end = target_rows(p, ti, &i); i < end; i++)
 			n += p->actions[i].tm_present && !p->actions[i].merged;
@@ -122,7 +124,7 @@ static int index_prev(struct tcx_liveness *lv, const struct tcx_snapshot *p)
 		const struct tcx_target *t = &p->targets[ti];
 		uint64_t th;
 
-		if (!terse_target(t) || !t->n_filters)
+		if (!terse_target(t))
 			continue;
 		th = target_hash(t);
 		for (size_t i, end = target_rows(p, ti, &i); i < end; i++) {
@@ -175,7 +177,7 @@ int tcx_liveness_update(struct tcx_liveness *lv, struct tcx_snapshot *s)
 			ret = -1;
 		} else {
 			for (size_t ti = 0; ti < s->n_targets; ti++)
-				if (terse_target(&s->targets[ti]) && s->targets[ti].n_filters)
+				if (terse_target(&s->targets[ti]))
 					carry(lv, s, ti, p);
 		}
 	}
